@@ -1,0 +1,295 @@
+"""One game: the checked entry point for everything a player does.
+
+``Game`` owns a ``State`` and applies actions only after ``engine.moves`` has
+checked them; every rejection is a ``RuleViolation`` with a stable code and the
+game is left untouched. Each action returns the events it caused
+(``engine.events``). The game keeps:
+
+- ``actions``: every accepted action with its play time, in order: this is the
+  replay (``engine.replay``), hints, undos and restarts included;
+- ``history``: the undo records of moves and stock deals, as far back as the
+  level allows (R18), each with the points it earned;
+- the counters of R25 and ``earned`` (R23/R24; ``score()`` adds the clock).
+
+Play time is passed in by the caller (milliseconds, never decreasing); the
+engine never reads a clock (R22). ``t=None`` means "the same time as the last
+action".
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from engine import errors, moves
+from engine.cards import card_str, parse_card
+from engine.deal import Deal, deal_layout
+from engine.events import (
+    Dealt,
+    Event,
+    Flipped,
+    Hinted,
+    Moved,
+    Restarted,
+    Score,
+    Stuck,
+    SuitRemoved,
+    SuitRestored,
+    Undealt,
+    Undone,
+    Unflipped,
+    Won,
+)
+from engine.hints import suggest
+from engine.levels import Rules
+from engine.scoring import earned_by, score_at
+from engine.state import DEAL, Record, State, apply_deal, apply_move, undo
+
+__all__ = ["ACTION_TYPES", "Action", "Game", "Results"]
+
+ACTION_TYPES = ("move", "deal", "undo", "restart", "hint")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One player action as the replay file records it (replay.md)."""
+
+    type: str
+    card: int | None = None
+    to: int | None = None
+    t: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.card is not None:
+            out["card"] = card_str(self.card)
+        if self.to is not None:
+            out["to"] = self.to
+        out["t"] = self.t
+        return out
+
+    def __str__(self) -> str:
+        if self.type != "move":
+            return self.type
+        where = "" if self.to is None else f" {self.to}"
+        return f"move {card_str(self.card or 0)}{where}"
+
+
+class Results(NamedTuple):
+    """A game's record so far (R20, R25; seed 003 and 004's results)."""
+
+    moves: int
+    undos: int
+    hints: int
+    score: int
+    suits: int
+    time_ms: int
+    won: bool
+
+
+class _Entry(NamedTuple):
+    record: Record
+    earned: int
+
+
+class Game:
+    """A game of one level from one deal. Not thread-safe; the caller serialises."""
+
+    def __init__(self, rules: Rules, deal: int, layout: Deal | None = None) -> None:
+        """Start ``rules``' game number ``deal`` (R6); ``layout`` overrides the deal's cards."""
+        self.rules = rules
+        self.deal_number = deal
+        self.layout = layout if layout is not None else deal_layout(rules.layout, deal)
+        self.state = State.from_deal(self.layout)
+        self.history: deque[_Entry] = deque(maxlen=rules.undo_limit)
+        self.actions: list[Action] = []
+        self.earned = 0
+        self.moves = 0
+        self.undos = 0
+        self.hints = 0
+        self.time = 0
+        self.won_at: int | None = None
+        self.stuck = moves.is_stuck(self.state, rules)
+
+    # -- queries --------------------------------------------------------------
+
+    @property
+    def won(self) -> bool:
+        return self.won_at is not None
+
+    def score(self, t: int | None = None) -> int:
+        """The score at play time ``t`` (default: the last action's time)."""
+        when = self.time if t is None or self.won else t
+        return score_at(self.rules, self.earned, when, self.won_at)
+
+    def results(self, t: int | None = None) -> Results:
+        return Results(
+            moves=self.moves,
+            undos=self.undos,
+            hints=self.hints,
+            score=self.score(t),
+            suits=len(self.state.found),
+            time_ms=self.time if t is None or self.won else t,
+            won=self.won,
+        )
+
+    @property
+    def undo_depth(self) -> int:
+        """How many moves and deals undo can still take back."""
+        return len(self.history)
+
+    # -- actions --------------------------------------------------------------
+
+    def play(self, action: Action) -> list[Event]:
+        """Apply a replay-style action (``action.t`` is its play time)."""
+        if action.type == "move":
+            if action.card is None:
+                raise ValueError("a move names a card")
+            return self.move(action.card, action.to, action.t)
+        handlers = {
+            "deal": self.deal,
+            "undo": self.undo,
+            "restart": self.restart,
+            "hint": self.hint,
+        }
+        if action.type not in handlers:
+            raise ValueError(f"unknown action type {action.type!r}")
+        return handlers[action.type](action.t)
+
+    def move(self, card: int | str, to: int | None = None, t: int | None = None) -> list[Event]:
+        """Move ``card`` (with all on it) to 1-based column ``to``, or auto-move it (R11)."""
+        when = self._check_time(t)
+        if isinstance(card, str):
+            card = parse_card(card)
+        state = self.state
+        if to is None:
+            move = moves.auto_move(state, self.rules, card)
+        else:
+            move = moves.check_move(state, self.rules, card, to)
+        target = state.cols[move.dst]
+        same_suit = bool(target) and target[-1] // 13 == card // 13
+        record = apply_move(state, *move)
+        events: list[Event] = [Moved(card, move.src + 1, move.dst + 1, record[4])]
+        if record[5]:
+            events.append(Flipped(move.src + 1, state.cols[move.src][-1]))
+        return self._finish(Action("move", card, to, when), record, same_suit, events)
+
+    def deal(self, t: int | None = None) -> list[Event]:
+        """Deal the stock onto columns 1, 2, 3 (R13)."""
+        when = self._check_time(t)
+        moves.check_deal(self.state, self.rules)
+        dealt = tuple(self.state.stock)
+        record = apply_deal(self.state)
+        return self._finish(Action("deal", t=when), record, False, [Dealt(dealt)])
+
+    def undo(self, t: int | None = None) -> list[Event]:
+        """Take back the last move or deal with all it caused (R18)."""
+        when = self._check_time(t)
+        if not self.history:
+            raise errors.NothingToUndo()
+        record, earned = self.history.pop()
+        found_before = list(self.state.found)
+        undo(self.state, record)
+        events = self._undo_events(record, found_before)
+        self.earned -= earned
+        self.undos += 1
+        if self.rules.scoring == "timed":
+            self.moves += 1  # R24/R25: an undo counts as a move, earning nothing
+        return self._after(Action("undo", t=when), events)
+
+    def restart(self, t: int | None = None) -> list[Event]:
+        """Rewind to the deal (R19): like undoing everything, whatever the undo limit."""
+        when = self._check_time(t)
+        self.state = State.from_deal(self.layout)
+        self.history.clear()
+        self.earned = 0
+        self.undos += 1
+        if self.rules.scoring == "timed":
+            self.moves += 1
+        return self._after(Action("restart", t=when), [Restarted()])
+
+    def hint(self, t: int | None = None) -> list[Event]:
+        """Record a hint request (R20) and name one move for the position."""
+        when = self._check_time(t)
+        suggestion = suggest(self.state, self.rules)
+        self.hints += 1
+        return self._after(Action("hint", t=when), [suggestion])
+
+    def suggestion(self) -> Hinted:
+        """The hint for the current position, without recording a request."""
+        return suggest(self.state, self.rules)
+
+    # -- internals ------------------------------------------------------------
+
+    def _check_time(self, t: int | None) -> int:
+        if self.won:
+            raise errors.GameOver()
+        if t is None:
+            return self.time
+        if t < self.time:
+            raise ValueError(f"play time went backwards: {t} < {self.time}")
+        return t
+
+    def _finish(
+        self, action: Action, record: Record, same_suit: bool, events: list[Event]
+    ) -> list[Event]:
+        """Book a played move or deal: removed sets, points, counters, history."""
+        removals = record[6]
+        flips = int(record[5])
+        state = self.state
+        for slot, (column, flipped) in enumerate(removals, start=len(state.found) - len(removals)):
+            events.append(SuitRemoved(state.found[slot], column + 1, slot + 1))
+            if flipped:
+                flips += 1
+                events.append(Flipped(column + 1, state.cols[column][-1]))
+        earned = earned_by(self.rules, same_suit, flips, len(removals))
+        self.history.append(_Entry(record, earned))
+        self.earned += earned
+        self.moves += 1
+        if len(state.found) == 4:
+            self.won_at = action.t
+        return self._after(action, events)
+
+    def _after(self, action: Action, events: list[Event]) -> list[Event]:
+        """Log the action and add the score, won and stuck events."""
+        self.time = action.t
+        self.actions.append(action)
+        events.append(Score(self.score(), self.moves, self.undos, self.hints))
+        if self.won:
+            events.append(Won(*self._won_results()))
+        elif action.type != "hint":  # a hint leaves the position as it was
+            self.stuck = moves.is_stuck(self.state, self.rules)
+            if self.stuck:
+                events.append(Stuck())
+        return events
+
+    def _won_results(self) -> tuple[int, int, int, int, int, int]:
+        return (
+            self.moves,
+            self.time,
+            self.score(),
+            len(self.state.found),
+            self.hints,
+            self.undos,
+        )
+
+    def _undo_events(self, record: Record, found_before: list[int]) -> list[Event]:
+        """The inverse events of ``record``, read after it was undone."""
+        kind, src, index, dst, count, flipped, removals = record
+        events: list[Event] = [Undone("deal" if kind == DEAL else "move")]
+        slot = len(found_before)
+        for column, removal_flipped in reversed(removals):
+            if removal_flipped:
+                events.append(Unflipped(column + 1))
+            slot -= 1
+            events.append(SuitRestored(found_before[slot], column + 1, slot + 1))
+        if kind == DEAL:
+            events.append(Undealt(src))
+            return events
+        if flipped:
+            events.append(Unflipped(src + 1))
+        state = self.state
+        card = state.reserve[index] if src < 0 else state.cols[src][index]
+        events.append(Moved(card, dst + 1, src + 1, count))
+        return events

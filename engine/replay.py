@@ -1,0 +1,160 @@
+"""Replay documents (shared replay format, version 1; see docs/replay-format.md).
+
+- ``export_replay(game)``: the document of a game's accepted actions.
+- ``parse_replay(doc)``: the checked reader; anything that is not a replay
+  raises ``ReplayFormatError`` (``scorpion-engine verify`` exits 2).
+- ``rebuild(replay)``: plays the actions into a new ``Game``; the first action
+  the rules reject raises ``ReplayActionError`` with its index (exit 1).
+- ``verify(doc)``: the exit code and JSON object of ``scorpion-engine verify``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.cards import CardParseError, parse_card
+from engine.deal import DealNumberError, deal_layout
+from engine.errors import ReplayFormatError, RuleViolation
+from engine.game import ACTION_TYPES, Action, Game
+from engine.levels import Rules, UnknownLevel, get_level
+from engine.view import full_layout
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Replay",
+    "ReplayActionError",
+    "export_replay",
+    "parse_replay",
+    "rebuild",
+    "verify",
+]
+
+FORMAT = "scorpion-replay"
+VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    rules: Rules
+    deal: int
+    actions: tuple[Action, ...]
+
+
+class ReplayActionError(Exception):
+    """Action ``index`` (0-based) of a replay was rejected by the rules."""
+
+    def __init__(self, index: int, violation: RuleViolation) -> None:
+        self.index = index
+        self.violation = violation
+        super().__init__(f"action {index}: {violation.code}: {violation}")
+
+
+def export_replay(game: Game) -> dict[str, Any]:
+    """The replay document of everything ``game`` accepted so far."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "level": game.rules.name,
+        "deal": game.deal_number,
+        "actions": [action.to_dict() for action in game.actions],
+    }
+
+
+def _require(condition: bool, reason: str) -> None:
+    if not condition:
+        raise ReplayFormatError(reason)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_action(index: int, raw: object, previous_t: int) -> Action:
+    where = f"action {index}"
+    _require(isinstance(raw, dict), f"{where} is not an object")
+    assert isinstance(raw, dict)
+    kind = raw.get("type")
+    _require(kind in ACTION_TYPES, f"{where} has an unknown type {kind!r}")
+    t = raw.get("t", previous_t)
+    _require(_is_int(t) and t >= 0, f"{where} has a bad t {t!r}")
+    _require(t >= previous_t, f"{where}: t decreases ({t} < {previous_t})")
+    if kind != "move":
+        return Action(str(kind), t=t)
+    _require("card" in raw, f"{where} is a move without a card")
+    try:
+        card = parse_card(raw["card"])
+    except CardParseError as exc:
+        raise ReplayFormatError(f"{where}: {exc}") from exc
+    to = raw.get("to")
+    _require(to is None or _is_int(to), f"{where} has a non-integer 'to' {to!r}")
+    return Action("move", card, to, t)
+
+
+def parse_replay(doc: object) -> Replay:
+    """Check that ``doc`` is a replay document and read it."""
+    _require(isinstance(doc, dict), "a replay is a JSON object")
+    assert isinstance(doc, dict)
+    _require(doc.get("format") == FORMAT, f"'format' is not {FORMAT!r}")
+    _require(doc.get("version") == VERSION, f"unsupported version {doc.get('version')!r}")
+    try:
+        rules = get_level(doc.get("level"))  # type: ignore[arg-type]
+    except UnknownLevel as exc:
+        raise ReplayFormatError(str(exc)) from exc
+    deal = doc.get("deal")
+    _require(_is_int(deal), f"'deal' is not an integer: {deal!r}")
+    assert isinstance(deal, int)
+    try:
+        deal_layout(rules.layout, deal)
+    except DealNumberError as exc:
+        raise ReplayFormatError(str(exc)) from exc
+    raw_actions = doc.get("actions")
+    _require(isinstance(raw_actions, list), "'actions' is not a list")
+    assert isinstance(raw_actions, list)
+    actions = []
+    t = 0
+    for index, raw in enumerate(raw_actions):
+        action = _parse_action(index, raw, t)
+        t = action.t
+        actions.append(action)
+    return Replay(rules, deal, tuple(actions))
+
+
+def rebuild(replay: Replay) -> Game:
+    """A game with every action of ``replay`` played; raises ReplayActionError."""
+    game = Game(replay.rules, replay.deal)
+    for index, action in enumerate(replay.actions):
+        try:
+            game.play(action)
+        except RuleViolation as exc:
+            raise ReplayActionError(index, exc) from exc
+    return game
+
+
+def verify(doc: object) -> tuple[int, dict[str, Any]]:
+    """``scorpion-engine verify``'s exit code and output for a parsed JSON ``doc``.
+
+    Raises ReplayFormatError when ``doc`` is not a replay (exit 2).
+    """
+    replay = parse_replay(doc)
+    try:
+        game = rebuild(replay)
+    except ReplayActionError as exc:
+        return 1, {
+            "valid": False,
+            "index": exc.index,
+            "code": exc.violation.code,
+            "message": exc.violation.message("en"),
+        }
+    results = game.results()
+    return 0, {
+        "valid": True,
+        "won": results.won,
+        "score": results.score,
+        "moves": results.moves,
+        "undos": results.undos,
+        "hints": results.hints,
+        "suits_removed": results.suits,
+        **full_layout(game.state),
+    }
