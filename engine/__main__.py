@@ -68,7 +68,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         with open(args.file, encoding="utf-8") as handle:
             doc = json.load(handle)
         code, out = verify(doc)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ReplayFormatError) as exc:
+    except (OSError, ValueError, RecursionError, ReplayFormatError) as exc:
+        # ValueError covers bad JSON and UTF-8, and integers too long for Python to read;
+        # RecursionError, JSON nested too deeply. Either way: not a replay (exit 2).
         print(f"scorpion-engine: not a replay: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(out))

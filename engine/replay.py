@@ -97,7 +97,8 @@ def parse_replay(doc: object) -> Replay:
     _require(isinstance(doc, dict), "a replay is a JSON object")
     assert isinstance(doc, dict)
     _require(doc.get("format") == FORMAT, f"'format' is not {FORMAT!r}")
-    _require(doc.get("version") == VERSION, f"unsupported version {doc.get('version')!r}")
+    version = doc.get("version")
+    _require(_is_int(version) and version == VERSION, f"unsupported version {version!r}")
     try:
         rules = get_level(doc.get("level"))  # type: ignore[arg-type]
     except UnknownLevel as exc:
