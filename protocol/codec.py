@@ -1,0 +1,226 @@
+"""Frames in, requests out; messages in, frames out. Bytes only, no I/O.
+
+``decode_request`` is the one checked entry point for what a peer sends. It
+reads a frame in this order, and the first failure raises ProtocolError
+(code bad_request unless noted), with ``re`` set once the id could be read:
+
+1. a text frame, or more than MAX_FRAME_BYTES: rejected unread;
+2. msgpack, under unpack limits (string, array, map and nesting sizes; no
+   ext types) so a small frame cannot expand into a large object; trailing
+   bytes after the first object are an error;
+3. one map with string keys, none repeated;
+4. ``id``: an int or a string of 1..64 characters;
+5. ``type``: a request type;
+6. hello only: ``protocol`` a supported version, else unsupported_version
+   (before the other fields, which a later version may change);
+7. the fields: each declared one present when required and of its type,
+   range, length or choices; no undeclared field (strict: a typo is an error,
+   not a silently ignored option).
+
+``encode`` trusts its caller (the server's own messages, built with
+``protocol.build``); ``validate_message`` checks one against the catalogue,
+for tests. ``Request`` is what the server dispatches on: ``type``, ``id`` and
+the checked ``fields`` (the envelope removed), with typed accessors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgpack
+
+from protocol.constants import MAX_FRAME_BYTES, SUPPORTED_VERSIONS
+from protocol.errors import InvalidMessage, ProtocolError, RequestId
+from protocol.fields import show
+from protocol.messages import REQUESTS, SERVER_MESSAGES
+from protocol.shapes import REQUEST_ID
+
+__all__ = [
+    "Request",
+    "decode_request",
+    "encode",
+    "new_request",
+    "validate_message",
+]
+
+_ENVELOPE = frozenset({"type", "id"})
+
+# Requests hold a handful of scalars; these bounds only stop a frame that
+# claims (or nests) far more than any request needs from being unpacked.
+_UNPACK_OPTIONS: dict[str, Any] = {
+    "raw": False,
+    "strict_map_key": False,  # keys are checked by _Map, so the error can carry `re`
+    "max_str_len": MAX_FRAME_BYTES,
+    "max_bin_len": MAX_FRAME_BYTES,
+    "max_array_len": 256,
+    "max_map_len": 64,
+    "max_ext_len": 0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A checked request: ``fields`` holds everything but ``type`` and ``id``.
+
+    The accessors fail loudly (KeyError, TypeError) when the server asks for a
+    field the request type does not declare: a server bug, not a peer's.
+    """
+
+    type: str
+    id: RequestId
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def get_int(self, name: str) -> int:
+        value = self.fields[name]
+        if not isinstance(value, int):
+            raise TypeError(f"{self.type}.{name} is not an int")
+        return value
+
+    def get_str(self, name: str) -> str:
+        value = self.fields[name]
+        if not isinstance(value, str):
+            raise TypeError(f"{self.type}.{name} is not a string")
+        return value
+
+    def opt_int(self, name: str) -> int | None:
+        return self.get_int(name) if name in self.fields else None
+
+    def opt_str(self, name: str) -> str | None:
+        return self.get_str(name) if name in self.fields else None
+
+    def to_message(self) -> dict[str, Any]:
+        """The map a client sends (``encode(request.to_message())``)."""
+        return {"type": self.type, "id": self.id, **self.fields}
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One frame: ``message`` as a msgpack map (str as str, bytes as bin)."""
+    frame: bytes = msgpack.packb(message, use_bin_type=True)
+    return frame
+
+
+def decode_request(frame: bytes | str) -> Request:
+    """Read and check one client frame (see the module docstring)."""
+    data = _unpack(frame)
+    request_id = _read_id(data)
+    kind = _read_type(data, request_id)
+    if kind == "hello":
+        _check_version(data, request_id)
+    try:
+        REQUESTS[kind].shape.check(data, kind)
+    except InvalidMessage as exc:
+        raise ProtocolError("bad_request", str(exc), re=request_id) from exc
+    fields = {key: value for key, value in data.items() if key not in _ENVELOPE}
+    return Request(kind, request_id, fields)
+
+
+def new_request(type_: str, id_: RequestId, **fields: Any) -> Request:
+    """A request built by a client, checked like the server will check it.
+
+    Raises InvalidMessage naming the first field that is wrong.
+    """
+    request = Request(type_, id_, fields)
+    validate_message(request.to_message(), sender="client")
+    return request
+
+
+def validate_message(
+    message: Mapping[str, Any], sender: Literal["client", "server"] = "server"
+) -> None:
+    """Check a whole message against the catalogue; raises InvalidMessage."""
+    catalogue = REQUESTS if sender == "client" else SERVER_MESSAGES
+    kind = message.get("type")
+    if not isinstance(kind, str) or kind not in catalogue:
+        raise InvalidMessage("type", f"is not a {sender} message type, got {show(kind)}")
+    catalogue[kind].shape.check(message, kind)
+
+
+class _Map(dict[str, Any]):
+    """A decoded map that notes, instead of raising, a non-string or repeated key.
+
+    msgpack calls it with each map's key-value pairs (``object_pairs_hook``);
+    deferring the complaint lets the error carry the request id.
+    """
+
+    __slots__ = ("problem",)
+
+    def __init__(self, pairs: Iterable[tuple[object, object]]) -> None:
+        super().__init__()
+        self.problem: str | None = None
+        for key, value in pairs:
+            if not isinstance(key, str):
+                self.problem = self.problem or f"map keys must be strings, got {show(key)}"
+            elif key in self:
+                self.problem = self.problem or f"duplicate key {show(key)}"
+            else:
+                self[key] = value
+
+
+def _bad(message: str, re: RequestId | None = None) -> ProtocolError:
+    return ProtocolError("bad_request", message, re=re)
+
+
+def _unpack(frame: bytes | str) -> _Map:
+    if isinstance(frame, str):
+        raise _bad("text frames are not accepted: send each request as a binary msgpack frame")
+    if len(frame) > MAX_FRAME_BYTES:
+        raise _bad(f"the frame has {len(frame)} bytes; the limit is {MAX_FRAME_BYTES}")
+    try:
+        data = msgpack.unpackb(frame, object_pairs_hook=_Map, **_UNPACK_OPTIONS)
+    except msgpack.ExtraData as exc:
+        raise _bad("trailing bytes after the msgpack map", _peek_id(exc.unpacked)) from exc
+    except (ValueError, TypeError) as exc:  # msgpack's format, limit, depth and UTF-8 errors
+        raise _bad(f"not a msgpack frame within the limits ({exc or type(exc).__name__})") from exc
+    if not isinstance(data, _Map):
+        raise _bad(f"a frame must hold one msgpack map, not {show(data)}")
+    if data.problem is not None:
+        raise _bad(data.problem, _peek_id(data))
+    return data
+
+
+def _peek_id(data: object) -> RequestId | None:
+    """The request id if ``data`` is a map holding a valid one, else None."""
+    if not isinstance(data, dict) or "id" not in data:
+        return None
+    try:
+        REQUEST_ID.check(data["id"], "id")
+    except InvalidMessage:
+        return None
+    request_id: RequestId = data["id"]
+    return request_id
+
+
+def _read_id(data: Mapping[str, Any]) -> RequestId:
+    if "id" not in data:
+        raise _bad("a request needs an id (an int, or a string of 1..64 characters)")
+    try:
+        REQUEST_ID.check(data["id"], "id")
+    except InvalidMessage as exc:
+        raise _bad(str(exc)) from exc
+    request_id: RequestId = data["id"]
+    return request_id
+
+
+def _read_type(data: Mapping[str, Any], request_id: RequestId) -> str:
+    kind = data.get("type")
+    if kind is None:
+        raise _bad("a request needs a type", request_id)
+    if not isinstance(kind, str) or kind not in REQUESTS:
+        raise _bad(f"unknown request type {show(kind)}", request_id)
+    return kind
+
+
+def _check_version(data: Mapping[str, Any], request_id: RequestId) -> None:
+    version = data.get("protocol")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return  # not a version at all: the field check says bad_request
+    if version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(str(each) for each in SUPPORTED_VERSIONS)
+        raise ProtocolError(
+            "unsupported_version",
+            f"protocol {version} is not supported; this server speaks {supported}",
+            re=request_id,
+            supported=list(SUPPORTED_VERSIONS),
+        )

@@ -1,0 +1,65 @@
+"""Every fixed number and name of protocol version 1, in one place.
+
+The message catalogue (``protocol.messages``), the codec, the schema and
+PROTOCOL.md all read these values; nothing else in the package spells them.
+
+``LEVELS`` and ``LOCALES`` repeat the engine's level names and message
+languages because ``protocol`` imports nothing of ours (architecture.md); a
+test compares them with ``engine.levels`` and ``engine.errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ABUSE_LIMIT",
+    "ABUSE_WINDOW_SECONDS",
+    "INT32_MAX",
+    "INT32_MIN",
+    "INT64_MAX",
+    "LEVELS",
+    "LOCALES",
+    "MAX_CARD_CHARS",
+    "MAX_CLIENT_CHARS",
+    "MAX_DEAL",
+    "MAX_FRAME_BYTES",
+    "MAX_ID_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_SERVER_FRAME_BYTES",
+    "MAX_TOKEN_CHARS",
+    "PROTOCOL_VERSION",
+    "SUBPROTOCOL",
+    "SUPPORTED_VERSIONS",
+]
+
+PROTOCOL_VERSION: Final = 1
+SUPPORTED_VERSIONS: Final = (1,)
+SUBPROTOCOL: Final = "scorpion.v1"
+
+# Frames and abuse. A larger frame closes the connection with 1009; more than
+# ABUSE_LIMIT bad_request errors within ABUSE_WINDOW_SECONDS close it with 1008.
+MAX_FRAME_BYTES: Final = 64 * 1024
+# Server frames (a long game's catch_up or replay) may be larger, never above this.
+MAX_SERVER_FRAME_BYTES: Final = 1024 * 1024
+ABUSE_LIMIT: Final = 20
+ABUSE_WINDOW_SECONDS: Final = 60.0
+
+# Lengths, in characters (Unicode code points).
+MAX_ID_CHARS: Final = 64
+MAX_CLIENT_CHARS: Final = 64
+MAX_NAME_CHARS: Final = 32
+MAX_CARD_CHARS: Final = 8
+MAX_TOKEN_CHARS: Final = 128
+
+# Integer ranges. Ids and versions fit a signed 64-bit column; `to` is an int32
+# (its real range, 1..columns, is a rule: engine code bad_column).
+INT64_MAX: Final = 2**63 - 1
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
+MAX_DEAL: Final = (
+    INT64_MAX  # the engine knows deals up to 10**20 (docs/deals.md); the wire stops at int64
+)
+
+LEVELS: Final = ("easy", "medium", "hard", "classic", "relaxed", "three-blind-mice")
+LOCALES: Final = ("en", "fi", "ru")

@@ -1,0 +1,526 @@
+"""The message catalogue of protocol version 1: every message type, as data.
+
+``REQUESTS`` (client -> server), ``REPLIES`` and ``PUSHES`` (server ->
+client) map a type to its ``MessageSpec``; ``SERVER_MESSAGES`` is the two
+server dictionaries together (a type may name both a request and a reply:
+``hint``, ``games``, ``stats``, ``replay``). Events live in
+``protocol.events``. The codec validates against these specs, ``schema.py``
+and ``docs.py`` render them, and every example is checked by the tests.
+
+The running example is one session: player 7 ("ada") plays game 42 on level
+hard, deal 1; the view below is that deal's real opening position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from protocol.constants import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_CLIENT_CHARS,
+    MAX_TOKEN_CHARS,
+    SUPPORTED_VERSIONS,
+)
+from protocol.errors import ERROR_CODES
+from protocol.events import EVENT, EVENT_BATCH
+from protocol.fields import AnyMap, AnyOf, Choice, Field, Int, ListOf, Null, Obj, Str
+from protocol.shapes import (
+    CARD,
+    CARD_INPUT,
+    COLUMN,
+    DEAL,
+    GAME_ID,
+    GAME_SUMMARY,
+    LEVEL,
+    LOCALE,
+    NAME,
+    PLAYER,
+    REQUEST_ID,
+    RESULT,
+    STATS_ROW,
+    STATUS,
+    VERSION,
+    VIEW,
+)
+from protocol.spec import Kind, MessageSpec
+
+__all__ = [
+    "ALL_MESSAGES",
+    "EXAMPLE_VIEW",
+    "PUSHES",
+    "REPLIES",
+    "REQUESTS",
+    "SERVER_MESSAGES",
+]
+
+_RULES_MOVE = (
+    "not_face_up",
+    "bad_column",
+    "same_column",
+    "empty_column_kings_only",
+    "not_one_lower",
+    "same_suit_required",
+    "no_destination",
+)
+_GAME_ACCESS = ("unauthenticated", "not_found", "forbidden")
+_ACTION_ERRORS = (*_GAME_ACCESS, "stale", "game_over")
+_TOKEN = Str(1, MAX_TOKEN_CHARS)
+_PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
+_HINT_ACTION = Str(choices=("move", "deal", "none"))
+
+
+def _game() -> Field:
+    return Field("game", GAME_ID, "The game's id.")
+
+
+def _v(doc: str = "The game version the client last saw.") -> Field:
+    return Field("v", VERSION, doc)
+
+
+def _request(
+    type_: str, doc: str, replies: tuple[str, ...], errors: tuple[str, ...], *examples: Any
+) -> Callable[..., MessageSpec]:
+    """Curried: ``_request(...)(*fields)`` reads like the table it becomes."""
+
+    def with_fields(*fields: Field) -> MessageSpec:
+        return MessageSpec(type_, Kind.REQUEST, fields, doc, examples, replies, errors)
+
+    return with_fields
+
+
+REQUEST_SPECS: tuple[MessageSpec, ...] = (
+    _request(
+        "hello",
+        "The first request on every connection: states the protocol version, the client "
+        "and its language, and (with a token) who the player is.",
+        ("welcome",),
+        ("unsupported_version", "unauthenticated"),
+        {"type": "hello", "id": 1, "protocol": 1, "client": "scorpion-cli/0.1", "locale": "en"},
+        {
+            "type": "hello",
+            "id": "h1",
+            "protocol": 1,
+            "client": "web/2.3",
+            "locale": "fi",
+            "token": "sq7Hc1cX0hO3tqX2mYd8Zg",
+        },
+    )(
+        Field("protocol", _PROTOCOL, "The protocol version the client speaks."),
+        Field("client", Str(1, MAX_CLIENT_CHARS), "The client's name and version."),
+        Field("locale", LOCALE, "The language of error messages."),
+        Field("token", _TOKEN, "A token from `registered`: act as that player.", required=False),
+    ),
+    _request(
+        "register",
+        "Creates a player, makes this connection act as it, and returns its token. "
+        "The token is shown once: keep it to say hello as this player later.",
+        ("registered",),
+        ("duplicate_name",),
+        {"type": "register", "id": 2, "name": "ada"},
+    )(
+        Field("name", NAME, "The player's name, unique among players."),
+    ),
+    _request(
+        "new_game",
+        "Starts a game and opens it on this connection. Without `deal` the server picks one "
+        "(on easy, one the solver has won). Abandoning an unfinished game loses it (R17).",
+        ("game",),
+        ("unauthenticated",),
+        {"type": "new_game", "id": 3, "level": "hard", "deal": 1},
+        {"type": "new_game", "id": 4, "level": "easy"},
+    )(
+        Field("level", LEVEL, "The level (rules.md, level table)."),
+        Field("deal", DEAL, "The deal number (docs/deals.md).", required=False),
+    ),
+    _request(
+        "open_game",
+        "Watches a game on this connection (its events are pushed here) and returns it: a "
+        "`game` snapshot, or with `since` the `catch_up` of what happened after that version "
+        "(a snapshot when those events are no longer available).",
+        ("game", "catch_up"),
+        _GAME_ACCESS,
+        {"type": "open_game", "id": 5, "game": 42},
+        {"type": "open_game", "id": 6, "game": 42, "since": 1},
+    )(
+        _game(),
+        Field("since", VERSION, "The last version the client saw.", required=False),
+    ),
+    _request(
+        "close_game",
+        "Stops watching a game on this connection (its clock stops when nobody watches).",
+        ("ack",),
+        _GAME_ACCESS,
+        {"type": "close_game", "id": 7, "game": 42},
+    )(_game()),
+    _request(
+        "move",
+        "Moves a face-up card with everything on it (R7) to column `to`; without `to` the "
+        "server picks the destination (auto-move, R11).",
+        ("ack",),
+        (*_ACTION_ERRORS, *_RULES_MOVE),
+        {"type": "move", "id": 8, "game": 42, "v": 1, "card": "7C", "to": 5},
+        {"type": "move", "id": 9, "game": 42, "v": 2, "card": "10h"},
+    )(
+        _game(),
+        _v(),
+        Field("card", CARD_INPUT, "The card, in any spelling R2 accepts (`TH`, `th`, `10h`)."),
+        Field(
+            "to",
+            Int(INT32_MIN, INT32_MAX),
+            "Destination column, 1-based (R3); a column that does not exist is `bad_column`.",
+            required=False,
+        ),
+    ),
+    _request(
+        "deal",
+        "Deals the stock onto columns 1, 2 and 3 (R13).",
+        ("ack",),
+        (*_ACTION_ERRORS, "stock_empty", "stock_not_allowed"),
+        {"type": "deal", "id": 10, "game": 42, "v": 2},
+    )(_game(), _v()),
+    _request(
+        "undo",
+        "Takes back the last move or deal with everything it caused (R18).",
+        ("ack",),
+        (*_ACTION_ERRORS, "nothing_to_undo"),
+        {"type": "undo", "id": 11, "game": 42, "v": 3},
+    )(_game(), _v()),
+    _request(
+        "restart",
+        "Rewinds the game to its deal (R19).",
+        ("ack",),
+        _ACTION_ERRORS,
+        {"type": "restart", "id": 12, "game": 42, "v": 4},
+    )(_game(), _v()),
+    _request(
+        "hint",
+        "Asks for one useful move (R20). Hints are counted and recorded, so the version grows.",
+        ("hint",),
+        (*_GAME_ACCESS, "game_over"),
+        {"type": "hint", "id": 13, "game": 42},
+    )(_game()),
+    _request(
+        "pause",
+        "Stops the game's clock (R22) until `resume`; the game stays open.",
+        ("ack",),
+        _GAME_ACCESS,
+        {"type": "pause", "id": 14, "game": 42},
+    )(_game()),
+    _request(
+        "resume",
+        "Restarts a paused game's clock.",
+        ("ack",),
+        _GAME_ACCESS,
+        {"type": "resume", "id": 15, "game": 42},
+    )(_game()),
+    _request(
+        "resign",
+        "Gives the game up: it is lost (R17).",
+        ("ack",),
+        (*_GAME_ACCESS, "game_over"),
+        {"type": "resign", "id": 16, "game": 42},
+    )(_game()),
+    _request(
+        "games",
+        "Lists the player's games, newest first, optionally only those of one status.",
+        ("games",),
+        ("unauthenticated",),
+        {"type": "games", "id": 17},
+        {"type": "games", "id": 18, "status": "active"},
+    )(Field("status", STATUS, "Only games of this status.", required=False)),
+    _request(
+        "stats",
+        "The player's statistics: one row per level, or only the given level's.",
+        ("stats",),
+        ("unauthenticated",),
+        {"type": "stats", "id": 19, "level": "hard"},
+    )(Field("level", LEVEL, "Only this level.", required=False)),
+    _request(
+        "replay",
+        "A game's replay document and result; both null while the game is unfinished.",
+        ("replay",),
+        _GAME_ACCESS,
+        {"type": "replay", "id": 20, "game": 41},
+    )(_game()),
+    _request(
+        "ping",
+        "Checks that the server answers (after hello, like every request).",
+        ("pong",),
+        (),
+        {"type": "ping", "id": 21},
+    )(),
+)
+
+EXAMPLE_VIEW: dict[str, Any] = {
+    "level": "hard",
+    "deal": 1,
+    "columns": [
+        {"down": 3, "cards": ["AS", "4H", "TH", "8D"]},
+        {"down": 3, "cards": ["AH", "AC", "8H", "QS"]},
+        {"down": 3, "cards": ["3C", "4D", "2C", "6C"]},
+        {"down": 3, "cards": ["4C", "7S", "JH", "3D"]},
+        {"down": 0, "cards": ["5D", "5S", "9D", "5C", "3S", "7D", "8C"]},
+        {"down": 0, "cards": ["7H", "AD", "QD", "TS", "TD", "6D", "TC"]},
+        {"down": 0, "cards": ["7C", "QC", "JS", "QH", "4S", "8S", "6S"]},
+    ],
+    "stock": 3,
+    "reserve": [],
+    "foundations": [],
+    "score": 0,
+    "moves": 0,
+    "undos": 0,
+    "hints": 0,
+    "time_ms": 0,
+    "undo_depth": 0,
+    "won": False,
+    "stuck": False,
+}
+
+_PLAYER_EXAMPLE = {"id": 7, "name": "ada"}
+_SUMMARY_EXAMPLE = {
+    "game": 42,
+    "level": "hard",
+    "status": "active",
+    "v": 2,
+    "moves": 1,
+    "score": 10,
+    "time_ms": 5300,
+    "deal": 1,
+    "started": "2025-03-01T09:30:00.000Z",
+    "updated": "2025-03-01T09:31:12.250Z",
+}
+_EASY_SUMMARY = {
+    **_SUMMARY_EXAMPLE,
+    "game": 43,
+    "level": "easy",
+    "v": 0,
+    "moves": 0,
+    "score": 0,
+    "time_ms": 0,
+    "deal": None,
+}
+_STATS_EXAMPLE = {
+    "level": "hard",
+    "games": 11,
+    "wins": 4,
+    "losses": 7,
+    "win_rate": 0.36363636363636365,
+    "current_streak": 1,
+    "best_streak": 2,
+    "best_score": 2410,
+    "fastest_win_ms": 515000,
+    "fewest_moves": 160,
+}
+_MOVED = {"type": "moved", "card": "7C", "from": 7, "to": 5, "count": 7}
+_SCORE = {"type": "score", "score": 10, "moves": 1, "undos": 0, "hints": 1}
+_REPLAY_DOC = {
+    "format": "scorpion-replay",
+    "version": 1,
+    "level": "hard",
+    "deal": 7,
+    "actions": [{"type": "move", "card": "4H", "to": 7, "t": 5300}, {"type": "deal", "t": 9100}],
+}
+_RESULT_EXAMPLE = {
+    "won": False,
+    "score": 0,
+    "moves": 2,
+    "undos": 0,
+    "hints": 0,
+    "suits_removed": 0,
+    "time_ms": 9100,
+}
+
+
+def _reply(type_: str, doc: str, *examples: dict[str, Any]) -> Callable[..., MessageSpec]:
+    def with_fields(*fields: Field) -> MessageSpec:
+        return MessageSpec(type_, Kind.REPLY, fields, doc, examples)
+
+    return with_fields
+
+
+REPLY_SPECS: tuple[MessageSpec, ...] = (
+    _reply(
+        "welcome",
+        "Answers hello: the server's version, and the player with their unfinished games "
+        "(player null and games [] without a token).",
+        {
+            "type": "welcome",
+            "re": 1,
+            "server": "scorpion-server 0.1.0",
+            "protocol": 1,
+            "player": None,
+            "games": [],
+        },
+        {
+            "type": "welcome",
+            "re": "h1",
+            "server": "scorpion-server 0.1.0",
+            "protocol": 1,
+            "player": _PLAYER_EXAMPLE,
+            "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY],
+        },
+    )(
+        Field("server", Str(1, 64), "The server's name and version."),
+        Field("protocol", _PROTOCOL, "The protocol version of this connection."),
+        Field("player", AnyOf((Obj(PLAYER), Null())), "Who the connection acts as, or null."),
+        Field("games", ListOf(Obj(GAME_SUMMARY)), "The player's unfinished games."),
+    ),
+    _reply(
+        "registered",
+        "Answers register. The connection now acts as the new player.",
+        {
+            "type": "registered",
+            "re": 2,
+            "player": _PLAYER_EXAMPLE,
+            "token": "sq7Hc1cX0hO3tqX2mYd8Zg",
+        },
+    )(
+        Field("player", Obj(PLAYER), "The new player."),
+        Field("token", _TOKEN, "The player's secret; sent this once only."),
+    ),
+    _reply(
+        "game",
+        "A game's full snapshot: answers new_game, and open_game without `since` (or when "
+        "`since` is too old to catch up).",
+        {"type": "game", "re": 3, "game": 42, "v": 0, "view": EXAMPLE_VIEW},
+        {"type": "game", "re": 4, "game": 43, "v": 0, "view": EXAMPLE_VIEW, "lost": 42},
+    )(
+        _game(),
+        _v("The game's current version."),
+        Field("view", Obj(VIEW), "The position and record."),
+        Field("lost", GAME_ID, "A game this new_game abandoned, now lost (R17).", required=False),
+    ),
+    _reply(
+        "catch_up",
+        "Answers open_game with `since`: every version after `since`, oldest first, with the "
+        "events that produced it (`events` is empty when nothing happened).",
+        {
+            "type": "catch_up",
+            "re": 6,
+            "game": 42,
+            "v": 2,
+            "events": [{"v": 2, "events": [_MOVED, _SCORE]}],
+        },
+    )(
+        _game(),
+        _v("The game's current version."),
+        Field("events", ListOf(Obj(EVENT_BATCH)), "One batch per version after `since`."),
+    ),
+    _reply(
+        "ack",
+        "The request was applied (or, for close_game, pause and resume, taken note of); "
+        "its events are pushed separately.",
+        {"type": "ack", "re": 8, "game": 42, "v": 2},
+    )(_game(), _v("The game's version after the request.")),
+    _reply(
+        "hint",
+        "Answers hint (R20): `move` card `card` to column `to`, `deal` the stock, or `none`.",
+        {"type": "hint", "re": 13, "game": 42, "v": 1, "action": "move", "card": "7C", "to": 5},
+        {"type": "hint", "re": 13, "game": 42, "v": 9, "action": "none"},
+    )(
+        _game(),
+        _v("The game's version after the hint."),
+        Field("action", _HINT_ACTION, "What the hint suggests."),
+        Field("card", CARD, "The card to move (action `move`).", required=False),
+        Field("to", COLUMN, "The column to move it to (action `move`).", required=False),
+    ),
+    _reply(
+        "games",
+        "Answers games.",
+        {"type": "games", "re": 17, "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY]},
+    )(Field("games", ListOf(Obj(GAME_SUMMARY)), "The games, newest first.")),
+    _reply(
+        "stats",
+        "Answers stats: one row per level played (or the requested level's row).",
+        {"type": "stats", "re": 19, "stats": [_STATS_EXAMPLE]},
+    )(Field("stats", ListOf(Obj(STATS_ROW)), "The rows.")),
+    _reply(
+        "replay",
+        "Answers replay. A replay reveals every card, so only finished games have one.",
+        {
+            "type": "replay",
+            "re": 20,
+            "game": 41,
+            "replay": _REPLAY_DOC,
+            "result": _RESULT_EXAMPLE,
+        },
+        {"type": "replay", "re": 20, "game": 42, "replay": None, "result": None},
+    )(
+        _game(),
+        Field(
+            "replay",
+            AnyOf((AnyMap("A replay document: docs/replay-format.md."), Null())),
+            "The replay document (docs/replay-format.md); null while unfinished.",
+        ),
+        Field("result", AnyOf((Obj(RESULT), Null())), "The final record; null while unfinished."),
+    ),
+    _reply("pong", "Answers ping.", {"type": "pong", "re": 21})(),
+    _reply(
+        "error",
+        "The request was refused or failed; nothing was applied. `re` is absent when the "
+        "request's id could not be read.",
+        {
+            "type": "error",
+            "re": 10,
+            "code": "stale",
+            "message": "The game is at version 3, not 2.",
+            "v": 3,
+        },
+        {
+            "type": "error",
+            "re": 9,
+            "code": "no_destination",
+            "message": "TH has nowhere to go.",
+        },
+        {
+            "type": "error",
+            "re": 1,
+            "code": "unsupported_version",
+            "message": "protocol 2 is not supported; this server speaks 1",
+            "supported": [1],
+        },
+        {"type": "error", "code": "bad_request", "message": "a request needs an id"},
+    )(
+        Field("re", REQUEST_ID, "The request's id, when it could be read.", required=False),
+        Field("code", Choice("error code", "9-errors", ERROR_CODES), "A stable code."),
+        Field("message", Str(), "Readable, in the hello's locale when the server has one."),
+        Field("v", VERSION, "With `stale`: the game's current version.", required=False),
+        Field(
+            "supported",
+            ListOf(Int(1)),
+            "With `unsupported_version`: the versions the server speaks.",
+            required=False,
+        ),
+    ),
+)
+
+PUSH_SPECS: tuple[MessageSpec, ...] = (
+    MessageSpec(
+        "events",
+        Kind.PUSH,
+        (
+            _game(),
+            _v("The game's version after the change."),
+            Field("events", ListOf(EVENT), "What happened, in order."),
+        ),
+        "Pushed to every connection that has the game open, the acting one included, "
+        "after each change.",
+        (
+            {"type": "events", "game": 42, "v": 2, "events": [_MOVED, _SCORE]},
+            {
+                "type": "events",
+                "game": 42,
+                "v": 2,
+                "events": [{"type": "clock", "running": True, "time_ms": 5300}],
+            },
+        ),
+    ),
+)
+
+REQUESTS: dict[str, MessageSpec] = {spec.type: spec for spec in REQUEST_SPECS}
+REPLIES: dict[str, MessageSpec] = {spec.type: spec for spec in REPLY_SPECS}
+PUSHES: dict[str, MessageSpec] = {spec.type: spec for spec in PUSH_SPECS}
+SERVER_MESSAGES: dict[str, MessageSpec] = {**REPLIES, **PUSHES}
+ALL_MESSAGES: tuple[MessageSpec, ...] = REQUEST_SPECS + REPLY_SPECS + PUSH_SPECS

@@ -1,0 +1,178 @@
+"""Field types and objects shared by several messages.
+
+Scalars first (game ids, versions, cards...), then the objects replies nest:
+``player``, ``game_summary``, ``stats_row``, ``result`` and the game ``view``
+with its ``column``. The view mirrors ``engine.view.public_view``; a test
+checks real engine views against it.
+"""
+
+from __future__ import annotations
+
+from protocol.constants import (
+    INT64_MAX,
+    LEVELS,
+    LOCALES,
+    MAX_CARD_CHARS,
+    MAX_DEAL,
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+)
+from protocol.fields import AnyOf, Bool, Field, Float, Int, ListOf, Null, Obj, Shape, Str
+
+__all__ = [
+    "CARD",
+    "CARD_INPUT",
+    "COLUMN",
+    "COLUMN_VIEW",
+    "COUNT",
+    "DEAL",
+    "GAME_ID",
+    "GAME_SUMMARY",
+    "LEVEL",
+    "LOCALE",
+    "MILLISECONDS",
+    "NAME",
+    "PLAYER",
+    "PLAYER_ID",
+    "REQUEST_ID",
+    "RESULT",
+    "SHARED_SHAPES",
+    "STATS_ROW",
+    "STATUS",
+    "SUIT",
+    "TIMESTAMP",
+    "VERSION",
+    "VIEW",
+]
+
+GAME_ID = Int(1, INT64_MAX)
+PLAYER_ID = Int(1, INT64_MAX)
+VERSION = Int(0, INT64_MAX)
+COUNT = Int(0)
+MILLISECONDS = Int(0)
+DEAL = Int(1, MAX_DEAL)
+COLUMN = Int(1)
+REQUEST_ID = AnyOf((Int(), Str(1, MAX_ID_CHARS)))
+LEVEL = Str(choices=LEVELS)
+LOCALE = Str(choices=LOCALES)
+STATUS = Str(choices=("active", "won", "lost"))
+SUIT = Str(choices=("S", "H", "D", "C"))
+NAME = Str(1, MAX_NAME_CHARS, printable=True)
+# Canonical (R2): what the server sends.
+CARD = Str(pattern="[A2-9TJQK][SHDC]", label="card", anchor="8-cards-columns-and-levels")
+CARD_INPUT = Str(1, MAX_CARD_CHARS)  # any spelling; the engine parses it (R2)
+TIMESTAMP = Str(
+    pattern=r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})",
+    format="date-time",
+)
+
+PLAYER = Shape(
+    "player",
+    "player",
+    (
+        Field("id", PLAYER_ID, "The player's id."),
+        Field("name", NAME, "The name the player registered with."),
+    ),
+    "A registered player.",
+    extensible=True,
+)
+
+GAME_SUMMARY = Shape(
+    "game_summary",
+    "game summary",
+    (
+        Field("game", GAME_ID, "The game's id."),
+        Field("level", LEVEL, "The game's level (rules.md, level table)."),
+        Field("status", STATUS, "`active` (unfinished), `won` or `lost` (R17)."),
+        Field("v", VERSION, "The game's current version."),
+        Field("moves", COUNT, "Moves so far (R25)."),
+        Field("score", COUNT, "Score so far (R23, R24)."),
+        Field("time_ms", MILLISECONDS, "Play time so far (R22)."),
+        Field(
+            "deal",
+            AnyOf((DEAL, Null())),
+            "The deal number; null for an unfinished easy game (hidden information).",
+        ),
+        Field("started", TIMESTAMP, "When the game was created (UTC)."),
+        Field("updated", TIMESTAMP, "When the game last changed (UTC)."),
+    ),
+    "One line of a player's game list.",
+    extensible=True,
+)
+
+_OPTIONAL_INT = AnyOf((Int(0), Null()))
+
+STATS_ROW = Shape(
+    "stats_row",
+    "stats row",
+    (
+        Field("level", LEVEL, "The level these figures are for."),
+        Field("games", COUNT, "Finished games (won + lost)."),
+        Field("wins", COUNT, "Games won."),
+        Field("losses", COUNT, "Games lost (resigned or abandoned, R17)."),
+        Field("win_rate", Float(0.0, 1.0), "wins / games; 0 when no game is finished."),
+        Field("current_streak", COUNT, "Wins in a row up to the latest finished game."),
+        Field("best_streak", COUNT, "The longest run of wins."),
+        Field("best_score", _OPTIONAL_INT, "The best score of a won game; null before a win."),
+        Field("fastest_win_ms", _OPTIONAL_INT, "The shortest won game's play time, or null."),
+        Field("fewest_moves", _OPTIONAL_INT, "The fewest moves of a won game, or null."),
+    ),
+    "A player's statistics on one level.",
+    extensible=True,
+)
+
+RESULT = Shape(
+    "result",
+    "result",
+    (
+        Field("won", Bool(), "Whether the game was won."),
+        Field("score", COUNT, "Final score."),
+        Field("moves", COUNT, "Moves (R25)."),
+        Field("undos", COUNT, "Undos (R25)."),
+        Field("hints", COUNT, "Hints requested (R20)."),
+        Field("suits_removed", Int(0, 4), "Suits moved to the foundations (R14)."),
+        Field("time_ms", MILLISECONDS, "Play time (R22)."),
+    ),
+    "The record of a finished game.",
+    extensible=True,
+)
+
+COLUMN_VIEW = Shape(
+    "column",
+    "column",
+    (
+        Field(
+            "down",
+            COUNT,
+            "How many face-down cards lie at the bottom (their names are never sent).",
+        ),
+        Field("cards", ListOf(CARD), "The face-up cards, bottom to top."),
+    ),
+    "One tableau column as a player sees it.",
+    extensible=True,
+)
+
+VIEW = Shape(
+    "view",
+    "view",
+    (
+        Field("level", LEVEL, "The game's level."),
+        Field("deal", AnyOf((DEAL, Null())), "The deal number; null for an unfinished easy game."),
+        Field("columns", ListOf(Obj(COLUMN_VIEW)), "Columns 1..7 (10 on three-blind-mice)."),
+        Field("stock", COUNT, "How many cards the stock holds (3, or 0 once dealt)."),
+        Field("reserve", ListOf(CARD), "The face-up reserve (three-blind-mice, R5); else []."),
+        Field("foundations", ListOf(SUIT), "Removed suits in slot order (R14)."),
+        Field("score", COUNT, "Score at the view's play time (R23, R24)."),
+        Field("moves", COUNT, "Moves (R25)."),
+        Field("undos", COUNT, "Undos (R25)."),
+        Field("hints", COUNT, "Hints (R20)."),
+        Field("time_ms", MILLISECONDS, "Play time (R22)."),
+        Field("undo_depth", COUNT, "How many moves and deals undo can still take back (R18)."),
+        Field("won", Bool(), "The game is won (R15)."),
+        Field("stuck", Bool(), "No useful move is left and the stock is gone (R16)."),
+    ),
+    "A game's position and record as its player sees it: no face-down or stock card.",
+    extensible=True,
+)
+
+SHARED_SHAPES = (PLAYER, GAME_SUMMARY, STATS_ROW, RESULT, VIEW, COLUMN_VIEW)

@@ -1,0 +1,271 @@
+"""decode_request: every kind of bad frame is bad_request, with ``re`` when readable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from protocol import (
+    MAX_FRAME_BYTES,
+    InvalidMessage,
+    ProtocolError,
+    Request,
+    decode_request,
+    encode,
+    new_request,
+)
+from protocol.messages import REQUESTS
+from tests.protocol.conftest import move
+
+
+def rejection(frame: bytes | str) -> ProtocolError:
+    with pytest.raises(ProtocolError) as caught:
+        decode_request(frame)
+    return caught.value
+
+
+def raw_map(*pairs: tuple[bytes, bytes]) -> bytes:
+    """A msgpack map assembled by hand (for keys msgpack.packb would not write)."""
+    assert len(pairs) < 16
+    return bytes([0x80 | len(pairs)]) + b"".join(key + value for key, value in pairs)
+
+
+def packed(value: Any) -> bytes:
+    frame: bytes = msgpack.packb(value, use_bin_type=True)
+    return frame
+
+
+PING = encode({"type": "ping", "id": 7})
+
+# (what is wrong, the frame, the `re` the error must carry)
+BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
+    ("text frame", "hello", None),
+    ("text frame holding JSON", '{"type": "ping", "id": 7}', None),
+    ("empty frame", b"", None),
+    ("not msgpack", b"\xc1", None),
+    ("truncated map", PING[:-1], None),
+    ("invalid UTF-8 in a string", b"\x81\xa4type\xa2\xff\xfe", None),
+    ("an array, not a map", packed([1, 2]), None),
+    ("a string, not a map", packed("ping"), None),
+    ("an integer, not a map", packed(7), None),
+    ("nil, not a map", packed(None), None),
+    ("trailing garbage", PING + b"\x00", 7),
+    ("two maps in one frame", PING + PING, 7),
+    ("no id", encode({"type": "ping"}), None),
+    ("id is a float", encode({"type": "ping", "id": 7.0}), None),
+    ("id is a bool", encode({"type": "ping", "id": True}), None),
+    ("id is nil", encode({"type": "ping", "id": None}), None),
+    ("id is an array", encode({"type": "ping", "id": [7]}), None),
+    ("id is binary", encode({"type": "ping", "id": b"7"}), None),
+    ("id is an empty string", encode({"type": "ping", "id": ""}), None),
+    ("id is 65 characters", encode({"type": "ping", "id": "x" * 65}), None),
+    ("no type", encode({"id": 7}), 7),
+    ("type is not a string", encode({"id": 7, "type": 1}), 7),
+    ("type is binary", encode({"id": 7, "type": b"ping"}), 7),
+    ("unknown type", encode({"id": "a", "type": "fly"}), "a"),
+    ("a server message type", encode({"id": 7, "type": "welcome"}), 7),
+    ("unknown extra field", encode({"type": "ping", "id": 7, "x": 1}), 7),
+    ("extra field on move", encode(move(force=True)), 7),
+    ("missing required field", encode(move(card=None)), 7),
+    ("mistyped field", encode(move(card=5)), 7),
+    ("binary where a string is expected", encode(move(card=b"TH")), 7),
+    ("bool where an int is expected", encode(move(v=True)), 7),
+    ("bool as column", encode(move(to=False)), 7),
+    ("float where an int is expected", encode(move(v=3.0)), 7),
+    ("nil for an optional field", encode({**move(), "to": None}), 7),
+    ("negative version", encode(move(v=-1)), 7),
+    ("version beyond int64", encode(move(v=2**63)), 7),
+    ("game 0", encode(move(game=0)), 7),
+    ("column beyond int32", encode(move(to=2**31)), 7),
+    ("column below int32", encode(move(to=-(2**31) - 1)), 7),
+    ("card too long", encode(move(card="ten of hearts")), 7),
+    ("empty card", encode(move(card="")), 7),
+    ("array as a field", encode(move(card=["TH"])), 7),
+    ("map as a field", encode(move(card={"rank": "T"})), 7),
+    ("unknown level", encode({"type": "new_game", "id": 7, "level": "expert"}), 7),
+    ("deal 0", encode({"type": "new_game", "id": 7, "level": "hard", "deal": 0}), 7),
+    ("negative since", encode({"type": "open_game", "id": 7, "game": 1, "since": -1}), 7),
+    ("unknown status", encode({"type": "games", "id": 7, "status": "paused"}), 7),
+    ("name too long", encode({"type": "register", "id": 7, "name": "n" * 33}), 7),
+    ("empty name", encode({"type": "register", "id": 7, "name": ""}), 7),
+    ("control character in name", encode({"type": "register", "id": 7, "name": "a\nb"}), 7),
+    ("format character in name", encode({"type": "register", "id": 7, "name": "a\u202eb"}), 7),
+    ("hello without locale", encode({"type": "hello", "id": 7, "protocol": 1, "client": "c"}), 7),
+    (
+        "hello with an unknown locale",
+        encode({"type": "hello", "id": 7, "protocol": 1, "client": "c", "locale": "de"}),
+        7,
+    ),
+    (
+        "hello with a string version",
+        encode({"type": "hello", "id": 7, "protocol": "1", "client": "c", "locale": "en"}),
+        7,
+    ),
+    (
+        "integer key",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"), (b"\x01", b"\x02")),
+        7,
+    ),
+    (
+        "binary key",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"), (b"\xc4\x01k", b"\x02")),
+        7,
+    ),
+    ("nil key", raw_map((b"\xa2id", b"\x07"), (b"\xc0", b"\x02")), 7),
+    ("array key", raw_map((b"\xa2id", b"\x07"), (b"\x91\x01", b"\x02")), 7),
+    (
+        "duplicate key",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"), (b"\xa2id", b"\x08")),
+        7,
+    ),
+    # msgpack bombs: sizes claimed far beyond the frame, or nesting too deep
+    ("array claiming 2^32-1 items", b"\xdd\xff\xff\xff\xff", None),
+    ("map claiming 2^32-1 entries", b"\xdf\xff\xff\xff\xff", None),
+    ("string claiming 4 GiB", b"\xdb\xff\xff\xff\xff", None),
+    ("binary claiming 4 GiB", b"\xc6\xff\xff\xff\xff", None),
+    ("array nested 100000 deep", b"\x91" * 100_000 + b"\xc0", None),
+    ("map nested 100000 deep", b"\x81\xa1k" * 30_000 + b"\xc0", None),
+    ("a 1000-entry map", packed({f"k{i}": i for i in range(1000)}), None),
+    ("a 1000-item array in a field", encode(move(card=list(range(1000)))), None),
+    ("an ext type", packed(msgpack.ExtType(5, b"xy")), None),
+    ("a timestamp in a field", encode(move(card=msgpack.Timestamp(0))), None),
+    ("a frame over the size limit", encode(move(card="x" * MAX_FRAME_BYTES)), None),
+]
+
+
+@pytest.mark.parametrize(
+    ("frame", "re"), [case[1:] for case in BAD_FRAMES], ids=[case[0] for case in BAD_FRAMES]
+)
+def test_bad_frames_are_bad_request_with_re_when_readable(
+    frame: bytes | str, re: int | str | None
+) -> None:
+    error = rejection(frame)
+    assert (error.code, error.re) == ("bad_request", re)
+    reply = error.to_message()
+    assert reply["type"] == "error" and reply["code"] == "bad_request" and reply["message"]
+    assert ("re" in reply) == (re is not None)
+
+
+@pytest.mark.parametrize(
+    ("changes", "names"),
+    [
+        ({"to": "5"}, "move.to"),
+        ({"v": -1}, "move.v"),
+        ({"card": None}, "move.card"),
+        ({"hurry": 1}, "hurry"),
+    ],
+)
+def test_the_message_names_the_field(changes: dict[str, Any], names: str) -> None:
+    assert names in rejection(encode(move(**changes))).message
+
+
+def test_a_text_frame_is_told_to_use_binary() -> None:
+    assert "binary" in rejection("{}").message
+
+
+@pytest.mark.parametrize("version", [0, 2, 99, -1])
+def test_an_unsupported_version_names_the_supported_ones(version: int) -> None:
+    frame = encode({"type": "hello", "id": "h", "protocol": version, "client": "c"})
+    error = rejection(frame)
+    assert (error.code, error.re, error.extra) == ("unsupported_version", "h", {"supported": [1]})
+    assert "1" in error.message
+    assert error.to_message()["supported"] == [1]
+
+
+def test_the_version_is_checked_before_the_other_fields() -> None:
+    """A later version's hello may differ; it still learns which versions we speak."""
+    frame = encode({"type": "hello", "id": 1, "protocol": 2, "capabilities": ["x"]})
+    assert rejection(frame).code == "unsupported_version"
+
+
+def test_a_valid_move_decodes() -> None:
+    request = decode_request(encode(move()))
+    assert request == Request("move", 7, {"game": 42, "v": 3, "card": "TH", "to": 5})
+    assert request.get_int("game") == 42
+    assert request.get_str("card") == "TH"
+    assert request.opt_int("to") == 5
+    assert request.opt_str("card") == "TH"
+
+
+def test_optional_fields_may_be_left_out() -> None:
+    request = decode_request(encode(move(to=None)))
+    assert request.opt_int("to") is None
+    assert decode_request(encode({"type": "ping", "id": "p"})) == Request("ping", "p", {})
+
+
+def test_the_int32_bounds_are_inclusive() -> None:
+    for to in (-(2**31), 2**31 - 1, 0, 99):
+        assert decode_request(encode(move(to=to))).get_int("to") == to
+
+
+def test_the_largest_ids_and_deals_msgpack_carries() -> None:
+    assert decode_request(encode({"type": "ping", "id": 2**64 - 1})).id == 2**64 - 1
+    assert decode_request(encode({"type": "ping", "id": -(2**63)})).id == -(2**63)
+    new = {"type": "new_game", "id": 1, "level": "easy", "deal": 2**63 - 1}
+    assert decode_request(encode(new)).get_int("deal") == 2**63 - 1
+    too_large = {"type": "new_game", "id": 1, "level": "easy", "deal": 2**63}
+    assert rejection(encode(too_large)).code == "bad_request"
+
+
+def test_the_size_limit_is_checked_before_anything_else() -> None:
+    """A frame of exactly MAX_FRAME_BYTES is read (and judged on its fields); one more is not."""
+    length = MAX_FRAME_BYTES - len(encode(move(card=""))) - 2  # str16 header: 3 bytes, not 1
+    at_limit = encode(move(card="x" * length))
+    assert len(at_limit) == MAX_FRAME_BYTES
+    assert "move.card" in rejection(at_limit).message
+    over = encode(move(card="x" * (length + 1)))
+    assert "limit" in rejection(over).message
+
+
+def test_bytearray_and_memoryview_frames_are_read() -> None:
+    frame = encode(move())
+    assert decode_request(bytearray(frame)).type == "move"  # type: ignore[arg-type]
+    assert decode_request(memoryview(frame)).type == "move"  # type: ignore[arg-type]
+
+
+def test_printable_names_include_letters_of_any_script_and_spaces() -> None:
+    for name in ("ada", "Åsa Öberg", "Пётр", "李雷", "x" * 32, "♠ ace ♠"):
+        frame = encode({"type": "register", "id": 1, "name": name})
+        assert decode_request(frame).get_str("name") == name
+
+
+def test_every_request_type_round_trips() -> None:
+    for spec in REQUESTS.values():
+        for example in spec.examples:
+            request = decode_request(encode(example))
+            assert request.to_message() == example
+            assert request.type == spec.type
+
+
+def test_new_request_checks_like_the_server() -> None:
+    request = new_request("move", 1, game=42, v=0, card="7C", to=5)
+    assert decode_request(encode(request.to_message())) == request
+    with pytest.raises(InvalidMessage) as caught:
+        new_request("move", 1, game=42, v=0, card="7C", to="5")
+    assert caught.value.path == "move.to"
+    with pytest.raises(InvalidMessage):
+        new_request("teleport", 1)
+
+
+def test_accessors_fail_loudly_on_server_bugs() -> None:
+    request = Request("move", 1, {"game": 42, "card": "TH"})
+    with pytest.raises(KeyError):
+        request.get_int("v")
+    with pytest.raises(TypeError):
+        request.get_int("card")
+    with pytest.raises(TypeError):
+        request.get_str("game")
+
+
+def test_encode_writes_strings_as_str_and_bytes_as_bin() -> None:
+    frame = encode({"type": "x", "data": b"\x00"})
+    assert msgpack.unpackb(frame, raw=True) == {b"type": b"x", b"data": b"\x00"}
+    assert frame == b"\x82\xa4type\xa1x\xa4data\xc4\x01\x00"
+
+
+def test_protocol_error_rejects_unknown_codes() -> None:
+    with pytest.raises(ValueError):
+        ProtocolError("oops", "no such code")
+    assert "stale" in repr(ProtocolError("stale", "old", re=1, v=3))

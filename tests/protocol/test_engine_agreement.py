@@ -1,0 +1,116 @@
+"""The protocol repeats what the engine defines (levels, locales, rule codes,
+events, views) because it may not import it; these tests keep the copies true.
+
+Only tests may import both packages (tests/architecture).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from engine import events as engine_events
+from engine.errors import LOCALES as ENGINE_LOCALES
+from engine.errors import RuleViolation
+from engine.game import Game
+from engine.levels import LEVEL_NAMES, LEVELS
+from engine.view import public_view
+from protocol import LEVELS as PROTOCOL_LEVELS
+from protocol import LOCALES as PROTOCOL_LOCALES
+from protocol import RULE_CODES, build, validate_message
+from protocol.events import ENGINE_EVENTS, EVENT
+from protocol.messages import EXAMPLE_VIEW
+from protocol.shapes import VIEW
+
+SAMPLES: dict[type, engine_events.Event] = {
+    engine_events.Moved: engine_events.Moved(card=0, src=0, dst=3, count=1),
+    engine_events.Flipped: engine_events.Flipped(column=2, card=51),
+    engine_events.Unflipped: engine_events.Unflipped(column=2),
+    engine_events.Dealt: engine_events.Dealt(cards=(1, 2, 3)),
+    engine_events.Undealt: engine_events.Undealt(count=3),
+    engine_events.SuitRemoved: engine_events.SuitRemoved(suit=3, column=1, slot=4),
+    engine_events.SuitRestored: engine_events.SuitRestored(suit=0, column=7, slot=1),
+    engine_events.Undone: engine_events.Undone(action="deal"),
+    engine_events.Restarted: engine_events.Restarted(),
+    engine_events.Hinted: engine_events.Hinted(action="move", card=12, to=10),
+    engine_events.Score: engine_events.Score(score=0, moves=0, undos=0, hints=0),
+    engine_events.Won: engine_events.Won(
+        moves=1, time_ms=0, score=600010, suits=4, hints=0, undos=0
+    ),
+    engine_events.Stuck: engine_events.Stuck(),
+}
+
+
+def test_levels_locales_and_rule_codes_match_the_engine() -> None:
+    assert PROTOCOL_LEVELS == LEVEL_NAMES
+    assert PROTOCOL_LOCALES == ENGINE_LOCALES
+    assert set(RULE_CODES) == {cls.code for cls in RuleViolation.__subclasses__()}
+
+
+def test_every_engine_event_is_declared() -> None:
+    classes = {getattr(engine_events, name) for name in engine_events.__all__ if name != "Event"}
+    assert classes == SAMPLES.keys()
+    declared = {spec.type for spec in ENGINE_EVENTS}
+    assert {event.to_dict()["type"] for event in SAMPLES.values()} == declared
+    for event in SAMPLES.values():
+        EVENT.check(event.to_dict(), "event")
+    for hint in (engine_events.Hinted("deal"), engine_events.Hinted("none")):
+        EVENT.check(hint.to_dict(), "event")
+
+
+def test_the_example_view_is_hard_deal_1() -> None:
+    assert public_view(Game(LEVELS["hard"], 1)) == EXAMPLE_VIEW
+
+
+def hint_player_win() -> Game:
+    """Follow the hint on easy deals 1, 2, ... until one is won (deal 4, in 59 moves)."""
+    for number in range(1, 41):
+        game, t = Game(LEVELS["easy"], number), 0
+        seen: set[bytes] = set()
+        while not game.won and game.state.key() not in seen:
+            seen.add(game.state.key())
+            hint, t = game.suggestion(), t + 1000
+            if hint.action == "deal":
+                game.deal(t)
+            elif hint.action == "move" and hint.card is not None:
+                game.move(hint.card, hint.to, t)
+            else:
+                break
+        if game.won:
+            return game
+    raise AssertionError("following the hint won none of the easy deals 1..40")
+
+
+@functools.cache
+def played() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Events and views of real play: a won game replayed; the same game up to its last
+    action, undone to the deal, hinted and restarted; every level's opening view."""
+    won = hint_player_win()
+    events: list[dict[str, object]] = []
+    views = [public_view(Game(rules, 5)) for rules in LEVELS.values()]
+    again = Game(won.rules, won.deal_number)
+    for action in won.actions:
+        events += [event.to_dict() for event in again.play(action)]
+        views.append(public_view(again))
+    again = Game(won.rules, won.deal_number)
+    for action in won.actions[:-1]:
+        again.play(action)
+    t = won.actions[-1].t
+    while again.undo_depth:
+        events += [event.to_dict() for event in again.undo(t)]
+        views.append(public_view(again))
+    events += [event.to_dict() for event in (*again.hint(t), *again.restart(t))]
+    return events, views
+
+
+def test_real_engine_events_are_valid_pushes() -> None:
+    events, _ = played()
+    kinds = {event["type"] for event in events}
+    assert {"moved", "flipped", "unflipped", "suit_removed", "suit_restored", "won"} <= kinds
+    validate_message(build.events(game=1, v=len(events), events=events))
+
+
+def test_real_engine_views_are_valid() -> None:
+    _, views = played()
+    for view in views:
+        VIEW.check(view, "view")
+        validate_message(build.game(1, game=1, v=0, view=view))

@@ -1,0 +1,147 @@
+"""Hypothesis properties of the codec.
+
+* every valid request survives encode -> decode unchanged;
+* no input, however broken, raises anything but ProtocolError;
+* the decoder and the published schema agree on what a valid request is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol import MAX_FRAME_BYTES, ProtocolError, decode_request, encode
+from protocol.fields import AnyOf, FieldType, Int, Str
+from protocol.messages import REQUESTS
+from protocol.shapes import REQUEST_ID
+from protocol.spec import MessageSpec
+from tests.protocol.schema_check import SchemaChecker
+
+# Characters str.isprintable() accepts and the schema's pattern cannot tell
+# apart from the rest: letters, marks, numbers, punctuation, symbols, space.
+PRINTABLE = st.characters(categories=("L", "M", "N", "P", "S"), include_characters=" ")
+MSGPACK_INT = st.integers(-(2**63), 2**64 - 1)
+
+
+def values(kind: FieldType) -> st.SearchStrategy[Any]:
+    """Valid values of a request field type."""
+    match kind:
+        case Int(choices=choices) if choices:
+            return st.sampled_from(choices)
+        case Int(min=low, max=high):
+            top = 2**64 - 1 if high is None else min(high, 2**64 - 1)  # msgpack's largest
+            return st.integers(-(2**63) if low is None else low, top)
+        case Str(choices=choices) if choices:
+            return st.sampled_from(choices)
+        case Str(printable=True, min_len=low, max_len=high):
+            return st.text(PRINTABLE, min_size=low, max_size=high)
+        case Str(min_len=low, max_len=high):
+            return st.text(min_size=low, max_size=high)
+        case AnyOf(options=options):
+            return st.one_of([values(option) for option in options])
+    raise NotImplementedError(kind)
+
+
+@st.composite
+def requests(draw: st.DrawFn, spec: MessageSpec | None = None) -> dict[str, Any]:
+    """A valid request of ``spec`` (or of any type), optional fields sometimes present."""
+    spec = spec or draw(st.sampled_from(list(REQUESTS.values())))
+    message: dict[str, Any] = {"type": spec.type, "id": draw(values(REQUEST_ID))}
+    for field in spec.fields:
+        if field.required or draw(st.booleans()):
+            message[field.name] = draw(values(field.type))
+    return message
+
+
+_WILD_SCALARS = [None, True, False, 0, -1, 1, 5, 2**31, 2**63, -(2**63), 2**64 - 1, 1.5, 1.0]
+_WILD_OTHERS = ["", "x", "x" * 65, "a\x00", "TH", "easy", "active", "move", "en", [], {}, b"x"]
+WILD = st.sampled_from([*_WILD_SCALARS, *_WILD_OTHERS])
+
+
+@st.composite
+def near_misses(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid request with one thing perhaps broken: a field dropped, added or replaced."""
+    message = draw(requests())
+    mutation = draw(st.sampled_from(["none", "drop", "add", "replace"]))
+    if mutation == "drop":
+        del message[draw(st.sampled_from(sorted(message)))]
+    elif mutation == "add":
+        message[draw(st.sampled_from(["x", "since", "to", "level", "token", "Type"]))] = draw(WILD)
+    elif mutation == "replace":
+        message[draw(st.sampled_from(sorted(message)))] = draw(WILD)
+    return message
+
+
+msgpack_values = st.recursive(
+    st.none() | st.booleans() | MSGPACK_INT | st.floats() | st.text() | st.binary(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6) | MSGPACK_INT, inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+def decodes(frame: bytes | str) -> bool:
+    """True when the frame is a valid request; ProtocolError is the only other outcome."""
+    try:
+        decode_request(frame)
+    except ProtocolError:
+        return False
+    return True
+
+
+@given(requests())
+def test_valid_requests_round_trip(message: dict[str, Any]) -> None:
+    request = decode_request(encode(message))
+    assert (request.type, request.id) == (message["type"], message["id"])
+    assert request.to_message() == message
+
+
+@given(st.binary(max_size=256))
+def test_random_bytes_raise_only_protocol_errors(frame: bytes) -> None:
+    decodes(frame)
+
+
+@given(st.text(max_size=64))
+def test_text_frames_are_always_refused(frame: str) -> None:
+    assert not decodes(frame)
+
+
+@given(msgpack_values)
+def test_random_msgpack_raises_only_protocol_errors(value: Any) -> None:
+    decodes(msgpack.packb(value, use_bin_type=True))
+
+
+@given(requests(), st.data())
+def test_damaged_frames_raise_only_protocol_errors(
+    message: dict[str, Any], data: st.DataObject
+) -> None:
+    frame = bytearray(encode(message))
+    for _ in range(data.draw(st.integers(1, 4))):
+        where = data.draw(st.integers(0, len(frame) - 1))
+        action = data.draw(st.sampled_from(["flip", "cut", "insert"]))
+        if action == "flip":
+            frame[where] ^= data.draw(st.integers(1, 255))
+        elif action == "cut":
+            del frame[where:]
+            if not frame:
+                break
+        else:
+            frame[where:where] = data.draw(st.binary(min_size=1, max_size=4))
+    decodes(bytes(frame))
+
+
+@given(near_misses())
+def test_the_decoder_and_the_schema_agree(checker: SchemaChecker, message: dict[str, Any]) -> None:
+    by_schema = checker.valid(message, checker.definition("client_message"))
+    assert decodes(encode(message)) == by_schema, message
+
+
+@given(st.binary(min_size=1, max_size=32))
+def test_frames_over_the_limit_are_refused_unread(tail: bytes) -> None:
+    frame = encode({"type": "ping", "id": 1}) + b"\x00" * MAX_FRAME_BYTES + tail
+    assert not decodes(frame)
