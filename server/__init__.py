@@ -1,0 +1,1 @@
+"""The asyncio server: composition root, connections, the game service and the store."""

@@ -1,0 +1,181 @@
+"""The store's exception tree, and the one place database errors are translated.
+
+::
+
+    StoreError                 anything the store cannot do; never carries SQL
+    ├── NameTaken              create_player: the name is in use, ignoring case
+    ├── NotFound               no such player or game
+    ├── GameInProgress         create_game: the player has an unfinished game (R17)
+    ├── VersionConflict        a write was computed from a version that is no longer current
+    ├── SchemaOutdated         the schema is not at this code's head revision
+    └── StoreUnavailable       the database cannot be reached, is busy, or the store is closed
+
+Callers see only these. ``translate_errors()`` maps SQLAlchemy and driver
+exceptions to the most specific of them with ``raise ... from exc``: the
+message is ours and never quotes SQL or parameters; the chained cause keeps the
+detail for the server's log, which is the only place it belongs.
+
+Invalid input that no database would accept (an empty name, a negative deal)
+raises ``ValueError`` before any SQL runs: that is the caller's bug, not a
+store failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from sqlalchemy import exc as sa_exc
+
+__all__ = [
+    "UPGRADE_HINT",
+    "GameInProgress",
+    "NameTaken",
+    "NotFound",
+    "SchemaOutdated",
+    "StoreError",
+    "StoreUnavailable",
+    "VersionConflict",
+    "integrity_kind",
+    "translate_errors",
+]
+
+UPGRADE_HINT: Final = (
+    "run `scorpion-server --migrate`, or `alembic upgrade head` in the source tree "
+    "with SCORPION_DATABASE_URL set"
+)
+
+
+class StoreError(Exception):
+    """Base of every error the store raises on purpose."""
+
+
+class NameTaken(StoreError):
+    """Another player already has this name, compared ignoring case."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"the name {name!r} is taken")
+
+
+class NotFound(StoreError):
+    """The player or game a call names does not exist."""
+
+    def __init__(self, kind: str, ident: int) -> None:
+        self.kind = kind
+        self.ident = ident
+        super().__init__(f"no {kind} {ident}")
+
+
+class GameInProgress(StoreError):
+    """The player already has an unfinished game.
+
+    R17: starting a new game abandons the unfinished one, so a player has at
+    most one; a ``GameWrite`` ending it with ``then_start`` does both at once.
+    """
+
+    def __init__(self, player_id: int) -> None:
+        self.player_id = player_id
+        super().__init__(f"player {player_id} has an unfinished game")
+
+
+class VersionConflict(StoreError):
+    """A write expected ``expected`` but the game is at ``current`` (or finished).
+
+    Another writer (a second node, a second device) got there first: the
+    caller reloads the game and retries or answers ``stale``. Nothing of the
+    rejected write was stored. ``current`` and ``status`` are the game's
+    version and status as the store saw them, when it could tell.
+    """
+
+    def __init__(
+        self, game_id: int, expected: int, current: int | None = None, status: str | None = None
+    ) -> None:
+        self.game_id = game_id
+        self.expected = expected
+        self.current = current
+        self.status = status
+        where = "has moved on" if current is None else f"is at version {current}"
+        state = "" if status in (None, "active") else f" and is {status}"
+        super().__init__(f"game {game_id} {where}{state}; the write expected version {expected}")
+
+
+class SchemaOutdated(StoreError):
+    """The database schema is missing or not at the head revision of this code."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"{detail}: {UPGRADE_HINT}")
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be used right now; retrying later may succeed."""
+
+
+def integrity_kind(exc: sa_exc.IntegrityError) -> str:
+    """Which constraint ``exc`` broke: 'unique', 'foreign_key', 'check', 'not_null' or ''.
+
+    Read from the driver's structured error (PostgreSQL's SQLSTATE, SQLite's
+    extended result code name), never parsed out of the message.
+    """
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate is not None:
+        return _PG_KINDS.get(str(sqlstate), "")
+    name = str(getattr(orig, "sqlite_errorname", ""))
+    return _SQLITE_KINDS.get(name, "")
+
+
+_PG_KINDS: Final = {
+    "23505": "unique",
+    "23503": "foreign_key",
+    "23514": "check",
+    "23502": "not_null",
+}
+_SQLITE_KINDS: Final = {
+    "SQLITE_CONSTRAINT_UNIQUE": "unique",
+    "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
+    "SQLITE_CONSTRAINT_FOREIGNKEY": "foreign_key",
+    "SQLITE_CONSTRAINT_CHECK": "check",
+    "SQLITE_CONSTRAINT_NOTNULL": "not_null",
+}
+_UNDEFINED_TABLE_SQLSTATE: Final = "42P01"
+
+
+def _missing_table(exc: sa_exc.DBAPIError) -> bool:
+    """True when the statement failed because a table does not exist (no schema yet)."""
+    if getattr(exc.orig, "sqlstate", None) == _UNDEFINED_TABLE_SQLSTATE:
+        return True
+    return "no such table" in str(exc.orig)  # SQLite has no finer code for this
+
+
+def _translate(exc: Exception) -> StoreError | None:
+    """The public error for a database-layer exception, or None if it is not one."""
+    if isinstance(exc, sa_exc.DBAPIError) and _missing_table(exc):
+        return SchemaOutdated("the database has no schema, or an incomplete one")
+    if isinstance(exc, sa_exc.IntegrityError):
+        return StoreError("the database refused the change as inconsistent")
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return StoreUnavailable("the connection to the database was lost")
+    if isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)):
+        return StoreUnavailable("the database is unavailable or busy")
+    if isinstance(exc, (sa_exc.TimeoutError, OSError)):
+        return StoreUnavailable("the database cannot be reached")
+    if isinstance(exc, sa_exc.SQLAlchemyError):
+        return StoreError("the database reported an error")
+    return None
+
+
+@contextmanager
+def translate_errors() -> Iterator[None]:
+    """Re-raise database exceptions inside the block as ``StoreError``s."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        public = _translate(exc)
+        if public is None:
+            raise
+        raise public from exc

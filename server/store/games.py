@@ -1,0 +1,112 @@
+"""Games and their action logs: starting a game, and the read side.
+
+A game is its level and deal plus its ordered action log (architecture.md,
+"State and storage"): ``fetch_actions`` returns the log from a position on,
+which the service replays through the engine to rebuild the state, the undo
+history and the replay document. The write side of an existing game is in
+``server.store.writes``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final
+
+from sqlalchemy import RowMapping, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.store.errors import GameInProgress, NotFound, integrity_kind
+from server.store.models import ACTIONS, GAMES, ActionRow, GameRow
+from server.store.records import ActionRecord, GameRecord, GameStatus, NewGame
+
+__all__ = [
+    "ACTION_COLUMNS",
+    "GAME_COLUMNS",
+    "action_record",
+    "fetch_action",
+    "fetch_actions",
+    "fetch_game",
+    "fetch_games",
+    "game_record",
+    "insert_game",
+]
+
+GAME_COLUMNS: Final = tuple(GAMES.c)
+ACTION_COLUMNS: Final = tuple(ACTIONS.c)
+_COUNTERS: Final = ("version", "moves", "score", "time_ms", "hints", "undos", "suits_removed")
+
+
+def game_record(row: RowMapping) -> GameRecord:
+    """A ``games`` row (by column name) as a record."""
+    fields = dict(row)
+    fields["status"] = GameStatus(fields["status"])
+    return GameRecord(**fields)
+
+
+def action_record(row: RowMapping) -> ActionRecord:
+    """A ``game_actions`` row (by column name) as a record; ``to_col`` becomes ``to``."""
+    fields = dict(row)
+    fields["to"] = fields.pop("to_col")
+    return ActionRecord(**fields)
+
+
+async def insert_game(
+    conn: AsyncConnection, player_id: int, game: NewGame, now: datetime
+) -> GameRecord:
+    """Start ``game`` for ``player_id``: NotFound without the player, GameInProgress (R17)."""
+    statement = (
+        insert(GameRow)
+        .values(
+            player_id=player_id,
+            level=game.level,
+            deal=game.deal,
+            status=GameStatus.ACTIVE.value,
+            **dict.fromkeys(_COUNTERS, 0),
+            created_at=now,
+            updated_at=now,
+        )
+        .returning(*GAME_COLUMNS)
+    )
+    try:
+        row = (await conn.execute(statement)).one()
+    except IntegrityError as exc:
+        kind = integrity_kind(exc)
+        if kind == "foreign_key":
+            raise NotFound("player", player_id) from exc
+        if kind == "unique":
+            raise GameInProgress(player_id) from exc
+        raise
+    return game_record(row._mapping)
+
+
+async def fetch_game(conn: AsyncConnection, game_id: int) -> GameRecord | None:
+    row = (await conn.execute(select(*GAME_COLUMNS).where(GameRow.id == game_id))).one_or_none()
+    return None if row is None else game_record(row._mapping)
+
+
+async def fetch_games(
+    conn: AsyncConnection, player_id: int, status: GameStatus | None, limit: int | None
+) -> list[GameRecord]:
+    """A player's games, newest first, optionally of one status and at most ``limit``."""
+    statement = select(*GAME_COLUMNS).where(GameRow.player_id == player_id)
+    if status is not None:
+        statement = statement.where(GameRow.status == status.value)
+    statement = statement.order_by(GameRow.id.desc()).limit(limit)
+    return [game_record(row._mapping) for row in await conn.execute(statement)]
+
+
+async def fetch_actions(conn: AsyncConnection, game_id: int, after_seq: int) -> list[ActionRecord]:
+    """The game's actions with ``seq > after_seq``, in log order."""
+    statement = (
+        select(*ACTION_COLUMNS)
+        .where(ActionRow.game_id == game_id, ActionRow.seq > after_seq)
+        .order_by(ActionRow.seq)
+    )
+    return [action_record(row._mapping) for row in await conn.execute(statement)]
+
+
+async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionRecord | None:
+    statement = select(*ACTION_COLUMNS).where(ActionRow.game_id == game_id, ActionRow.seq == seq)
+    row = (await conn.execute(statement)).one_or_none()
+    return None if row is None else action_record(row._mapping)

@@ -1,0 +1,240 @@
+"""The tables, as SQLAlchemy 2 declarative models; Alembic's target metadata.
+
+The models describe the schema; the store executes Core statements built from
+them on connections (no ``Session``, no identity map) and hands callers frozen
+records (``server.store.records``), never these classes.
+
+Decisions worth knowing:
+
+- ``games.deal`` is text (``DealNumber``: canonical decimal, up to 21 digits).
+  Deal numbers reach 10**20, beyond a signed 64-bit integer; ``Numeric(21, 0)``
+  would be exact on PostgreSQL, but SQLite stores integer-looking text that
+  does not fit 64 bits as a REAL and silently rounds it. Text is exact on both
+  and needs no ordering: deals are looked up by equality, never by range.
+- ``games.id`` is a BIGINT on PostgreSQL (an open server outlives 2**31 games
+  sooner than its players table); on SQLite it must stay INTEGER to remain the
+  rowid alias that autoincrements.
+- A player has at most one active game: the partial unique index
+  ``uq_games_active_player`` holds R17 (a new game abandons the unfinished
+  one) even when two devices start games at once.
+- ``game_actions`` is keyed by (game_id, seq): two writers appending the same
+  seq cannot both succeed. On SQLite it is a WITHOUT ROWID table, so a game's
+  log is stored in key order and loads from adjacent pages.
+- Time stamps are set by the store's clock (aware UTC); ``UTCDateTime`` keeps
+  them aware on SQLite too, which has no time zone type.
+- CHECK constraints keep a finished game's fields consistent, so a bug in a
+  writer cannot record a lost game without a reason or a won one unfinished.
+- Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
+  later migrations can drop or alter them by name on both databases.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final, cast
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+__all__ = [
+    "ACTIONS",
+    "GAMES",
+    "LEVEL_STATS",
+    "NAMING_CONVENTION",
+    "ActionRow",
+    "Base",
+    "DealNumber",
+    "GameRow",
+    "LevelStatsRow",
+    "PlayerRow",
+    "TokenRow",
+    "UTCDateTime",
+    "metadata",
+]
+
+NAMING_CONVENTION: Final = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+GAME_ID: Final = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class DealNumber(TypeDecorator[int]):
+    """A deal number (int in Python) stored exactly as decimal text of up to 21 digits."""
+
+    impl = String(21)
+    cache_ok = True
+
+    def process_bind_param(self, value: int | None, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"deal number {value!r} is not a non-negative int")
+        return str(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> int | None:
+        return None if value is None else int(value)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every backend (naive UTC text on SQLite)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: the store keeps aware UTC times")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+metadata: Final = Base.metadata
+
+
+class PlayerRow(Base):
+    """A player. ``name_key`` (``players.name_key()``) makes names unique ignoring case."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(32))
+    name_key: Mapped[str] = mapped_column(String(128), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class TokenRow(Base):
+    """A bearer token: only its SHA-256 is stored, so a database leak logs no one in."""
+
+    __tablename__ = "tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+_ACTIVE: Final = text("status = 'active'")
+
+
+class GameRow(Base):
+    """A game: its deal, its status and counters; ``version`` = actions in its log."""
+
+    __tablename__ = "games"
+    __table_args__ = (
+        Index("ix_games_player_id_status", "player_id", "status"),
+        Index(
+            "uq_games_active_player",
+            "player_id",
+            unique=True,
+            sqlite_where=_ACTIVE,
+            postgresql_where=_ACTIVE,
+        ),
+        CheckConstraint("status IN ('active', 'won', 'lost')", name="status"),
+        CheckConstraint(
+            "(status = 'lost' AND lost_reason IN ('resigned', 'abandoned'))"
+            " OR (status <> 'lost' AND lost_reason IS NULL)",
+            name="lost_reason",
+        ),
+        CheckConstraint(
+            "(status = 'active' AND finished_at IS NULL)"
+            " OR (status <> 'active' AND finished_at IS NOT NULL)",
+            name="finished_at",
+        ),
+        CheckConstraint("version >= 0", name="version"),
+    )
+
+    id: Mapped[int] = mapped_column(GAME_ID, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    level: Mapped[str] = mapped_column(String(32))
+    deal: Mapped[int] = mapped_column(DealNumber())
+    status: Mapped[str] = mapped_column(String(8))
+    version: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int] = mapped_column(Integer)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    hints: Mapped[int] = mapped_column(Integer)
+    undos: Mapped[int] = mapped_column(Integer)
+    suits_removed: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    lost_reason: Mapped[str | None] = mapped_column(String(16))
+
+
+class ActionRow(Base):
+    """One action of a game's log, at 1-based position ``seq``."""
+
+    __tablename__ = "game_actions"
+    __table_args__ = (
+        CheckConstraint("seq >= 1", name="seq"),
+        {"sqlite_with_rowid": False},
+    )
+
+    game_id: Mapped[int] = mapped_column(
+        GAME_ID, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(String(8))
+    card: Mapped[str | None] = mapped_column(String(3))
+    to_col: Mapped[int | None] = mapped_column(Integer)
+    t: Mapped[int] = mapped_column(BigInteger)
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class LevelStatsRow(Base):
+    """A player's statistics on one level; changed in the transaction that ends a game."""
+
+    __tablename__ = "level_stats"
+    __table_args__ = (CheckConstraint("games = wins + losses", name="games"),)
+
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
+    )
+    level: Mapped[str] = mapped_column(String(32), primary_key=True)
+    games: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    current_streak: Mapped[int] = mapped_column(Integer)
+    best_streak: Mapped[int] = mapped_column(Integer)
+    best_score: Mapped[int | None] = mapped_column(Integer)
+    fastest_win_ms: Mapped[int | None] = mapped_column(BigInteger)
+    fewest_moves: Mapped[int | None] = mapped_column(Integer)
+
+
+# The Core tables, for statements built once and executed many times: cheaper
+# than statements on the ORM classes, which go through the ORM's plugins.
+GAMES: Final = cast(Table, GameRow.__table__)
+ACTIONS: Final = cast(Table, ActionRow.__table__)
+LEVEL_STATS: Final = cast(Table, LevelStatsRow.__table__)

@@ -1,0 +1,125 @@
+"""Players and their bearer tokens.
+
+A name is kept as the player typed it (trimmed, NFC-normalised) and is unique
+by ``name_key``: its NFKC case fold, so "Anna", "ANNA" and the full-width
+"Ａｎｎａ" are one name, and "Strauß" is taken once "STRAUSS" is. The unique
+index on ``players.name_key`` decides races between two nodes.
+
+A token is ``secrets.token_urlsafe(32)`` (256 random bits), handed out once;
+the database keeps only its SHA-256 (hex), which is also the lookup key. A
+fast unsalted hash is right here: the secret is random and long, so there is
+nothing to brute-force, and salting would make the lookup a scan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import unicodedata
+from datetime import datetime
+from typing import Final
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Row
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.store.errors import NameTaken, NotFound, integrity_kind
+from server.store.models import PlayerRow, TokenRow
+from server.store.records import Player
+
+__all__ = [
+    "MAX_NAME",
+    "InvalidName",
+    "check_name",
+    "delete_token",
+    "fetch_player",
+    "fetch_player_by_token",
+    "hash_token",
+    "insert_player",
+    "insert_token",
+    "name_key",
+]
+
+MAX_NAME: Final = 32
+_MAX_KEY: Final = 128  # players.name_key: room for what case folding expands
+_PLAYER_COLUMNS: Final = (PlayerRow.id, PlayerRow.name, PlayerRow.created_at)
+
+
+class InvalidName(ValueError):
+    """A player name that is empty, too long or not printable; the message names it."""
+
+
+def check_name(name: str) -> str:
+    """``name`` as stored (trimmed, NFC); InvalidName unless 1..32 printable characters."""
+    cleaned = unicodedata.normalize("NFC", name.strip())
+    if not 0 < len(cleaned) <= MAX_NAME:
+        raise InvalidName(f"a name has 1 to {MAX_NAME} characters, not {len(cleaned)}: {name!r}")
+    if not cleaned.isprintable() or len(name_key(cleaned)) > _MAX_KEY:
+        raise InvalidName(f"the name {name!r} has characters a name cannot have")
+    return cleaned
+
+
+def name_key(name: str) -> str:
+    """The form two names are compared in: NFKC case fold (Unicode's NFKC_Casefold)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _player(row: Row[int, str, datetime]) -> Player:
+    return Player(id=row[0], name=row[1], created_at=row[2])
+
+
+async def insert_player(conn: AsyncConnection, name: str, now: datetime) -> Player:
+    """Add a player named ``name`` (already checked); NameTaken on a duplicate key."""
+    statement = (
+        insert(PlayerRow)
+        .values(name=name, name_key=name_key(name), created_at=now)
+        .returning(*_PLAYER_COLUMNS)
+    )
+    try:
+        row = (await conn.execute(statement)).one()
+    except IntegrityError as exc:
+        if integrity_kind(exc) == "unique":
+            raise NameTaken(name) from exc
+        raise
+    return _player(row)
+
+
+async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> str:
+    """A new token for ``player_id`` (NotFound if there is no such player)."""
+    token = secrets.token_urlsafe(32)
+    statement = insert(TokenRow).values(
+        token_hash=hash_token(token), player_id=player_id, created_at=now
+    )
+    try:
+        await conn.execute(statement)
+    except IntegrityError as exc:
+        if integrity_kind(exc) == "foreign_key":
+            raise NotFound("player", player_id) from exc
+        raise
+    return token
+
+
+async def delete_token(conn: AsyncConnection, token: str) -> bool:
+    result = await conn.execute(delete(TokenRow).where(TokenRow.token_hash == hash_token(token)))
+    return result.rowcount > 0
+
+
+async def fetch_player_by_token(conn: AsyncConnection, token: str) -> Player | None:
+    statement = (
+        select(*_PLAYER_COLUMNS)
+        .join(TokenRow, TokenRow.player_id == PlayerRow.id)
+        .where(TokenRow.token_hash == hash_token(token))
+    )
+    row = (await conn.execute(statement)).one_or_none()
+    return None if row is None else _player(row)
+
+
+async def fetch_player(conn: AsyncConnection, player_id: int) -> Player | None:
+    statement = select(*_PLAYER_COLUMNS).where(PlayerRow.id == player_id)
+    row = (await conn.execute(statement)).one_or_none()
+    return None if row is None else _player(row)

@@ -1,0 +1,252 @@
+"""The values the store takes and returns: small frozen dataclasses, never ORM rows.
+
+Read side: ``Player``, ``GameRecord``, ``ActionRecord``, ``LevelStats``.
+Write side: ``GameWrite`` is one unit of work on one game (an applied action
+and/or its end, optionally starting the player's next game), built from
+``NewAction``, ``Progress``, ``Ending`` and ``NewGame``; committing it yields
+``Committed``. Constructors check what the database cannot (``ValueError``),
+so a bad value never reaches SQL.
+
+Times are aware UTC ``datetime``s; play times (``t``, ``time_ms``) are
+milliseconds of play as the engine counts them (R22). Cards are their
+canonical text (``"TD"``, R2), as in replays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Final
+
+from engine.game import ACTION_TYPES
+
+__all__ = [
+    "ACTION_TYPES",
+    "MAX_REQUEST_ID",
+    "MAX_STORED_DEAL",
+    "ActionRecord",
+    "Committed",
+    "Ending",
+    "GameRecord",
+    "GameStatus",
+    "GameWrite",
+    "LevelStats",
+    "NewAction",
+    "NewGame",
+    "Player",
+    "Progress",
+    "SchemaStatus",
+]
+
+MAX_STORED_DEAL: Final = 10**21 - 1
+"""The largest deal number the ``deal`` column holds (21 decimal digits; the engine's is 10**20)."""
+MAX_REQUEST_ID: Final = 64
+"""The longest client request id the log keeps."""
+
+
+class SchemaStatus(StrEnum):
+    """How the database's schema relates to this code's migrations."""
+
+    CURRENT = "current"  # at the head revision: ready
+    OUTDATED = "outdated"  # behind, ahead, or tables Alembic does not know
+    EMPTY = "empty"  # nothing there yet: ``upgrade()`` creates everything
+
+
+class GameStatus(StrEnum):
+    ACTIVE = "active"
+    WON = "won"
+    LOST = "lost"
+
+
+class Ending(StrEnum):
+    """How a game ends: won (R15), or lost by resigning or abandoning it (R17)."""
+
+    WON = "won"
+    RESIGNED = "resigned"
+    ABANDONED = "abandoned"
+
+    @property
+    def status(self) -> GameStatus:
+        return GameStatus.WON if self is Ending.WON else GameStatus.LOST
+
+    @property
+    def lost_reason(self) -> str | None:
+        return None if self is Ending.WON else self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    id: int
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A game's row: its deal, where it stands, and its counters (R20, R25)."""
+
+    id: int
+    player_id: int
+    level: str
+    deal: int
+    status: GameStatus
+    version: int  # actions applied so far = the last action's seq
+    moves: int
+    score: int
+    time_ms: int
+    hints: int
+    undos: int
+    suits_removed: int
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    lost_reason: str | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not GameStatus.ACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """One stored action: a replay action (replay.md) plus its log position."""
+
+    game_id: int
+    seq: int  # 1-based position in the game's log
+    type: str
+    card: str | None
+    to: int | None
+    t: int
+    request_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LevelStats:
+    """A player's record on one level (rules.md, "Statistics")."""
+
+    player_id: int
+    level: str
+    games: int  # finished games: wins + losses
+    wins: int
+    losses: int
+    current_streak: int  # wins since the last loss
+    best_streak: int
+    best_score: int | None  # over all finished games
+    fastest_win_ms: int | None
+    fewest_moves: int | None  # in a win
+
+    @property
+    def win_rate(self) -> float:
+        """Wins per finished game, 0.0 before the first one."""
+        return self.wins / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NewAction:
+    """An action the engine accepted, as it goes into the log."""
+
+    type: str
+    card: str | None = None
+    to: int | None = None
+    t: int = 0
+
+    def __post_init__(self) -> None:
+        if self.type not in ACTION_TYPES:
+            raise ValueError(f"unknown action type {self.type!r}")
+        if (self.card is not None) != (self.type == "move"):
+            raise ValueError(f"a {self.type!r} action with card {self.card!r}")
+        if self.card is not None and not 0 < len(self.card) <= 3:
+            raise ValueError(f"{self.card!r} is not a card's name")
+        if self.to is not None and self.type != "move":
+            raise ValueError(f"a {self.type!r} action with a destination")
+        if self.t < 0:
+            raise ValueError(f"negative play time {self.t}")
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A game's counters after a write: the engine's ``Results`` (``suits_removed`` = ``suits``)."""
+
+    moves: int = 0
+    score: int = 0
+    time_ms: int = 0
+    hints: int = 0
+    undos: int = 0
+    suits_removed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """A game to start: its level and deal number (R6)."""
+
+    level: str
+    deal: int
+
+    def __post_init__(self) -> None:
+        if not self.level:
+            raise ValueError("a game needs a level")
+        if isinstance(self.deal, bool) or not 0 <= self.deal <= MAX_STORED_DEAL:
+            raise ValueError(f"deal number {self.deal!r} cannot be stored")
+
+
+@dataclass(frozen=True, slots=True)
+class GameWrite:
+    """One unit of work on one game, written in one transaction (or one batch).
+
+    - ``version``: the game's version this write was computed from; the write
+      applies only if the game is still there and still active (else
+      ``VersionConflict``, nothing written).
+    - ``action``: the applied action, stored at ``seq = version + 1``; the
+      game's version becomes that seq. None for an end without an action
+      (resign, abandon): the log holds only replayable actions, so the version
+      stays.
+    - ``progress``: the game's counters after the write.
+    - ``request_id``: the client's request id, kept with the action so a retry
+      is recognised (see ``Store.find_retry``).
+    - ``ending``: the game ends with this write; the player's level statistics
+      change in the same transaction.
+    - ``then_start``: a game to start for the same player in the same
+      transaction (R17: abandoning a game to start another is atomic).
+    """
+
+    game_id: int
+    version: int
+    progress: Progress
+    action: NewAction | None = None
+    request_id: str | None = None
+    ending: Ending | None = None
+    then_start: NewGame | None = None
+
+    def __post_init__(self) -> None:
+        if self.ending is not None:  # accept "won" as well as Ending.WON
+            object.__setattr__(self, "ending", Ending(self.ending))
+        if self.version < 0:
+            raise ValueError(f"negative version {self.version}")
+        if self.action is None and self.ending is None:
+            raise ValueError("a write needs an action, an ending, or both")
+        if self.request_id is not None and self.action is None:
+            raise ValueError("a request id belongs to an action")
+        if self.request_id is not None and not 0 < len(self.request_id) <= MAX_REQUEST_ID:
+            raise ValueError(f"request id {self.request_id!r} is empty or too long")
+        if self.then_start is not None and self.ending is None:
+            raise ValueError("a new game starts only when this one ends (R17)")
+
+    @property
+    def seq(self) -> int | None:
+        """The log position of ``action``, if there is one."""
+        return None if self.action is None else self.version + 1
+
+    @property
+    def new_version(self) -> int:
+        return self.version + (self.action is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What a committed ``GameWrite`` stored: the game after it, its action, a new game."""
+
+    game: GameRecord
+    action: ActionRecord | None
+    started: GameRecord | None

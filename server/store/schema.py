@@ -1,0 +1,118 @@
+"""Alembic owns the schema: where the migrations are, what state a database is in.
+
+The migrations live in ``migrations/`` at the top of the source tree (the
+Alembic CLI finds them through ``alembic.ini``). From code they run inside the
+store's own engine: ``run_alembic`` opens a transaction, hands its connection
+to ``migrations/env.py`` through ``Config.attributes["connection"]`` and runs
+the command synchronously on it (``AsyncConnection.run_sync``). So the same
+call works for SQLite and PostgreSQL, inside an already running event loop,
+and the whole upgrade commits or rolls back as one transaction (both
+backends have transactional DDL; SQLite's is enabled in ``database``).
+
+``schema_status`` compares the revision stamped in ``alembic_version`` with
+this code's head:
+
+- ``empty``: no revision and none of our tables (a new database);
+- ``current``: stamped with the head revision;
+- ``outdated``: anything else (an older or unknown revision, or our tables
+  without a stamp); ``describe_status`` says which, for ``SchemaOutdated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Final
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.store.models import metadata
+from server.store.records import SchemaStatus
+
+__all__ = [
+    "MIGRATIONS_DIR",
+    "SchemaState",
+    "alembic_config",
+    "head_revision",
+    "read_schema_state",
+    "run_alembic",
+]
+
+MIGRATIONS_DIR: Final = Path(__file__).resolve().parents[2] / "migrations"
+_COMMANDS: Final[dict[str, Callable[[Config, str], None]]] = {
+    "upgrade": command.upgrade,
+    "downgrade": command.downgrade,
+}
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic config for our migrations, optionally bound to ``connection``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+@cache
+def head_revision() -> str:
+    """The newest revision in ``migrations/versions`` (read once per process)."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no migrations found in {MIGRATIONS_DIR}")
+    return head
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """What a database holds: its stamped revisions, whether our tables exist, our head."""
+
+    revisions: tuple[str, ...]
+    has_tables: bool
+    head: str
+
+    @property
+    def status(self) -> SchemaStatus:
+        if self.revisions == (self.head,):
+            return SchemaStatus.CURRENT
+        if not self.revisions and not self.has_tables:
+            return SchemaStatus.EMPTY
+        return SchemaStatus.OUTDATED
+
+    def describe(self) -> str:
+        """Why the schema is not usable, in words for ``SchemaOutdated``."""
+        if self.status is SchemaStatus.EMPTY:
+            return "the database has no schema yet"
+        if not self.revisions:
+            return "the database has tables but no Alembic revision"
+        known = ", ".join(self.revisions)
+        return f"the database schema is at revision {known}; this server needs {self.head}"
+
+
+def _read_state(connection: Connection) -> SchemaState:
+    revisions = MigrationContext.configure(connection).get_current_heads()
+    ours = set(metadata.tables) & set(inspect(connection).get_table_names())
+    return SchemaState(tuple(revisions), bool(ours), head_revision())
+
+
+async def read_schema_state(engine: AsyncEngine) -> SchemaState:
+    async with engine.connect() as connection:
+        return await connection.run_sync(_read_state)
+
+
+async def run_alembic(engine: AsyncEngine, name: str, revision: str) -> None:
+    """Run ``alembic <name> <revision>`` (upgrade, downgrade) in one transaction."""
+
+    def run(connection: Connection) -> None:
+        _COMMANDS[name](alembic_config(connection), revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(run)

@@ -1,0 +1,226 @@
+"""``Store``: the one object the rest of the server holds to reach the database.
+
+Every method is a coroutine that opens a connection from the engine's pool,
+runs a few statements from the topic modules (``players``, ``games``,
+``writes``, ``stats``, ``schema``) and returns frozen records. Reads run in a
+short transaction of their own; each write method is one transaction. Errors
+leave as ``StoreError``s (``server.store.errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import TypeAlias
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from server.store import games, players, schema, stats, writes
+from server.store.committer import CommitStats, GroupCommitter
+from server.store.database import create_engine
+from server.store.errors import SchemaOutdated, StoreError, translate_errors
+from server.store.records import (
+    ActionRecord,
+    Committed,
+    GameRecord,
+    GameStatus,
+    GameWrite,
+    LevelStats,
+    NewGame,
+    Player,
+    SchemaStatus,
+)
+
+__all__ = ["Clock", "Store"]
+
+Clock: TypeAlias = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Store:
+    """Persistence for players, games, action logs and statistics (package docstring)."""
+
+    def __init__(
+        self, engine: AsyncEngine, *, max_batch: int = 64, clock: Clock = _utc_now
+    ) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
+            self._write_batch, max_batch=max_batch
+        )
+
+    @classmethod
+    def connect(cls, url: str, *, max_batch: int = 64, clock: Clock = _utc_now) -> Store:
+        """A store on ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
+
+        Connections open lazily: a wrong URL shows up at the first call as
+        ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
+        """
+        return cls(create_engine(url), max_batch=max_batch, clock=clock)
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._engine.dialect.name
+
+    @property
+    def commit_stats(self) -> CommitStats:
+        """Transactions and batch sizes of ``commit()`` so far (for metrics and tests)."""
+        return self._committer.stats
+
+    async def close(self) -> None:
+        """Commit writes already submitted, then close every connection."""
+        await self._committer.close()
+        await self._engine.dispose()
+
+    # -- schema ---------------------------------------------------------------
+
+    async def schema_status(self) -> SchemaStatus:
+        with translate_errors():
+            return (await schema.read_schema_state(self._engine)).status
+
+    async def check_schema(self) -> None:
+        """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current."""
+        with translate_errors():
+            state = await schema.read_schema_state(self._engine)
+        if state.status is not SchemaStatus.CURRENT:
+            raise SchemaOutdated(state.describe())
+
+    async def upgrade(self) -> None:
+        """Migrate the database to this code's head revision (``alembic upgrade head``)."""
+        with translate_errors():
+            await schema.run_alembic(self._engine, "upgrade", "head")
+
+    # -- players --------------------------------------------------------------
+
+    async def create_player(self, name: str) -> tuple[Player, str]:
+        """A new player and their first token (returned once, stored only hashed).
+
+        ``InvalidName`` (a ValueError) for a bad name, ``NameTaken`` for one in
+        use ignoring case.
+        """
+        cleaned = players.check_name(name)
+        now = self._clock()
+        async with self._transaction() as conn:
+            player = await players.insert_player(conn, cleaned, now)
+            token = await players.insert_token(conn, player.id, now)
+        return player, token
+
+    async def issue_token(self, player_id: int) -> str:
+        """Another token for an existing player (a second device); NotFound if none."""
+        async with self._transaction() as conn:
+            return await players.insert_token(conn, player_id, self._clock())
+
+    async def revoke_token(self, token: str) -> bool:
+        """Forget ``token``; False if it was not known."""
+        async with self._transaction() as conn:
+            return await players.delete_token(conn, token)
+
+    async def player_for_token(self, token: str) -> Player | None:
+        async with self._reading() as conn:
+            return await players.fetch_player_by_token(conn, token)
+
+    async def get_player(self, player_id: int) -> Player | None:
+        async with self._reading() as conn:
+            return await players.fetch_player(conn, player_id)
+
+    # -- games ----------------------------------------------------------------
+
+    async def create_game(self, player_id: int, level: str, deal: int) -> GameRecord:
+        """Start a game; ``GameInProgress`` if the player has an unfinished one.
+
+        To abandon that one and start this one atomically (R17), commit a
+        ``GameWrite`` with ``ending=Ending.ABANDONED, then_start=NewGame(...)``.
+        """
+        new_game = NewGame(level, deal)
+        async with self._transaction() as conn:
+            return await games.insert_game(conn, player_id, new_game, self._clock())
+
+    async def get_game(self, game_id: int) -> GameRecord | None:
+        async with self._reading() as conn:
+            return await games.fetch_game(conn, game_id)
+
+    async def list_games(
+        self, player_id: int, status: GameStatus | None = None, *, limit: int | None = None
+    ) -> list[GameRecord]:
+        """The player's games, newest first."""
+        wanted = None if status is None else GameStatus(status)
+        async with self._reading() as conn:
+            return await games.fetch_games(conn, player_id, wanted, limit)
+
+    async def unfinished_games(self, player_id: int) -> list[GameRecord]:
+        """The player's active games: at most one (R17), so the list has 0 or 1 items."""
+        return await self.list_games(player_id, GameStatus.ACTIVE)
+
+    async def load_actions(self, game_id: int, after_seq: int = 0) -> list[ActionRecord]:
+        """The game's log after ``after_seq`` (all of it by default), in order."""
+        async with self._reading() as conn:
+            return await games.fetch_actions(conn, game_id, after_seq)
+
+    async def find_retry(self, game_id: int, version: int, request_id: str) -> ActionRecord | None:
+        """The action a retried request already stored, if any.
+
+        A client that saw version ``version`` and sends again a request whose
+        first attempt was applied finds the game at a later version: if the
+        action at ``version + 1`` carries the same request id, the request was
+        applied and the service answers with its result instead of ``stale``.
+        """
+        async with self._reading() as conn:
+            action = await games.fetch_action(conn, game_id, version + 1)
+        return action if action is not None and action.request_id == request_id else None
+
+    # -- writes ---------------------------------------------------------------
+
+    async def commit(self, write: GameWrite) -> Committed:
+        """Write ``write`` durably, batched with concurrent commits (``committer``).
+
+        Returns once the transaction holding it committed. Raises
+        ``VersionConflict`` (nothing written) if the game moved on or finished,
+        ``NotFound``, ``GameInProgress`` (``then_start`` while another game is
+        active), or ``StoreUnavailable``.
+        """
+        return await self._committer.submit(write)
+
+    async def append_actions(self, batch: Sequence[GameWrite]) -> list[Committed]:
+        """Write ``batch`` in one transaction, all or nothing, without the committer.
+
+        The first refusal is raised and nothing is stored.
+        """
+        async with self._transaction() as conn:
+            outcomes = await writes.apply_writes(conn, batch, self._clock())
+            for outcome in outcomes:
+                if isinstance(outcome, StoreError):
+                    raise outcome
+        return [outcome for outcome in outcomes if isinstance(outcome, Committed)]
+
+    async def _write_batch(self, batch: Sequence[GameWrite]) -> list[writes.WriteOutcome]:
+        """The committer's writer: a batch in one transaction, refusals as values."""
+        async with self._transaction() as conn:
+            return await writes.apply_writes(conn, batch, self._clock())
+
+    # -- statistics -----------------------------------------------------------
+
+    async def level_stats(self, player_id: int, level: str | None = None) -> list[LevelStats]:
+        """The player's statistics per level; for a given ``level``, always one row."""
+        async with self._reading() as conn:
+            return await stats.fetch_level_stats(conn, player_id, level)
+
+    # -- connections ----------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
+        """A connection in a transaction that commits unless the block raises."""
+        with translate_errors():
+            async with self._engine.begin() as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[AsyncConnection]:
+        """A connection whose transaction is rolled back at the end (reads only)."""
+        with translate_errors():
+            async with self._engine.connect() as conn:
+                yield conn

@@ -1,0 +1,1 @@
+"""Tests of the server package, mirroring its modules."""

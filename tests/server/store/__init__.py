@@ -1,0 +1,1 @@
+"""Tests of server.store: schema, migrations, repository and group commit."""

@@ -1,0 +1,93 @@
+"""Failures reach callers as the store's own errors, without SQL."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from server.store import NameTaken, Store, StoreError, StoreUnavailable, VersionConflict
+from server.store.errors import translate_errors
+from tests.server.store.conftest import move, new_game
+
+SQL_WORDS = ("SELECT", "INSERT", "UPDATE", "FROM", "WHERE", "[SQL", "sqlalche.me")
+
+
+def assert_no_sql(error: BaseException) -> None:
+    text = str(error)
+    assert not [word for word in SQL_WORDS if word in text], text
+
+
+async def test_an_unreachable_server_is_unavailable() -> None:
+    store = Store.connect("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    try:
+        with pytest.raises(StoreUnavailable) as caught:
+            await store.get_game(1)
+        assert_no_sql(caught.value)
+        assert caught.value.__cause__ is not None  # the detail stays for the log
+    finally:
+        await store.close()
+
+
+async def aiosqlite_threads_stopped() -> None:
+    """Wait for aiosqlite's worker threads to end while this test's loop is still open.
+
+    aiosqlite 0.22 stops the thread of a connection that failed to open without
+    awaiting it; if the loop closes first, the thread raises "Event loop is
+    closed" into the next test (omnilib/aiosqlite#370, #387).
+    """
+    for _ in range(500):
+        if not [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]:
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_an_unopenable_sqlite_file_is_unavailable(tmp_path: Path) -> None:
+    store = Store.connect(f"sqlite+aiosqlite:///{tmp_path}/missing/dir/db.sqlite")
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.schema_status()
+    finally:
+        await store.close()
+        await aiosqlite_threads_stopped()
+
+
+def test_other_databases_are_refused() -> None:
+    with pytest.raises(ValueError, match="unsupported database 'mysql'"):
+        Store.connect("mysql://localhost/x")
+
+
+async def test_plain_urls_get_the_async_driver(tmp_path: Path) -> None:
+    store = Store.connect(f"sqlite:///{tmp_path}/plain.db")
+    try:
+        assert store.backend == "sqlite"
+        assert await store.schema_status() == "empty"
+    finally:
+        await store.close()
+
+
+async def test_refusals_carry_no_sql(store: Store) -> None:
+    game = await new_game(store)
+    await store.commit(move(game.id, 0))
+    with pytest.raises(VersionConflict) as conflict:
+        await store.commit(move(game.id, 0))
+    with pytest.raises(NameTaken) as taken:
+        await store.create_player("ANNA")
+    for error in (conflict.value, taken.value):
+        assert_no_sql(error)
+
+
+async def test_a_closed_store_refuses_commits(store: Store) -> None:
+    game = await new_game(store)
+    await store.close()
+    with pytest.raises(StoreUnavailable, match="closed"):
+        await store.commit(move(game.id, 0))
+
+
+def test_translation_leaves_other_exceptions_alone() -> None:
+    with pytest.raises(KeyError), translate_errors():
+        raise KeyError("x")
+    with pytest.raises(StoreError, match="mine"), translate_errors():
+        raise StoreError("mine")

@@ -1,0 +1,129 @@
+"""Alembic owns the schema: migrations build exactly the models, both ways, from code and CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.store import SchemaOutdated, SchemaStatus, Store
+from server.store.models import metadata
+from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
+
+ROOT = Path(__file__).resolve().parents[3]
+TABLES = {"players", "tokens", "games", "game_actions", "level_stats"}
+
+
+def _differences(connection: Connection) -> list[Any]:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    return list(compare_metadata(context, metadata))
+
+
+def _tables(connection: Connection) -> set[str]:
+    return set(inspect(connection).get_table_names())
+
+
+async def differences(engine: AsyncEngine) -> list[Any]:
+    async with engine.connect() as conn:
+        return await conn.run_sync(_differences)
+
+
+async def tables(engine: AsyncEngine) -> set[str]:
+    async with engine.connect() as conn:
+        return await conn.run_sync(_tables)
+
+
+def test_one_initial_revision() -> None:
+    revisions = sorted(path.name for path in (MIGRATIONS_DIR / "versions").glob("*.py"))
+    assert revisions == ["0001_initial_schema.py"]
+    assert head_revision() == "0001"
+
+
+async def test_upgrade_builds_exactly_the_models(store: Store, engine: AsyncEngine) -> None:
+    assert await tables(engine) == TABLES | {"alembic_version"}
+    assert await differences(engine) == []
+
+
+async def test_downgrade_to_base_then_upgrade_again(store: Store, engine: AsyncEngine) -> None:
+    await run_alembic(engine, "downgrade", "base")
+    assert await tables(engine) <= {"alembic_version"}
+    assert await store.schema_status() == SchemaStatus.EMPTY
+    await store.upgrade()
+    assert await differences(engine) == []
+    assert await store.schema_status() == SchemaStatus.CURRENT
+
+
+async def test_schema_status_from_empty_to_current(empty_store: Store) -> None:
+    assert await empty_store.schema_status() == "empty"
+    with pytest.raises(SchemaOutdated, match="no schema yet"):
+        await empty_store.check_schema()
+    await empty_store.upgrade()
+    assert await empty_store.schema_status() == "current"
+    await empty_store.check_schema()
+    await empty_store.upgrade()  # idempotent at head
+    assert await empty_store.schema_status() == "current"
+
+
+async def test_unknown_revision_is_outdated(store: Store, engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0000'"))
+    assert await store.schema_status() == SchemaStatus.OUTDATED
+    with pytest.raises(SchemaOutdated) as caught:
+        await store.check_schema()
+    assert "revision 0000" in str(caught.value)
+    assert "scorpion-server --migrate" in str(caught.value)
+
+
+async def test_tables_without_revision_are_outdated(
+    empty_store: Store, engine: AsyncEngine
+) -> None:
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    assert await empty_store.schema_status() == SchemaStatus.OUTDATED
+    with pytest.raises(SchemaOutdated, match="no Alembic revision"):
+        await empty_store.check_schema()
+
+
+async def test_queries_without_schema_say_schema(empty_store: Store) -> None:
+    with pytest.raises(SchemaOutdated):
+        await empty_store.get_game(1)
+
+
+async def alembic_cli(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run the Alembic CLI at the top of the source tree with exactly ``env``."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "alembic", *args,
+        cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await process.communicate()
+    return await process.wait(), output.decode()
+
+
+async def test_cli_upgrades_and_finds_nothing_to_generate(
+    database_url: str, empty_store: Store
+) -> None:
+    """``alembic upgrade head`` and ``alembic check`` in the source tree, as operators run them."""
+    environment = os.environ | {"SCORPION_DATABASE_URL": database_url}
+    code, output = await alembic_cli("upgrade", "head", env=environment)
+    assert code == 0, output
+    assert await empty_store.schema_status() == SchemaStatus.CURRENT
+    code, output = await alembic_cli("-x", f"url={database_url}", "check", env=dict(os.environ))
+    assert code == 0, output
+    assert "No new upgrade operations detected" in output
+
+
+async def test_cli_without_url_names_the_ways_to_give_one() -> None:
+    env = {key: value for key, value in os.environ.items() if key != "SCORPION_DATABASE_URL"}
+    code, output = await alembic_cli("current", env=env)
+    assert code != 0
+    assert "-x url=" in output and "SCORPION_DATABASE_URL" in output
