@@ -2,6 +2,9 @@
 
     scorpion-engine deal --level L --number N [--json] [--reveal]
     scorpion-engine verify FILE
+    scorpion-engine solve --level L (--number N | --replay FILE) [--budget-ms B] [--json]
+    scorpion-engine solve-bench --level L --deals A..B [--budget-ms B] [--json]
+    scorpion-engine easy-deals --count N [--seed S] [--budget-ms B]
     scorpion-engine bench [--seconds S] [--json]
 
 ``verify`` follows replay.md: it prints one JSON object and exits 0 (valid),
@@ -18,8 +21,12 @@ from collections.abc import Sequence
 from engine.cards import card_str
 from engine.deal import DealNumberError, deal_layout
 from engine.errors import ReplayFormatError
+from engine.game import Game
 from engine.levels import LEVEL_NAMES, get_level
-from engine.replay import verify
+from engine.replay import ReplayActionError, parse_replay, rebuild, verify
+from engine.solver import solve
+from engine.solver.bench import format_solve_bench, solve_bench
+from engine.solver.easy import generate
 from engine.state import State
 from engine.view import full_layout
 
@@ -77,6 +84,52 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return code
 
 
+def _load_replay(path: str) -> Game:
+    with open(path, encoding="utf-8") as handle:
+        return rebuild(parse_replay(json.load(handle)))
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    rules = get_level(args.level)
+    try:
+        if args.replay:
+            game = _load_replay(args.replay)
+            rules = game.rules
+        else:
+            game = Game(rules, args.number)
+    except (OSError, ValueError, RecursionError, ReplayFormatError, ReplayActionError) as exc:
+        print(f"scorpion-engine: {exc}", file=sys.stderr)
+        return 2
+    verdict = solve(game.state, rules, budget_ms=args.budget_ms)
+    if args.json:
+        print(json.dumps(verdict.to_dict()))
+        return 0
+    print(f"{verdict.result}: {verdict.nodes:,} positions in {verdict.ms:,} ms")
+    for action in verdict.actions:
+        print(f"  {action}")
+    return 0
+
+
+def _deal_range(text: str) -> range:
+    first, _, last = text.partition("..")
+    try:
+        return range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A..B, got {text!r}") from None
+
+
+def _cmd_solve_bench(args: argparse.Namespace) -> int:
+    report = solve_bench(get_level(args.level), args.deals, args.budget_ms)
+    print(json.dumps(report) if args.json else format_solve_bench(report))
+    return 0
+
+
+def _cmd_easy_deals(args: argparse.Namespace) -> int:
+    for number in generate(args.count, args.seed, args.budget_ms):
+        print(number, flush=True)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from engine.benchmark import format_report, run_benchmark
 
@@ -99,6 +152,28 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("verify", help="re-play a replay file and print its result")
     check.add_argument("file")
     check.set_defaults(run=_cmd_verify)
+
+    solver = commands.add_parser("solve", help="decide a deal or a replay's position")
+    solver.add_argument("--level", choices=LEVEL_NAMES, default="hard")
+    source = solver.add_mutually_exclusive_group(required=True)
+    source.add_argument("--number", type=int)
+    source.add_argument("--replay", help="solve from the position this replay reaches")
+    solver.add_argument("--budget-ms", type=float, default=2000)
+    solver.add_argument("--json", action="store_true")
+    solver.set_defaults(run=_cmd_solve)
+
+    sbench = commands.add_parser("solve-bench", help="solve a range of deals, report figures")
+    sbench.add_argument("--level", choices=LEVEL_NAMES, default="hard")
+    sbench.add_argument("--deals", type=_deal_range, default=range(1, 101), help="A..B")
+    sbench.add_argument("--budget-ms", type=float, default=2000)
+    sbench.add_argument("--json", action="store_true")
+    sbench.set_defaults(run=_cmd_solve_bench)
+
+    easy = commands.add_parser("easy-deals", help="print deal numbers won under easy rules")
+    easy.add_argument("--count", type=int, default=10)
+    easy.add_argument("--seed", type=int, default=1)
+    easy.add_argument("--budget-ms", type=float, default=1000)
+    easy.set_defaults(run=_cmd_easy_deals)
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
     bench.add_argument("--seconds", type=float, default=2.0, help="per measurement")

@@ -209,10 +209,15 @@ class Game:
             self.moves += 1
         return self._after(Action("restart", t=when), [Restarted()])
 
-    def hint(self, t: int | None = None) -> list[Event]:
-        """Record a hint request (R20) and name one move for the position."""
+    def hint(self, t: int | None = None, suggestion: Hinted | None = None) -> list[Event]:
+        """Record a hint request (R20) and name one move for the position.
+
+        ``suggestion`` is a hint computed elsewhere (the solver, off the event
+        loop); by default the heuristic of ``engine.hints`` picks one.
+        """
         when = self._check_time(t)
-        suggestion = suggest(self.state, self.rules)
+        if suggestion is None:
+            suggestion = suggest(self.state, self.rules)
         self.hints += 1
         return self._after(Action("hint", t=when), [suggestion])
 

@@ -1,0 +1,93 @@
+"""Deals for the easy level: only deal numbers the solver has won under easy rules.
+
+Seed 004's easy level offers only deals "that the computer player has already
+solved". Starting a game must never wait for a search, so the deals come from a
+list verified ahead of time:
+
+- ``easy_deals.txt`` (beside this module) ships deal numbers that
+  ``scorpion-engine easy-deals`` found winnable under the easy rules; a test
+  re-verifies a sample of them;
+- ``WinnableDeals`` draws from that list at random and can grow it:
+  ``find_winnable`` tries fresh random numbers with a time budget and returns
+  one the solver has won, for a server to call off its event loop and
+  ``add`` to the pool.
+
+Deal numbers are drawn from ``1 .. DRAW_LIMIT``: beyond PySolFC's 32,000
+classic deals, and small enough for any client's 64-bit integers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator
+from importlib import resources
+
+from engine.deal import deal_layout
+from engine.levels import LEVELS, Rules
+from engine.solver.search import solve
+from engine.state import State
+
+__all__ = ["DRAW_LIMIT", "WinnableDeals", "find_winnable", "shipped_easy_deals", "verify_deal"]
+
+DRAW_LIMIT = 2**53
+FIND_BUDGET_MS = 1000
+
+
+def shipped_easy_deals() -> list[int]:
+    """The deal numbers shipped in ``easy_deals.txt`` (one per line, # comments)."""
+    text = resources.files("engine.solver").joinpath("easy_deals.txt").read_text("utf-8")
+    return [int(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def verify_deal(number: int, rules: Rules | None = None, budget_ms: float = FIND_BUDGET_MS) -> bool:
+    """Whether the solver wins deal ``number`` under ``rules`` (easy) within the budget."""
+    rules = rules or LEVELS["easy"]
+    state = State.from_deal(deal_layout(rules.layout, number))
+    return solve(state, rules, budget_ms=budget_ms).result == "won"
+
+
+def find_winnable(
+    rng: random.Random, budget_ms: float = FIND_BUDGET_MS, attempts: int = 20
+) -> int | None:
+    """A random deal number the solver wins under easy rules, or None after ``attempts``."""
+    for _ in range(attempts):
+        number = rng.randrange(1, DRAW_LIMIT)
+        if verify_deal(number, budget_ms=budget_ms):
+            return number
+    return None
+
+
+def generate(count: int, seed: int, budget_ms: float = FIND_BUDGET_MS) -> Iterator[int]:
+    """``count`` winnable easy deal numbers, reproducibly from ``seed``."""
+    rng = random.Random(seed)
+    found = 0
+    while found < count:
+        number = find_winnable(rng, budget_ms, attempts=1)
+        if number is not None:
+            found += 1
+            yield number
+
+
+class WinnableDeals:
+    """A pool of winnable easy deals to draw from."""
+
+    def __init__(self, numbers: Iterable[int] | None = None) -> None:
+        self._numbers = list(shipped_easy_deals() if numbers is None else numbers)
+        self._known = set(self._numbers)
+        if not self._numbers:
+            raise ValueError("a pool of winnable deals needs at least one deal")
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._known
+
+    def draw(self, rng: random.Random) -> int:
+        return rng.choice(self._numbers)
+
+    def add(self, number: int) -> None:
+        """Add a deal the solver has won (see ``find_winnable``)."""
+        if number not in self._known:
+            self._known.add(number)
+            self._numbers.append(number)

@@ -1,0 +1,338 @@
+"""Depth-first search over positions, with a transposition table and sound pruning.
+
+``solve(state, rules, budget_ms)`` answers ``won`` (with the actions of a
+win), ``lost`` (proved: the search was exhaustive and every pruning rule it
+used is sound, see ``prune``), or ``unknown`` (the time, node or memory budget
+ran out first).
+
+Theory of operation
+-------------------
+The search plays moves on one mutable ``State`` with the engine's unchecked
+fast path (``apply_move``/``apply_deal``/``undo``) and an explicit stack, so a
+deep line cannot hit Python's recursion limit. Every position met is keyed
+(``prune.canonical_key``) into a set of positions already searched: any
+position is expanded at most once, which also cuts the cycles that the
+any-card and any-suit rules allow. A position is a win when four suits are
+removed.
+
+Moves are generated per position (``candidate_moves``): onto each column's
+top card goes only a card one rank lower (of the same suit unless building is
+any-suit); to an empty column goes a king (or any card, by the level) that is
+not already at the bottom of its column; then the stock deal. They are tried
+best first: moves that turn a card face up, then ones that empty a column, then
+the rest, the stock deal last. With ``prune`` on (the default) the rules of
+``prune`` apply: a safe build is played without trying alternatives, deadlocked
+positions are dropped, equivalent empty columns are tried once and cards are
+not taken off their successor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.game import Action
+from engine.levels import Rules
+from engine.solver.prune import canonical_key, is_deadlocked
+from engine.state import RESERVE, SET_CARDS, Record, State, apply_deal, apply_move, undo
+
+__all__ = ["DEAL_MOVE", "SolverMove", "Verdict", "candidate_moves", "solve"]
+
+SolverMove = tuple[int, int, int]  # (src, start, dst); src RESERVE for the reserve
+DEAL_MOVE: SolverMove = (-2, 0, 0)
+DEFAULT_MAX_POSITIONS = 2_000_000
+_CLOCK_EVERY = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer of a search; ``actions`` (replay actions) only when won."""
+
+    result: str  # "won", "lost" or "unknown"
+    nodes: int
+    ms: int
+    actions: tuple[Action, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"result": self.result, "nodes": self.nodes, "ms": self.ms}
+        if self.result == "won":
+            out["actions"] = [action.to_dict() for action in self.actions]
+        return out
+
+
+def _face_up_positions(state: State) -> dict[int, tuple[int, int]]:
+    where = {}
+    for column, col in enumerate(state.cols):
+        for index in range(state.down[column], len(col)):
+            where[col[index]] = (column, index)
+    for index, card in enumerate(state.reserve):
+        where[card] = (RESERVE, index)
+    return where
+
+
+def _builds(state: State, rules: Rules, where: dict[int, tuple[int, int]]) -> list[SolverMove]:
+    """Moves of a card onto a column's top card (R8)."""
+    moves = []
+    for dst, col in enumerate(state.cols):
+        if not col or not col[-1] % 13:
+            continue
+        top = col[-1]
+        wanted = [suit * 13 + top % 13 - 1 for suit in range(4)] if rules.any_suit else [top - 1]
+        for card in wanted:
+            found = where.get(card)
+            if found is not None and found[0] != dst:
+                moves.append((found[0], found[1], dst))
+    return moves
+
+
+def _empty_targets(state: State, prune: bool) -> list[int]:
+    """The empty columns worth trying (rule 4 of prune: equivalent ones once)."""
+    empty = [column for column, col in enumerate(state.cols) if not col]
+    if not prune or len(empty) < 2:
+        return empty
+    special = len(state.stock)  # columns that still receive a stock card
+    return [c for c in empty if c < special] + [c for c in empty if c >= special][:1]
+
+
+def _to_empty(state: State, rules: Rules, prune: bool) -> list[SolverMove]:
+    """Moves into empty columns (R9), never a whole column (it changes nothing)."""
+    targets = _empty_targets(state, prune)
+    if not targets:
+        return []
+    moves: list[SolverMove] = []
+    sources = [(RESERVE, index, card) for index, card in enumerate(state.reserve)]
+    for column, col in enumerate(state.cols):
+        for index in range(max(state.down[column], 1), len(col)):
+            sources.append((column, index, col[index]))
+    for src, index, card in sources:
+        if rules.kings_only and card % 13 != 12:
+            continue
+        moves.extend((src, index, dst) for dst in targets)
+    return moves
+
+
+def _priority(state: State, move: SolverMove) -> int:
+    src, index, dst = move
+    if src == DEAL_MOVE[0]:
+        return -100
+    if src == RESERVE:
+        return 20
+    value = 0
+    if index and index == state.down[src]:
+        value += 100
+    if index == 0:
+        value += 50
+    if not state.cols[dst]:
+        value -= 30
+    return value
+
+
+def _closing(state: State, rules: Rules, prune: bool) -> bool:
+    """Whether prune rule 2 applies: no stock left, same-suit building."""
+    return prune and not state.stock and not rules.any_suit
+
+
+def candidate_moves(state: State, rules: Rules, prune: bool = True) -> list[SolverMove]:
+    """The moves worth searching from ``state``, best first."""
+    if _closing(state, rules, prune):
+        forced = _safe_build(state)
+        if forced is not None:
+            return [forced]  # prune rule 2: a safe build needs no alternatives
+    where = _face_up_positions(state)
+    moves = _builds(state, rules, where) + _to_empty(state, rules, prune)
+    if state.stock:
+        moves.append(DEAL_MOVE)
+    moves.sort(key=lambda move: _priority(state, move), reverse=True)
+    return moves
+
+
+def _safe_build(state: State) -> SolverMove | None:
+    """A build onto a king-rooted run (prune rule 2), or None."""
+    cols = state.cols
+    down = state.down
+    for dst, target in enumerate(cols):
+        lowest = down[dst]
+        if len(target) <= lowest or target[lowest] % 13 != 12 or not target[-1] % 13:
+            continue
+        if target[lowest:] != SET_CARDS[target[lowest] // 13][: len(target) - lowest]:
+            continue
+        card = target[-1] - 1
+        for src, col in enumerate(cols):
+            if card in col:
+                index = col.index(card)
+                if index >= down[src]:
+                    return (src, index, dst)
+                break
+        else:
+            if card in state.reserve:
+                return (RESERVE, state.reserve.index(card), dst)
+    return None
+
+
+Line = list[tuple[SolverMove, int]]  # moves with the card each one picked (-1 for the deal)
+Step = tuple[list[Record], Line]
+
+
+def _card(state: State, move: SolverMove) -> int:
+    src, index, _dst = move
+    if src == DEAL_MOVE[0]:
+        return -1
+    return state.reserve[index] if src == RESERVE else state.cols[src][index]
+
+
+def _play_builds(state: State, step: Step) -> None:
+    """Play safe builds until none is left (prune rule 2)."""
+    records, line = step
+    build = _safe_build(state)
+    while build is not None and len(state.found) < 4:
+        line.append((build, _card(state, build)))
+        records.append(apply_move(state, *build))
+        build = _safe_build(state)
+
+
+def _play(state: State, move: SolverMove, rules: Rules, prune: bool) -> Step:
+    """Play ``move`` and then, where prune rule 2 holds, every build it opens."""
+    line = [(move, _card(state, move))]
+    records = [apply_deal(state) if move == DEAL_MOVE else apply_move(state, *move)]
+    if _closing(state, rules, prune):
+        _play_builds(state, (records, line))
+    return records, line
+
+
+def _take_back(state: State, records: list[Record]) -> None:
+    for record in reversed(records):
+        undo(state, record)
+
+
+def _entry_key(state: State, move: SolverMove) -> bytes:
+    """The key of the position ``move`` leads to before its safe builds are played.
+
+    Playing the safe builds (rule 2) costs more than keying where they start,
+    and they follow deterministically, so moves into a start already searched
+    are dropped early.
+    """
+    record = apply_move(state, *move)
+    entry = canonical_key(state)
+    undo(state, record)
+    return entry
+
+
+class _Search:
+    """One search; holds the counters, limits and the positions already searched."""
+
+    def __init__(
+        self, rules: Rules, budget_ms: float | None, max_nodes: int | None, max_positions: int
+    ) -> None:
+        self.rules = rules
+        self.deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
+        self.max_nodes = max_nodes
+        self.max_positions = max_positions
+        self.nodes = 0
+        self.exhausted_budget = False
+        self.seen: set[bytes] = set()
+        self.entries: set[bytes] = set()
+
+    def out_of_budget(self) -> bool:
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            return True
+        if len(self.seen) + len(self.entries) >= self.max_positions:
+            return True
+        return (
+            self.deadline is not None
+            and self.nodes % _CLOCK_EVERY == 0
+            and time.perf_counter() > self.deadline
+        )
+
+    def _already_entered(self, state: State, move: SolverMove, prune: bool) -> bool:
+        if move == DEAL_MOVE or not _closing(state, self.rules, prune):
+            return False
+        entry = _entry_key(state, move)
+        if entry in self.entries:
+            return True
+        self.entries.add(entry)
+        return False
+
+    def _is_new(self, state: State, move: SolverMove, key: Callable[[State], bytes]) -> bool:
+        """Remember the position; False when it was searched before or is deadlocked.
+
+        Only the stock deal puts a card directly on another (moves take cards
+        off one, or put x on its successor, which makes no wait), so checking
+        after a deal catches every circular wait (prune rule 1).
+        """
+        position = key(state)
+        if position in self.seen:
+            return False
+        self.seen.add(position)
+        return not (self.deadlocks and move == DEAL_MOVE and is_deadlocked(state))
+
+    def run(self, state: State, prune: bool) -> Line | None:
+        """Search from ``state`` (restored on return); a winning line, or None."""
+        rules = self.rules
+        key = canonical_key if prune else State.key
+        self.deadlocks = prune and rules.kings_only and not rules.any_suit
+        if self.deadlocks and is_deadlocked(state):
+            return None
+        steps: list[Step] = [([], [])]
+        if _closing(state, rules, prune):
+            _play_builds(state, steps[0])
+        self.seen = {key(state)}
+        frames = [candidate_moves(state, rules, prune)[::-1]] if len(state.found) < 4 else []
+        won: Line | None = steps[0][1] if len(state.found) == 4 else None
+        while frames:
+            pending = frames[-1]
+            if not pending:
+                frames.pop()
+                _take_back(state, steps.pop()[0])
+                continue
+            if self.out_of_budget():
+                self.exhausted_budget = True
+                break
+            move = pending.pop()
+            if self._already_entered(state, move, prune):
+                continue
+            step = _play(state, move, rules, prune)
+            steps.append(step)
+            if len(state.found) == 4:
+                won = [entry for _records, line in steps for entry in line]
+                break
+            if not self._is_new(state, move, key):
+                _take_back(state, steps.pop()[0])
+                continue
+            self.nodes += 1
+            frames.append(candidate_moves(state, rules, prune)[::-1])
+        for records, _line in reversed(steps):
+            _take_back(state, records)
+        return won
+
+
+def _actions(line: Line) -> tuple[Action, ...]:
+    return tuple(
+        Action("deal") if move == DEAL_MOVE else Action("move", card, move[2] + 1)
+        for move, card in line
+    )
+
+
+def solve(
+    state: State,
+    rules: Rules,
+    budget_ms: float | None = 2000,
+    max_nodes: int | None = None,
+    max_positions: int = DEFAULT_MAX_POSITIONS,
+    prune: bool = True,
+) -> Verdict:
+    """Decide ``state`` under ``rules``; ``state`` is left as it was.
+
+    ``budget_ms``/``max_nodes``/``max_positions`` bound time, nodes and memory
+    (positions remembered); the first one reached gives ``unknown``. With
+    ``prune=False`` no pruning rule is used (the reference for soundness tests).
+    """
+    started = time.perf_counter()
+    search = _Search(rules, budget_ms, max_nodes, max_positions)
+    line = search.run(state, prune)
+    ms = round((time.perf_counter() - started) * 1000)
+    if line is not None:
+        return Verdict("won", search.nodes, ms, _actions(line))
+    result = "unknown" if search.exhausted_budget else "lost"
+    return Verdict(result, search.nodes, ms)
