@@ -73,28 +73,33 @@ from itertools import pairwise
 
 from engine.state import State
 
-__all__ = ["canonical_key", "is_deadlocked"]
+__all__ = ["canonical_key", "column_key", "is_deadlocked", "key_from_parts"]
 
 _SEPARATOR = b"\xff"
 
 
-def _column_key(down: int, col: list[int]) -> bytes:
+def column_key(down: int, col: list[int]) -> bytes:
+    """One column's part of a position key: its face-down count, then its cards."""
     return bytes((down, *col))
+
+
+def key_from_parts(parts: list[bytes], state: State) -> bytes:
+    """The canonical key from the columns' parts (see ``canonical_key``)."""
+    stock = state.stock
+    if stock:
+        dealt_onto = len(stock)
+        keys = [*parts[:dealt_onto], b"|", *sorted(parts[dealt_onto:])]
+    else:
+        keys = sorted(parts)
+    keys.append(bytes(stock))
+    keys.append(bytes(sorted(state.reserve)))
+    return _SEPARATOR.join(keys)
 
 
 def canonical_key(state: State) -> bytes:
     """A position key equal for positions that differ only by interchangeable columns."""
-    keys = [_column_key(down, col) for down, col in zip(state.down, state.cols, strict=True)]
-    stock = state.stock
-    if stock:
-        head = keys[: len(stock)]
-        tail = sorted(keys[len(stock) :])
-        keys = [*head, b"|", *tail]
-    else:
-        keys.sort()
-    keys.append(bytes(stock))
-    keys.append(bytes(sorted(state.reserve)))
-    return _SEPARATOR.join(keys)
+    parts = [column_key(down, col) for down, col in zip(state.down, state.cols, strict=True)]
+    return key_from_parts(parts, state)
 
 
 def is_deadlocked(state: State) -> bool:

@@ -29,14 +29,22 @@ not taken off their successor.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.game import Action
 from engine.levels import Rules
-from engine.solver.prune import canonical_key, is_deadlocked
-from engine.state import RESERVE, SET_CARDS, Record, State, apply_deal, apply_move, undo
+from engine.solver.prune import column_key, is_deadlocked, key_from_parts
+from engine.state import (
+    DEAL,
+    RESERVE,
+    SET_CARDS,
+    Record,
+    State,
+    apply_deal,
+    apply_move,
+    undo,
+)
 
 __all__ = ["DEAL_MOVE", "SolverMove", "Verdict", "candidate_moves", "solve"]
 
@@ -182,41 +190,32 @@ def _card(state: State, move: SolverMove) -> int:
     return state.reserve[index] if src == RESERVE else state.cols[src][index]
 
 
-def _play_builds(state: State, step: Step) -> None:
-    """Play safe builds until none is left (prune rule 2)."""
-    records, line = step
-    build = _safe_build(state)
-    while build is not None and len(state.found) < 4:
-        line.append((build, _card(state, build)))
-        records.append(apply_move(state, *build))
-        build = _safe_build(state)
+def _touched(record: Record) -> range | tuple[int, ...]:
+    """The columns an apply (or its undo) changed."""
+    kind, src, _index, dst, _count, _flipped, _removals = record
+    if kind == DEAL:
+        return range(src)  # for a deal, ``src`` holds the number of cards dealt
+    return (dst,) if src < 0 else (src, dst)
 
 
-def _play(state: State, move: SolverMove, rules: Rules, prune: bool) -> Step:
-    """Play ``move`` and then, where prune rule 2 holds, every build it opens."""
-    line = [(move, _card(state, move))]
-    records = [apply_deal(state) if move == DEAL_MOVE else apply_move(state, *move)]
-    if _closing(state, rules, prune):
-        _play_builds(state, (records, line))
-    return records, line
+class _Keys:
+    """Position keys (``prune.canonical_key``) kept up to date column by column.
 
-
-def _take_back(state: State, records: list[Record]) -> None:
-    for record in reversed(records):
-        undo(state, record)
-
-
-def _entry_key(state: State, move: SolverMove) -> bytes:
-    """The key of the position ``move`` leads to before its safe builds are played.
-
-    Playing the safe builds (rule 2) costs more than keying where they start,
-    and they follow deterministically, so moves into a start already searched
-    are dropped early.
+    A move changes two columns, so re-encoding only those and joining the
+    cached parts is cheaper than encoding the whole position at every node.
     """
-    record = apply_move(state, *move)
-    entry = canonical_key(state)
-    undo(state, record)
-    return entry
+
+    def __init__(self, state: State) -> None:
+        self.parts = [
+            column_key(down, col) for down, col in zip(state.down, state.cols, strict=True)
+        ]
+
+    def touch(self, state: State, record: Record) -> None:
+        for column in _touched(record):
+            self.parts[column] = column_key(state.down[column], state.cols[column])
+
+    def key(self, state: State) -> bytes:
+        return key_from_parts(self.parts, state)
 
 
 class _Search:
@@ -232,12 +231,13 @@ class _Search:
         self.nodes = 0
         self.exhausted_budget = False
         self.seen: set[bytes] = set()
-        self.entries: set[bytes] = set()
+        self.keys: _Keys | None = None
+        self.deadlocks = False
 
     def out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
             return True
-        if len(self.seen) + len(self.entries) >= self.max_positions:
+        if len(self.seen) >= self.max_positions:
             return True
         return (
             self.deadline is not None
@@ -245,65 +245,92 @@ class _Search:
             and time.perf_counter() > self.deadline
         )
 
-    def _already_entered(self, state: State, move: SolverMove, prune: bool) -> bool:
-        if move == DEAL_MOVE or not _closing(state, self.rules, prune):
-            return False
-        entry = _entry_key(state, move)
-        if entry in self.entries:
-            return True
-        self.entries.add(entry)
-        return False
+    def _key(self, state: State) -> bytes:
+        return state.key() if self.keys is None else self.keys.key(state)
 
-    def _is_new(self, state: State, move: SolverMove, key: Callable[[State], bytes]) -> bool:
-        """Remember the position; False when it was searched before or is deadlocked.
+    def _apply(self, state: State, move: SolverMove, step: Step) -> None:
+        step[1].append((move, _card(state, move)))
+        record = apply_deal(state) if move == DEAL_MOVE else apply_move(state, *move)
+        step[0].append(record)
+        if self.keys is not None:
+            self.keys.touch(state, record)
+
+    def _take_back(self, state: State, step: Step) -> None:
+        for record in reversed(step[0]):
+            undo(state, record)
+            if self.keys is not None:
+                self.keys.touch(state, record)
+
+    def _remember(self, state: State) -> bool:
+        """Add the position to those searched; False when it was there already."""
+        position = self._key(state)
+        if position in self.seen:
+            return False
+        self.seen.add(position)
+        return True
+
+    def _play_builds(self, state: State, step: Step) -> bool:
+        """Play safe builds until none is left (rule 2); False when that meets a searched
+        position. Builds follow deterministically, so each position on the way is
+        remembered: another line reaching one of them would go on the same way."""
+        build = _safe_build(state)
+        while build is not None and len(state.found) < 4:
+            self._apply(state, build, step)
+            if not self._remember(state):
+                return False
+            build = _safe_build(state)
+        return True
+
+    def _enter(self, state: State, move: SolverMove, step: Step, prune: bool) -> bool:
+        """Play ``move`` (and its safe builds); False when that leads nowhere new.
 
         Only the stock deal puts a card directly on another (moves take cards
         off one, or put x on its successor, which makes no wait), so checking
         after a deal catches every circular wait (prune rule 1).
         """
-        position = key(state)
-        if position in self.seen:
+        self._apply(state, move, step)
+        if len(state.found) == 4:
+            return True
+        if not self._remember(state):
             return False
-        self.seen.add(position)
+        if _closing(state, self.rules, prune) and not self._play_builds(state, step):
+            return False
         return not (self.deadlocks and move == DEAL_MOVE and is_deadlocked(state))
 
     def run(self, state: State, prune: bool) -> Line | None:
         """Search from ``state`` (restored on return); a winning line, or None."""
         rules = self.rules
-        key = canonical_key if prune else State.key
+        self.keys = _Keys(state) if prune else None
         self.deadlocks = prune and rules.kings_only and not rules.any_suit
         if self.deadlocks and is_deadlocked(state):
             return None
         steps: list[Step] = [([], [])]
+        self.seen = {self._key(state)}
         if _closing(state, rules, prune):
-            _play_builds(state, steps[0])
-        self.seen = {key(state)}
-        frames = [candidate_moves(state, rules, prune)[::-1]] if len(state.found) < 4 else []
-        won: Line | None = steps[0][1] if len(state.found) == 4 else None
+            self._play_builds(state, steps[0])
+        frames = [candidate_moves(state, rules, prune)[::-1]]
+        won: Line | None = None
         while frames:
+            if len(state.found) == 4:
+                won = [entry for _records, line in steps for entry in line]
+                break
             pending = frames[-1]
             if not pending:
                 frames.pop()
-                _take_back(state, steps.pop()[0])
+                self._take_back(state, steps.pop())
                 continue
             if self.out_of_budget():
                 self.exhausted_budget = True
                 break
-            move = pending.pop()
-            if self._already_entered(state, move, prune):
-                continue
-            step = _play(state, move, rules, prune)
+            step: Step = ([], [])
             steps.append(step)
-            if len(state.found) == 4:
-                won = [entry for _records, line in steps for entry in line]
-                break
-            if not self._is_new(state, move, key):
-                _take_back(state, steps.pop()[0])
+            if not self._enter(state, pending.pop(), step, prune):
+                self._take_back(state, steps.pop())
                 continue
             self.nodes += 1
             frames.append(candidate_moves(state, rules, prune)[::-1])
-        for records, _line in reversed(steps):
-            _take_back(state, records)
+        for step in reversed(steps):
+            self._take_back(state, step)
         return won
 
 
