@@ -47,6 +47,7 @@ from engine.replay import (
     rebuild,
     verify,
 )
+from tests.helpers import hint_player_win
 
 VERIFY_VALID_KEYS = {
     "valid",
@@ -92,31 +93,6 @@ def names(text: str) -> list[str]:
 
 
 @functools.cache
-def greedy_win() -> Game:
-    """A won game on level easy: follow the hint on deals 1, 2, ... until one is won.
-
-    A position met twice ends the attempt (the hint would go round in circles).
-    Deal 4 is won in 59 moves; the search takes a fraction of a second.
-    """
-    for number in range(1, 41):
-        game = Game(LEVELS["easy"], number)
-        seen: set[bytes] = set()
-        t = 0
-        while not game.won and game.state.key() not in seen:
-            seen.add(game.state.key())
-            hint = game.suggestion()
-            t += 1_000
-            if hint.action == "deal":
-                game.deal(t)
-            elif hint.action == "move" and hint.card is not None:
-                game.move(hint.card, hint.to, t)
-            else:
-                break
-        if game.won:
-            return game
-    pytest.fail("following the hint won none of the easy deals 1..40")
-
-
 # -- export ---------------------------------------------------------------------------
 
 
@@ -374,7 +350,7 @@ def test_rebuild_names_the_first_illegal_action(
     ids=lambda action: str(action["type"]),
 )
 def test_every_action_after_a_won_game_is_game_over(after: dict[str, Any]) -> None:
-    won = export_replay(greedy_win())
+    won = export_replay(hint_player_win())
     count = len(won["actions"])
     won["actions"].append({**after, "t": won["actions"][-1]["t"] + 1_000})
     with pytest.raises(ReplayActionError) as caught:
@@ -517,7 +493,7 @@ def test_verify_counts_moves_undos_and_hints_by_r25(level: str, moves: int) -> N
 
 
 def test_verify_a_won_replay() -> None:
-    game = greedy_win()
+    game = hint_player_win()
     replay = export_replay(game)
     code, out = verify(json.loads(json.dumps(replay)))
     assert code == 0

@@ -20,6 +20,7 @@ from protocol import RULE_CODES, build, validate_message
 from protocol.events import ENGINE_EVENTS, EVENT
 from protocol.messages import EXAMPLE_VIEW
 from protocol.shapes import VIEW
+from tests.helpers import hint_player_win
 
 SAMPLES: dict[type, engine_events.Event] = {
     engine_events.Moved: engine_events.Moved(card=0, src=0, dst=3, count=1),
@@ -59,25 +60,6 @@ def test_every_engine_event_is_declared() -> None:
 
 def test_the_example_view_is_hard_deal_1() -> None:
     assert public_view(Game(LEVELS["hard"], 1)) == EXAMPLE_VIEW
-
-
-def hint_player_win() -> Game:
-    """Follow the hint on easy deals 1, 2, ... until one is won (deal 4, in 59 moves)."""
-    for number in range(1, 41):
-        game, t = Game(LEVELS["easy"], number), 0
-        seen: set[bytes] = set()
-        while not game.won and game.state.key() not in seen:
-            seen.add(game.state.key())
-            hint, t = game.suggestion(), t + 1000
-            if hint.action == "deal":
-                game.deal(t)
-            elif hint.action == "move" and hint.card is not None:
-                game.move(hint.card, hint.to, t)
-            else:
-                break
-        if game.won:
-            return game
-    raise AssertionError("following the hint won none of the easy deals 1..40")
 
 
 @functools.cache
