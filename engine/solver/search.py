@@ -217,6 +217,27 @@ class _Keys:
     def key(self, state: State) -> bytes:
         return key_from_parts(self.parts, state)
 
+    def key_after(self, state: State, move: SolverMove) -> bytes | None:
+        """The key ``move`` would lead to, without playing it; None when a set might go.
+
+        Most moves lead to a position already searched (independent moves met in
+        another order), so reading the key off the two changed columns saves
+        playing and taking back the move.
+        """
+        src, index, dst = move
+        if src < 0:
+            return None
+        col = state.cols[src]
+        target = state.cols[dst]
+        if not col[-1] % 13 or (index and not col[index - 1] % 13):
+            return None  # an ace on top: a set may complete (R14)
+        down = state.down[src]
+        left = index - 1 if index and down == index else down  # R12
+        parts = self.parts.copy()
+        parts[src] = column_key(left, col[:index])
+        parts[dst] = column_key(state.down[dst], target + col[index:])
+        return key_from_parts(parts, state)
+
 
 class _Search:
     """One search; holds the counters, limits and the positions already searched."""
@@ -288,6 +309,10 @@ class _Search:
         off one, or put x on its successor, which makes no wait), so checking
         after a deal catches every circular wait (prune rule 1).
         """
+        if move != DEAL_MOVE and self.keys is not None:
+            ahead = self.keys.key_after(state, move)
+            if ahead is not None and ahead in self.seen:
+                return False
         self._apply(state, move, step)
         if len(state.found) == 4:
             return True
