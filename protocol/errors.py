@@ -44,7 +44,7 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "unsupported_version": "The server does not speak the protocol version named in hello; "
     "`supported` lists the versions it does.",
     "not_found": "No such game.",
-    "forbidden": "The game belongs to another player.",
+    "forbidden": "Not allowed here: a deal number chosen on the easy level.",
     "stale": "The request's `v` is not the game's current version (nothing was applied); "
     "`v` carries the current version.",
     "duplicate_name": "Another player already has that name.",
@@ -79,7 +79,10 @@ CLOSE_POLICY_VIOLATION: Final = 1008
 CLOSE_MESSAGE_TOO_BIG: Final = 1009
 
 CLOSE_CODES: Final[dict[int, str]] = {
-    CLOSE_GOING_AWAY: "The server is shutting down; reconnect (to another node) and resync.",
+    CLOSE_GOING_AWAY: (
+        "The server is shutting down, or this client stopped reading and its queue of "
+        "1024 outgoing frames filled up; reconnect (to another node) and resync."
+    ),
     CLOSE_POLICY_VIOLATION: "Repeated abuse: too many bad_request errors in a short time.",
     CLOSE_MESSAGE_TOO_BIG: "A frame was larger than the frame size limit.",
 }

@@ -64,7 +64,7 @@ _RULES_MOVE = (
     "same_suit_required",
     "no_destination",
 )
-_GAME_ACCESS = ("unauthenticated", "not_found", "forbidden")
+_GAME_ACCESS = ("unauthenticated", "not_found")
 _ACTION_ERRORS = (*_GAME_ACCESS, "stale", "game_over")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
@@ -125,9 +125,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "new_game",
         "Starts a game and opens it on this connection. Without `deal` the server picks one "
-        "(on easy, one the solver has won). Abandoning an unfinished game loses it (R17).",
+        "(on easy, always one the solver has won: choosing it there is `forbidden`). "
+        "Abandoning an unfinished game loses it (R17).",
         ("game",),
-        ("unauthenticated",),
+        ("unauthenticated", "forbidden"),
         {"type": "new_game", "id": 3, "level": "hard", "deal": 1},
         {"type": "new_game", "id": 4, "level": "easy"},
     )(

@@ -1,0 +1,142 @@
+"""One WebSocket connection: frames in, protocol, service, frames out.
+
+The only module that imports ``websockets``. Per connection:
+
+- a reader loop (this handler) takes binary frames one at a time, decodes
+  them with ``protocol.decode_request`` and hands the request to
+  ``GameService.handle``, queuing the reply on the connection's ``Outbox``.
+  Requests of one connection are answered in order; other connections are
+  unaffected because every slow part (storage, solver) is awaited;
+- a writer task drains the outbox onto the socket. Pushes from other
+  connections' actions arrive in the same outbox via the ``Hub``.
+
+A text frame or an undecodable one is answered with ``bad_request`` and the
+connection stays up; every ``bad_request`` is a strike on the ``AbuseMeter``,
+and too many close the connection with 1008. Frames above MAX_FRAME_BYTES
+never reach us: ``websockets`` closes with 1009 (``max_size``). An
+outbox that overflows (a peer that does not read) closes with 1001. Any
+unexpected exception becomes an ``internal`` reply; its detail is only logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
+
+from protocol import (
+    CLOSE_GOING_AWAY,
+    CLOSE_POLICY_VIOLATION,
+    MAX_FRAME_BYTES,
+    SUBPROTOCOL,
+    AbuseMeter,
+    ProtocolError,
+    build,
+    decode_request,
+)
+from server.hub import Hub, Outbox
+from server.service import GameService, Session
+
+__all__ = ["ConnectionHandler", "Listener"]
+
+log = logging.getLogger(__name__)
+
+
+class ConnectionHandler:
+    """The ``websockets`` handler: one call per connection."""
+
+    def __init__(self, service: GameService, hub: Hub, queue_size: int = 1024) -> None:
+        self.service = service
+        self.hub = hub
+        self.queue_size = queue_size
+        self.open = 0
+
+    async def __call__(self, ws: ServerConnection) -> None:
+        peer = f"{ws.remote_address}"
+        session = Session(Outbox(self.queue_size), peer=peer)
+        writer = asyncio.create_task(self._write(ws, session.outbox))
+        self.open += 1
+        log.debug("connection from %s (subprotocol %s)", peer, ws.subprotocol)
+        abusive = False
+        try:
+            abusive = await self._read(ws, session)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.open -= 1
+            await self.service.disconnect(session)
+            session.outbox.close()
+            with contextlib.suppress(ConnectionClosed):
+                await writer
+        if abusive:
+            log.info("closing %s: too many bad requests", peer)
+            await ws.close(CLOSE_POLICY_VIOLATION, "too many bad requests")
+        log.debug("connection from %s closed (%s)", peer, ws.close_code)
+
+    async def _read(self, ws: ServerConnection, session: Session) -> bool:
+        """Answer frames until the peer closes (False) or is abusive (True)."""
+        meter = AbuseMeter()
+        async for frame in ws:
+            reply = await self._answer(session, frame)
+            if reply is None:
+                continue
+            self.hub.send(session.outbox, reply)
+            if reply.get("code") == "bad_request" and meter.strike(time.monotonic()):
+                return True
+        return False
+
+    async def _answer(self, session: Session, frame: bytes | str) -> Mapping[str, Any] | None:
+        try:
+            request = decode_request(frame)
+        except ProtocolError as exc:
+            return exc.to_message()
+        except Exception:
+            log.exception("could not decode a frame from %s", session.peer)
+            return build.error("bad_request", "the frame could not be read")
+        return await self.service.handle(session, request)
+
+    async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
+        while (frame := await outbox.get()) is not None:
+            await ws.send(frame)
+        if outbox.overflowed:
+            log.warning("closing a connection that does not read its frames")
+            await ws.close(CLOSE_GOING_AWAY, "too far behind: reconnect and resync")
+
+
+class Listener:
+    """The listening socket: ``websockets``' server with the protocol's settings.
+
+    Subprotocol ``scorpion.v1``, frames up to MAX_FRAME_BYTES (a larger one
+    closes with 1009 unread), no permessage-deflate.
+    """
+
+    def __init__(self, server: Server) -> None:
+        self._server = server
+
+    @classmethod
+    async def open(cls, handler: ConnectionHandler, host: str, port: int) -> Listener:
+        server = await serve(
+            handler,
+            host,
+            port,
+            subprotocols=[Subprotocol(SUBPROTOCOL)],
+            max_size=MAX_FRAME_BYTES,
+            compression=None,
+        )
+        return cls(server)
+
+    @property
+    def port(self) -> int:
+        return int(next(iter(self._server.sockets)).getsockname()[1])
+
+    async def close(self) -> None:
+        """Stop accepting and close every connection with 1001 (going away)."""
+        self._server.close(close_connections=True)
+        await self._server.wait_closed()

@@ -1,0 +1,114 @@
+"""Who watches which game, and one bounded outbound queue per connection.
+
+Theory of operation
+-------------------
+Every connection owns an ``Outbox``: a bounded FIFO of encoded frames that
+the connection's writer task drains onto its socket. Nothing else ever
+writes to a socket, so replies and pushes leave each connection in the order
+they were queued.
+
+``Hub`` maps a game id to the outboxes that have it open. ``push`` encodes a
+message once and appends the same bytes to every watcher's outbox
+synchronously (no ``await`` in between), so all watchers see one game's
+pushes in the same order; the service pushes while it holds the game's lock,
+which orders pushes across actions too.
+
+A connection that does not read fast enough overflows its outbox: the outbox
+marks itself ``overflowed`` and the writer closes the connection (1001:
+reconnect and resync), rather than silently dropping an event or letting
+one slow peer hold memory without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from protocol import encode
+
+__all__ = ["Hub", "Outbox"]
+
+
+class Outbox:
+    """A connection's bounded queue of outbound frames."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self.overflowed = False
+        self.closed = False
+        self._frames: deque[bytes] = deque()
+        self._ready = asyncio.Event()
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def put(self, frame: bytes) -> bool:
+        """Queue ``frame``; False (and ``overflowed`` set) when the queue is full or closed."""
+        if self.closed or self.overflowed:
+            return False
+        if len(self._frames) >= self.limit:
+            self.overflowed = True
+            self._ready.set()
+            return False
+        self._frames.append(frame)
+        self._ready.set()
+        return True
+
+    async def get(self) -> bytes | None:
+        """The next frame; None once the outbox is closed (drained) or overflowed."""
+        while True:
+            if self.overflowed:
+                return None
+            if self._frames:
+                return self._frames.popleft()
+            if self.closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+
+    def close(self) -> None:
+        """No more frames: ``get`` returns what is queued, then None."""
+        self.closed = True
+        self._ready.set()
+
+
+class Hub:
+    """Game id -> the outboxes watching it."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[int, dict[int, Outbox]] = {}
+
+    def send(self, outbox: Outbox, message: Mapping[str, Any]) -> None:
+        """A reply (or a push) to one connection."""
+        outbox.put(encode(message))
+
+    def watch(self, game: int, outbox: Outbox) -> None:
+        self._watchers.setdefault(game, {})[id(outbox)] = outbox
+
+    def unwatch(self, game: int, outbox: Outbox) -> None:
+        watchers = self._watchers.get(game)
+        if watchers is None:
+            return
+        watchers.pop(id(outbox), None)
+        if not watchers:
+            del self._watchers[game]
+
+    def watching(self, game: int, outbox: Outbox) -> bool:
+        return id(outbox) in self._watchers.get(game, {})
+
+    def count(self, game: int) -> int:
+        """How many connections have ``game`` open."""
+        return len(self._watchers.get(game, {}))
+
+    def games_of(self, outbox: Outbox) -> list[int]:
+        return [game for game, watchers in self._watchers.items() if id(outbox) in watchers]
+
+    def push(self, game: int, message: Mapping[str, Any]) -> int:
+        """Queue ``message`` for every watcher of ``game``; how many got it."""
+        watchers = self._watchers.get(game)
+        if not watchers:
+            return 0
+        frame = encode(message)
+        return sum(outbox.put(frame) for outbox in list(watchers.values()))

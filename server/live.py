@@ -1,0 +1,163 @@
+"""A game held in memory: the engine's ``Game``, its event history, its clock and lock.
+
+Theory of operation
+-------------------
+The store keeps a game as its deal plus its action log; ``LiveGame.rebuild``
+plays that log through ``engine.game.Game`` and keeps, per version, the
+events each action produced (``batches``), so ``open_game`` with ``since``
+can answer with a ``catch_up`` without touching the database.
+
+Versions on the wire (PROTOCOL.md section 5) count every recorded change:
+the actions in the log, plus one for a resignation or abandonment. The store
+writes no action row for those (replay.md: the log holds only replayable
+actions), so ``version`` here is ``len(actions) + (1 if lost)``, and a lost
+game's last batch is the synthesized ``game_lost`` event.
+
+Everything that leaves the server about a position comes from
+``engine.view.public_view`` (snapshots) or from the engine's own events,
+which never name a face-down card; ``hidden_cards`` lets the catch-up path
+refuse a history that names a card which has since been turned face down
+again (it answers a snapshot instead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from engine.cards import card_str, parse_card
+from engine.events import Event
+from engine.game import Action, Game
+from engine.levels import get_level
+from engine.view import public_view
+from protocol import build
+from server.clock import PlayClock
+from server.store import ActionRecord, GameRecord, GameStatus, NewAction, Progress
+
+__all__ = ["LiveGame", "strings_in"]
+
+EventDict = dict[str, Any]
+
+
+class LiveGame:
+    """One game in the service's cache. Mutate only while holding ``lock``."""
+
+    def __init__(self, record: GameRecord, game: Game, batches: list[list[EventDict]]) -> None:
+        self.id = record.id
+        self.player_id = record.player_id
+        self.record = record
+        self.game = game
+        self.batches = batches
+        self.lock = asyncio.Lock()
+        self.clock = PlayClock(max(record.time_ms, game.time))
+        self.lost_reason: str | None = record.lost_reason
+        self.status = record.status
+        self.checking = False  # a lost-position check is in flight
+        self.recheck = False
+        self.broken = False  # a commit failed: memory may be ahead of the store
+
+    @classmethod
+    def rebuild(cls, record: GameRecord, actions: Sequence[ActionRecord]) -> LiveGame:
+        """The game of ``record`` with its stored ``actions`` replayed."""
+        game = Game(get_level(record.level), record.deal)
+        batches = [event_dicts(game.play(to_action(each))) for each in actions]
+        live = cls(record, game, batches)
+        if record.status is GameStatus.LOST and record.lost_reason:
+            live.batches.append([build.game_lost(record.lost_reason)])
+        return live
+
+    # -- reading --------------------------------------------------------------
+
+    @property
+    def level(self) -> str:
+        return self.game.rules.name
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not GameStatus.ACTIVE
+
+    @property
+    def log_version(self) -> int:
+        """The store's version: actions in the log."""
+        return len(self.game.actions)
+
+    @property
+    def version(self) -> int:
+        """The wire version: the log, plus one once resigned or abandoned."""
+        return self.log_version + (self.status is GameStatus.LOST)
+
+    def view(self) -> dict[str, Any]:
+        return public_view(self.game, self.clock.now_ms())
+
+    def progress(self, t: int) -> Progress:
+        results = self.game.results(t)
+        return Progress(
+            moves=results.moves,
+            score=results.score,
+            time_ms=results.time_ms,
+            hints=results.hints,
+            undos=results.undos,
+            suits_removed=results.suits,
+        )
+
+    def last_action(self) -> NewAction:
+        action = self.game.actions[-1]
+        card = None if action.card is None else card_str(action.card)
+        return NewAction(action.type, card, action.to, action.t)
+
+    def hidden_cards(self) -> set[str]:
+        """The names of every card now face down or in the stock."""
+        state = self.game.state
+        hidden = {
+            card for col, down in zip(state.cols, state.down, strict=True) for card in col[:down]
+        }
+        hidden.update(state.stock)
+        return {card_str(card) for card in hidden}
+
+    def history_since(self, since: int) -> list[list[EventDict]] | None:
+        """The batches of versions after ``since``; None when they cannot be given."""
+        if since > self.version or since < 0 or len(self.batches) != self.version:
+            return None
+        batches = self.batches[since:]
+        hidden = self.hidden_cards()
+        if hidden and any(text in hidden for text in strings_in(batches)):
+            return None  # it would name a card that is face down again
+        return batches
+
+    def summary(self) -> dict[str, Any]:
+        record = self.record
+        return build.summary(
+            game=self.id,
+            level=self.level,
+            status=self.status.value,
+            v=self.version,
+            moves=self.game.moves,
+            score=self.game.score(self.clock.now_ms()) if not self.finished else record.score,
+            time_ms=self.clock.now_ms() if not self.finished else record.time_ms,
+            deal=None if not self.finished and self.game.rules.solver_deals else record.deal,
+            started=record.created_at,
+            updated=record.updated_at,
+        )
+
+
+def to_action(record: ActionRecord) -> Action:
+    card = None if record.card is None else parse_card(record.card)
+    return Action(record.type, card, record.to, record.t)
+
+
+def event_dicts(events: Iterable[Event]) -> list[EventDict]:
+    return [event.to_dict() for event in events]
+
+
+def strings_in(value: object) -> Iterable[str]:
+    """Every string inside a nest of maps and lists (keys included)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from strings_in(key)
+            yield from strings_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings_in(item)

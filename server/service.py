@@ -1,0 +1,627 @@
+"""``GameService``: the authority over players and games. No sockets, no SQL.
+
+Theory of operation
+-------------------
+``handle(session, request)`` answers one checked request (``protocol.Request``)
+for one connection (``Session``) and returns its reply map, or None when it
+has already queued the reply itself (``new_game`` and ``open_game`` queue the
+snapshot before the clock push that follows it). Every failure becomes an
+``error`` reply here: rule violations with the engine's code and a message in
+the session's locale, store trouble as ``unavailable``/``stale``, anything
+unexpected as ``internal`` (logged, never shown).
+
+Games live in a cache of ``LiveGame``s, rebuilt from the store's action log
+on first use (so a restarted server continues where the last one stopped).
+Each game has an ``asyncio.Lock``; an action runs entirely under it:
+
+1. ``v`` must be the game's version: otherwise, a retry whose first attempt
+   is in the log (``store.find_retry``: same request id at ``v + 1``) gets
+   its original ``ack``, anything else ``stale`` with the current version;
+2. the engine applies the action at the clock's play time (rejections leave
+   the game untouched);
+3. ``store.commit`` makes it durable (a win ends the game and books the
+   statistics in the same write); if the commit fails the cached game is
+   dropped so the next request rebuilds it from what the store holds;
+4. the events are pushed to every watcher (``Hub``), and the ack returned.
+
+Hints and lost-position checks run the solver in worker processes
+(``SolverPool``). The clock runs while a connection has the game open and it
+is neither paused nor finished; each start or stop is pushed as a ``clock``
+event. Play time reaches the store with every write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.cards import CardParseError
+from engine.errors import GameOver, RuleViolation
+from engine.events import Hinted
+from engine.game import Game
+from engine.levels import get_level
+from engine.replay import export_replay
+from engine.solver.easy import DRAW_LIMIT, WinnableDeals
+from protocol import MAX_SERVER_FRAME_BYTES, ProtocolError, Request, RequestId, build, encode
+from server.hub import Hub, Outbox
+from server.live import EventDict, LiveGame
+from server.store import (
+    Committed,
+    Ending,
+    GameInProgress,
+    GameRecord,
+    GameStatus,
+    GameWrite,
+    InvalidName,
+    LevelStats,
+    NameTaken,
+    NewGame,
+    NotFound,
+    Player,
+    Store,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+)
+from server.workers import SolverPool
+
+__all__ = ["SERVER_NAME", "GameService", "Session"]
+
+SERVER_NAME = "scorpion-server 0.1.0"
+log = logging.getLogger(__name__)
+Reply = dict[str, Any]
+
+
+@dataclass(eq=False)
+class Session:
+    """What the service knows about one connection."""
+
+    outbox: Outbox
+    greeted: bool = False
+    locale: str = "en"
+    player: Player | None = None
+    peer: str = "?"
+
+
+def _request_key(request: Request) -> str:
+    return str(request.id)
+
+
+def record_version(record: GameRecord) -> int:
+    return record.version + (record.status is GameStatus.LOST)
+
+
+def record_summary(record: GameRecord) -> dict[str, Any]:
+    hide = record.status is GameStatus.ACTIVE and get_level(record.level).solver_deals
+    return build.summary(
+        game=record.id,
+        level=record.level,
+        status=record.status.value,
+        v=record_version(record),
+        moves=record.moves,
+        score=record.score,
+        time_ms=record.time_ms,
+        deal=None if hide else record.deal,
+        started=record.created_at,
+        updated=record.updated_at,
+    )
+
+
+def stats_row(stats: LevelStats) -> dict[str, Any]:
+    return build.stats_row(
+        level=stats.level,
+        wins=stats.wins,
+        losses=stats.losses,
+        current_streak=stats.current_streak,
+        best_streak=stats.best_streak,
+        best_score=stats.best_score,
+        fastest_win_ms=stats.fastest_win_ms,
+        fewest_moves=stats.fewest_moves,
+    )
+
+
+def _fail(code: str, message: str, **extra: Any) -> ProtocolError:
+    return ProtocolError(code, message, **extra)
+
+
+class GameService:
+    """The authority: checks, applies, stores and announces every action."""
+
+    def __init__(
+        self,
+        store: Store,
+        hub: Hub,
+        solver: SolverPool,
+        *,
+        easy_deals: WinnableDeals | None = None,
+        cache_size: int = 10_000,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.hub = hub
+        self.solver = solver
+        self.easy_deals = easy_deals if easy_deals is not None else WinnableDeals()
+        self.cache_size = cache_size
+        self.rng = rng if rng is not None else random.SystemRandom()
+        self._games: OrderedDict[int, LiveGame] = OrderedDict()
+        self._loading: dict[int, asyncio.Lock] = {}
+        self._player_locks: dict[int, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
+            "hello": self._hello,
+            "register": self._register,
+            "ping": self._ping,
+            "new_game": self._new_game,
+            "open_game": self._open_game,
+            "close_game": self._close_game,
+            "move": self._act,
+            "deal": self._act,
+            "undo": self._act,
+            "restart": self._act,
+            "hint": self._hint,
+            "pause": self._pause,
+            "resume": self._pause,
+            "resign": self._resign,
+            "games": self._games_list,
+            "stats": self._stats,
+            "replay": self._replay,
+        }
+
+    # -- entry points -----------------------------------------------------------
+
+    async def handle(self, session: Session, request: Request) -> Reply | None:
+        """The reply to ``request`` (None: already queued on the session's outbox)."""
+        try:
+            self._check_session(session, request)
+            return await self._handlers[request.type](session, request)
+        except ProtocolError as exc:
+            exc.re = request.id
+            return exc.to_message()
+        except RuleViolation as exc:
+            return build.error(exc.code, exc.message(session.locale), request.id)
+        except CardParseError as exc:
+            return build.error("bad_request", f"card: {exc}", request.id)
+        except VersionConflict as exc:
+            current = (exc.current or 0) + (exc.status == GameStatus.LOST.value)
+            return build.error("stale", f"The game is at version {current}.", request.id, v=current)
+        except NotFound:
+            return build.error("not_found", "No such game.", request.id)
+        except StoreUnavailable:
+            log.warning("store unavailable for %s", request.type, exc_info=True)
+            return build.error("unavailable", "Storage is unavailable; retry later.", request.id)
+        except Exception:
+            log.exception("internal error on %s from %s", request.type, session.peer)
+            return build.error("internal", "An unexpected server error.", request.id)
+
+    async def disconnect(self, session: Session) -> None:
+        """The connection is gone: close its games (their clocks may stop)."""
+        for game_id in self.hub.games_of(session.outbox):
+            self.hub.unwatch(game_id, session.outbox)
+            live = self._games.get(game_id)
+            if live is not None:
+                async with live.lock:
+                    self._sync_clock(live)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def cached(self, game_id: int) -> LiveGame | None:
+        """The live game if it is in memory (for tests and metrics)."""
+        return self._games.get(game_id)
+
+    def _check_session(self, session: Session, request: Request) -> None:
+        if request.type == "hello":
+            return
+        if not session.greeted:
+            raise _fail("hello_required", "The first request on a connection must be hello.")
+        if session.player is None and request.type not in ("register", "ping"):
+            raise _fail("unauthenticated", "Register, or say hello with your token, first.")
+
+    # -- players ------------------------------------------------------------------
+
+    async def _hello(self, session: Session, request: Request) -> Reply:
+        token = request.opt_str("token")
+        player = None
+        if token is not None:
+            player = await self.store.player_for_token(token)
+            if player is None:
+                raise _fail("unauthenticated", "Unknown or revoked token.")
+        self._switch_player(session, player)
+        session.greeted = True
+        session.locale = request.get_str("locale")
+        games = [] if player is None else await self._unfinished(player)
+        return build.welcome(
+            request.id,
+            server=SERVER_NAME,
+            player=None if player is None else build.player(player.id, player.name),
+            games=games,
+        )
+
+    async def _register(self, session: Session, request: Request) -> Reply:
+        try:
+            player, token = await self.store.create_player(request.get_str("name"))
+        except NameTaken:
+            raise _fail("duplicate_name", "Another player already has that name.") from None
+        except InvalidName as exc:
+            raise _fail("bad_request", f"name: {exc}") from None
+        self._switch_player(session, player)
+        return build.registered(
+            request.id, player=build.player(player.id, player.name), token=token
+        )
+
+    def _switch_player(self, session: Session, player: Player | None) -> None:
+        same = (session.player and session.player.id) == (player and player.id)
+        if not same:
+            for game_id in self.hub.games_of(session.outbox):
+                self.hub.unwatch(game_id, session.outbox)
+                live = self._games.get(game_id)
+                if live is not None:
+                    self._sync_clock(live)
+        session.player = player
+
+    async def _unfinished(self, player: Player) -> list[dict[str, Any]]:
+        records = await self.store.unfinished_games(player.id)
+        return [self._summary(record) for record in records]
+
+    def _summary(self, record: GameRecord) -> dict[str, Any]:
+        live = self._games.get(record.id)
+        return live.summary() if live is not None else record_summary(record)
+
+    async def _ping(self, session: Session, request: Request) -> Reply:
+        return build.pong(request.id)
+
+    # -- the cache --------------------------------------------------------------------
+
+    async def _live(self, game_id: int) -> LiveGame:
+        live = self._games.get(game_id)
+        if live is not None:
+            self._games.move_to_end(game_id)
+            return live
+        lock = self._loading.setdefault(game_id, asyncio.Lock())
+        try:
+            async with lock:
+                live = self._games.get(game_id)
+                if live is None:
+                    live = await self._load(game_id)
+                    self._remember(live)
+                return live
+        finally:
+            if not lock.locked():
+                self._loading.pop(game_id, None)
+
+    async def _load(self, game_id: int) -> LiveGame:
+        record = await self.store.get_game(game_id)
+        if record is None:
+            raise _fail("not_found", f"There is no game {game_id}.")
+        actions = await self.store.load_actions(game_id)
+        return LiveGame.rebuild(record, actions)
+
+    def _remember(self, live: LiveGame) -> None:
+        self._games[live.id] = live
+        excess = len(self._games) - self.cache_size
+        for game_id in list(self._games):
+            if excess <= 0:
+                break
+            other = self._games[game_id]
+            if other is not live and not other.lock.locked() and not self.hub.count(game_id):
+                del self._games[game_id]
+                excess -= 1
+
+    def _forget(self, live: LiveGame) -> None:
+        """Drop a game whose memory may no longer match the store.
+
+        Requests already waiting for its lock find it ``broken`` and answer
+        ``unavailable``; the next request rebuilds the game from the store.
+        """
+        live.broken = True
+        if self._games.get(live.id) is live:
+            del self._games[live.id]
+
+    @staticmethod
+    def _check_fresh(live: LiveGame) -> None:
+        """Call holding the lock, before changing the game."""
+        if live.broken:
+            raise _fail("unavailable", "The game is being reloaded; retry.")
+
+    async def _owned(self, session: Session, request: Request) -> LiveGame:
+        live = await self._live(request.get_int("game"))
+        assert session.player is not None
+        if live.player_id != session.player.id:
+            # The same answer as for a game that does not exist: never reveal that it does.
+            raise _fail("not_found", f"There is no game {live.id}.")
+        return live
+
+    # -- starting and watching ----------------------------------------------------------
+
+    async def _new_game(self, session: Session, request: Request) -> Reply | None:
+        assert session.player is not None
+        level = request.get_str("level")
+        rules = get_level(level)
+        deal = request.opt_int("deal")
+        if deal is not None and rules.solver_deals:
+            raise _fail("forbidden", "Deal numbers cannot be chosen on the easy level.")
+        if deal is None:
+            deal = self._draw_deal(rules.solver_deals)
+        lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
+        async with lock:
+            record, lost = await self._start(session.player, level, deal)
+        live = LiveGame(record, Game(rules, deal), [])
+        self._remember(live)
+        async with live.lock:
+            reply = build.game(
+                request.id, game=live.id, v=live.version, view=live.view(), lost=lost
+            )
+            self.hub.send(session.outbox, reply)
+            self.hub.watch(live.id, session.outbox)
+            self._sync_clock(live)
+        return None
+
+    def _draw_deal(self, solver_deals: bool) -> int:
+        if solver_deals:
+            return self.easy_deals.draw(self.rng)
+        return self.rng.randrange(1, DRAW_LIMIT)
+
+    async def _start(self, player: Player, level: str, deal: int) -> tuple[GameRecord, int | None]:
+        """Create the game, abandoning the player's unfinished one first (R17)."""
+        for _attempt in range(3):
+            unfinished = await self.store.unfinished_games(player.id)
+            if not unfinished:
+                try:
+                    return await self.store.create_game(player.id, level, deal), None
+                except GameInProgress:
+                    continue
+            old = await self._live(unfinished[0].id)
+            started = await self._abandon(old, NewGame(level, deal))
+            if started is not None:
+                return started, old.id
+        raise StoreUnavailable("the player's games keep changing; retry")
+
+    async def _abandon(self, old: LiveGame, new_game: NewGame) -> GameRecord | None:
+        async with old.lock:
+            self._check_fresh(old)
+            if old.finished:
+                return None
+            t = old.clock.now_ms()
+            write = GameWrite(
+                old.id,
+                old.log_version,
+                old.progress(t),
+                ending=Ending.ABANDONED,
+                then_start=new_game,
+            )
+            committed = await self._commit(old, write)
+            self._end_lost(old, committed.game, "abandoned")
+            return committed.started
+
+    def _end_lost(self, live: LiveGame, record: GameRecord, reason: str) -> None:
+        live.record = record
+        live.status = GameStatus.LOST
+        live.lost_reason = reason
+        batch = [build.game_lost(reason)]
+        live.batches.append(batch)
+        self.hub.push(live.id, build.events(game=live.id, v=live.version, events=batch))
+        self._sync_clock(live)
+
+    async def _open_game(self, session: Session, request: Request) -> Reply | None:
+        live = await self._owned(session, request)
+        since = request.opt_int("since")
+        async with live.lock:
+            self.hub.send(session.outbox, self._opening(live, request.id, since))
+            self.hub.watch(live.id, session.outbox)
+            self._sync_clock(live)
+        return None
+
+    def _opening(self, live: LiveGame, re: RequestId, since: int | None) -> Reply:
+        """A catch_up from ``since`` when the history allows, else a snapshot."""
+        history = None if since is None else live.history_since(since)
+        if since is None or history is None:
+            return build.game(re, game=live.id, v=live.version, view=live.view())
+        batches = [build.batch(v, events) for v, events in enumerate(history, since + 1)]
+        reply = build.catch_up(re, game=live.id, v=live.version, events=batches)
+        if len(encode(reply)) > MAX_SERVER_FRAME_BYTES:  # too long a history for one frame
+            return build.game(re, game=live.id, v=live.version, view=live.view())
+        return reply
+
+    async def _close_game(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            self.hub.unwatch(live.id, session.outbox)
+            self._sync_clock(live)
+            return build.ack(request.id, game=live.id, v=live.version)
+
+    async def _pause(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            live.clock.paused = request.type == "pause"
+            self._sync_clock(live)
+            return build.ack(request.id, game=live.id, v=live.version)
+
+    def _sync_clock(self, live: LiveGame) -> None:
+        """Run the clock iff watched, not paused and unfinished; push each change."""
+        should_run = bool(self.hub.count(live.id)) and not live.clock.paused and not live.finished
+        should_run = should_run and not live.game.won
+        if should_run == live.clock.running:
+            return
+        if should_run:
+            live.clock.start()
+        else:
+            live.clock.stop()
+        event = build.clock(running=should_run, time_ms=live.clock.now_ms())
+        self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def _act(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            self._check_fresh(live)
+            v = request.get_int("v")
+            if v != live.version:
+                return await self._retry_or_stale(live, request, v)
+            if live.finished:
+                raise GameOver()
+            t = live.clock.now_ms()
+            events = self._apply(live, request, t)
+            await self._record(live, events, t, _request_key(request))
+            return build.ack(request.id, game=live.id, v=live.version)
+
+    def _apply(self, live: LiveGame, request: Request, t: int) -> list[EventDict]:
+        game = live.game
+        if request.type == "move":
+            return [
+                e.to_dict() for e in game.move(request.get_str("card"), request.opt_int("to"), t)
+            ]
+        if request.type == "deal":
+            return [e.to_dict() for e in game.deal(t)]
+        if request.type == "undo":
+            return [e.to_dict() for e in game.undo(t)]
+        return [e.to_dict() for e in game.restart(t)]
+
+    async def _retry_or_stale(self, live: LiveGame, request: Request, v: int) -> Reply:
+        if 0 <= v < live.log_version:
+            first = await self.store.find_retry(live.id, v, _request_key(request))
+            if first is not None and first.type == request.type:
+                return build.ack(request.id, game=live.id, v=v + 1)
+        current = live.version
+        raise _fail("stale", f"The game is at version {current}, not {v}.", v=current)
+
+    async def _record(
+        self, live: LiveGame, events: list[EventDict], t: int, request_id: str | None
+    ) -> None:
+        """Commit the action the engine just applied, then announce it."""
+        won = live.game.won
+        write = GameWrite(
+            live.id,
+            live.log_version - 1,
+            live.progress(t),
+            live.last_action(),
+            request_id=request_id,
+            ending=Ending.WON if won else None,
+        )
+        committed = await self._commit(live, write)
+        live.record = committed.game
+        if won:
+            live.status = GameStatus.WON
+            events = await self._add_stats(live, events)
+        live.batches.append(events)
+        self.hub.push(live.id, build.events(game=live.id, v=live.version, events=events))
+        self._sync_clock(live)
+        if not won and events and events[0].get("type") != "hint":
+            self._check_lost(live)
+
+    async def _commit(self, live: LiveGame, write: GameWrite) -> Committed:
+        try:
+            return await self.store.commit(write)
+        except BaseException:
+            self._forget(live)  # memory ran ahead of the store: rebuild on next use
+            raise
+
+    async def _add_stats(self, live: LiveGame, events: list[EventDict]) -> list[EventDict]:
+        try:
+            rows = await self.store.level_stats(live.player_id, live.level)
+        except StoreError:
+            log.warning("no stats for the won event of game %d", live.id, exc_info=True)
+            return events
+        row = stats_row(rows[0])
+        return [build.with_stats(e, row) if e.get("type") == "won" else e for e in events]
+
+    async def _hint(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            self._check_fresh(live)
+            if live.finished:
+                raise GameOver()
+            t = live.clock.now_ms()
+            suggestion: Hinted = await self.solver.hint(live.game.state, live.game.rules)
+            events = [e.to_dict() for e in live.game.hint(t, suggestion)]
+            await self._record(live, events, t, None)
+            hint = events[0]
+            return build.hint(
+                request.id,
+                game=live.id,
+                v=live.version,
+                action=hint["action"],
+                card=hint.get("card"),
+                to=hint.get("to"),
+            )
+
+    async def _resign(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            self._check_fresh(live)
+            if live.finished:
+                raise GameOver()
+            t = live.clock.now_ms()
+            write = GameWrite(live.id, live.log_version, live.progress(t), ending=Ending.RESIGNED)
+            committed = await self._commit(live, write)
+            self._end_lost(live, committed.game, "resigned")
+            return build.ack(request.id, game=live.id, v=live.version)
+
+    # -- lost-position checks -----------------------------------------------------------
+
+    def _check_lost(self, live: LiveGame) -> None:
+        if self.solver.lost_budget_ms <= 0:
+            return
+        if live.checking:
+            live.recheck = True
+            return
+        if self.solver.busy:
+            return  # optional work: skip rather than queue behind hints
+        live.checking = True
+        task = asyncio.create_task(self._lost_loop(live))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _lost_loop(self, live: LiveGame) -> None:
+        try:
+            while True:
+                live.recheck = False
+                version = live.version
+                lost = await self.solver.lost(live.game.state.copy(), live.game.rules)
+                if lost and live.version == version and not live.finished:
+                    event = build.lost_position()
+                    message = build.events(game=live.id, v=version, events=[event])
+                    self.hub.push(live.id, message)
+                if not live.recheck:
+                    return
+        finally:
+            live.checking = False
+
+    # -- lists ------------------------------------------------------------------------------
+
+    async def _games_list(self, session: Session, request: Request) -> Reply:
+        assert session.player is not None
+        status = request.opt_str("status")
+        wanted = None if status is None else GameStatus(status)
+        records = await self.store.list_games(session.player.id, wanted)
+        return build.games(request.id, games=[self._summary(record) for record in records])
+
+    async def _stats(self, session: Session, request: Request) -> Reply:
+        assert session.player is not None
+        rows = await self.store.level_stats(session.player.id, request.opt_str("level"))
+        return build.stats(request.id, stats=[stats_row(row) for row in rows])
+
+    async def _replay(self, session: Session, request: Request) -> Reply:
+        live = await self._owned(session, request)
+        async with live.lock:
+            if not live.finished:
+                return build.replay(request.id, game=live.id, replay=None, result=None)
+            record = live.record
+            result = build.result(
+                won=live.status is GameStatus.WON,
+                score=record.score,
+                moves=record.moves,
+                undos=record.undos,
+                hints=record.hints,
+                suits_removed=record.suits_removed,
+                time_ms=record.time_ms,
+            )
+            document = export_replay(live.game)
+            return build.replay(request.id, game=live.id, replay=document, result=result)

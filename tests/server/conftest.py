@@ -1,0 +1,99 @@
+"""Running servers for the server tests: SQLite always, PostgreSQL when configured.
+
+``server`` starts a real ``ScorpionServer`` on 127.0.0.1 with an ephemeral
+port, parametrized by backend: ``[sqlite]`` on a file in ``tmp_path``, and
+``[postgresql]`` on a private database when ``SCORPION_TEST_DATABASE_URL``
+names a server (skipped with the reason otherwise). ``connect()`` opens a
+test client to it; ``restart()`` stops it and starts a fresh one on the
+same database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from server.app import ScorpionServer, migrate
+from server.config import Settings
+from tests.server.client import Client
+from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin, run_isolated
+
+
+class Running:
+    """A server under test and the clients connected to it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.server = ScorpionServer(settings)
+        self.clients: list[Client] = []
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.server.port}/"
+
+    async def start(self) -> None:
+        if not self.settings.is_sqlite:
+            await migrate(self.settings)
+        await self.server.start()
+
+    async def connect(self) -> Client:
+        client = await Client.connect(self.url)
+        self.clients.append(client)
+        return client
+
+    async def player(self, name: str) -> Client:
+        client = await self.connect()
+        await client.register(name)
+        return client
+
+    async def stop(self) -> None:
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
+        await self.server.stop()
+
+    async def restart(self) -> None:
+        await self.stop()
+        self.settings = dataclasses.replace(self.settings, port=0)
+        self.server = ScorpionServer(self.settings)
+        await self.server.start()
+
+
+@pytest.fixture(scope="session")
+def server_postgres_url() -> Iterator[str | None]:
+    base_url = os.environ.get(PG_VARIABLE)
+    if not base_url:
+        yield None
+        return
+    base = make_url(base_url)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"{base.database or 'postgres'}_server_{worker}_{os.getpid()}".lower()
+    drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+    run_isolated(lambda: _admin(base_url, drop, f'CREATE DATABASE "{name}"'))
+    yield base.set(database=name).render_as_string(hide_password=False)
+    run_isolated(lambda: _admin(base_url, drop))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    base = Settings(port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0)
+    if request.param == "sqlite":
+        return base
+    url: str | None = request.getfixturevalue("server_postgres_url")
+    if url is None:
+        pytest.skip(f"PostgreSQL server tests need {PG_VARIABLE}, e.g. {PG_EXAMPLE}")
+    await _admin(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    return dataclasses.replace(base, database_url=url)
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[Running]:
+    running = Running(settings)
+    await running.start()
+    yield running
+    await running.stop()

@@ -1,0 +1,59 @@
+"""The server's play clock (R22): runs while watched and not paused, pushed as clock events."""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.clock import PlayClock
+from tests.server.client import Client
+from tests.server.conftest import Running
+
+
+def test_play_clock_banks_time_between_runs() -> None:
+    now = [100.0]
+    clock = PlayClock(500, monotonic=lambda: now[0])
+    assert clock.now_ms() == 500 and not clock.running
+    clock.start()
+    now[0] += 2.0
+    assert clock.now_ms() == 2500
+    clock.stop()
+    now[0] += 10.0
+    assert clock.now_ms() == 2500
+    clock.advance_to(3000)
+    assert clock.now_ms() == 3000
+
+
+async def clock_events(client: Client) -> list[tuple[bool, int]]:
+    await client.request("ping")
+    return [
+        (event["running"], event["time_ms"])
+        for push in client.drain()
+        for event in push.get("events", [])
+        if event["type"] == "clock"
+    ]
+
+
+async def test_clock_events_on_open_pause_resume_close(server: Running) -> None:
+    lee = await server.player("lee")
+    game = (await lee.request("new_game", level="hard", deal=1))["game"]
+    assert [running for running, _ in await clock_events(lee)] == [True]
+    await asyncio.sleep(0.05)
+    assert (await lee.request("pause", game=game))["type"] == "ack"
+    [(running, paused_at)] = await clock_events(lee)
+    assert running is False and paused_at >= 40
+    await asyncio.sleep(0.05)
+    move = await lee.request("move", game=game, v=0, card="7C", to=5)
+    assert move["v"] == 1
+    assert (await lee.request("resume", game=game))["v"] == 1
+    [(running, resumed_at)] = await clock_events(lee)
+    assert running is True and resumed_at == paused_at  # paused time is not play time
+    other = await server.connect()
+    await other.hello(lee.token)
+    await other.request("open_game", game=game)
+    assert await clock_events(lee) == []  # already running: nothing changes
+    await other.request("close_game", game=game)
+    assert (await lee.request("close_game", game=game))["type"] == "ack"
+    assert await clock_events(lee) == []  # nobody watches any more: no watcher to tell
+    view = (await lee.request("open_game", game=game))["view"]
+    assert view["time_ms"] >= paused_at
+    assert [running for running, _ in await clock_events(lee)] == [True]

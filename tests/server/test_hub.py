@@ -1,0 +1,62 @@
+"""The hub's fan-out and the outbox bound; the service's lost-position push."""
+
+from __future__ import annotations
+
+from engine.events import Hinted
+from engine.levels import Rules
+from engine.state import State
+from server.hub import Hub, Outbox
+from tests.server.conftest import Running
+
+
+async def test_outbox_overflow_stops_the_connection() -> None:
+    outbox = Outbox(limit=2)
+    assert outbox.put(b"1") and outbox.put(b"2")
+    assert not outbox.put(b"3") and outbox.overflowed
+    assert await outbox.get() is None
+
+
+async def test_push_reaches_every_watcher_in_the_same_order() -> None:
+    hub = Hub()
+    one, two, other = Outbox(), Outbox(), Outbox()
+    hub.watch(7, one)
+    hub.watch(7, two)
+    hub.watch(8, other)
+    for n in range(3):
+        assert hub.push(7, {"type": "events", "n": n}) == 2
+    frames_one = [await one.get() for _ in range(3)]
+    frames_two = [await two.get() for _ in range(3)]
+    assert frames_one == frames_two and len(other) == 0
+    hub.unwatch(7, one)
+    assert hub.count(7) == 1 and hub.games_of(two) == [7]
+
+
+class ProvesEverythingLost:
+    """A stand-in solver pool whose search proves every position lost."""
+
+    workers = 1
+    pending = 0
+    busy = False
+    lost_budget_ms = 1
+
+    async def hint(self, state: State, rules: Rules) -> Hinted:
+        return Hinted("none")
+
+    async def lost(self, state: State, rules: Rules) -> bool:
+        return True
+
+
+async def test_a_proved_lost_position_is_pushed(server: Running) -> None:
+    service = server.server.service
+    assert service is not None
+    service.solver = ProvesEverythingLost()  # type: ignore[assignment]
+    max_ = await server.player("max")
+    game = (await max_.request("new_game", level="hard", deal=1))["game"]
+    assert (await max_.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    while True:
+        push = await max_.push()
+        if push.get("events") == [{"type": "lost_position"}]:
+            assert push["v"] == 1
+            break
+    hint = await max_.request("hint", game=game)
+    assert hint["action"] == "none" and hint["v"] == 2

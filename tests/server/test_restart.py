@@ -1,0 +1,46 @@
+"""A restarted server (same database) continues every game where it stopped."""
+
+from __future__ import annotations
+
+from tests.server.client import Client
+from tests.server.conftest import Running
+
+
+async def test_shutdown_closes_connections_with_1001(server: Running) -> None:
+    bystander = await Client.connect(server.url)  # not closed by the fixture first
+    await bystander.hello()
+    await server.restart()
+    await bystander.ws.wait_closed()
+    assert bystander.ws.close_code == 1001
+    await bystander.close()
+
+
+async def test_restart_mid_game_keeps_state_and_undo(server: Running) -> None:
+    jo = await server.player("jo")
+    token = jo.token
+    start = await jo.request("new_game", level="hard", deal=1)
+    game = start["game"]
+    assert (await jo.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    assert (await jo.request("hint", game=game))["v"] == 2
+    assert (await jo.request("deal", id_="d1", game=game, v=2))["v"] == 3
+    before = (await jo.request("open_game", game=game))["view"]
+    await server.restart()
+    again = await server.connect()
+    welcome = await again.hello(token)
+    assert [g["game"] for g in welcome["games"]] == [game]
+    assert welcome["games"][0]["v"] == 3
+    opened = await again.request("open_game", game=game)
+    assert opened["v"] == 3
+    after = opened["view"]
+    assert after["time_ms"] >= before["time_ms"] - 1000
+    assert {**after, "time_ms": 0, "score": 0} == {**before, "time_ms": 0, "score": 0}
+    caught = await again.request("open_game", game=game, since=1)
+    assert [batch["v"] for batch in caught["events"]] == [2, 3]
+    retried_first = await again.request("deal", id_="d1", game=game, v=2)
+    assert retried_first == {"type": "ack", "re": "d1", "game": game, "v": 3}
+    undone = await again.request("undo", game=game, v=3)
+    assert undone["v"] == 4
+    view = (await again.request("open_game", game=game))["view"]
+    assert view["stock"] == 3 and view["undo_depth"] == 1
+    retried = await again.request("deal", id_=99, game=game, v=3)
+    assert retried["code"] == "stale" and retried["v"] == 4
