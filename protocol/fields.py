@@ -120,9 +120,9 @@ class Int:
         return low <= value <= high
 
     def schema(self) -> dict[str, Any]:
-        if len(self.choices) == 1:
-            return {"const": self.choices[0]}
         out: dict[str, Any] = {"type": "integer"}
+        if len(self.choices) == 1:
+            return {**out, "const": self.choices[0]}  # the type keeps 1.0 out of a const 1
         if self.choices:
             out["enum"] = list(self.choices)
         if self.min is not None:

@@ -145,3 +145,10 @@ def test_the_decoder_and_the_schema_agree(checker: SchemaChecker, message: dict[
 def test_frames_over_the_limit_are_refused_unread(tail: bytes) -> None:
     frame = encode({"type": "ping", "id": 1}) + b"\x00" * MAX_FRAME_BYTES + tail
     assert not decodes(frame)
+
+
+def test_a_float_version_is_no_version(checker: SchemaChecker) -> None:
+    """1.0 is not the integer 1 on the wire; the schema must say so too (a found case)."""
+    message = {"type": "hello", "id": 0, "protocol": 1.0, "client": "0", "locale": "en"}
+    assert not decodes(encode(message))
+    assert not checker.valid(message, checker.definition("client_message"))
