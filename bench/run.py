@@ -1,8 +1,13 @@
 """``make bench``: run every benchmark and write the results into docs/benchmarks.md.
 
-The section between the ``<!-- engine-bench -->`` markers is replaced with this
-run's figures, the command that produced them and the machine they came from;
-the rest of the page (how to read the numbers) is left as written.
+The sections between the ``<!-- engine-bench -->`` and ``<!-- solver-bench -->``
+markers are replaced with this run's figures, the command that produced them
+and the machine they came from; the rest of the page (how to read the numbers)
+is left as written.
+
+Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
+(solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
+``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips).
 """
 
 from __future__ import annotations
@@ -15,9 +20,19 @@ import sys
 from pathlib import Path
 
 from engine.benchmark import format_report, run_benchmark
+from engine.levels import LEVEL_NAMES, get_level
+from engine.solver.bench import solve_bench
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
+SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
+# Published won shares on random deals (lower bounds from bounded searches).
+PUBLISHED = {
+    "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
+    "classic": "as hard (same rules)",
+    "medium": "77.9% (bounded search, Wasp rules, 1,000 deals)",
+    "easy": "as medium (same rules)",
+}
 
 
 def machine() -> str:
@@ -51,8 +66,34 @@ def engine_section(seconds: float) -> str:
     )
 
 
-def replace_section(page: str, section: str) -> str:
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
+def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
+    first, _, last = deals.partition("..")
+    numbers = range(int(first), int(last) + 1)
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        SOLVER_START,
+        f"Measured {when} on {machine()}, one core, with `make bench`, which runs",
+        f"`scorpion-engine solve-bench --level L --deals {deals} --budget-ms {budget_ms:g}`",
+        "for each level:",
+        "",
+        "| level | won | lost | unknown | decided | won share | median | p95 | max "
+        "| positions/s | published won share |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for level in levels:
+        r = solve_bench(get_level(level), numbers, budget_ms)
+        print(f"{level}: {r}", file=sys.stderr)
+        lines.append(
+            f"| {level} | {r['won']} | {r['lost']} | {r['unknown']} | {r['decided_pct']}% "
+            f"| {r['won_pct']}% | {r['median_ms']:g} ms | {r['p95_ms']} ms | {r['max_ms']} ms "
+            f"| {r['nodes_per_s']:,} | {PUBLISHED.get(level, 'none found')} |"
+        )
+    lines.append(SOLVER_END)
+    return "\n".join(lines)
+
+
+def replace_section(page: str, section: str, start: str = START, end: str = END) -> str:
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(page):
         return pattern.sub(lambda _match: section, page)
     return page.rstrip("\n") + "\n\n" + section + "\n"
@@ -60,10 +101,19 @@ def replace_section(page: str, section: str) -> str:
 
 def main() -> int:
     seconds = float(os.environ.get("BENCH_SECONDS", "5"))
+    page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
     section = engine_section(seconds)
     print(section)
-    page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
-    PAGE.write_text(replace_section(page, section), encoding="utf-8")
+    page = replace_section(page, section)
+    chosen = os.environ.get("BENCH_LEVELS", ",".join(LEVEL_NAMES))
+    levels = [] if chosen == "none" else chosen.split(",")
+    if levels:
+        deals = os.environ.get("BENCH_DEALS", "1..1000")
+        budget = float(os.environ.get("BENCH_BUDGET_MS", "2000"))
+        section = solver_section(deals, budget, levels)
+        print(section)
+        page = replace_section(page, section, SOLVER_START, SOLVER_END)
+    PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
 
