@@ -7,11 +7,15 @@ is left as written.
 
 Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 (solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
-``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips).
+``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
+``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 50 / 100; 0 players
+skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
+database; it must be empty or hold only earlier benchmark data).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import os
 import platform
@@ -19,6 +23,7 @@ import re
 import sys
 from pathlib import Path
 
+from bench.load import format_load, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.bench import solve_bench
@@ -26,6 +31,7 @@ from engine.solver.bench import solve_bench
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
 SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
+LOAD_START, LOAD_END = "<!-- load-bench -->", "<!-- /load-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -92,6 +98,23 @@ def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
     return "\n".join(lines)
 
 
+def load_section(players: int, actions: int, database_url: str | None) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        LOAD_START,
+        f"Measured {when} on {machine()} with `make bench`, which runs",
+        f"`python -m bench.load --players {players} --actions {actions}` (server and",
+        "clients on the same machine, one process each):",
+        "",
+        "```",
+    ]
+    for url in [None, database_url] if database_url else [None]:
+        report = asyncio.run(run_load(players, actions, url))
+        lines.append(format_load(report))
+    lines += ["```", LOAD_END]
+    return "\n".join(lines)
+
+
 def replace_section(page: str, section: str, start: str = START, end: str = END) -> str:
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(page):
@@ -113,6 +136,13 @@ def main() -> int:
         section = solver_section(deals, budget, levels)
         print(section)
         page = replace_section(page, section, SOLVER_START, SOLVER_END)
+    players = int(os.environ.get("BENCH_PLAYERS", "50"))
+    if players:
+        actions = int(os.environ.get("BENCH_ACTIONS", "100"))
+        database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
+        section = load_section(players, actions, database_url)
+        print(section)
+        page = replace_section(page, section, LOAD_START, LOAD_END)
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
