@@ -366,7 +366,12 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         Field("server", Str(1, 64), "The server's name and version."),
         Field("protocol", _PROTOCOL, "The protocol version of this connection."),
         Field("player", AnyOf((Obj(PLAYER), Null())), "Who the connection acts as, or null."),
-        Field("games", ListOf(Obj(GAME_SUMMARY)), "The player's unfinished games."),
+        Field(
+            "games",
+            ListOf(Obj(GAME_SUMMARY)),
+            "The player's unfinished games: at most one, since starting a game abandons "
+            "the unfinished one (R17).",
+        ),
     ),
     _reply(
         "registered",

@@ -113,7 +113,11 @@ STATS_ROW = Shape(
         Field("win_rate", Float(0.0, 1.0), "wins / games; 0 when no game is finished."),
         Field("current_streak", COUNT, "Wins in a row up to the latest finished game."),
         Field("best_streak", COUNT, "The longest run of wins."),
-        Field("best_score", _OPTIONAL_INT, "The best score of a won game; null before a win."),
+        Field(
+            "best_score",
+            _OPTIONAL_INT,
+            "The best score of a finished game, won or lost; null before the first one ends.",
+        ),
         Field("fastest_win_ms", _OPTIONAL_INT, "The shortest won game's play time, or null."),
         Field("fewest_moves", _OPTIONAL_INT, "The fewest moves of a won game, or null."),
     ),
