@@ -1,0 +1,204 @@
+"""A game's position as the client knows it: a protocol view kept current by events.
+
+``Board.from_view`` reads a ``view`` (PROTOCOL.md, Objects); ``apply`` plays
+one event forward, as section 4 describes; ``unapply`` plays one backward,
+which ``scorpion replay`` uses to find the deal's position from a finished
+game's final view (see docs/cli.md). Cards are the wire's two-character form
+(``TH``); a card the client cannot name (taken back face down) is ``"??"``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["UNKNOWN", "Board", "Column", "suit_run"]
+
+UNKNOWN = "??"
+_RANKS_DOWN = "KQJT98765432A"
+_UNRECORDED = frozenset({"clock", "lost_position"})
+
+
+def suit_run(suit: str) -> list[str]:
+    """K..A of ``suit``, bottom to top, as a removed suit lay in its column."""
+    return [rank + suit for rank in _RANKS_DOWN]
+
+
+@dataclass
+class Column:
+    """One tableau column: ``down`` face-down cards under the face-up ``cards``."""
+
+    down: int
+    cards: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Board:
+    """Everything the client shows about one game."""
+
+    level: str
+    deal: int | None
+    columns: list[Column]
+    stock: int = 0
+    reserve: list[str] = field(default_factory=list)
+    foundations: list[str | None] = field(default_factory=lambda: [None] * 4)
+    score: int = 0
+    moves: int = 0
+    undos: int = 0
+    hints: int = 0
+    time_ms: int = 0
+    won: bool = False
+    stuck: bool = False
+    running: bool = False
+    lost: str | None = None
+    lost_position: bool = False
+    result: dict[str, Any] | None = None
+    needs_snapshot: bool = False
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any]) -> Board:
+        slots: list[str | None] = [None] * 4
+        for index, suit in enumerate(view.get("foundations", [])[:4]):
+            slots[index] = suit
+        return cls(
+            level=str(view["level"]),
+            deal=view.get("deal"),
+            columns=[Column(int(c["down"]), list(c["cards"])) for c in view["columns"]],
+            stock=int(view.get("stock", 0)),
+            reserve=list(view.get("reserve", [])),
+            foundations=slots,
+            score=int(view.get("score", 0)),
+            moves=int(view.get("moves", 0)),
+            undos=int(view.get("undos", 0)),
+            hints=int(view.get("hints", 0)),
+            time_ms=int(view.get("time_ms", 0)),
+            won=bool(view.get("won", False)),
+            stuck=bool(view.get("stuck", False)),
+        )
+
+    def copy(self) -> Board:
+        return copy.deepcopy(self)
+
+    @property
+    def removed(self) -> list[str]:
+        return [suit for suit in self.foundations if suit is not None]
+
+    # -- forward ----------------------------------------------------------
+
+    def apply_batch(self, events: list[dict[str, Any]], recorded: bool = True) -> None:
+        """Apply one push's (or catch-up batch's) events in order.
+
+        ``recorded`` is False for a push with the version already seen: only
+        its unrecorded events (clock, lost_position) are applied, so a batch
+        that a catch-up already delivered is never applied twice.
+        """
+        if recorded and any(event.get("type") not in _UNRECORDED for event in events):
+            self.stuck = False
+            self.lost_position = False
+        for event in events:
+            if recorded or event.get("type") in _UNRECORDED:
+                self.apply(event)
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Play one event forward; unknown event types are ignored (section 2)."""
+        kind = event.get("type")
+        if kind == "moved":
+            self._move(event["from"], event["to"], int(event["count"]), event["card"])
+        elif kind == "flipped":
+            column = self._column(event["column"])
+            column.down = max(0, column.down - 1)
+            column.cards.append(event["card"])
+        elif kind == "unflipped":
+            column = self._column(event["column"])
+            if column.cards:
+                column.cards.pop()
+            column.down += 1
+        elif kind == "dealt":
+            for index, card in enumerate(event["cards"]):
+                self.columns[index].cards.append(card)
+            self.stock = max(0, self.stock - len(event["cards"]))
+        elif kind == "undealt":
+            for index in range(int(event["count"])):
+                if self.columns[index].cards:
+                    self.columns[index].cards.pop()
+            self.stock += int(event["count"])
+        elif kind == "suit_removed":
+            column = self._column(event["column"])
+            del column.cards[-13:]
+            self.foundations[int(event["slot"]) - 1] = event["suit"]
+        elif kind == "suit_restored":
+            self._column(event["column"]).cards.extend(suit_run(event["suit"]))
+            self.foundations[int(event["slot"]) - 1] = None
+        elif kind == "score":
+            self.score, self.moves = int(event["score"]), int(event["moves"])
+            self.undos, self.hints = int(event["undos"]), int(event["hints"])
+        elif kind == "won":
+            self.won, self.result = True, dict(event)
+            self.score, self.moves, self.time_ms = event["score"], event["moves"], event["time_ms"]
+        elif kind == "stuck":
+            self.stuck = True
+        elif kind == "lost_position":
+            self.lost_position = True
+        elif kind == "game_lost":
+            self.lost = str(event.get("reason", "resigned"))
+        elif kind == "clock":
+            self.running, self.time_ms = bool(event["running"]), int(event["time_ms"])
+        elif kind == "restarted":
+            self.needs_snapshot = True
+
+    # -- backward ---------------------------------------------------------
+
+    def unapply(self, event: dict[str, Any]) -> None:
+        """Take one event back (the inverse of ``apply`` for the position)."""
+        kind = event.get("type")
+        if kind == "moved":
+            self._move(event["to"], event["from"], int(event["count"]), event["card"])
+        elif kind == "flipped":
+            column = self._column(event["column"])
+            if column.cards:
+                column.cards.pop(0)
+            column.down += 1
+        elif kind == "unflipped":
+            column = self._column(event["column"])
+            column.down = max(0, column.down - 1)
+            column.cards.append(UNKNOWN)
+        elif kind == "dealt":
+            for index in range(len(event["cards"])):
+                if self.columns[index].cards:
+                    self.columns[index].cards.pop()
+            self.stock += len(event["cards"])
+        elif kind == "undealt":
+            for index in range(int(event["count"])):
+                self.columns[index].cards.append(UNKNOWN)
+            self.stock = max(0, self.stock - int(event["count"]))
+        elif kind == "suit_removed":
+            self._column(event["column"]).cards.extend(suit_run(event["suit"]))
+            self.foundations[int(event["slot"]) - 1] = None
+        elif kind == "suit_restored":
+            del self._column(event["column"]).cards[-13:]
+            self.foundations[int(event["slot"]) - 1] = event["suit"]
+        elif kind in ("won", "game_lost"):
+            self.won, self.lost, self.result = False, None, None
+
+    # -- helpers ----------------------------------------------------------
+
+    def _column(self, number: Any) -> Column:
+        return self.columns[int(number) - 1]
+
+    def _take(self, where: Any, count: int, card: str) -> list[str]:
+        if where == "reserve":
+            if card in self.reserve:
+                self.reserve.remove(card)
+            return [card]
+        column = self._column(where)
+        taken = column.cards[-count:] if count else []
+        del column.cards[len(column.cards) - len(taken) :]
+        return taken
+
+    def _move(self, source: Any, target: Any, count: int, card: str) -> None:
+        cards = self._take(source, count, card)
+        if target == "reserve":
+            self.reserve.extend(cards)
+        else:
+            self._column(target).cards.extend(cards)

@@ -1,0 +1,259 @@
+"""One logical connection to a Scorpion server that survives drops.
+
+``Connection.open`` connects (offering subprotocol ``scorpion.v1``, refusing
+a server that does not select it) and says hello. ``request`` sends a request
+built with ``protocol.new_request`` and returns its reply, matched by ``re``
+(PROTOCOL.md section 2); pushes go to the ``on_push`` callback in arrival
+order.
+
+When the connection drops, the reader reconnects with a growing delay, says
+hello again with the token, awaits ``on_reconnect`` (the app reopens its
+game with ``since``) and then resends every request still unanswered with
+the **same id** (and so the same ``v``): the server answers a retry of an
+applied action with its first reply and never applies it twice (section 5).
+An ``internal`` error is retried the same way, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.typing import Subprotocol
+
+from protocol import MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, encode, new_request
+
+__all__ = ["Connection", "ConnectionFailed", "Message", "ServerError", "decode"]
+
+Message = dict[str, Any]
+PushHandler = Callable[[Message], None]
+ReconnectHandler = Callable[[], Awaitable[None]]
+
+
+class ConnectionFailed(Exception):
+    """The server cannot be reached (after the reconnect attempts)."""
+
+
+class ServerError(Exception):
+    """An ``error`` reply, raised by ``Connection.call``."""
+
+    def __init__(self, reply: Message) -> None:
+        super().__init__(str(reply.get("message", reply.get("code", "error"))))
+        self.code = str(reply.get("code", "internal"))
+        self.reply = reply
+
+
+def decode(frame: bytes | str) -> Message:
+    """A server frame as a dict (read leniently: unknown fields are kept)."""
+    if isinstance(frame, str):
+        raise ValueError("the server sent a text frame")
+    message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+    if not isinstance(message, dict):
+        raise ValueError("a server frame is not a map")
+    return message
+
+
+class Connection:
+    """A request/reply channel with pushes, reconnects and idempotent retries."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        locale: str = "en",
+        token: str | None = None,
+        client: str = "scorpion-cli/0.1",
+        on_push: PushHandler | None = None,
+        on_reconnect: ReconnectHandler | None = None,
+        delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
+        timeout: float = 30.0,
+    ) -> None:
+        self.url = url
+        self.locale = locale
+        self.token = token
+        self.client = client
+        self.on_push = on_push
+        self.on_reconnect = on_reconnect
+        self.delays = delays
+        self.timeout = timeout
+        self.welcome: Message | None = None
+        self.reconnects = 0
+        self._ws: ClientConnection | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, tuple[Message, asyncio.Future[Message], int]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._online = asyncio.Event()
+        self._closing = False
+        self._failed: Exception | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
+
+    # -- lifecycle -------------------------------------------------------
+
+    async def open(self) -> Message:
+        """Connect and say hello; returns ``welcome`` (or raises ServerError)."""
+        self._ws = await self._connect()
+        self.welcome = await self._hello(self._ws)
+        self._online.set()
+        self._reader = asyncio.create_task(self._read())
+        return self.welcome
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+
+    def drop(self) -> None:
+        """Cut the network under the connection, as a failure would (for tests)."""
+        if self._ws is not None and self._ws.transport is not None:
+            self._ws.transport.abort()
+
+    # -- requests --------------------------------------------------------
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        """Send one request and return its reply (``error`` replies included)."""
+        if self._failed is not None:
+            raise ConnectionFailed(str(self._failed))
+        request_id = next(self._ids)
+        message = new_request(type_, request_id, **fields).to_message()
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (message, future, 0)
+        if self._online.is_set():
+            await self._send(message)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def call(self, type_: str, **fields: Any) -> Message:
+        """Like ``request``, but an ``error`` reply raises ServerError."""
+        reply = await self.request(type_, **fields)
+        if reply.get("type") == "error":
+            raise ServerError(reply)
+        return reply
+
+    async def _send(self, message: Message) -> None:
+        ws = self._ws
+        if ws is None:
+            return
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(encode(message))  # a drop leaves it pending: resent later
+
+    # -- reading ---------------------------------------------------------
+
+    async def _read(self) -> None:
+        while not self._closing:
+            ws = self._ws
+            assert ws is not None
+            with contextlib.suppress(ConnectionClosed):
+                async for frame in ws:
+                    try:
+                        message = decode(frame)
+                    except ValueError:
+                        continue  # not a server message: read leniently, skip it
+                    self._dispatch(message)
+            if self._closing:
+                return
+            self._online.clear()
+            try:
+                await self._reconnect()
+            except Exception as exc:  # gave up: fail everyone waiting
+                self._failed = exc
+                for _message, future, _tries in list(self._pending.values()):
+                    if not future.done():
+                        future.set_exception(ConnectionFailed(str(exc)))
+                return
+
+    def _dispatch(self, message: Message) -> None:
+        re = message.get("re")
+        entry = self._pending.get(re) if re is not None else None
+        if entry is not None:
+            request, future, tries = entry
+            if message.get("code") == "internal" and "v" in request and tries == 0:
+                self._pending[re] = (request, future, 1)
+                self._spawn(self._send(request))  # section 9: resend to find out
+                return
+            if not future.done():
+                future.set_result(message)
+            return
+        if re is None and self.on_push is not None:
+            self.on_push(message)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reconnect(self) -> None:
+        last: Exception = ConnectionFailed("connection lost")
+        for delay in self.delays:
+            await asyncio.sleep(delay)
+            try:
+                ws = await self._connect()
+                self.welcome = await self._hello(ws)
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
+                last = exc
+                continue
+            except ServerError as exc:  # the token is refused: no point retrying
+                raise ConnectionFailed(str(exc)) from exc
+            self._ws = ws
+            self.reconnects += 1
+            retries = [message for message, _future, _tries in self._pending.values()]
+            self._online.set()
+            self._spawn(self._resync(retries))
+            return
+        raise ConnectionFailed(f"cannot reconnect to {self.url}: {last}")
+
+    async def _resync(self, retries: list[Message]) -> None:
+        if self.on_reconnect is not None:
+            with contextlib.suppress(ConnectionFailed, TimeoutError, ServerError):
+                await self.on_reconnect()
+        for message in retries:
+            await self._send(message)
+
+    # -- handshake -------------------------------------------------------
+
+    async def _connect(self) -> ClientConnection:
+        try:
+            ws = await connect(
+                self.url,
+                subprotocols=[Subprotocol(SUBPROTOCOL)],
+                compression=None,
+                max_size=MAX_SERVER_FRAME_BYTES,
+                open_timeout=self.timeout,
+            )
+        except InvalidURI as exc:
+            raise ConnectionFailed(f"not a WebSocket URL: {self.url}") from exc
+        if ws.subprotocol != SUBPROTOCOL:
+            await ws.close()
+            raise ConnectionFailed(f"{self.url} is not a Scorpion server (no {SUBPROTOCOL})")
+        return ws
+
+    async def _hello(self, ws: ClientConnection) -> Message:
+        fields: dict[str, Any] = {
+            "protocol": PROTOCOL_VERSION,
+            "client": self.client,
+            "locale": self.locale,
+        }
+        if self.token is not None:
+            fields["token"] = self.token
+        hello_id = next(self._ids)
+        await ws.send(encode(new_request("hello", hello_id, **fields).to_message()))
+        async with asyncio.timeout(self.timeout):
+            while True:
+                message = decode(await ws.recv())
+                if message.get("re") == hello_id:
+                    break
+        if message.get("type") == "error":
+            raise ServerError(message)
+        return message

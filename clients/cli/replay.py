@@ -1,0 +1,108 @@
+"""``scorpion replay GAME``: a finished game played back, or its document exported.
+
+The client has no rules engine, so it cannot compute positions from the
+replay document's actions. It uses what the protocol offers instead
+(docs/cli.md): ``open_game`` of the finished game gives its final view, and
+``open_game`` with ``since: 0`` a ``catch_up`` with the events of every
+version. Taking the events after the last restart back from the final view
+(``Board.unapply``) gives the deal's position; the playback then applies
+every batch forward, as a live game would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from clients.cli.board import Board
+from clients.cli.connection import Connection
+from clients.cli.options import Options
+from clients.cli.render import Style, describe_event, render_board, render_results
+from clients.cli.terminal import Terminal
+
+__all__ = ["initial_board", "playback", "replay"]
+
+Batch = dict[str, Any]
+
+
+def initial_board(final: Board, batches: list[Batch]) -> Board:
+    """The position at the deal, found by taking ``batches`` back from ``final``.
+
+    Only the batches after the last ``restarted`` are needed: a restart puts
+    the game back at its deal.
+    """
+    board = final.copy()
+    for batch in reversed(batches):
+        events = list(batch["events"])
+        if any(event.get("type") == "restarted" for event in events):
+            break
+        for event in reversed(events):
+            board.unapply(event)
+    board.score = board.moves = board.undos = board.hints = board.time_ms = 0
+    board.won, board.stuck, board.lost, board.result = False, False, None, None
+    return board
+
+
+def playback(start: Board, batches: list[Batch]) -> list[tuple[int, list[dict[str, Any]], Board]]:
+    """Every step of the game: (version, its events, the board after them)."""
+    board = start.copy()
+    steps = []
+    for batch in batches:
+        events = list(batch["events"])
+        if any(event.get("type") == "restarted" for event in events):
+            board = start.copy()
+        board.apply_batch(events)
+        board.needs_snapshot = False
+        steps.append((int(batch["v"]), events, board.copy()))
+    return steps
+
+
+async def replay(conn: Connection, terminal: Terminal, style: Style, options: Options) -> int:
+    game = options.game
+    assert game is not None
+    reply = await conn.request("replay", game=game)
+    if reply.get("type") != "replay":
+        terminal.say(f"rejected ({reply.get('code')}): {reply.get('message', '')}")
+        return 1
+    if reply.get("replay") is None:
+        terminal.say(f"game {game} is not finished: only finished games have a replay")
+        return 1
+    if options.export:
+        text = json.dumps(reply["replay"], indent=2, ensure_ascii=False) + "\n"
+        Path(options.export).write_text(text, encoding="utf-8")
+        terminal.say(f"wrote the replay of game {game} to {options.export}")
+        return 0
+    final = await conn.request("open_game", game=game)
+    history = await conn.request("open_game", game=game, since=0)
+    await conn.request("close_game", game=game)
+    if final.get("type") != "game":
+        terminal.say(f"rejected ({final.get('code')}): {final.get('message', '')}")
+        return 1
+    end = Board.from_view(final["view"])
+    if history.get("type") != "catch_up":
+        terminal.say("the server cannot give this game's history; its final position:")
+        terminal.say(render_board(end, style, game=game))
+        return 0
+    batches = list(history["events"])
+    start = initial_board(end, batches)
+    delay = 0.0 if options.speed <= 0 else 1.0 / options.speed
+    if options.json:
+        terminal.json({"type": "replay", "game": game, "replay": reply["replay"]})
+    else:
+        terminal.say(render_board(start, style, game=game))
+    for v, events, board in playback(start, batches):
+        await asyncio.sleep(delay)
+        if options.json:
+            for event in events:
+                terminal.json({"game": game, "v": v, **event})
+            continue
+        terminal.say("")
+        terminal.say(f"-- step {v} --")
+        for event in events:
+            line = render_results(event) if event.get("type") == "won" else describe_event(event)
+            if line is not None:
+                terminal.say(line)
+        terminal.say(render_board(board, style, game=game))
+    return 0

@@ -1,0 +1,59 @@
+"""A real server for the CLI tests (SQLite in ``tmp_path``) and a way to run the CLI in-process.
+
+``cli(*args, lines=[...])`` runs ``scorpion ARGS`` against the server in script
+mode with ``lines`` as standard input and returns the exit status and output;
+the config directory is private to the test.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from clients.cli.app import run
+from clients.cli.connection import Connection
+from clients.cli.options import parse_args
+from clients.cli.terminal import Terminal
+from server.config import Settings
+from tests.server.conftest import Running
+
+CliRunner = Callable[..., Awaitable[tuple[int, str]]]
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Running]:
+    settings = Settings(
+        port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0
+    )
+    running = Running(settings)
+    await running.start()
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    return tmp_path / "config"
+
+
+@pytest.fixture
+def cli(server: Running, config_dir: Path) -> CliRunner:
+    async def runner(
+        *args: str,
+        lines: Sequence[str] = (),
+        connection_class: type[Connection] = Connection,
+    ) -> tuple[int, str]:
+        out = io.StringIO()
+        options = parse_args(["--server", server.url, *args], env={})
+        code = await run(
+            options,
+            Terminal(out, list(lines)),
+            connection_class=connection_class,
+            config_dir=config_dir,
+        )
+        return code, out.getvalue()
+
+    return runner

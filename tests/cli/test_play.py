@@ -1,0 +1,139 @@
+"""The CLI end to end against a real server: register, win a whole game in script mode."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+from pathlib import Path
+
+from websockets.asyncio.server import ServerConnection, serve
+
+from clients.cli.app import run
+from clients.cli.options import parse_args
+from clients.cli.terminal import Terminal
+from engine.cards import card_str
+from engine.game import Game
+from engine.levels import get_level
+from engine.replay import verify
+from engine.solver.easy import shipped_easy_deals
+from engine.solver.search import solve
+from tests.cli.conftest import CliRunner
+
+DEAL = shipped_easy_deals()[0]
+
+
+def solution_lines(level: str, deal: int) -> list[str]:
+    """The solver's winning line as script commands (``<card> <to>`` or ``d``)."""
+    verdict = solve(Game(get_level(level), deal).state, get_level(level), budget_ms=5000)
+    assert verdict.result == "won"
+    lines = []
+    for action in verdict.actions:
+        if action.type == "deal":
+            lines.append("d")
+        else:
+            assert action.card is not None
+            lines.append(f"{card_str(action.card)} {action.to}")
+    return lines
+
+
+async def test_register_keeps_the_token_private(cli: CliRunner, config_dir: Path) -> None:
+    code, out = await cli("register", "ada")
+    assert code == 0, out
+    assert "registered as ada" in out
+    path = config_dir / "credentials.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    stored = json.loads(path.read_text())
+    (entry,) = stored["servers"].values()
+    assert entry["name"] == "ada" and entry["token"]
+
+
+async def test_first_run_asks_for_a_name(cli: CliRunner) -> None:
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["bob", "q"])
+    assert code == 0, out
+    assert "registered as bob" in out
+    assert "level hard" in out and "deal 1" in out
+
+
+async def test_win_a_whole_game_in_script_mode(cli: CliRunner, tmp_path: Path) -> None:
+    lines = solution_lines("medium", DEAL)
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", "--level", "medium", "--deal", str(DEAL), lines=lines)
+    assert code == 0, out
+    assert "rejected" not in out
+    assert "=== You won! ===" in out
+    assert f"moves  {len(lines)}" in out
+    assert out.count("removed ") >= 4
+
+    code, out = await cli("stats", "--level", "medium")
+    assert code == 0 and "medium" in out
+    row = next(line for line in out.splitlines() if line.startswith("medium"))
+    assert row.split()[1:4] == ["1", "1", "0"]
+
+    code, out = await cli("games")
+    assert code == 0 and "won" in out
+    game = int(out.splitlines()[1].split()[0])
+
+    export = tmp_path / "replay.json"
+    code, out = await cli("replay", str(game), "--export", str(export))
+    assert code == 0, out
+    verdict, checked = verify(json.loads(export.read_text()))
+    assert verdict == 0 and checked["won"] is True
+
+    code, out = await cli("replay", str(game), "--speed", "0")
+    assert code == 0, out
+    assert f"-- step {len(lines)} --" in out and "=== You won! ===" in out
+
+
+async def test_rejections_show_the_servers_reason(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("--lang", "fi", "play", "--level", "hard", "--deal", "1", lines=["th"])
+    assert code == 0
+    assert "rejected (no_destination)" in out
+
+
+async def test_json_mode_prints_one_object_per_event(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("--json", "play", "--level", "hard", "--deal", "1", lines=["7c 5"])
+    assert code == 0
+    objects = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    moved = [obj for obj in objects if obj.get("type") == "moved"]
+    assert moved == [
+        {
+            "game": moved[0]["game"],
+            "v": 1,
+            "type": "moved",
+            "card": "7C",
+            "from": 7,
+            "to": 5,
+            "count": 7,
+        }
+    ]
+
+
+async def test_restart_shows_the_deal_again(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["7c 5", "r", "b"])
+    assert code == 0 and "restarted from the deal" in out
+    boards = out.split("Scorpion · game")
+    assert boards[1].split("level hard")[0] == boards[-1].split("level hard")[0]
+
+
+async def test_no_server(config_dir: Path) -> None:
+    options = parse_args(["--server", "ws://127.0.0.1:9", "games"], env={})
+    out = io.StringIO()
+    code = await run(options, Terminal(out, []), config_dir=config_dir)
+    assert code == 1 and "cannot connect" in out.getvalue()
+
+
+async def test_not_a_scorpion_server(config_dir: Path) -> None:
+    async def echo(ws: ServerConnection) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    async with serve(echo, "127.0.0.1", 0) as plain:
+        port = next(iter(plain.sockets)).getsockname()[1]
+        options = parse_args(["--server", f"ws://127.0.0.1:{port}", "games"], env={})
+        out = io.StringIO()
+        code = await run(options, Terminal(out, []), config_dir=config_dir)
+    assert code == 1 and "not a Scorpion server" in out.getvalue()

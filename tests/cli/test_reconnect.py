@@ -1,0 +1,59 @@
+"""The connection drops mid-game: the client reconnects, resyncs and loses or repeats no move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clients.cli.connection import Connection, Message
+from tests.cli.conftest import CliRunner
+from tests.cli.test_play import DEAL, solution_lines
+from tests.server.conftest import Running
+
+DROP_AFTER_SENDING = 10  # the move is sent, its reply is lost with the connection
+DROP_BEFORE_SENDING = 20  # the move is never sent on the old connection
+
+
+class Flaky(Connection):
+    """A connection whose network fails twice around given moves."""
+
+    last: Flaky | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.move_ids: list[Any] = []
+        self.sent: list[Message] = []
+        Flaky.last = self
+
+    async def _send(self, message: Message) -> None:
+        first = message["type"] == "move" and message["id"] not in self.move_ids
+        if first:
+            self.move_ids.append(message["id"])
+        if first and len(self.move_ids) == DROP_BEFORE_SENDING:
+            self.drop()
+        self.sent.append(message)
+        await super()._send(message)
+        if first and len(self.move_ids) == DROP_AFTER_SENDING:
+            self.drop()
+
+
+async def test_a_dropped_connection_loses_no_move(cli: CliRunner, server: Running) -> None:
+    lines = solution_lines("medium", DEAL)
+    assert len(lines) > DROP_BEFORE_SENDING
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli(
+        "play", "--level", "medium", "--deal", str(DEAL), lines=lines, connection_class=Flaky
+    )
+    assert code == 0, out
+    assert "rejected" not in out
+    assert "=== You won! ===" in out and f"moves  {len(lines)}" in out
+    flaky = Flaky.last
+    assert flaky is not None and flaky.reconnects == 2
+    # Both dropped moves went out again with the same id and version.
+    for number in (DROP_AFTER_SENDING, DROP_BEFORE_SENDING):
+        request_id = flaky.move_ids[number - 1]
+        copies = [message for message in flaky.sent if message.get("id") == request_id]
+        assert len(copies) == 2 and copies[0] == copies[1]
+    code, out = await cli("games")
+    assert code == 0
+    status, moves = out.splitlines()[1].split()[2:4]
+    assert status == "won" and int(moves) == len(lines)

@@ -1,0 +1,49 @@
+"""`scorpion replay`: the deal rebuilt from a finished game's events, and the playback."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import CliRunner
+from tests.cli.test_play import DEAL, solution_lines
+
+
+def boards(out: str) -> list[list[str]]:
+    """Each board printed in ``out``: its lines from the header to before the status line."""
+    found: list[list[str]] = []
+    current: list[str] | None = None
+    for line in out.splitlines():
+        if line.startswith("Scorpion · game"):
+            current = []
+        if current is not None:
+            if line.startswith("level "):
+                found.append(current)
+                current = None
+            else:
+                current.append(line)
+    return found
+
+
+async def test_replay_rebuilds_the_deal_and_ends_where_the_game_did(cli: CliRunner) -> None:
+    line = solution_lines("medium", DEAL)
+    script = [*line[:3], "d", "u", "u", line[2], "d", "r", *line[:5], "d", "b", "resign"]
+    assert (await cli("register", "ada"))[0] == 0
+    code, played = await cli("play", "--level", "medium", "--deal", str(DEAL), lines=script)
+    assert code == 0 and "rejected" not in played, played
+    assert "restarted" in played and "undone" in played and "the game is lost" in played
+    first, last = boards(played)[0], boards(played)[-1]
+
+    code, out = await cli("games")
+    game = out.splitlines()[1].split()[0]
+    code, shown = await cli("replay", game, "--speed", "0")
+    assert code == 0, shown
+    replayed = boards(shown)
+    assert replayed[0] == first
+    assert replayed[-1][:-1] == last  # the same columns, plus the "lost" banner
+    assert replayed[-1][-1] == "*** lost (resigned) ***"
+    assert len(replayed) == len(script) - 1 + 1  # the deal, then one per version
+
+
+async def test_an_unfinished_game_has_no_replay(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    assert (await cli("play", "--level", "hard", "--deal", "1", lines=["q"]))[0] == 0
+    code, out = await cli("replay", "1")
+    assert code == 1 and "not finished" in out

@@ -1,0 +1,147 @@
+"""The client's small parts: commands, options, the config file and the board's events."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clients.cli import config
+from clients.cli.board import Board
+from clients.cli.commands import Command, CommandError, parse, parse_card
+from clients.cli.options import detect_locale, parse_args
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize(
+    ("text", "card"),
+    [("4h", "4H"), ("4♥", "4H"), ("10h", "TH"), ("TH", "TH"), ("10♠", "TS"), ("kd", "KD")],
+)
+def test_card_spellings(text: str, card: str) -> None:
+    assert parse_card(text) == card
+
+
+@pytest.mark.parametrize("text", ["1h", "zz", "4x", "100h", ""])
+def test_not_cards(text: str) -> None:
+    assert parse_card(text) is None
+
+
+def test_commands() -> None:
+    assert parse("4h") == Command("move", card="4H")
+    assert parse("10♥ 7") == Command("move", card="TH", to=7)
+    assert parse("d") == Command("deal")
+    assert parse("4d") == Command("move", card="4D")
+    assert parse("h") == Command("hint") and parse("u") == Command("undo")
+    assert parse("r") == Command("restart") and parse("p") == Command("pause")
+    assert parse("n") == Command("new")
+    assert parse("n hard") == Command("new", level="hard")
+    assert parse("n! easy") == Command("new", level="easy", force=True)
+    assert parse("s") == Command("stats") and parse("?") == Command("help")
+    assert parse("q") == Command("quit") and parse("  ") is None
+
+
+@pytest.mark.parametrize("text", ["4h x", "n nightmare", "fly", "4h 7 8"])
+def test_bad_commands(text: str) -> None:
+    with pytest.raises(CommandError):
+        parse(text)
+
+
+def test_options_from_the_environment() -> None:
+    env = {"SCORPION_SERVER": "ws://example:1", "NO_COLOR": "1", "LANG": "fi_FI.UTF-8"}
+    options = parse_args([], env=env)
+    assert options.command == "play" and options.server == "ws://example:1"
+    assert options.color is False and options.lang == "fi"
+    options = parse_args(["stats", "--server", "ws://x:2", "--lang", "ru", "--no-color"], env={})
+    assert (options.command, options.server, options.lang, options.color) == (
+        "stats",
+        "ws://x:2",
+        "ru",
+        False,
+    )
+    assert parse_args(["replay", "3", "--speed", "0"], env={}).speed == 0.0
+    assert detect_locale({"LANG": "de_DE"}) == "en" and detect_locale({}) == "en"
+
+
+def test_config_dir_follows_xdg(tmp_path: Path) -> None:
+    assert config.config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "scorpion"
+    assert config.config_dir({"XDG_CONFIG_HOME": "relative"}).parts[-2:] == (".config", "scorpion")
+
+
+def test_credentials_are_kept_per_server(tmp_path: Path) -> None:
+    path = config.save("ws://a/", config.Credentials("ada", "t1"), tmp_path)
+    config.save("ws://b", config.Credentials("bob", "t2"), tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert config.load("ws://a", tmp_path) == config.Credentials("ada", "t1")
+    assert config.load("ws://b", tmp_path) == config.Credentials("bob", "t2")
+    assert config.load("ws://c", tmp_path) is None
+    path.write_text("not json")
+    assert config.load("ws://a", tmp_path) is None
+
+
+def view() -> dict[str, Any]:
+    views: dict[str, dict[str, Any]] = json.loads((GOLDEN / "views.json").read_text("utf-8"))
+    return views["hard-deal"]
+
+
+def test_events_forward_and_back() -> None:
+    start = Board.from_view(view())
+    batches: list[list[dict[str, Any]]] = [
+        [{"type": "moved", "card": "7C", "from": 7, "to": 5, "count": 7}],
+        [{"type": "dealt", "cards": ["7D", "KC", "2S"]}],
+        [{"type": "moved", "card": "8D", "from": 1, "to": 4, "count": 1}],
+        [{"type": "moved", "card": "TH", "from": 1, "to": 7, "count": 2}],
+        [{"type": "moved", "card": "4H", "from": 1, "to": 6, "count": 1}],
+        [
+            {"type": "moved", "card": "AS", "from": 1, "to": 3, "count": 1},
+            {"type": "flipped", "column": 1, "card": "9S"},
+        ],
+        [
+            {"type": "undone", "action": "move"},
+            {"type": "unflipped", "column": 1},
+            {"type": "moved", "card": "AS", "from": 3, "to": 1, "count": 1},
+        ],
+    ]
+    board = start.copy()
+    for batch in batches:
+        board.apply_batch(batch)
+    assert board.columns[0].down == 3 and board.columns[0].cards == ["AS"]
+    assert board.columns[4].cards[-7:] == ["7C", "QC", "JS", "QH", "4S", "8S", "6S"]
+    assert board.stock == 0
+    for batch in reversed(batches):
+        for event in reversed(batch):
+            board.unapply(event)
+    assert board.columns == start.columns and board.stock == start.stock
+
+
+def test_suits_and_unrecorded_events() -> None:
+    board = Board.from_view(view())
+    board.columns[2].cards = [
+        "KH",
+        "QH",
+        "JH",
+        "TH",
+        "9H",
+        "8H",
+        "7H",
+        "6H",
+        "5H",
+        "4H",
+        "3H",
+        "2H",
+        "AH",
+    ]
+    board.apply({"type": "suit_removed", "suit": "H", "column": 3, "slot": 1})
+    assert board.columns[2].cards == [] and board.removed == ["H"]
+    board.apply({"type": "suit_restored", "suit": "H", "column": 3, "slot": 1})
+    assert len(board.columns[2].cards) == 13 and board.removed == []
+    score = {"type": "score", "score": 9, "moves": 9, "undos": 0, "hints": 0}
+    board.apply_batch([score, {"type": "clock", "running": True, "time_ms": 5}], recorded=False)
+    assert board.moves == 0 and board.running and board.time_ms == 5
+    board.apply_batch([{"type": "stuck"}])
+    assert board.stuck
+    board.apply_batch([{"type": "something_new"}, score])
+    assert not board.stuck and board.moves == 9
