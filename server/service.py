@@ -458,6 +458,13 @@ class GameService:
 
     # -- actions ----------------------------------------------------------------------------
 
+    @staticmethod
+    def _play_time(live: LiveGame) -> int:
+        """Call holding the lock: the play time now, for an action on an unfinished game."""
+        if live.finished:
+            raise GameOver()
+        return live.clock.now_ms()
+
     async def _act(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)
         async with live.lock:
@@ -465,9 +472,7 @@ class GameService:
             v = request.get_int("v")
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
-            if live.finished:
-                raise GameOver()
-            t = live.clock.now_ms()
+            t = self._play_time(live)
             events = self._apply(live, request, t)
             await self._record(live, events, t, _request_key(request))
             return build.ack(request.id, game=live.id, v=live.version)
@@ -536,9 +541,7 @@ class GameService:
         live = await self._owned(session, request)
         async with live.lock:
             self._check_fresh(live)
-            if live.finished:
-                raise GameOver()
-            t = live.clock.now_ms()
+            t = self._play_time(live)
             suggestion: Hinted = await self.solver.hint(live.game.state, live.game.rules)
             events = [e.to_dict() for e in live.game.hint(t, suggestion)]
             await self._record(live, events, t, None)
@@ -556,9 +559,7 @@ class GameService:
         live = await self._owned(session, request)
         async with live.lock:
             self._check_fresh(live)
-            if live.finished:
-                raise GameOver()
-            t = live.clock.now_ms()
+            t = self._play_time(live)
             write = GameWrite(live.id, live.log_version, live.progress(t), ending=Ending.RESIGNED)
             committed = await self._commit(live, write)
             self._end_lost(live, committed.game, "resigned")
