@@ -8,6 +8,7 @@ is left as written.
 Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 (solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
+``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 50 / 100; 0 players
 skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database; it must be empty or hold only earlier benchmark data).
@@ -21,7 +22,9 @@ import os
 import platform
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from bench.load import format_load, run_load
 from engine.benchmark import format_report, run_benchmark
@@ -72,27 +75,37 @@ def engine_section(seconds: float) -> str:
     )
 
 
-def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
+def _bench_level(level: str, deals: str, budget_ms: float) -> dict[str, Any]:
     first, _, last = deals.partition("..")
-    numbers = range(int(first), int(last) + 1)
+    return solve_bench(get_level(level), range(int(first), int(last) + 1), budget_ms)
+
+
+def _deals_for(level: str, default: str) -> str:
+    """``BENCH_DEALS_<LEVEL>`` (e.g. BENCH_DEALS_RELAXED=1..200) overrides the range."""
+    return os.environ.get("BENCH_DEALS_" + level.replace("-", "_").upper(), default)
+
+
+def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    ranges = [_deals_for(level, deals) for level in levels]
     lines = [
         SOLVER_START,
-        f"Measured {when} on {machine()}, one core, with `make bench`, which runs",
-        f"`scorpion-engine solve-bench --level L --deals {deals} --budget-ms {budget_ms:g}`",
-        "for each level:",
+        f"Measured {when} on {machine()} with `make bench`, which runs",
+        f"`scorpion-engine solve-bench --level L --deals A..B --budget-ms {budget_ms:g}`",
+        "for each level (levels side by side, one process and one core each):",
         "",
-        "| level | won | lost | unknown | decided | won share | median | p95 | max "
+        "| level | deals | won | lost | unknown | decided | won share | median | p95 | max "
         "| positions/s | published won share |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for level in levels:
-        r = solve_bench(get_level(level), numbers, budget_ms)
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        reports = list(pool.map(_bench_level, levels, ranges, [budget_ms] * len(levels)))
+    for level, r in zip(levels, reports, strict=True):
         print(f"{level}: {r}", file=sys.stderr)
         lines.append(
-            f"| {level} | {r['won']} | {r['lost']} | {r['unknown']} | {r['decided_pct']}% "
-            f"| {r['won_pct']}% | {r['median_ms']:g} ms | {r['p95_ms']} ms | {r['max_ms']} ms "
-            f"| {r['nodes_per_s']:,} | {PUBLISHED.get(level, 'none found')} |"
+            f"| {level} | {r['deals']} | {r['won']} | {r['lost']} | {r['unknown']} "
+            f"| {r['decided_pct']}% | {r['won_pct']}% | {r['median_ms']:g} ms | {r['p95_ms']} ms "
+            f"| {r['max_ms']} ms | {r['nodes_per_s']:,} | {PUBLISHED.get(level, 'none found')} |"
         )
     lines.append(SOLVER_END)
     return "\n".join(lines)

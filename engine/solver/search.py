@@ -127,13 +127,20 @@ def _priority(state: State, move: SolverMove) -> int:
         return -100
     if src == RESERVE:
         return 20
+    col = state.cols[src]
+    card = col[index]
+    target = state.cols[dst]
     value = 0
     if index and index == state.down[src]:
         value += 100
     if index == 0:
         value += 50
-    if not state.cols[dst]:
+    if not target:
         value -= 30
+    elif target[-1] == card + 1:
+        value += 10  # onto its own successor: where it must end up
+    if index and col[index - 1] == card + 1 and card % 13 != 12:
+        value -= 60  # off its own successor: rarely what a win needs
     return value
 
 
