@@ -23,6 +23,7 @@ from clients.cli.render import (
     render_results,
     render_stats,
 )
+from protocol.events import EVENTS
 
 GOLDEN = Path(__file__).parent / "golden"
 VIEWS: dict[str, dict[str, Any]] = json.loads((GOLDEN / "views.json").read_text("utf-8"))
@@ -32,27 +33,8 @@ STYLES = {
     "color-wide": Style(color=True, width=80),
     "color-narrow": Style(color=True, width=30),
 }
-WON = {
-    "type": "won",
-    "moves": 151,
-    "time_ms": 402000,
-    "score": 2652,
-    "suits": 4,
-    "hints": 0,
-    "undos": 2,
-    "stats": {
-        "level": "hard",
-        "games": 12,
-        "wins": 5,
-        "losses": 7,
-        "win_rate": 0.4166666666666667,
-        "current_streak": 2,
-        "best_streak": 2,
-        "best_score": 2652,
-        "fastest_win_ms": 402000,
-        "fewest_moves": 151,
-    },
-}
+# The protocol catalogue's own example of a won event (with the level's stats).
+WON = dict(EVENTS["won"].examples[0])
 
 
 def check(name: str, text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,27 @@ SEED_EXAMPLE_UP = (
 )
 # Its 15 hidden cards, in one of the orders rules.md allows.
 SEED_EXAMPLE_HIDDEN = "2S 4S 5S 8S TS QS AH 2D 5D JD AC 2C 6C TC KC".split()
+
+
+# Hard deal 5's first move turns a card face up; the board ``verify`` then prints.
+FLIP_MOVE: dict[str, Any] = {"type": "move", "card": "5H", "to": 3, "t": 1_000}
+HARD_5_AFTER_FLIP_MOVE: dict[str, Any] = {
+    "columns": [
+        col.split()
+        for col in (
+            "AH 3D 3C",
+            "8S 5C 4S 6S JH KS 6D",
+            "2D AS 3S 8D JC QD 6H 5H 8H 9D TH",
+            "QS 9C 5D TD 7D 4H 6C",
+            "4C KH KC 7S 5S AC QC",
+            "9H 4D 3H JD QH 2H JS",
+            "2S 2C KD 7H 8C TC 9S",
+        )
+    ],
+    "face_down": [2, 3, 3, 3, 0, 0, 0],
+    "stock": ["AD", "7C", "TS"],
+    "reserve": [],
+}
 
 
 def cards(text: str) -> list[int]:

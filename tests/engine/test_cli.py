@@ -22,6 +22,7 @@ from engine.__main__ import main
 from engine.cards import parse_card
 from engine.deal import deal_layout
 from engine.levels import LEVEL_NAMES, LEVELS
+from tests.engine.conftest import FLIP_MOVE, HARD_5_AFTER_FLIP_MOVE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +56,6 @@ def replay(level: str, deal: int, actions: list[dict[str, Any]]) -> dict[str, An
 
 
 # hard deal 5: 5H (with 8H 9D TH) onto 6H in column 3 turns 3C face up in column 1.
-FLIP_MOVE: dict[str, Any] = {"type": "move", "card": "5H", "to": 3, "t": 1_000}
 
 
 # -- deal ---------------------------------------------------------------------------------
@@ -158,18 +158,7 @@ def test_verify_a_valid_replay(capsys: pytest.CaptureFixture[str], tmp_path: Pat
         "undos": 0,
         "hints": 1,
         "suits_removed": 0,
-        "columns": [
-            names("AH 3D 3C"),
-            names("8S 5C 4S 6S JH KS 6D"),
-            names("2D AS 3S 8D JC QD 6H 5H 8H 9D TH"),
-            names("QS 9C 5D TD 7D 4H 6C"),
-            names("4C KH KC 7S 5S AC QC"),
-            names("9H 4D 3H JD QH 2H JS"),
-            names("2S 2C KD 7H 8C TC 9S"),
-        ],
-        "face_down": [2, 3, 3, 3, 0, 0, 0],
-        "stock": ["AD", "7C", "TS"],
-        "reserve": [],
+        **HARD_5_AFTER_FLIP_MOVE,
     }
 
 

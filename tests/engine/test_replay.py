@@ -47,6 +47,7 @@ from engine.replay import (
     rebuild,
     verify,
 )
+from tests.engine.conftest import FLIP_MOVE, HARD_5_AFTER_FLIP_MOVE
 from tests.helpers import hint_player_win
 
 VERIFY_VALID_KEYS = {
@@ -72,7 +73,6 @@ DEAL1_MOVES: list[dict[str, Any]] = [
     {"type": "move", "card": "5C", "to": 3, "t": 4_000},
 ]
 # hard deal 5: 5H (with 8H 9D TH on it) onto 6H turns 3C in column 1 face up.
-FLIP_MOVE: dict[str, Any] = {"type": "move", "card": "5H", "to": 3, "t": 1_000}
 
 
 def doc(level: str, deal: int, actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -397,18 +397,7 @@ def test_verify_after_a_move_that_turns_a_card_face_up() -> None:
         "undos": 0,
         "hints": 0,
         "suits_removed": 0,
-        "columns": [
-            names("AH 3D 3C"),
-            names("8S 5C 4S 6S JH KS 6D"),
-            names("2D AS 3S 8D JC QD 6H 5H 8H 9D TH"),
-            names("QS 9C 5D TD 7D 4H 6C"),
-            names("4C KH KC 7S 5S AC QC"),
-            names("9H 4D 3H JD QH 2H JS"),
-            names("2S 2C KD 7H 8C TC 9S"),
-        ],
-        "face_down": [2, 3, 3, 3, 0, 0, 0],
-        "stock": ["AD", "7C", "TS"],
-        "reserve": [],
+        **HARD_5_AFTER_FLIP_MOVE,
     }
 
 
