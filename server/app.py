@@ -4,7 +4,8 @@
 server``). Start-up order: settings (``server.config``), the store and its
 schema (SQLite is created or upgraded automatically; PostgreSQL must already
 be current, else the server refuses to start and names ``scorpion-server
---migrate``), the solver pool, the service and hub, then the listener
+--migrate``), the solver pool, the service and hub, on PostgreSQL the change listener that
+hears other nodes' commits (``server.store.notify``), then the listener
 (``server.connection.Listener``: subprotocol ``scorpion.v1``, frame limit
 MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``).
 SIGINT/SIGTERM stop it gracefully: stop accepting, close every connection
@@ -84,6 +85,7 @@ class ScorpionServer:
             easy_deals=self.easy_deals,
             cache_size=settings.cache_size,
         )
+        await self.store.listen(self.service.remote_changed, self.service.remote_reset)
         handler = ConnectionHandler(self.service, self.hub, settings.queue_size)
         self._listener = await Listener.open(handler, settings.host, settings.port)
         log.info("serving on ws://%s:%d/ (%s store)", settings.host, self.port, self.store.backend)

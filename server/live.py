@@ -56,6 +56,8 @@ class LiveGame:
         self.checking = False  # a lost-position check is in flight
         self.recheck = False
         self.broken = False  # a commit failed: memory may be ahead of the store
+        self.syncing = False  # catching up with another node's commits
+        self.resync = False
 
     @classmethod
     def rebuild(cls, record: GameRecord, actions: Sequence[ActionRecord]) -> LiveGame:

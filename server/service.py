@@ -27,7 +27,19 @@ Each game has an ``asyncio.Lock``; an action runs entirely under it:
 Hints and lost-position checks run the solver in worker processes
 (``SolverPool``). The clock runs while a connection has the game open and it
 is neither paused nor finished; each start or stop is pushed as a ``clock``
-event. Play time reaches the store with every write.
+event. Play time reaches the store with every write, and when the clock
+stops (pause, last connection gone, shutdown) the time since the last action
+is banked too (``Store.save_play_time``), so a restart gives none of it back.
+
+Several nodes may share one PostgreSQL database. The store's version guard
+makes their writes safe (of two actions computed from one version, the second
+commit is refused: ``stale``, and the cached game is dropped and reloaded).
+Each commit also notifies the other nodes (``server.store.notify``); a node
+holding that game catches up (``remote_changed``): it replays the new actions
+from the log under the game's lock and pushes their events to its own
+connections with the same versions, so two devices on two nodes see one event
+stream. Each node runs its own clock for its own connections; play time never
+goes backwards (the highest stored time wins).
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ import asyncio
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +61,7 @@ from engine.replay import export_replay
 from engine.solver.easy import DRAW_LIMIT, WinnableDeals
 from protocol import MAX_SERVER_FRAME_BYTES, ProtocolError, Request, RequestId, build, encode
 from server.hub import Hub, Outbox
-from server.live import EventDict, LiveGame
+from server.live import EventDict, LiveGame, event_dicts, to_action
 from server.store import (
     Committed,
     Ending,
@@ -151,7 +163,8 @@ class GameService:
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
         self._player_locks: dict[int, asyncio.Lock] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
+        self._saves: set[asyncio.Task[None]] = set()  # awaited at close
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
             "hello": self._hello,
             "register": self._register,
@@ -208,9 +221,77 @@ class GameService:
                     self._sync_clock(live)
 
     async def close(self) -> None:
+        """Stop every clock (banking its time), finish saves, cancel background checks."""
+        for live in list(self._games.values()):
+            if live.clock.running:
+                live.clock.stop()
+                self._save_time(live)
         for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._saves, return_exceptions=True)
+
+    # -- other nodes ----------------------------------------------------------------
+
+    def remote_changed(self, game_ids: list[int]) -> None:
+        """Another node committed changes to ``game_ids``: catch up on the ones held here."""
+        for game_id in game_ids:
+            live = self._games.get(game_id)
+            if live is None:
+                continue  # not held here: the next use loads it from the store
+            if live.syncing:
+                live.resync = True
+                continue
+            live.syncing = True
+            self._spawn(self._remote_loop(live))
+
+    def remote_reset(self) -> None:
+        """Notifications may have been missed: recheck every game held here."""
+        self.remote_changed(list(self._games))
+
+    async def _remote_loop(self, live: LiveGame) -> None:
+        try:
+            while True:
+                live.resync = False
+                await self._catch_up(live)
+                if not live.resync:
+                    return
+        finally:
+            live.syncing = False
+
+    async def _catch_up(self, live: LiveGame) -> None:
+        """Apply what another node stored since our version, pushing it to our watchers."""
+        async with live.lock:
+            if live.broken or self._games.get(live.id) is not live:
+                return
+            try:
+                record = await self.store.get_game(live.id)
+                if record is None or record.version < live.log_version:
+                    raise LookupError("the stored game is behind the cached one")
+                missing = record.version - live.log_version
+                actions = await self.store.load_actions(live.id, live.log_version)
+                if len(actions) < missing:
+                    raise LookupError("the action log is behind the game row")
+                for action in actions[:missing]:
+                    events = event_dicts(live.game.play(to_action(action)))
+                    live.record = record
+                    if live.game.won:
+                        live.status = GameStatus.WON
+                        events = await self._add_stats(live, events)
+                    live.batches.append(events)
+                    message = build.events(game=live.id, v=live.log_version, events=events)
+                    self.hub.push(live.id, message)
+                live.record = record
+                if record.status is GameStatus.WON and not live.game.won:
+                    raise LookupError("the store says won, the replayed game does not")
+                if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
+                    self._end_lost(live, record, record.lost_reason or "resigned")
+                live.clock.advance_to(record.time_ms)
+                self._sync_clock(live)
+                if missing and not live.finished:
+                    self._check_lost(live)
+            except (StoreError, LookupError, RuleViolation):
+                log.warning("game %d: cannot catch up with another node; reloading", live.id)
+                self._forget(live)
 
     def cached(self, game_id: int) -> LiveGame | None:
         """The live game if it is in memory (for tests and metrics)."""
@@ -453,8 +534,26 @@ class GameService:
             live.clock.start()
         else:
             live.clock.stop()
+            self._save_time(live)
         event = build.clock(running=should_run, time_ms=live.clock.now_ms())
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
+
+    def _save_time(self, live: LiveGame) -> None:
+        """Bank the play time since the last action in the store, in the background."""
+        t = live.clock.now_ms()
+        if live.finished or live.game.won or t <= live.record.time_ms:
+            return
+        task = asyncio.create_task(
+            self._write_time(live.id, live.log_version, t, live.game.score(t))
+        )
+        self._saves.add(task)
+        task.add_done_callback(self._saves.discard)
+
+    async def _write_time(self, game_id: int, version: int, t: int, score: int) -> None:
+        try:
+            await self.store.save_play_time(game_id, version, t, score)
+        except StoreError:
+            log.warning("game %d: play time not saved", game_id, exc_info=True)
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -576,7 +675,11 @@ class GameService:
         if self.solver.busy:
             return  # optional work: skip rather than queue behind hints
         live.checking = True
-        task = asyncio.create_task(self._lost_loop(live))
+        self._spawn(self._lost_loop(live))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run optional background work; ``close()`` cancels what is left."""
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

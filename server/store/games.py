@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from sqlalchemy import RowMapping, insert, select
+from sqlalchemy import RowMapping, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -30,6 +30,7 @@ __all__ = [
     "fetch_games",
     "game_record",
     "insert_game",
+    "save_play_time",
 ]
 
 GAME_COLUMNS: Final = tuple(GAMES.c)
@@ -110,3 +111,27 @@ async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionR
     statement = select(*ACTION_COLUMNS).where(ActionRow.game_id == game_id, ActionRow.seq == seq)
     row = (await conn.execute(statement)).one_or_none()
     return None if row is None else action_record(row._mapping)
+
+
+async def save_play_time(
+    conn: AsyncConnection, game_id: int, version: int, time_ms: int, score: int
+) -> bool:
+    """Bank the play time of an active game that has not moved since ``version``.
+
+    The clock keeps running between actions (R22); this keeps the time spent
+    since the last action when the clock stops (pause, last connection gone,
+    shutdown), so a restart does not give it back. The guard on version and
+    status means it never overwrites a newer write; time only grows.
+    """
+    statement = (
+        update(GAMES)
+        .where(
+            GAMES.c.id == game_id,
+            GAMES.c.version == version,
+            GAMES.c.status == GameStatus.ACTIVE.value,
+            GAMES.c.time_ms < time_ms,
+        )
+        .values(time_ms=time_ms, score=score)
+    )
+    result = await conn.execute(statement)
+    return bool(result.rowcount)

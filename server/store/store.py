@@ -20,6 +20,7 @@ from server.store import games, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
 from server.store.database import create_engine
 from server.store.errors import SchemaOutdated, StoreError, translate_errors
+from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
 from server.store.records import (
     ActionRecord,
     Committed,
@@ -49,6 +50,8 @@ class Store:
     ) -> None:
         self._engine = engine
         self._clock = clock
+        self.node_id = new_node_id()
+        self._listener: ChangeListener | None = None
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
         )
@@ -72,10 +75,29 @@ class Store:
         """Transactions and batch sizes of ``commit()`` so far (for metrics and tests)."""
         return self._committer.stats
 
+    @property
+    def shared(self) -> bool:
+        """True when other nodes may write to the same database (PostgreSQL)."""
+        return self.backend == "postgresql"
+
     async def close(self) -> None:
-        """Commit writes already submitted, then close every connection."""
+        """Stop listening, commit writes already submitted, then close every connection."""
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
         await self._committer.close()
         await self._engine.dispose()
+
+    async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
+        """Hear other nodes' commits (``server.store.notify``); nothing to hear on SQLite.
+
+        ``on_change(game_ids)`` runs for every batch another node commits;
+        ``on_reset()`` after the listening connection was lost and regained.
+        """
+        if not self.shared or self._listener is not None:
+            return
+        self._listener = ChangeListener(self._engine.url, self.node_id, on_change, on_reset)
+        await self._listener.start()
 
     # -- schema ---------------------------------------------------------------
 
@@ -173,6 +195,17 @@ class Store:
             action = await games.fetch_action(conn, game_id, version + 1)
         return action if action is not None and action.request_id == request_id else None
 
+    async def save_play_time(self, game_id: int, version: int, time_ms: int, score: int) -> bool:
+        """Bank an active game's play time between actions (``games.save_play_time``).
+
+        False when the game moved on, ended, or already holds as much time.
+        """
+        async with self._transaction() as conn:
+            saved = await games.save_play_time(conn, game_id, version, time_ms, score)
+            if saved and self.shared:
+                await notify_changes(conn, self.node_id, [game_id])
+            return saved
+
     # -- writes ---------------------------------------------------------------
 
     async def commit(self, write: GameWrite) -> Committed:
@@ -195,12 +228,21 @@ class Store:
             for outcome in outcomes:
                 if isinstance(outcome, StoreError):
                     raise outcome
+            await self._announce(conn, outcomes)
         return [outcome for outcome in outcomes if isinstance(outcome, Committed)]
 
     async def _write_batch(self, batch: Sequence[GameWrite]) -> list[writes.WriteOutcome]:
         """The committer's writer: a batch in one transaction, refusals as values."""
         async with self._transaction() as conn:
-            return await writes.apply_writes(conn, batch, self._clock())
+            outcomes = await writes.apply_writes(conn, batch, self._clock())
+            await self._announce(conn, outcomes)
+            return outcomes
+
+    async def _announce(self, conn: AsyncConnection, outcomes: Sequence[object]) -> None:
+        """Tell other nodes, with this transaction's commit, which games it changed."""
+        changed = [outcome.game.id for outcome in outcomes if isinstance(outcome, Committed)]
+        if changed and self.shared:
+            await notify_changes(conn, self.node_id, changed)
 
     # -- statistics -----------------------------------------------------------
 

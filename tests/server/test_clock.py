@@ -57,3 +57,23 @@ async def test_clock_events_on_open_pause_resume_close(server: Running) -> None:
     view = (await lee.request("open_game", game=game))["view"]
     assert view["time_ms"] >= paused_at
     assert [running for running, _ in await clock_events(lee)] == [True]
+
+
+async def test_time_since_the_last_action_survives_a_restart(server: Running) -> None:
+    """Pausing, closing or shutting down banks the play time: a restart gives none back."""
+    ida = await server.player("ida")
+    token = ida.token
+    game = (await ida.request("new_game", level="hard", deal=1))["game"]
+    assert (await ida.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    await asyncio.sleep(0.2)
+    await ida.request("pause", game=game)
+    [(_, paused_at)] = [entry for entry in await clock_events(ida) if not entry[0]]
+    assert paused_at >= 150
+    await ida.request("resume", game=game)
+    await asyncio.sleep(0.2)  # still open when the server shuts down
+    await server.restart()
+    again = await server.connect()
+    await again.hello(token)
+    view = (await again.request("open_game", game=game))["view"]
+    assert view["time_ms"] >= paused_at + 150
+    assert (await again.request("undo", game=game, v=1))["v"] == 2

@@ -1,0 +1,23 @@
+# The Scorpion game server as a container image: `docker build -t scorpion-server .`
+# Configure it with SCORPION_* variables (docs/server.md); docker-compose.yml runs
+# two of these against PostgreSQL.
+FROM python:3.11-slim
+
+WORKDIR /app
+# The migrations are read from the source tree, so the project is installed in place.
+COPY pyproject.toml README.md alembic.ini ./
+COPY engine ./engine
+COPY protocol ./protocol
+COPY server ./server
+COPY clients ./clients
+COPY migrations ./migrations
+RUN pip install --no-cache-dir -e . \
+    && useradd --system --home-dir /app --no-create-home scorpion \
+    && mkdir -p /app/data && chown scorpion /app/data
+
+USER scorpion
+ENV SCORPION_HOST=0.0.0.0 \
+    SCORPION_PORT=8765 \
+    SCORPION_DATA_DIR=/app/data
+EXPOSE 8765
+CMD ["scorpion-server"]

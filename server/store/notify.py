@@ -1,0 +1,165 @@
+"""Change notifications between server nodes that share one PostgreSQL database.
+
+Why: several ``scorpion-server`` processes (nodes) may serve the same
+database, and one player may have a game open on two of them (two devices).
+Each node caches the games its connections use; when another node commits an
+action on such a game, this node must learn of it to push the events to its
+own connections and to keep its cached copy current (architecture.md, "Many
+machines").
+
+How: the write transaction that commits a batch also runs ``pg_notify`` on
+``CHANNEL`` with a payload naming the writing node and the games it changed
+(``"<node> <game>,<game>,..."``). PostgreSQL delivers a notification only
+when its transaction commits, and only once, to every session listening on
+the channel, so a node hears exactly the committed changes, after they are
+visible. ``ChangeListener`` keeps one dedicated asyncpg connection that
+listens, calls ``on_change(game_ids)`` for every other node's notification,
+and, when that connection is lost, reconnects with a growing pause and calls
+``on_reset()``: notifications sent meanwhile are lost, so the node must
+recheck every game it holds.
+
+SQLite has no such channel: one SQLite database is served by one node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+import asyncpg
+from sqlalchemy import text
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+__all__ = [
+    "CHANNEL",
+    "ChangeListener",
+    "format_payload",
+    "new_node_id",
+    "notify_changes",
+    "parse_payload",
+]
+
+CHANNEL: Final = "scorpion_games"
+MAX_PAYLOAD: Final = 7900  # PostgreSQL refuses payloads of 8000 bytes or more
+RETRY_MIN_S: Final = 0.2
+RETRY_MAX_S: Final = 5.0
+
+log = logging.getLogger(__name__)
+
+OnChange = Callable[[list[int]], None]
+OnReset = Callable[[], None]
+
+
+def new_node_id() -> str:
+    """A random id for this process's store, so a node can ignore its own notifications."""
+    return secrets.token_hex(6)
+
+
+def format_payload(node: str, game_ids: Iterable[int]) -> list[str]:
+    """Payloads naming ``game_ids``, split so each stays under PostgreSQL's limit."""
+    payloads: list[str] = []
+    current: list[str] = []
+    size = len(node) + 1
+    for game_id in sorted(set(game_ids)):
+        item = str(game_id)
+        if current and size + len(item) + 1 > MAX_PAYLOAD:
+            payloads.append(f"{node} {','.join(current)}")
+            current, size = [], len(node) + 1
+        current.append(item)
+        size += len(item) + 1
+    if current:
+        payloads.append(f"{node} {','.join(current)}")
+    return payloads
+
+
+def parse_payload(payload: str) -> tuple[str, list[int]] | None:
+    """(node, game ids) of a payload; None if it is not one of ours."""
+    node, _, games = payload.partition(" ")
+    try:
+        ids = [int(item) for item in games.split(",")] if games else []
+    except ValueError:
+        return None
+    return (node, ids) if node and ids else None
+
+
+async def notify_changes(conn: AsyncConnection, node: str, game_ids: Iterable[int]) -> None:
+    """Queue the notification on ``conn``'s transaction: sent if and when it commits."""
+    for payload in format_payload(node, game_ids):
+        await conn.execute(
+            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": payload}
+        )
+
+
+class ChangeListener:
+    """Listens on ``CHANNEL`` over its own connection until ``close()`` (module docstring)."""
+
+    def __init__(self, url: URL, node: str, on_change: OnChange, on_reset: OnReset) -> None:
+        self._dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._node = node
+        self._on_change = on_change
+        self._on_reset = on_reset
+        self._task: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+
+    async def start(self) -> None:
+        """Start listening; returns once the first connection listens (or failed once)."""
+        self._task = asyncio.create_task(self._run(), name="store-change-listener")
+        waiter = asyncio.create_task(self._listening.wait())
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        pause = RETRY_MIN_S
+        first = True
+        while True:
+            try:
+                connection = await asyncpg.connect(self._dsn)
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("change listener cannot connect (%s); retrying", exc)
+                self._listening.set()  # start() must not wait for a database that is down
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            try:
+                await self._listen(connection, reset=not first)
+                first = False
+                pause = RETRY_MIN_S
+                log.warning("change listener lost its connection; reconnecting")
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("change listener failed (%s); reconnecting", exc)
+            finally:
+                if not connection.is_closed():
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(connection.close(timeout=2))
+            await asyncio.sleep(pause)
+
+    async def _listen(self, connection: Any, *, reset: bool) -> None:
+        """Listen on ``connection`` until it is lost."""
+        lost = asyncio.Event()
+        connection.add_termination_listener(lambda _conn: lost.set())
+        await connection.add_listener(CHANNEL, self._received)
+        self._listening.set()
+        if reset:
+            self._on_reset()  # anything may have changed while we were not listening
+        await lost.wait()
+
+    def _received(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
+        parsed = parse_payload(str(payload))
+        if parsed is None:
+            log.warning("ignoring a notification that is not ours: %r", payload)
+            return
+        node, game_ids = parsed
+        if node != self._node:
+            self._on_change(game_ids)

@@ -1,0 +1,129 @@
+"""Two server nodes on one PostgreSQL database: one player, a game open on both.
+
+Each test starts two ``ScorpionServer``s on the same database (as two
+replicas behind a load balancer would run) and connects one client to each
+with the same player's token. PostgreSQL only: SQLite is served by one node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.config import Settings
+from tests.server.client import TIMEOUT, Client
+from tests.server.conftest import Running
+from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin
+from tests.server.test_play import play
+
+Message = dict[str, Any]
+
+
+@pytest.fixture
+async def nodes(
+    server_postgres_url: str | None, tmp_path: Path
+) -> AsyncIterator[tuple[Running, Running]]:
+    if server_postgres_url is None:
+        pytest.skip(f"multi-node tests need PostgreSQL: set {PG_VARIABLE}, e.g. {PG_EXAMPLE}")
+    await _admin(server_postgres_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    settings = Settings(
+        port=0,
+        data_dir=str(tmp_path),
+        workers=1,
+        hint_budget_ms=30,
+        lost_budget_ms=0,
+        database_url=server_postgres_url,
+    )
+    first, second = Running(settings), Running(settings)
+    await first.start()
+    await second.start()
+    yield first, second
+    await first.stop()
+    await second.stop()
+
+
+async def two_devices(nodes: tuple[Running, Running]) -> tuple[Client, Client, int]:
+    """One player on node A and node B, with hard deal 1 open on both."""
+    a_node, b_node = nodes
+    on_a = await a_node.player("kai")
+    game = (await on_a.request("new_game", level="hard", deal=1))["game"]
+    on_b = await b_node.connect()
+    await on_b.hello(on_a.token)
+    opened = await on_b.request("open_game", game=game)
+    assert opened["type"] == "game" and opened["v"] == 0
+    return on_a, on_b, game
+
+
+def not_clock(messages: list[Message]) -> list[Message]:
+    """The ``events`` pushes that are not clock starts and stops."""
+    return [m for m in messages if m["type"] == "events" and m["events"][0]["type"] != "clock"]
+
+
+async def sees(client: Client, v: int) -> None:
+    """Wait until ``client`` was pushed the events of version ``v``."""
+    async with asyncio.timeout(TIMEOUT):
+        while v and not any(m["v"] >= v for m in not_clock(client.frames)):
+            await asyncio.sleep(0.01)
+
+
+async def test_moves_on_either_node_reach_both(nodes: tuple[Running, Running]) -> None:
+    on_a, on_b, game = await two_devices(nodes)
+    steps: list[tuple[Client, dict[str, Any]]] = [
+        (on_a, {"type": "move", "card": "7C", "to": 5}),
+        (on_b, {"type": "undo"}),
+        (on_a, {"type": "deal"}),
+        (on_b, {"type": "restart"}),
+    ]
+    v = 0
+    for client, step in steps:
+        await sees(client, v)  # each device acts on the version it was told about
+        reply = await play(client, game, v, step)
+        assert reply["type"] == "ack" and reply["v"] == v + 1, reply
+        v = reply["v"]
+    await sees(on_a, v)
+    await sees(on_b, v)
+    assert [m["v"] for m in not_clock(on_a.frames)] == [1, 2, 3, 4]
+    assert not_clock(on_a.frames) == not_clock(on_b.frames)
+
+
+async def test_same_version_on_two_nodes_one_wins_one_is_stale(
+    nodes: tuple[Running, Running],
+) -> None:
+    on_a, on_b, game = await two_devices(nodes)
+    replies = await asyncio.gather(
+        on_a.request("move", game=game, v=0, card="7C", to=5),
+        on_b.request("deal", game=game, v=0),
+    )
+    kinds = sorted(reply["type"] for reply in replies)
+    assert kinds == ["ack", "error"], replies
+    refused = next(reply for reply in replies if reply["type"] == "error")
+    assert refused["code"] == "stale" and refused["v"] == 1
+    # The refused device resyncs as PROTOCOL.md says (open_game since its version)
+    # and goes on from there; both devices then see the next action alike.
+    loser, winner = (on_a, on_b) if replies[0]["type"] == "error" else (on_b, on_a)
+    caught = await loser.request("open_game", game=game, since=0)
+    assert caught["type"] == "catch_up" and caught["v"] == 1
+    assert [batch["v"] for batch in caught["events"]] == [1]
+    assert (await loser.request("undo", game=game, v=1))["v"] == 2
+    await sees(winner, 2)
+    await sees(loser, 2)
+    assert not_clock(winner.frames)[-1] == not_clock(loser.frames)[-1]
+    assert not_clock(winner.frames)[-1]["v"] == 2
+
+
+async def test_resigning_on_one_node_ends_the_game_on_the_other(
+    nodes: tuple[Running, Running],
+) -> None:
+    on_a, on_b, game = await two_devices(nodes)
+    assert (await on_b.request("resign", game=game))["v"] == 1
+    await sees(on_a, 1)
+    lost = [e for m in not_clock(on_a.frames) for e in m["events"]]
+    assert {"type": "game_lost", "reason": "resigned"} in lost
+    refused = await on_a.request("move", game=game, v=1, card="7C", to=5)
+    assert refused["code"] == "game_over"
+    stats = await on_a.request("stats", level="hard")
+    assert stats["stats"][0]["losses"] == 1
