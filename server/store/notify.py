@@ -36,6 +36,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 __all__ = [
+    "APPLICATION_NAME",
     "CHANNEL",
     "ChangeListener",
     "format_payload",
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 CHANNEL: Final = "scorpion_games"
+APPLICATION_NAME: Final = "scorpion-listener"  # how the connection shows in pg_stat_activity
 MAX_PAYLOAD: Final = 7900  # PostgreSQL refuses payloads of 8000 bytes or more
 RETRY_MIN_S: Final = 0.2
 RETRY_MAX_S: Final = 5.0
@@ -125,7 +127,9 @@ class ChangeListener:
         first = True
         while True:
             try:
-                connection = await asyncpg.connect(self._dsn)
+                connection = await asyncpg.connect(
+                    self._dsn, server_settings={"application_name": APPLICATION_NAME}
+                )
             except (OSError, asyncpg.PostgresError) as exc:
                 log.warning("change listener cannot connect (%s); retrying", exc)
                 self._listening.set()  # start() must not wait for a database that is down

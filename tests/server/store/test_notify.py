@@ -1,0 +1,127 @@
+"""Change notifications between nodes: payloads, delivery on commit only, reconnecting."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.store import Store, VersionConflict
+from server.store.notify import (
+    APPLICATION_NAME,
+    CHANNEL,
+    MAX_PAYLOAD,
+    format_payload,
+    parse_payload,
+)
+from tests.server.store.conftest import move, new_game
+
+
+def test_payloads_round_trip_and_stay_under_the_limit() -> None:
+    many = range(1, 5000)
+    payloads = format_payload("node1", many)
+    assert len(payloads) > 1
+    assert all(len(payload) <= MAX_PAYLOAD for payload in payloads)
+    seen: list[int] = []
+    for payload in payloads:
+        parsed = parse_payload(payload)
+        assert parsed is not None and parsed[0] == "node1"
+        seen.extend(parsed[1])
+    assert seen == list(many)
+    assert format_payload("node1", [3, 1, 3]) == ["node1 1,3"]
+
+
+@pytest.mark.parametrize("payload", ["", "node", "node ", "node 1,x", " 1,2"])
+def test_foreign_payloads_are_not_ours(payload: str) -> None:
+    assert parse_payload(payload) is None
+
+
+class Heard:
+    """Records what a listening store hears."""
+
+    def __init__(self) -> None:
+        self.changes: list[int] = []
+        self.resets = 0
+        self.event = asyncio.Event()
+
+    def change(self, game_ids: list[int]) -> None:
+        self.changes.extend(game_ids)
+        self.event.set()
+
+    def reset(self) -> None:
+        self.resets += 1
+        self.event.set()
+
+    async def wait(self) -> None:
+        await asyncio.wait_for(self.event.wait(), 10)
+        self.event.clear()
+
+
+async def second_node(store: Store, database_url: str) -> tuple[Store, Heard]:
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    other = Store.connect(database_url)
+    heard = Heard()
+    await other.listen(heard.change, heard.reset)
+    return other, heard
+
+
+async def test_a_commit_is_heard_by_the_other_node_only(store: Store, database_url: str) -> None:
+    other, heard = await second_node(store, database_url)
+    mine = Heard()
+    await store.listen(mine.change, mine.reset)
+    try:
+        game = await new_game(store)
+        await store.commit(move(game.id, 0))
+        await heard.wait()
+        assert heard.changes == [game.id]
+        with pytest.raises(VersionConflict):
+            await store.commit(move(game.id, 0))  # refused: nothing to announce
+        await store.commit(move(game.id, 1))
+        await heard.wait()
+        assert heard.changes == [game.id, game.id]
+        assert mine.changes == []  # a node does not hear itself
+    finally:
+        await other.close()
+
+
+async def test_a_rolled_back_transaction_announces_nothing(
+    store: Store, database_url: str, engine: AsyncEngine
+) -> None:
+    other, heard = await second_node(store, database_url)
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 41')"))
+            await conn.rollback()
+            await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 42')"))
+            await conn.commit()
+        await heard.wait()
+        assert heard.changes == [42]
+    finally:
+        await other.close()
+
+
+async def test_a_lost_listening_connection_reconnects_and_resets(
+    store: Store, database_url: str, engine: AsyncEngine
+) -> None:
+    other, heard = await second_node(store, database_url)
+    try:
+        async with engine.connect() as conn:
+            killed = await conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    f" WHERE application_name = '{APPLICATION_NAME}'"
+                    " AND datname = current_database()"
+                )
+            )
+            assert killed.all() == [(True,)]
+        await heard.wait()
+        assert heard.resets == 1  # anything sent while it was away must be rechecked
+        game = await new_game(store)
+        await store.commit(move(game.id, 0))
+        await heard.wait()
+        assert heard.changes == [game.id]
+    finally:
+        await other.close()
