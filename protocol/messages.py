@@ -125,7 +125,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "new_game",
         "Starts a game and opens it on this connection. Without `deal` the server picks one "
-        "(on easy, always one the solver has won: choosing it there is `forbidden`). "
+        "(on easy, always one the solver has won, and one this player has not had while any "
+        "is left: choosing it there is `forbidden`). "
         "Abandoning an unfinished game loses it (R17).",
         ("game",),
         ("unauthenticated", "forbidden"),
@@ -204,7 +205,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(_game()),
     _request(
         "pause",
-        "Stops the game's clock (R22) until `resume`; the game stays open.",
+        "Stops the game's clock (R22) until `resume`; the game stays open. A paused game "
+        "stays paused when its connections close, on every device, and across server restarts.",
         ("ack",),
         _GAME_ACCESS,
         {"type": "pause", "id": 14, "game": 42},

@@ -4,7 +4,8 @@
 server``). Start-up order: settings (``server.config``), the store and its
 schema (SQLite is created or upgraded automatically; PostgreSQL must already
 be current, else the server refuses to start and names ``scorpion-server
---migrate``), the solver pool, the service and hub, on PostgreSQL the change listener that
+--migrate``), the solver pool, the easy level's deal pool (``server.easy_pool``: loaded,
+then grown in the background), the service and hub, on PostgreSQL the change listener that
 hears other nodes' commits (``server.store.notify``), then the listener
 (``server.connection.Listener``: subprotocol ``scorpion.v1``, frame limit
 MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``).
@@ -30,6 +31,7 @@ from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
 from server.config import Settings, load_settings
 from server.connection import ConnectionHandler, Listener
+from server.easy_pool import EasyDealFinder
 from server.hub import Hub
 from server.service import GameService
 from server.store import SchemaOutdated, Store
@@ -67,6 +69,7 @@ class ScorpionServer:
         self.store: Store | None = None
         self.solver: SolverPool | None = None
         self.service: GameService | None = None
+        self.finder: EasyDealFinder | None = None
         self._listener: Listener | None = None
 
     @property
@@ -78,16 +81,20 @@ class ScorpionServer:
         settings = self.settings
         self.store = await prepare_store(settings)
         self.solver = SolverPool(settings.workers, settings.hint_budget_ms, settings.lost_budget_ms)
+        pool = self.easy_deals if self.easy_deals is not None else WinnableDeals()
+        self.finder = EasyDealFinder(self.store, self.solver, pool, target=settings.easy_pool)
+        await self.finder.load()
         self.service = GameService(
             self.store,
             self.hub,
             self.solver,
-            easy_deals=self.easy_deals,
+            easy_deals=pool,
             cache_size=settings.cache_size,
         )
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
         handler = ConnectionHandler(self.service, self.hub, settings.queue_size)
         self._listener = await Listener.open(handler, settings.host, settings.port)
+        self.finder.start()
         log.info("serving on ws://%s:%d/ (%s store)", settings.host, self.port, self.store.backend)
 
     async def stop(self) -> None:
@@ -95,6 +102,8 @@ class ScorpionServer:
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
+        if self.finder is not None:
+            await self.finder.close()
         if self.service is not None:
             await self.service.close()
         if self.solver is not None:

@@ -51,6 +51,7 @@ class LiveGame:
         self.batches = batches
         self.lock = asyncio.Lock()
         self.clock = PlayClock(max(record.time_ms, game.time))
+        self.clock.paused = record.paused
         self.lost_reason: str | None = record.lost_reason
         self.status = record.status
         self.checking = False  # a lost-position check is in flight

@@ -56,7 +56,7 @@ from engine.cards import CardParseError
 from engine.errors import GameOver, RuleViolation
 from engine.events import Hinted
 from engine.game import Game
-from engine.levels import get_level
+from engine.levels import Rules, get_level
 from engine.replay import export_replay
 from engine.solver.easy import DRAW_LIMIT, WinnableDeals
 from protocol import MAX_SERVER_FRAME_BYTES, ProtocolError, Request, RequestId, build, encode
@@ -286,6 +286,7 @@ class GameService:
                 if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
                     self._end_lost(live, record, record.lost_reason or "resigned")
                 live.clock.advance_to(record.time_ms)
+                live.clock.paused = record.paused
                 self._sync_clock(live)
                 if missing and not live.finished:
                     self._check_lost(live)
@@ -429,7 +430,7 @@ class GameService:
         if deal is not None and rules.solver_deals:
             raise _fail("forbidden", "Deal numbers cannot be chosen on the easy level.")
         if deal is None:
-            deal = self._draw_deal(rules.solver_deals)
+            deal = await self._draw_deal(session.player, rules)
         lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
         async with lock:
             record, lost = await self._start(session.player, level, deal)
@@ -444,9 +445,11 @@ class GameService:
             self._sync_clock(live)
         return None
 
-    def _draw_deal(self, solver_deals: bool) -> int:
-        if solver_deals:
-            return self.easy_deals.draw(self.rng)
+    async def _draw_deal(self, player: Player, rules: Rules) -> int:
+        """A random deal; on the easy level a winnable one the player has not had, if any."""
+        if rules.solver_deals:
+            played = await self.store.played_deals(player.id, rules.name)
+            return self.easy_deals.draw(self.rng, avoid=played)
         return self.rng.randrange(1, DRAW_LIMIT)
 
     async def _start(self, player: Player, level: str, deal: int) -> tuple[GameRecord, int | None]:
@@ -520,8 +523,15 @@ class GameService:
     async def _pause(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)
         async with live.lock:
-            live.clock.paused = request.type == "pause"
-            self._sync_clock(live)
+            paused = request.type == "pause"
+            if live.clock.paused != paused and not live.finished:
+                self._check_fresh(live)
+                t = live.clock.now_ms()
+                await self.store.set_paused(
+                    live.id, paused, version=live.log_version, time_ms=t, score=live.game.score(t)
+                )
+                live.clock.paused = paused
+                self._sync_clock(live)
             return build.ack(request.id, game=live.id, v=live.version)
 
     def _sync_clock(self, live: LiveGame) -> None:

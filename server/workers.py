@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import random
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -21,6 +22,7 @@ from engine.events import Hinted
 from engine.hints import suggest
 from engine.levels import Rules
 from engine.solver.advice import proved_lost, solver_hint
+from engine.solver.easy import find_winnable
 from engine.state import State
 
 __all__ = ["SolverPool"]
@@ -38,6 +40,7 @@ class SolverPool:
         self.hint_budget_ms = hint_budget_ms
         self.lost_budget_ms = lost_budget_ms
         self.pending = 0
+        self.broken = False  # the pool failed; hints fall back to the heuristic
 
     @property
     def busy(self) -> bool:
@@ -52,6 +55,7 @@ class SolverPool:
                 self._pool, solver_hint, state.copy(), rules, self.hint_budget_ms
             )
         except (BrokenProcessPool, OSError):
+            self.broken = True
             log.exception("solver pool failed; using the heuristic hint")
             return suggest(state, rules)
         finally:
@@ -66,10 +70,29 @@ class SolverPool:
                 self._pool, proved_lost, state.copy(), rules, self.lost_budget_ms
             )
         except (BrokenProcessPool, OSError):
+            self.broken = True
             log.exception("solver pool failed; skipping the lost-position check")
             return False
         finally:
             self.pending -= 1
 
+    async def find_easy(self, seed: int, budget_ms: int) -> int | None:
+        """A random deal number (from ``seed``) the solver wins under easy rules, or None."""
+        loop = asyncio.get_running_loop()
+        self.pending += 1
+        try:
+            return await loop.run_in_executor(self._pool, _find_easy, seed, budget_ms)
+        except (BrokenProcessPool, OSError):
+            self.broken = True
+            log.exception("solver pool failed; no easy deal found")
+            return None
+        finally:
+            self.pending -= 1
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _find_easy(seed: int, budget_ms: int) -> int | None:
+    """In a worker: one attempt at a winnable easy deal."""
+    return find_winnable(random.Random(seed), budget_ms, attempts=1)

@@ -19,7 +19,7 @@ classic deals, and small enough for any client's 64-bit integers.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from importlib import resources
 
 from engine.deal import deal_layout
@@ -83,8 +83,14 @@ class WinnableDeals:
     def __contains__(self, number: object) -> bool:
         return number in self._known
 
-    def draw(self, rng: random.Random) -> int:
-        return rng.choice(self._numbers)
+    def draw(self, rng: random.Random, avoid: Collection[int] = ()) -> int:
+        """A deal at random, not one of ``avoid`` (say, the player's past deals) if any is left."""
+        for _ in range(8):  # cheap while ``avoid`` is a small part of the pool
+            number = rng.choice(self._numbers)
+            if number not in avoid:
+                return number
+        fresh = [number for number in self._numbers if number not in avoid]
+        return rng.choice(fresh or self._numbers)
 
     def add(self, number: int) -> None:
         """Add a deal the solver has won (see ``find_winnable``)."""

@@ -31,6 +31,7 @@ __all__ = [
     "game_record",
     "insert_game",
     "save_play_time",
+    "set_paused",
 ]
 
 GAME_COLUMNS: Final = tuple(GAMES.c)
@@ -135,3 +136,13 @@ async def save_play_time(
     )
     result = await conn.execute(statement)
     return bool(result.rowcount)
+
+
+async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> bool:
+    """Record that the player paused (or resumed) an active game; False if it is over or gone."""
+    statement = (
+        update(GAMES)
+        .where(GAMES.c.id == game_id, GAMES.c.status == GameStatus.ACTIVE.value)
+        .values(paused=paused)
+    )
+    return bool((await conn.execute(statement)).rowcount)

@@ -24,6 +24,9 @@ Decisions worth knowing:
   them aware on SQLite too, which has no time zone type.
 - CHECK constraints keep a finished game's fields consistent, so a bug in a
   writer cannot record a lost game without a reason or a won one unfinished.
+- ``games.paused`` survives a restart, so a paused game's clock stays stopped.
+- ``easy_deals`` holds the winnable deal numbers the server found while
+  running, beyond the list shipped with the engine (``engine.solver.easy``).
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
   later migrations can drop or alter them by name on both databases.
 """
@@ -35,6 +38,7 @@ from typing import Any, Final, cast
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Dialect,
@@ -44,6 +48,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -51,12 +56,14 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = [
     "ACTIONS",
+    "EASY_DEALS",
     "GAMES",
     "LEVEL_STATS",
     "NAMING_CONVENTION",
     "ActionRow",
     "Base",
     "DealNumber",
+    "EasyDealRow",
     "GameRow",
     "LevelStatsRow",
     "PlayerRow",
@@ -190,6 +197,7 @@ class GameRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     lost_reason: Mapped[str | None] = mapped_column(String(16))
+    paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class ActionRow(Base):
@@ -233,8 +241,19 @@ class LevelStatsRow(Base):
     fewest_moves: Mapped[int | None] = mapped_column(Integer)
 
 
+class EasyDealRow(Base):
+    """A deal number the solver has won under the rules of ``level`` (found at run time)."""
+
+    __tablename__ = "easy_deals"
+
+    level: Mapped[str] = mapped_column(String(32), primary_key=True)
+    deal: Mapped[int] = mapped_column(DealNumber(), primary_key=True)
+    found_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 # The Core tables, for statements built once and executed many times: cheaper
 # than statements on the ORM classes, which go through the ORM's plugins.
 GAMES: Final = cast(Table, GameRow.__table__)
 ACTIONS: Final = cast(Table, ActionRow.__table__)
 LEVEL_STATS: Final = cast(Table, LevelStatsRow.__table__)
+EASY_DEALS: Final = cast(Table, EasyDealRow.__table__)

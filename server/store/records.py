@@ -102,6 +102,7 @@ class GameRecord:
     updated_at: datetime
     finished_at: datetime | None
     lost_reason: str | None
+    paused: bool = False  # the player paused it (R22); kept across restarts
 
     @property
     def finished(self) -> bool:

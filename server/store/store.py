@@ -16,7 +16,7 @@ from typing import TypeAlias
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from server.store import games, players, schema, stats, writes
+from server.store import deals, games, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
 from server.store.database import create_engine
 from server.store.errors import SchemaOutdated, StoreError, translate_errors
@@ -205,6 +205,35 @@ class Store:
             if saved and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])
             return saved
+
+    async def set_paused(
+        self, game_id: int, paused: bool, *, version: int, time_ms: int, score: int
+    ) -> bool:
+        """Pause or resume an active game, banking its play time; False if it is over."""
+        async with self._transaction() as conn:
+            changed = await games.set_paused(conn, game_id, paused)
+            if changed:
+                await games.save_play_time(conn, game_id, version, time_ms, score)
+                if self.shared:
+                    await notify_changes(conn, self.node_id, [game_id])
+            return changed
+
+    # -- deals ----------------------------------------------------------------
+
+    async def easy_deals(self, level: str) -> list[int]:
+        """The winnable deals found so far for ``level`` (beyond the engine's shipped list)."""
+        async with self._reading() as conn:
+            return await deals.fetch_easy_deals(conn, level)
+
+    async def add_easy_deal(self, level: str, deal: int) -> bool:
+        """Keep a deal the solver won under ``level``; False if it was known."""
+        async with self._transaction() as conn:
+            return await deals.insert_easy_deal(conn, level, deal, self._clock())
+
+    async def played_deals(self, player_id: int, level: str) -> set[int]:
+        """The deals of every game the player has started on ``level``."""
+        async with self._reading() as conn:
+            return await deals.fetch_played_deals(conn, player_id, level)
 
     # -- writes ---------------------------------------------------------------
 

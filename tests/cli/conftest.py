@@ -26,7 +26,7 @@ CliRunner = Callable[..., Awaitable[tuple[int, str]]]
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Running]:
     settings = Settings(
-        port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0
+        port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0, easy_pool=0
     )
     running = Running(settings)
     await running.start()

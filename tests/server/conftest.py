@@ -81,7 +81,14 @@ def server_postgres_url() -> Iterator[str | None]:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    base = Settings(port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0)
+    base = Settings(
+        port=0,
+        data_dir=str(tmp_path),
+        workers=1,
+        hint_budget_ms=30,
+        lost_budget_ms=0,
+        easy_pool=0,  # no background deal finding: tests' workers stay free
+    )
     if request.param == "sqlite":
         return base
     url: str | None = request.getfixturevalue("server_postgres_url")

@@ -77,3 +77,18 @@ async def test_time_since_the_last_action_survives_a_restart(server: Running) ->
     view = (await again.request("open_game", game=game))["view"]
     assert view["time_ms"] >= paused_at + 150
     assert (await again.request("undo", game=game, v=1))["v"] == 2
+
+
+async def test_a_paused_game_stays_paused_after_a_restart(server: Running) -> None:
+    max_ = await server.player("max")
+    token = max_.token
+    game = (await max_.request("new_game", level="hard", deal=1))["game"]
+    await max_.request("pause", game=game)
+    await server.restart()
+    again = await server.connect()
+    await again.hello(token)
+    opened = await again.request("open_game", game=game)
+    assert opened["type"] == "game"
+    assert await clock_events(again) == []  # opened, but paused: the clock does not start
+    await again.request("resume", game=game)
+    assert [running for running, _ in await clock_events(again)] == [True]

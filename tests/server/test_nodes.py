@@ -36,6 +36,7 @@ async def nodes(
         workers=1,
         hint_budget_ms=30,
         lost_budget_ms=0,
+        easy_pool=0,
         database_url=server_postgres_url,
     )
     first, second = Running(settings), Running(settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from server.store.models import metadata
 from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
 
 ROOT = Path(__file__).resolve().parents[3]
-TABLES = {"players", "tokens", "games", "game_actions", "level_stats"}
+TABLES = {"players", "tokens", "games", "game_actions", "level_stats", "easy_deals"}
 
 
 def _differences(connection: Connection) -> list[Any]:
@@ -42,10 +43,10 @@ async def tables(engine: AsyncEngine) -> set[str]:
         return await conn.run_sync(_tables)
 
 
-def test_one_initial_revision() -> None:
+def test_revisions_form_one_line() -> None:
     revisions = sorted(path.name for path in (MIGRATIONS_DIR / "versions").glob("*.py"))
-    assert revisions == ["0001_initial_schema.py"]
-    assert head_revision() == "0001"
+    assert revisions == ["0001_initial_schema.py", "0002_paused_and_easy_deals.py"]
+    assert head_revision() == "0002"
 
 
 async def test_upgrade_builds_exactly_the_models(store: Store, engine: AsyncEngine) -> None:
@@ -60,6 +61,32 @@ async def test_downgrade_to_base_then_upgrade_again(store: Store, engine: AsyncE
     await store.upgrade()
     assert await differences(engine) == []
     assert await store.schema_status() == SchemaStatus.CURRENT
+
+
+WHEN = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
+    store: Store, engine: AsyncEngine
+) -> None:
+    await run_alembic(engine, "downgrade", "0001")
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("INSERT INTO players (id, name, name_key, created_at) VALUES (1, 'a', 'a', :t)"),
+            {"t": WHEN},
+        )
+        await conn.execute(
+            text(
+                "INSERT INTO games (id, player_id, level, deal, status, version, moves, score,"
+                " time_ms, hints, undos, suits_removed, created_at, updated_at)"
+                " VALUES (7, 1, 'hard', '5', 'active', 0, 0, 0, 1234, 0, 0, 0, :t, :t)"
+            ),
+            {"t": WHEN},
+        )
+    await store.upgrade()
+    game = await store.get_game(7)
+    assert game is not None and game.paused is False and game.time_ms == 1234
+    assert await differences(engine) == []
 
 
 async def test_schema_status_from_empty_to_current(empty_store: Store) -> None:
