@@ -1,0 +1,87 @@
+"""The real ``python -m server`` process: killed mid-game, started again, the game goes on.
+
+The other server tests run the server inside the test process; here it is a
+separate operating-system process, so a kill is a real crash: only what the
+database committed survives. Every acknowledged action must be among it
+(an action is acknowledged only after its commit), and the game continues
+where the last acknowledgement left it, undo history included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from server.app import migrate
+from server.config import Settings
+from tests.server.client import TIMEOUT, Client
+
+SERVING = re.compile(rb"serving on ws://127\.0\.0\.1:(\d+)/")
+
+
+def server_command(settings: Settings) -> list[str]:
+    command = [sys.executable, "-m", "server", "--port", "0", "--data-dir", settings.data_dir]
+    command += ["--workers", "1", "--lost-budget-ms", "0", "--easy-pool", "0"]
+    if settings.database_url:
+        command += ["--database-url", settings.database_url]
+    return command
+
+
+@asynccontextmanager
+async def server_process(
+    settings: Settings,
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """A running server process and its URL; killed at the end if still running."""
+    process = await asyncio.create_subprocess_exec(
+        *server_command(settings),
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stderr is not None
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            while (match := SERVING.search(await process.stderr.readline())) is None:
+                assert process.returncode is None, "the server exited before serving"
+        yield process, f"ws://127.0.0.1:{int(match.group(1))}/"
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def board(view: dict[str, Any]) -> Any:
+    return view["columns"], view["stock"], view["reserve"], view["foundations"]
+
+
+async def test_a_killed_server_loses_no_acknowledged_action(settings: Settings) -> None:
+    if not settings.is_sqlite:
+        await migrate(settings)
+    async with server_process(settings) as (process, url):
+        tom = await Client.connect(url)
+        await tom.register("tom")
+        game = (await tom.request("new_game", level="hard", deal=1))["game"]
+        assert (await tom.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+        after_move = (await tom.request("open_game", game=game))["view"]
+        assert (await tom.request("deal", game=game, v=1))["v"] == 2
+        after_deal = (await tom.request("open_game", game=game))["view"]
+        process.kill()  # no shutdown: whatever was acknowledged must already be on disk
+        await process.wait()
+        await tom.close()
+    async with server_process(settings) as (process, url):
+        again = await Client.connect(url)
+        welcome = await again.hello(tom.token)
+        assert [(g["game"], g["v"]) for g in welcome["games"]] == [(game, 2)]
+        opened = (await again.request("open_game", game=game))["view"]
+        assert board(opened) == board(after_deal)
+        assert (await again.request("undo", game=game, v=2))["v"] == 3
+        undone = (await again.request("open_game", game=game))["view"]
+        assert board(undone) == board(after_move)
+        await again.close()
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
