@@ -17,17 +17,14 @@ from clients.cli.app import run
 from clients.cli.connection import Connection
 from clients.cli.options import parse_args
 from clients.cli.terminal import Terminal
-from server.config import Settings
-from tests.server.conftest import Running
+from tests.server.conftest import Running, quiet_settings
 
 CliRunner = Callable[..., Awaitable[tuple[int, str]]]
 
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Running]:
-    settings = Settings(
-        port=0, data_dir=str(tmp_path), workers=1, hint_budget_ms=30, lost_budget_ms=0, easy_pool=0
-    )
+    settings = quiet_settings(tmp_path)
     running = Running(settings)
     await running.start()
     yield running

@@ -14,6 +14,7 @@ import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -79,16 +80,22 @@ def server_postgres_url() -> Iterator[str | None]:
     run_isolated(lambda: _admin(base_url, drop))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+def quiet_settings(tmp_path: Path, **changes: Any) -> Settings:
+    """Settings for a server under test: any free port, files in ``tmp_path``, little solving."""
     base = Settings(
         port=0,
         data_dir=str(tmp_path),
         workers=1,
         hint_budget_ms=30,
         lost_budget_ms=0,
-        easy_pool=0,  # no background deal finding: tests' workers stay free
+        easy_pool=0,  # no background deal finding: the tests' worker stays free
     )
+    return dataclasses.replace(base, **changes)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    base = quiet_settings(tmp_path)
     if request.param == "sqlite":
         return base
     url: str | None = request.getfixturevalue("server_postgres_url")

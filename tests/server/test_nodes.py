@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from server.config import Settings
 from tests.server.client import TIMEOUT, Client
-from tests.server.conftest import Running
+from tests.server.conftest import Running, quiet_settings
 from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin
 from tests.server.test_play import play
 
@@ -30,15 +29,7 @@ async def nodes(
     if server_postgres_url is None:
         pytest.skip(f"multi-node tests need PostgreSQL: set {PG_VARIABLE}, e.g. {PG_EXAMPLE}")
     await _admin(server_postgres_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
-    settings = Settings(
-        port=0,
-        data_dir=str(tmp_path),
-        workers=1,
-        hint_budget_ms=30,
-        lost_budget_ms=0,
-        easy_pool=0,
-        database_url=server_postgres_url,
-    )
+    settings = quiet_settings(tmp_path, database_url=server_postgres_url)
     first, second = Running(settings), Running(settings)
     await first.start()
     await second.start()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from sqlalchemy import text
@@ -59,20 +61,24 @@ class Heard:
         self.event.clear()
 
 
-async def second_node(store: Store, database_url: str) -> tuple[Store, Heard]:
+@asynccontextmanager
+async def second_node(store: Store, database_url: str) -> AsyncIterator[Heard]:
+    """Another node's store on the same database, listening; what it hears."""
     if not store.shared:
         pytest.skip("SQLite is served by one node: there is nothing to hear")
     other = Store.connect(database_url)
     heard = Heard()
     await other.listen(heard.change, heard.reset)
-    return other, heard
+    try:
+        yield heard
+    finally:
+        await other.close()
 
 
 async def test_a_commit_is_heard_by_the_other_node_only(store: Store, database_url: str) -> None:
-    other, heard = await second_node(store, database_url)
     mine = Heard()
     await store.listen(mine.change, mine.reset)
-    try:
+    async with second_node(store, database_url) as heard:
         game = await new_game(store)
         await store.commit(move(game.id, 0))
         await heard.wait()
@@ -83,31 +89,24 @@ async def test_a_commit_is_heard_by_the_other_node_only(store: Store, database_u
         await heard.wait()
         assert heard.changes == [game.id, game.id]
         assert mine.changes == []  # a node does not hear itself
-    finally:
-        await other.close()
 
 
 async def test_a_rolled_back_transaction_announces_nothing(
     store: Store, database_url: str, engine: AsyncEngine
 ) -> None:
-    other, heard = await second_node(store, database_url)
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 41')"))
-            await conn.rollback()
-            await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 42')"))
-            await conn.commit()
+    async with second_node(store, database_url) as heard, engine.connect() as conn:
+        await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 41')"))
+        await conn.rollback()
+        await conn.execute(text(f"SELECT pg_notify('{CHANNEL}', 'elsewhere 42')"))
+        await conn.commit()
         await heard.wait()
         assert heard.changes == [42]
-    finally:
-        await other.close()
 
 
 async def test_a_lost_listening_connection_reconnects_and_resets(
     store: Store, database_url: str, engine: AsyncEngine
 ) -> None:
-    other, heard = await second_node(store, database_url)
-    try:
+    async with second_node(store, database_url) as heard:
         async with engine.connect() as conn:
             killed = await conn.execute(
                 text(
@@ -123,5 +122,3 @@ async def test_a_lost_listening_connection_reconnects_and_resets(
         await store.commit(move(game.id, 0))
         await heard.wait()
         assert heard.changes == [game.id]
-    finally:
-        await other.close()
