@@ -1,39 +1,59 @@
-"""The write path: what one ``GameWrite`` does inside a transaction.
+"""The write path: what a batch of ``GameWrite``s does inside one transaction.
 
-In order, on the caller's connection (the caller owns the transaction):
+The caller owns the transaction and the connection. ``apply_writes`` takes
+the batch in rounds: a round holds at most one write per game (the first
+write of each game, then the second, ...), so a game's writes apply in
+submission order and each sees the version its predecessor left. A round
+has two steps whatever its size (on PostgreSQL one statement, the second step
+a CTE of the first; on SQLite two):
 
-1. ``UPDATE games SET version, counters, [status, finished_at, lost_reason]
-   WHERE id = :game AND version = :expected AND status = 'active'
-   RETURNING *``. This guarded update is the optimistic concurrency check and
-   also takes the game's row lock, so of two writers computed from the same
+1. One guarded ``UPDATE games ... FROM <the round's rows> WHERE games.id =
+   row.id AND games.version = row.expected AND games.status = 'active'
+   RETURNING games.*``. This is the optimistic concurrency check and also
+   takes each game's row lock, so of two writers computed from the same
    version (two nodes, two devices) the second blocks, then matches no row.
-   No row: nothing was written, and the write's answer is ``VersionConflict``
-   (or ``NotFound``), returned as a value so the rest of a batch goes on.
-2. ``INSERT`` the action at ``seq = expected + 1``. The (game_id, seq) primary
-   key backs the guard up: if a log somehow ran ahead of its game row, the
-   insert fails and the whole transaction is rolled back.
-3. If the write ends the game, book it in ``level_stats`` (``stats``).
-4. If it starts the next game (R17), insert that game.
+   A write whose game does not come back wrote nothing; its answer is
+   ``VersionConflict`` (or ``NotFound``), returned as a value (one ``SELECT``
+   for all of a round's refusals) so the rest of the batch goes on.
+2. One ``INSERT`` of the round's actions at ``seq = expected + 1``, ``ON
+   CONFLICT DO NOTHING RETURNING`` the keys it stored. The (game_id, seq)
+   primary key backs the guard up: an action that did not come back means a
+   log ran ahead of its game row, and ``VersionConflict`` is raised for that
+   write, so the caller rolls the whole transaction back (the committer then
+   retries each write alone, and only that one fails).
 
-``apply_writes`` runs many writes in one transaction, ordered by game id so
-concurrent batches on two nodes take row locks in the same order (a stable
-sort keeps one game's writes in submission order).
+Then, per write that ends its game (rare): book it in ``level_stats``
+(``stats``) and, if it starts the player's next game (R17), insert that game.
+
+The rows travel as one parameter per column: PostgreSQL arrays unnested
+(``unnest``), on SQLite one JSON array read with ``json_each``. So each
+statement's text is the same for every batch size: compiled and prepared
+once, never per batch. ``now`` is one parameter for all rows. On SQLite the
+two statements go to the aiosqlite connection itself (``execute_fetchall``:
+one trip to its thread each, where SQLAlchemy's adapter makes four), inside
+SQLAlchemy's transaction, with SQLAlchemy's own type conversions. The rows are
+sorted by game id, so the updates visit (and lock) the games in id order,
+the order concurrent batches on other nodes use too; were two batches ever
+to deadlock all the same, the database would fail one and the committer
+would retry its writes alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, fields
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any, Final, TypeAlias
 
-from sqlalchemy import Update, bindparam, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Boolean, Dialect, TextualSelect, bindparam, column, select, text
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.store.errors import NotFound, StoreError, VersionConflict, integrity_kind
-from server.store.games import GAME_COLUMNS, game_record, insert_game
-from server.store.models import ACTIONS, GAMES
+from server.store.errors import NotFound, StoreError, VersionConflict
+from server.store.games import GAME_COLUMNS, insert_game
+from server.store.models import GAMES, UTCDateTime
 from server.store.records import (
     ActionRecord,
     Committed,
@@ -41,7 +61,6 @@ from server.store.records import (
     GameRecord,
     GameStatus,
     GameWrite,
-    Progress,
 )
 from server.store.stats import record_game_end
 
@@ -50,64 +69,186 @@ __all__ = ["WriteOutcome", "apply_write", "apply_writes"]
 WriteOutcome: TypeAlias = Committed | StoreError
 """What one write came to: stored, or refused with nothing of it stored."""
 
+_ACTIVE: Final = GameStatus.ACTIVE.value
 
-_PROGRESS: Final = ("version", "updated_at", *(f.name for f in fields(Progress)))
-_ENDING: Final = ("status", "lost_reason", "finished_at")
+# (column, PostgreSQL type) of the rows of step 1 and step 2, in parameter order.
+_GAME_ROW: Final = (
+    ("id", "BIGINT"),
+    ("expected", "INTEGER"),
+    ("version", "INTEGER"),
+    ("moves", "INTEGER"),
+    ("score", "INTEGER"),
+    ("time_ms", "BIGINT"),
+    ("hints", "INTEGER"),
+    ("undos", "INTEGER"),
+    ("suits_removed", "INTEGER"),
+    ("status", "VARCHAR"),
+    ("lost_reason", "VARCHAR"),
+)
+_ACTION_ROW: Final = (
+    ("game_id", "BIGINT"),
+    ("seq", "INTEGER"),
+    ("type", "VARCHAR"),
+    ("card", "VARCHAR"),
+    ("to_col", "INTEGER"),
+    ("t", "BIGINT"),
+    ("request_id", "VARCHAR"),
+)
+_SET: Final = (
+    *(f"{name} = v.{name}" for name, _type in _GAME_ROW[2:]),
+    "updated_at = :now",
+    f"finished_at = CASE WHEN v.status = '{_ACTIVE}' THEN NULL ELSE :now END",
+)
+_GAME_FIELDS: Final = tuple(column.name for column in GAME_COLUMNS)
+_RETURNING: Final = ", ".join(f"games.{name}" for name in _GAME_FIELDS)
+_ACTION_COLUMNS: Final = ", ".join(name for name, _type in _ACTION_ROW)
 
 
-def _guarded_update(columns: tuple[str, ...]) -> Update:
-    """Step 1's statement, built once: parameters ``game``, ``expected`` and ``new_<column>``."""
+def _rows_source(dialect: str, shape: tuple[tuple[str, str], ...], name: str) -> str:
+    """A FROM item ``name`` with ``shape``'s columns, one row per array (or JSON) element."""
+    if dialect == "postgresql":
+        arrays = ", ".join(f"CAST(:{column} AS {kind}[])" for column, kind in shape)
+        columns = ", ".join(column for column, _kind in shape)
+        return f"unnest({arrays}) AS {name} ({columns})"
+    elements = ", ".join(f"json_extract(value, '$[{i}]') AS {c}" for i, (c, _k) in enumerate(shape))
+    return f"(SELECT {elements} FROM json_each(:{name})) AS {name}"
+
+
+_ADVANCE: Final = (
+    "UPDATE games SET {set} FROM {rows}"
+    f" WHERE games.id = v.id AND games.version = v.expected AND games.status = '{_ACTIVE}'"
+    f" RETURNING {_RETURNING}"
+)
+_APPEND: Final = (
+    f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at)"
+    " SELECT {columns}, {now} FROM {rows} ON CONFLICT DO NOTHING RETURNING game_id"
+)
+
+
+def _sqlite_sql() -> tuple[str, str]:
+    """SQLite: the round's two statements (module docstring)."""
+    advance = _ADVANCE.format(set=", ".join(_SET), rows=_rows_source("sqlite", _GAME_ROW, "v"))
+    rows = _rows_source("sqlite", _ACTION_ROW, "a") + " WHERE true"  # WHERE: SQLite's grammar
+    return advance, _APPEND.format(columns=_ACTION_COLUMNS, now=":now", rows=rows)
+
+
+def _postgresql_statement() -> TextualSelect:
+    """PostgreSQL: both steps in one statement (one round trip), the second as a CTE.
+
+    ``a`` holds every action of the round; joined with ``moved`` only those
+    whose game moved are inserted. The result is the moved games, each with
+    whether its action was stored (``logged``).
+    """
+    now = "CAST(:now AS TIMESTAMP WITH TIME ZONE)"
+    advance = _ADVANCE.format(
+        set=", ".join(_SET).replace(":now", now), rows=_rows_source("postgresql", _GAME_ROW, "v")
+    )
+    columns = ", ".join(f"a.{name}" for name, _kind in _ACTION_ROW)
+    append = _APPEND.format(columns=columns, now=now, rows="a JOIN moved ON moved.id = a.game_id")
+    sql = (
+        f"WITH a AS (SELECT * FROM {_rows_source('postgresql', _ACTION_ROW, 'a')}),"
+        f" moved AS ({advance}), logged AS ({append})"
+        f" SELECT {', '.join(f'moved.{name}' for name in _GAME_FIELDS)},"
+        " logged.game_id IS NOT NULL AS logged"
+        " FROM moved LEFT JOIN logged ON logged.game_id = moved.id"
+    )
+    now_param = bindparam("now", type_=UTCDateTime())
+    return text(sql).bindparams(now_param).columns(*GAME_COLUMNS, column("logged", Boolean))
+
+
+_POSTGRESQL: Final = _postgresql_statement()
+_SQLITE: Final = _sqlite_sql()
+
+
+@cache
+def _sqlite_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
+    """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out."""
+    now = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert now is not None
+    columns = [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in GAME_COLUMNS]
+    return now, columns
+
+
+async def _sqlite_fetch(conn: AsyncConnection, sql: str, parameters: dict[str, Any]) -> list[Any]:
+    """Run ``sql`` on the aiosqlite connection itself: one trip to its thread, not four.
+
+    (SQLAlchemy's adapter makes a cursor, executes, fetches and closes, each a
+    trip.) The transaction is SQLAlchemy's: ``BEGIN`` was sent explicitly
+    (``database``). Driver errors leave as SQLAlchemy's, like any other.
+    """
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None
+    try:
+        return list(await driver.execute_fetchall(sql, parameters))
+    except sqlite3.IntegrityError as exc:
+        raise IntegrityError(sql, parameters, exc) from exc
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: aiosqlite's "Connection closed"
+        raise OperationalError(sql, parameters, exc) from exc
+
+
+def _columns(shape: tuple[tuple[str, str], ...], rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """PostgreSQL: ``rows`` of ``shape`` as one array parameter per column."""
+    columns = list(zip(*rows, strict=True)) or [()] * len(shape)
+    return {name: list(values) for (name, _kind), values in zip(shape, columns, strict=True)}
+
+
+async def _advance_and_append(
+    conn: AsyncConnection,
+    games: list[tuple[Any, ...]],
+    actions: dict[int, tuple[Any, ...]],
+    now: datetime,
+) -> tuple[list[Sequence[Any]], set[int]]:
+    """Steps 1 and 2: the moved games (``GAME_COLUMNS`` values) and the ids whose action is in."""
+    dialect = conn.dialect
+    if dialect.name == "postgresql":
+        parameters = {"now": now} | _columns(_GAME_ROW, games)
+        parameters |= _columns(_ACTION_ROW, list(actions.values()))
+        rows = list(await conn.execute(_POSTGRESQL, parameters))
+        return [row[:-1] for row in rows], {row[0] for row in rows if row[-1]}
+    bind_now, types = _sqlite_types(dialect)
+    sqlite_now = bind_now(now)
+    advance, append = _SQLITE
+    parameters = {"now": sqlite_now, "v": json.dumps(games, separators=(",", ":"))}
+    found = await _sqlite_fetch(conn, advance, parameters)
+    moved: list[Sequence[Any]] = [
+        [v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in found
+    ]
+    wanted = [actions[row[0]] for row in moved if row[0] in actions]
+    if not wanted:
+        return moved, set()
+    parameters = {"now": sqlite_now, "a": json.dumps(wanted, separators=(",", ":"))}
+    return moved, {row[0] for row in await _sqlite_fetch(conn, append, parameters)}
+
+
+def _game_record(row: Sequence[Any]) -> GameRecord:
+    """A returned ``games`` row as a record (cheaper than by way of a row mapping)."""
+    fields = dict(zip(_GAME_FIELDS, row, strict=True))
+    fields["status"] = GameStatus(fields["status"])
+    return GameRecord(**fields)
+
+
+def _game_row(write: GameWrite) -> tuple[Any, ...]:
+    progress = write.progress
+    ending = write.ending
     return (
-        update(GAMES)
-        .where(
-            GAMES.c.id == bindparam("game"),
-            GAMES.c.version == bindparam("expected"),
-            GAMES.c.status == GameStatus.ACTIVE.value,
-        )
-        .values({column: bindparam(f"new_{column}") for column in columns})
-        .returning(*GAME_COLUMNS)
+        write.game_id,
+        write.version,
+        write.new_version,
+        progress.moves,
+        progress.score,
+        progress.time_ms,
+        progress.hints,
+        progress.undos,
+        progress.suits_removed,
+        _ACTIVE if ending is None else ending.status.value,
+        None if ending is None else ending.lost_reason,
     )
 
 
-_ADVANCE: Final = _guarded_update(_PROGRESS)
-_ADVANCE_AND_END: Final = _guarded_update(_PROGRESS + _ENDING)
-_INSERT_ACTION: Final = insert(ACTIONS)
-
-
-def _update_parameters(write: GameWrite, now: datetime) -> dict[str, Any]:
-    changes = {"version": write.new_version, "updated_at": now, **asdict(write.progress)}
-    if write.ending is not None:
-        changes["status"] = write.ending.status.value
-        changes["lost_reason"] = write.ending.lost_reason
-        changes["finished_at"] = now
-    parameters = {f"new_{column}": value for column, value in changes.items()}
-    return parameters | {"game": write.game_id, "expected": write.version}
-
-
-async def _advance_game(
-    conn: AsyncConnection, write: GameWrite, now: datetime
-) -> GameRecord | None:
-    """Step 1: the guarded update; None when the game is gone, moved on or finished."""
-    statement = _ADVANCE if write.ending is None else _ADVANCE_AND_END
-    result = await conn.execute(statement, _update_parameters(write, now))
-    row = result.one_or_none()
-    return None if row is None else game_record(row._mapping)
-
-
-async def _refusal(conn: AsyncConnection, write: GameWrite) -> StoreError:
-    """Why step 1 matched nothing: NotFound, or VersionConflict with the game's state."""
-    statement = select(GAMES.c.version, GAMES.c.status).where(GAMES.c.id == write.game_id)
-    row = (await conn.execute(statement)).one_or_none()
-    if row is None:
-        return NotFound("game", write.game_id)
-    return VersionConflict(write.game_id, write.version, row.version, row.status)
-
-
-async def _append_action(conn: AsyncConnection, write: GameWrite, now: datetime) -> ActionRecord:
-    """Step 2: the action row; a taken (game_id, seq) raises VersionConflict."""
+def _action_record(write: GameWrite, now: datetime) -> ActionRecord:
     action = write.action
     assert action is not None and write.seq is not None
-    record = ActionRecord(
+    return ActionRecord(
         game_id=write.game_id,
         seq=write.seq,
         type=action.type,
@@ -117,41 +258,105 @@ async def _append_action(conn: AsyncConnection, write: GameWrite, now: datetime)
         request_id=write.request_id,
         created_at=now,
     )
-    values = asdict(record)
-    values["to_col"] = values.pop("to")
-    try:
-        await conn.execute(_INSERT_ACTION, values)
-    except IntegrityError as exc:
-        if integrity_kind(exc) == "unique":
-            raise VersionConflict(write.game_id, write.version) from exc
-        raise
-    return record
 
 
-async def apply_write(conn: AsyncConnection, write: GameWrite, now: datetime) -> WriteOutcome:
-    """Apply ``write`` on ``conn``; a refusal is returned having written nothing.
+def _action_row(record: ActionRecord) -> tuple[Any, ...]:
+    return (
+        record.game_id,
+        record.seq,
+        record.type,
+        record.card,
+        record.to,
+        record.t,
+        record.request_id,
+    )
 
-    Raises (``StoreError`` or a database exception) when the transaction
-    itself is spoiled; the caller must then roll it back.
-    """
-    game = await _advance_game(conn, write, now)
-    if game is None:
-        return await _refusal(conn, write)
-    action = None if write.action is None else await _append_action(conn, write, now)
-    if write.ending is not None:
-        won = write.ending == Ending.WON
-        await record_game_end(conn, game.player_id, game.level, won, write.progress)
-    started = None
-    if write.then_start is not None:
-        started = await insert_game(conn, game.player_id, write.then_start, now)
-    return Committed(game, action, started)
+
+def _rounds(writes: Sequence[GameWrite]) -> list[list[int]]:
+    """Indexes of ``writes`` in rounds: each game at most once per round, each round by game id."""
+    rounds: list[list[int]] = []
+    seen: dict[int, int] = {}
+    for index in sorted(range(len(writes)), key=lambda i: writes[i].game_id):  # stable
+        game = writes[index].game_id
+        n = seen[game] = seen.get(game, -1) + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(index)
+    return rounds
+
+
+async def _refusals(conn: AsyncConnection, refused: list[GameWrite]) -> list[StoreError]:
+    """Why step 1 matched nothing: NotFound, or VersionConflict with the game's state."""
+    ids = sorted({write.game_id for write in refused})
+    statement = select(GAMES.c.id, GAMES.c.version, GAMES.c.status).where(GAMES.c.id.in_(ids))
+    found = {row.id: row for row in await conn.execute(statement)}
+    errors: list[StoreError] = []
+    for write in refused:
+        row = found.get(write.game_id)
+        if row is None:
+            errors.append(NotFound("game", write.game_id))
+        else:
+            errors.append(VersionConflict(write.game_id, write.version, row.version, row.status))
+    return errors
+
+
+async def _apply_round(
+    conn: AsyncConnection, writes: list[GameWrite], now: datetime
+) -> list[WriteOutcome]:
+    """One round (distinct games, by id): outcomes in the same order."""
+    rows = [_game_row(write) for write in writes]
+    actions = {
+        write.game_id: _action_record(write, now) for write in writes if write.action is not None
+    }
+    action_rows = {game: _action_row(record) for game, record in actions.items()}
+    moved, logged = await _advance_and_append(conn, rows, action_rows, now)
+    games = {record.id: record for record in map(_game_record, moved)}
+    for write in writes:
+        if write.action is not None and write.game_id in games and write.game_id not in logged:
+            raise VersionConflict(write.game_id, write.version)  # the log ran ahead of the game
+    refused = [write for write in writes if write.game_id not in games]
+    errors = iter(await _refusals(conn, refused) if refused else ())
+    outcomes: list[WriteOutcome] = []
+    for write in writes:
+        game = games.get(write.game_id)
+        if game is None:
+            outcomes.append(next(errors))
+            continue
+        outcomes.append(
+            Committed(game, actions.get(write.game_id), await _end(conn, write, game, now))
+        )
+    return outcomes
+
+
+async def _end(
+    conn: AsyncConnection, write: GameWrite, game: GameRecord, now: datetime
+) -> GameRecord | None:
+    """Book the end of ``game`` if ``write`` ends it; the game it starts, if any."""
+    if write.ending is None:
+        return None
+    won = write.ending == Ending.WON
+    await record_game_end(conn, game.player_id, game.level, won, write.progress)
+    if write.then_start is None:
+        return None
+    return await insert_game(conn, game.player_id, write.then_start, now)
 
 
 async def apply_writes(
     conn: AsyncConnection, writes: Sequence[GameWrite], now: datetime
 ) -> list[WriteOutcome]:
-    """Apply ``writes`` in game-id order; the outcomes come back in the given order."""
+    """Apply ``writes`` in rounds (module docstring); outcomes in the given order.
+
+    A refusal is returned having written nothing. Raises (``StoreError`` or a
+    database exception) when the transaction itself is spoiled; the caller
+    must then roll it back.
+    """
     outcomes: dict[int, WriteOutcome] = {}
-    for index in sorted(range(len(writes)), key=lambda i: writes[i].game_id):
-        outcomes[index] = await apply_write(conn, writes[index], now)
+    for indexes in _rounds(writes):
+        done = await _apply_round(conn, [writes[index] for index in indexes], now)
+        outcomes.update(zip(indexes, done, strict=True))
     return [outcomes[index] for index in range(len(writes))]
+
+
+async def apply_write(conn: AsyncConnection, write: GameWrite, now: datetime) -> WriteOutcome:
+    """Apply one write on ``conn``, as ``apply_writes`` does."""
+    return (await apply_writes(conn, [write], now))[0]

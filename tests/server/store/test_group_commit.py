@@ -7,7 +7,18 @@ import asyncio
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import GameRecord, Store, VersionConflict
+from server.store import (
+    Ending,
+    GameRecord,
+    GameStatus,
+    GameWrite,
+    NewAction,
+    NewGame,
+    NotFound,
+    Progress,
+    Store,
+    VersionConflict,
+)
 from tests.server.store.conftest import move, new_game
 
 GAMES = 20
@@ -89,3 +100,75 @@ async def test_a_write_that_spoils_its_batch_fails_alone(store: Store, engine: A
     stored = await store.get_game(culprit.id)
     assert stored is not None and stored.version == 0 and stored.moves == 0
     await assert_all_played(store, [g for g in games if g is not culprit], moves=1)
+
+
+# -- the batched write path (server.store.writes): a round of statements per batch ----------
+
+
+async def test_one_batch_mixes_moves_repeats_endings_and_new_games(store: Store) -> None:
+    """Three moves of one game, a win, an abandon that starts a game: one transaction."""
+    games = await twenty_games(store)
+    busy, winner, leaver = games[0], games[1], games[2]
+    win = GameWrite(
+        winner.id,
+        0,
+        Progress(moves=1, score=500, time_ms=9000),
+        NewAction("move", "AS", 1, 9000),
+        request_id="win",
+        ending=Ending.WON,
+    )
+    leave = GameWrite(
+        leaver.id, 0, Progress(), ending=Ending.ABANDONED, then_start=NewGame("hard", 7)
+    )
+    writes = [move(busy.id, 0), win, move(busy.id, 1), leave, move(busy.id, 2)]
+    writes += [move(game.id, 0, request_id=f"r{game.id}") for game in games[3:]]
+    done = await asyncio.gather(*(store.commit(write) for write in writes))
+    assert store.commit_stats.transactions == 1
+    assert [d.game.version for d in done[:5]] == [1, 1, 2, 0, 3]
+    assert done[1].game.status is GameStatus.WON and done[1].game.finished_at is not None
+    assert done[1].action is not None and done[1].action.request_id == "win"
+    assert done[3].game.status is GameStatus.LOST and done[3].game.lost_reason == "abandoned"
+    assert done[3].action is None and done[3].started is not None
+    assert (done[3].started.level, done[3].started.deal) == ("hard", 7)
+    for write, committed in zip(writes, done, strict=True):
+        assert await store.get_game(write.game_id) == (
+            committed.game if write.game_id != busy.id else done[4].game
+        )
+    assert [a.seq for a in await store.load_actions(busy.id)] == [1, 2, 3]
+    [won] = await store.level_stats(winner.player_id, "classic")
+    assert (won.wins, won.best_score, won.fastest_win_ms) == (1, 500, 9000)
+    [lost] = await store.level_stats(leaver.player_id, "classic")
+    assert (lost.losses, lost.games) == (1, 1)
+    await assert_all_played(store, games[3:], moves=1)
+
+
+async def test_refusals_in_a_batch_stay_alone(store: Store, engine: AsyncEngine) -> None:
+    """A stale write and a missing game are refused; the rest, even of that game, commit."""
+    games = await twenty_games(store)
+    await store.commit(move(games[4].id, 0))  # games[4] is at version 1 now
+    writes = [move(game.id, 0) for game in games]  # games[4]'s is stale
+    writes += [move(games[4].id, 1, card="KS"), move(10_000, 0)]  # its 2nd round: 1 -> 2
+    results = await asyncio.gather(
+        *(store.commit(write) for write in writes), return_exceptions=True
+    )
+    assert store.commit_stats.transactions == 2  # the first move, then the batch: no retries
+    assert isinstance(results[4], VersionConflict) and results[4].current == 1
+    assert not isinstance(results[-2], BaseException)  # 1 -> 2 applied after the stale 0 -> 1
+    assert isinstance(results[-1], NotFound)
+    good = [r for i, r in enumerate(results[:-2]) if i != 4]
+    assert not [r for r in good if isinstance(r, BaseException)]
+    assert [a.seq for a in await store.load_actions(games[4].id)] == [1, 2]
+    await assert_all_played(store, [g for i, g in enumerate(games) if i != 4], moves=1)
+
+
+async def test_text_reaches_the_log_exactly_through_a_batch(store: Store) -> None:
+    """Request ids travel in one JSON (SQLite) or array (PostgreSQL) parameter per batch."""
+    games = await twenty_games(store)
+    ids = ['q"uote', "back\\slash", "ünï €", "'; DROP TABLE games; --", "[1,2]", "x" * 64]
+    writes = [move(game.id, 0, request_id=rid) for game, rid in zip(games, ids, strict=False)]
+    await asyncio.gather(*(store.commit(write) for write in writes))
+    assert store.commit_stats.transactions == 1
+    for game, rid in zip(games, ids, strict=False):
+        [action] = await store.load_actions(game.id)
+        assert action.request_id == rid and action.card == "4H" and action.to == 7
+        assert await store.find_retry(game.id, 0, rid) == action
