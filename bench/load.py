@@ -10,6 +10,12 @@ and the median and 99th percentile of the time from sending an action to its
 reply. The run is bounded in count and time and stops the server itself.
 
     python -m bench.load [--players 50] [--actions 100] [--database-url URL]
+                         [--lost-budget-ms 0] [--easy-pool 0]
+
+The server's solver work is off by default: its lost-position check
+(``--lost-budget-ms 0``) and its background search for easy deals
+(``--easy-pool 0``), so the figure is that of the move path alone; give them
+a budget or a target to load the solver workers too.
 """
 
 from __future__ import annotations
@@ -110,11 +116,18 @@ async def wait_for_port(port: int, deadline: float) -> None:
     raise RuntimeError("the server did not start")
 
 
-async def run_load(players: int, actions: int, database_url: str | None) -> dict[str, Any]:
+async def run_load(
+    players: int,
+    actions: int,
+    database_url: str | None,
+    lost_budget_ms: int = 0,
+    easy_pool: int = 0,
+) -> dict[str, Any]:
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
-        command += ["--log-level", "WARNING", "--lost-budget-ms", "0"]
+        command += ["--log-level", "WARNING", "--lost-budget-ms", str(lost_budget_ms)]
+        command += ["--easy-pool", str(easy_pool)]
         if database_url:
             subprocess.run([*command, "--database-url", database_url, "--migrate"], check=True)
             command += ["--database-url", database_url]
@@ -157,8 +170,12 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=50)
     parser.add_argument("--actions", type=int, default=100)
     parser.add_argument("--database-url", default=os.environ.get("SCORPION_BENCH_DATABASE_URL"))
+    parser.add_argument("--lost-budget-ms", type=int, default=0)
+    parser.add_argument("--easy-pool", type=int, default=0)
     args = parser.parse_args()
-    report = asyncio.run(run_load(args.players, args.actions, args.database_url))
+    report = asyncio.run(
+        run_load(args.players, args.actions, args.database_url, args.lost_budget_ms, args.easy_pool)
+    )
     print(format_load(report))
     return 0
 

@@ -117,7 +117,8 @@ def load_section(players: int, actions: int, database_url: str | None) -> str:
         LOAD_START,
         f"Measured {when} on {machine()} with `make bench`, which runs",
         f"`python -m bench.load --players {players} --actions {actions}` (server and",
-        "clients on the same machine, one process each):",
+        "clients on the same machine, one process each; the server's solver work,",
+        "lost-position checks and the easy-deal search, off):",
         "",
         "```",
     ]

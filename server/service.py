@@ -25,11 +25,18 @@ Each game has an ``asyncio.Lock``; an action runs entirely under it:
 4. the events are pushed to every watcher (``Hub``), and the ack returned.
 
 Hints and lost-position checks run the solver in worker processes
-(``SolverPool``). The clock runs while a connection has the game open and it
-is neither paused nor finished; each start or stop is pushed as a ``clock``
-event. Play time reaches the store with every write, and when the clock
-stops (pause, last connection gone, shutdown) the time since the last action
-is banked too (``Store.save_play_time``), so a restart gives none of it back.
+(``SolverPool``). A lost-position check follows every action but a hint,
+unless the workers are busy or the game's previous check is still running
+(then one more runs when it ends); a position proved lost is pushed as
+``lost_position``. The pool remembers definitive verdicts (lost or won) per
+position, so a position reached again (undo, restart) is answered without a
+search and, if lost, announced again.
+
+The clock runs while a connection has the game open and it is neither paused
+nor finished; each start or stop is pushed as a ``clock`` event. Play time
+reaches the store with every write, and when the clock stops (pause, last
+connection gone, shutdown) the time since the last action is banked too
+(``Store.save_play_time``), so a restart gives none of it back.
 
 Several nodes may share one PostgreSQL database. The store's version guard
 makes their writes safe (of two actions computed from one version, the second

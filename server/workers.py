@@ -7,6 +7,16 @@ rules to a ``ProcessPoolExecutor`` and awaits the answer. ``pending`` counts
 searches in flight so optional work (the lost-position check) can be
 skipped when the workers are busy. If the pool breaks, hints fall back to
 the engine's one-move heuristic, computed in-process (it is cheap).
+
+Lost-position checks remember their proofs. A check asks the solver for its
+verdict on the position; a definitive one (``lost``: no sequence of actions
+wins; ``won``: a win was found) is a fact about the position, so it is kept
+(``LOST_VERDICTS`` positions, least recently used dropped first) and the same
+position checked again, in any game, is answered at once, without a trip to
+a worker. Undo and restart return to positions already checked, so a player
+who tries a move and takes it back costs one search, not one per action. An
+``unknown`` verdict (the budget ran out) is not kept: that position is
+searched again next time.
 """
 
 from __future__ import annotations
@@ -15,17 +25,23 @@ import asyncio
 import logging
 import multiprocessing
 import random
+from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Final
 
 from engine.events import Hinted
 from engine.hints import suggest
 from engine.levels import Rules
-from engine.solver.advice import proved_lost, solver_hint
+from engine.solver.advice import solver_hint
 from engine.solver.easy import find_winnable
+from engine.solver.search import solve
 from engine.state import State
 
-__all__ = ["SolverPool"]
+__all__ = ["LOST_VERDICTS", "SolverPool"]
+
+LOST_VERDICTS: Final = 10_000
+"""How many positions' definitive lost-check verdicts a pool remembers."""
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +57,9 @@ class SolverPool:
         self.lost_budget_ms = lost_budget_ms
         self.pending = 0
         self.broken = False  # the pool failed; hints fall back to the heuristic
+        self.lost_searches = 0  # lost-position checks sent to a worker
+        self.lost_remembered = 0  # ... and answered from a verdict kept before
+        self._verdicts: OrderedDict[tuple[Rules, bytes], bool] = OrderedDict()
 
     @property
     def busy(self) -> bool:
@@ -62,12 +81,19 @@ class SolverPool:
             self.pending -= 1
 
     async def lost(self, state: State, rules: Rules) -> bool:
-        """Whether the solver proves ``state`` lost within the budget."""
+        """Whether the solver proves ``state`` lost within the budget (or did before)."""
+        key = (rules, state.key())
+        known = self._verdicts.get(key)
+        if known is not None:
+            self._verdicts.move_to_end(key)
+            self.lost_remembered += 1
+            return known
         loop = asyncio.get_running_loop()
         self.pending += 1
+        self.lost_searches += 1
         try:
-            return await loop.run_in_executor(
-                self._pool, proved_lost, state.copy(), rules, self.lost_budget_ms
+            verdict = await loop.run_in_executor(
+                self._pool, _lost_verdict, state.copy(), rules, self.lost_budget_ms
             )
         except (BrokenProcessPool, OSError):
             self.broken = True
@@ -75,6 +101,11 @@ class SolverPool:
             return False
         finally:
             self.pending -= 1
+        if verdict != "unknown":  # a proof either way: the position's, for good
+            self._verdicts[key] = verdict == "lost"
+            while len(self._verdicts) > LOST_VERDICTS:
+                self._verdicts.popitem(last=False)
+        return verdict == "lost"
 
     async def find_easy(self, seed: int, budget_ms: int) -> int | None:
         """A random deal number (from ``seed``) the solver wins under easy rules, or None."""
@@ -91,6 +122,11 @@ class SolverPool:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:
+    """In a worker: the solver's verdict on ``state``: "won", "lost" or "unknown"."""
+    return solve(state, rules, budget_ms=budget_ms).result
 
 
 def _find_easy(seed: int, budget_ms: int) -> int | None:
