@@ -26,9 +26,10 @@ import logging
 import multiprocessing
 import random
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from engine.events import Hinted
 from engine.hints import suggest
@@ -44,6 +45,7 @@ LOST_VERDICTS: Final = 10_000
 """How many positions' definitive lost-check verdicts a pool remembers."""
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class SolverPool:
@@ -67,18 +69,8 @@ class SolverPool:
 
     async def hint(self, state: State, rules: Rules) -> Hinted:
         """The solver's hint for ``state``; the heuristic if the pool fails."""
-        loop = asyncio.get_running_loop()
-        self.pending += 1
-        try:
-            return await loop.run_in_executor(
-                self._pool, solver_hint, state.copy(), rules, self.hint_budget_ms
-            )
-        except (BrokenProcessPool, OSError):
-            self.broken = True
-            log.exception("solver pool failed; using the heuristic hint")
-            return suggest(state, rules)
-        finally:
-            self.pending -= 1
+        hinted = await self._in_worker(solver_hint, state.copy(), rules, self.hint_budget_ms)
+        return suggest(state, rules) if hinted is None else hinted
 
     async def lost(self, state: State, rules: Rules) -> bool:
         """Whether the solver proves ``state`` lost within the budget (or did before)."""
@@ -88,19 +80,10 @@ class SolverPool:
             self._verdicts.move_to_end(key)
             self.lost_remembered += 1
             return known
-        loop = asyncio.get_running_loop()
-        self.pending += 1
         self.lost_searches += 1
-        try:
-            verdict = await loop.run_in_executor(
-                self._pool, _lost_verdict, state.copy(), rules, self.lost_budget_ms
-            )
-        except (BrokenProcessPool, OSError):
-            self.broken = True
-            log.exception("solver pool failed; skipping the lost-position check")
-            return False
-        finally:
-            self.pending -= 1
+        verdict = await self._in_worker(_lost_verdict, state.copy(), rules, self.lost_budget_ms)
+        if verdict is None:
+            return False  # the pool failed: no check this time
         if verdict != "unknown":  # a proof either way: the position's, for good
             self._verdicts[key] = verdict == "lost"
             while len(self._verdicts) > LOST_VERDICTS:
@@ -109,13 +92,17 @@ class SolverPool:
 
     async def find_easy(self, seed: int, budget_ms: int) -> int | None:
         """A random deal number (from ``seed``) the solver wins under easy rules, or None."""
+        return await self._in_worker(_find_easy, seed, budget_ms)
+
+    async def _in_worker(self, work: Callable[..., T], *args: Any) -> T | None:
+        """``work(*args)`` in a worker process; None (and ``broken`` set) if the pool failed."""
         loop = asyncio.get_running_loop()
         self.pending += 1
         try:
-            return await loop.run_in_executor(self._pool, _find_easy, seed, budget_ms)
+            return await loop.run_in_executor(self._pool, work, *args)
         except (BrokenProcessPool, OSError):
             self.broken = True
-            log.exception("solver pool failed; no easy deal found")
+            log.exception("solver pool failed running %s", work.__name__)
             return None
         finally:
             self.pending -= 1
