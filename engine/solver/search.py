@@ -15,30 +15,50 @@ position is expanded at most once, which also cuts the cycles that the
 any-card and any-suit rules allow. A position is a win when four suits are
 removed.
 
-Moves are generated per position (``candidate_moves``): onto each column's
+Moves are generated per position (``_ordered_moves``): onto each column's
 top card goes only a card one rank lower (of the same suit unless building is
 any-suit); to an empty column goes a king (or any card, by the level) that is
-not already at the bottom of its column; then the stock deal. They are tried
-best first: moves that turn a card face up, then ones that empty a column, then
-the rest, the stock deal last. With ``prune`` on (the default) the rules of
-``prune`` apply: a safe build is played without trying alternatives, deadlocked
-positions are dropped, equivalent empty columns are tried once and cards are
-not taken off their successor.
+not already at the bottom of its column (before the deal also a whole column,
+when that changes where a stock card lands); then the stock deal. They are
+tried best first: moves that turn a card face up, then ones that empty a
+column, then the rest, the stock deal last. With ``prune`` on (the default)
+the rules of ``prune`` apply: a safe build is played without trying
+alternatives (rule 2), equivalent empty columns are tried once (4), a
+position from which some suit can never be removed (5), or in which no column
+can ever empty again (8), is dropped, and so are the moves into the last empty
+column that lead to one; the deal is not tried right after a move that kept
+off the columns it lands on (6), and a card is not moved off king-rooted runs
+into an empty column (7).
+
+Only the deal and moves into the last empty column can make a position
+blocked (rules 5 and 8): a build only takes needs away. So the search runs
+the full check after the deal, and for the moves into the last empty column
+one derivation per position answers for all of them before they are played.
+Position keys are kept per column (``_Keys``) and the key a move leads to is
+read off the two columns it changes, so a move into a position already
+searched is dropped without playing it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from engine.game import Action
 from engine.levels import Rules
-from engine.solver.prune import column_key, is_deadlocked, key_from_parts
+from engine.solver.prune import (
+    column_key,
+    fillings_that_never_empty,
+    is_blocked,
+    key_from_parts,
+    kings_that_block,
+    never_empties,
+)
 from engine.state import (
     DEAL,
     RESERVE,
-    SET_CARDS,
     Record,
     State,
     apply_deal,
@@ -70,31 +90,6 @@ class Verdict:
         return out
 
 
-def _face_up_positions(state: State) -> dict[int, tuple[int, int]]:
-    where = {}
-    for column, col in enumerate(state.cols):
-        for index in range(state.down[column], len(col)):
-            where[col[index]] = (column, index)
-    for index, card in enumerate(state.reserve):
-        where[card] = (RESERVE, index)
-    return where
-
-
-def _builds(state: State, rules: Rules, where: dict[int, tuple[int, int]]) -> list[SolverMove]:
-    """Moves of a card onto a column's top card (R8)."""
-    moves = []
-    for dst, col in enumerate(state.cols):
-        if not col or not col[-1] % 13:
-            continue
-        top = col[-1]
-        wanted = [suit * 13 + top % 13 - 1 for suit in range(4)] if rules.any_suit else [top - 1]
-        for card in wanted:
-            found = where.get(card)
-            if found is not None and found[0] != dst:
-                moves.append((found[0], found[1], dst))
-    return moves
-
-
 def _empty_targets(state: State, prune: bool) -> list[int]:
     """The empty columns worth trying (rule 4 of prune: equivalent ones once)."""
     empty = [column for column, col in enumerate(state.cols) if not col]
@@ -104,49 +99,20 @@ def _empty_targets(state: State, prune: bool) -> list[int]:
     return [c for c in empty if c < special] + [c for c in empty if c >= special][:1]
 
 
-def _to_empty(state: State, rules: Rules, prune: bool) -> list[SolverMove]:
-    """Moves into empty columns (R9), never a whole column (it changes nothing)."""
-    targets = _empty_targets(state, prune)
-    if not targets:
-        return []
-    moves: list[SolverMove] = []
-    sources = [(RESERVE, index, card) for index, card in enumerate(state.reserve)]
-    for column, col in enumerate(state.cols):
-        for index in range(max(state.down[column], 1), len(col)):
-            sources.append((column, index, col[index]))
-    for src, index, card in sources:
-        if rules.kings_only and card % 13 != 12:
-            continue
-        moves.extend((src, index, dst) for dst in targets)
-    return moves
-
-
-def _priority(state: State, move: SolverMove) -> int:
-    src, index, dst = move
-    if src == DEAL_MOVE[0]:
-        return -100
+def _score(state: State, src: int, index: int, empty_target: bool) -> int:
+    """How promising a move is: turning a card face up first, the stock deal last."""
     if src == RESERVE:
         return 20
+    value = -30 if empty_target else 10  # a build puts the card where it must end up
+    if not index:  # empties a column; into an empty one only to steer the deal
+        return -90 if empty_target else value + 50
+    if index == state.down[src]:
+        value += 100
     col = state.cols[src]
     card = col[index]
-    target = state.cols[dst]
-    value = 0
-    if index and index == state.down[src]:
-        value += 100
-    if index == 0:
-        value += 50
-    if not target:
-        value -= 30
-    elif target[-1] == card + 1:
-        value += 10  # onto its own successor: where it must end up
-    if index and col[index - 1] == card + 1 and card % 13 != 12:
+    if col[index - 1] == card + 1 and card % 13 != 12:
         value -= 60  # off its own successor: rarely what a win needs
     return value
-
-
-def _closing(state: State, rules: Rules, prune: bool) -> bool:
-    """Whether prune rule 2 applies: no stock left, same-suit building."""
-    return prune and not state.stock and not rules.any_suit
 
 
 def candidate_moves(state: State, rules: Rules, prune: bool = True) -> list[SolverMove]:
@@ -155,23 +121,122 @@ def candidate_moves(state: State, rules: Rules, prune: bool = True) -> list[Solv
         forced = _safe_build(state)
         if forced is not None:
             return [forced]  # prune rule 2: a safe build needs no alternatives
-    where = _face_up_positions(state)
-    moves = _builds(state, rules, where) + _to_empty(state, rules, prune)
-    if state.stock:
-        moves.append(DEAL_MOVE)
-    moves.sort(key=lambda move: _priority(state, move), reverse=True)
+    return _ordered_moves(state, rules, prune)[::-1]
+
+
+def _on_finished_run(state: State, src: int, index: int) -> bool:
+    """Whether ``cols[src][index]`` lies on its successor on top of king-rooted runs
+    (``_settled``): prune rule 7."""
+    col = state.cols[src]
+    card = col[index]
+    if col[index - 1] != card + 1 or card % 13 == 12:
+        return False
+    lowest = state.down[src]
+    return lowest < index and _settled(col, lowest, index - 1)
+
+
+def _outside(state: State, move: SolverMove) -> bool:
+    """Whether ``move`` (just played) kept off the columns the stock is still dealt onto
+    (prune rule 6: the deal is then not tried after it)."""
+    src, _index, dst = move
+    dealt_onto = len(state.stock)
+    return bool(dealt_onto) and src >= dealt_onto and dst >= dealt_onto
+
+
+def _ordered_moves(state: State, rules: Rules, prune: bool, deal: bool = True) -> list[SolverMove]:
+    """The moves worth searching from ``state``, best LAST (ready to pop); the stock
+    deal among them only with ``deal``."""
+    cols = state.cols
+    down = state.down
+    column_of: dict[int, int] = {}
+    for column, col in enumerate(cols):
+        column_of.update(dict.fromkeys(col[down[column] :], column))
+    reserve = state.reserve
+    if reserve:
+        column_of.update(dict.fromkeys(reserve, RESERVE))
+    scored: list[tuple[int, SolverMove]] = []
+    any_suit = rules.any_suit
+    for dst, target in enumerate(cols):  # builds (R8)
+        if not target or not target[-1] % 13:
+            continue
+        top = target[-1]
+        wanted = [suit * 13 + top % 13 - 1 for suit in range(4)] if any_suit else [top - 1]
+        for card in wanted:
+            src = column_of.get(card)
+            if src is None or src == dst:
+                continue
+            index = reserve.index(card) if src == RESERVE else cols[src].index(card)
+            value = _score(state, src, index, False)
+            scored.append((value if card == top - 1 else value - 10, (src, index, dst)))
+    targets = _empty_targets(state, prune)
+    if targets:  # into empty columns (R9)
+        kings_only = rules.kings_only
+        dealt_onto = len(state.stock)
+        blocking: set[int] = set()
+        keep_on_runs = prune and not kings_only and not any_suit and not state.stock
+        if prune and kings_only and not any_suit and cols.count([]) == 1:
+            kings = [
+                card
+                for card, src in column_of.items()
+                if card % 13 == 12 and (src == RESERVE or cols[src][0] != card)
+            ]
+            if kings:
+                blocking = kings_that_block(state, kings)
+        elif prune and not kings_only and not any_suit and cols.count([]) == 1:
+            picks = [
+                card for card, src in column_of.items() if src == RESERVE or cols[src][0] != card
+            ]
+            blocking = fillings_that_never_empty(state, picks)
+        if kings_only:
+            sources = [(src, card) for card, src in column_of.items() if card % 13 == 12]
+        else:
+            sources = [(RESERVE, card) for card in reserve]
+            for src, col in enumerate(cols):
+                sources += ((src, card) for card in col[down[src] or (0 if dealt_onto else 1) :])
+        for src, card in sources:
+            index = reserve.index(card) if src == RESERVE else cols[src].index(card)
+            if card in blocking and (index or src == RESERVE):
+                continue  # prune rules 5 and 8: the last empty column, taken for good
+            if keep_on_runs and index and _on_finished_run(state, src, index):
+                continue  # prune rule 7
+            value = _score(state, src, index, True)
+            for dst in targets:
+                if not index and src >= dealt_onto and dst >= dealt_onto:
+                    continue  # a whole column that changes no stock card's place: no change
+                scored.append((value, (src, index, dst)))
+    scored.sort(key=itemgetter(0), reverse=True)
+    moves = [move for _value, move in reversed(scored)]
+    if state.stock and deal:
+        moves.insert(0, DEAL_MOVE)
     return moves
 
 
+def _closing(state: State, rules: Rules, prune: bool) -> bool:
+    """Whether prune rule 2 applies: no stock left, same-suit building."""
+    return prune and not state.stock and not rules.any_suit
+
+
+def _settled(col: list[int], lowest: int, end: int) -> bool:
+    """Whether the face-up cards ``col[lowest:]`` up to index ``end`` are king-rooted
+    runs: the lowest one a king, each other one a king or on its successor."""
+    if col[lowest] % 13 != 12:
+        return False
+    for index in range(end % len(col), lowest, -1):
+        card = col[index]
+        if card % 13 != 12 and col[index - 1] != card + 1:
+            return False
+    return True
+
+
 def _safe_build(state: State) -> SolverMove | None:
-    """A build onto a king-rooted run (prune rule 2), or None."""
+    """A build onto the top of king-rooted runs (prune rule 2), or None."""
     cols = state.cols
     down = state.down
     for dst, target in enumerate(cols):
         lowest = down[dst]
         if len(target) <= lowest or target[lowest] % 13 != 12 or not target[-1] % 13:
             continue
-        if target[lowest:] != SET_CARDS[target[lowest] // 13][: len(target) - lowest]:
+        if not _settled(target, lowest, -1):
             continue
         card = target[-1] - 1
         for src, col in enumerate(cols):
@@ -261,6 +326,7 @@ class _Search:
         self.seen: set[bytes] = set()
         self.keys: _Keys | None = None
         self.deadlocks = False
+        self.emptying = False
 
     def out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
@@ -289,9 +355,11 @@ class _Search:
             if self.keys is not None:
                 self.keys.touch(state, record)
 
-    def _remember(self, state: State) -> bool:
-        """Add the position to those searched; False when it was there already."""
-        position = self._key(state)
+    def _remember(self, state: State, position: bytes | None = None) -> bool:
+        """Add the position (``position`` its key, if known) to those searched;
+        False when it was there already."""
+        if position is None:
+            position = self._key(state)
         if position in self.seen:
             return False
         self.seen.add(position)
@@ -312,29 +380,38 @@ class _Search:
     def _enter(self, state: State, move: SolverMove, step: Step, prune: bool) -> bool:
         """Play ``move`` (and its safe builds); False when that leads nowhere new.
 
-        Only the stock deal puts a card directly on another (moves take cards
-        off one, or put x on its successor, which makes no wait), so checking
-        after a deal catches every circular wait (prune rule 1).
+        After the deal the position is checked for prune rules 5 and 8; the
+        moves into the last empty column that would fail them are never
+        generated, and nothing else can make a position fail them.
         """
-        if move != DEAL_MOVE and self.keys is not None:
+        dealt = move == DEAL_MOVE
+        ahead = None
+        if not dealt and self.keys is not None:
             ahead = self.keys.key_after(state, move)
             if ahead is not None and ahead in self.seen:
                 return False
         self._apply(state, move, step)
         if len(state.found) == 4:
             return True
-        if not self._remember(state):
+        if not self._remember(state, ahead):
             return False
         if _closing(state, self.rules, prune) and not self._play_builds(state, step):
             return False
-        return not (self.deadlocks and move == DEAL_MOVE and is_deadlocked(state))
+        # Only the deal can block (rule 5): a build only takes needs away, and
+        # ``_ordered_moves`` left out the kings whose move to an empty column blocks.
+        # Rule 8 likewise (``_ordered_moves`` left out the moves into the last empty
+        # column after which no column can empty again).
+        if self.deadlocks:
+            return not (dealt and is_blocked(state))
+        return not (self.emptying and dealt and never_empties(state))
 
     def run(self, state: State, prune: bool) -> Line | None:
         """Search from ``state`` (restored on return); a winning line, or None."""
         rules = self.rules
         self.keys = _Keys(state) if prune else None
         self.deadlocks = prune and rules.kings_only and not rules.any_suit
-        if self.deadlocks and is_deadlocked(state):
+        self.emptying = prune and not rules.kings_only and not rules.any_suit
+        if (self.deadlocks and is_blocked(state)) or (self.emptying and never_empties(state)):
             return None
         steps: list[Step] = [([], [])]
         self.seen = {self._key(state)}
@@ -356,11 +433,14 @@ class _Search:
                 break
             step: Step = ([], [])
             steps.append(step)
-            if not self._enter(state, pending.pop(), step, prune):
+            move = pending.pop()
+            if not self._enter(state, move, step, prune):
                 self._take_back(state, steps.pop())
                 continue
             self.nodes += 1
-            frames.append(candidate_moves(state, rules, prune)[::-1])
+            frames.append(
+                _ordered_moves(state, rules, prune, not (prune and _outside(state, move)))
+            )
         for step in reversed(steps):
             self._take_back(state, step)
         return won
