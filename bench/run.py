@@ -9,7 +9,7 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 (solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``),
-``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 50 / 100; 0 players
+``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
 skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database; it must be empty or hold only earlier benchmark data).
 """
@@ -116,16 +116,24 @@ def load_section(players: int, actions: int, database_url: str | None) -> str:
     lines = [
         LOAD_START,
         f"Measured {when} on {machine()} with `make bench`, which runs",
-        f"`python -m bench.load --players {players} --actions {actions}` (server and",
-        "clients on the same machine, one process each; the server's solver work,",
-        "lost-position checks and the easy-deal search, off):",
+        f"`python -m bench.load --players {players} --actions {actions} --commit-batch B`",
+        "with B = 64 (group commit, the server's default) and B = 1 (a transaction per",
+        "action), side by side (server and clients on the same machine, one process",
+        "each; the server's solver work, lost-position checks and the easy-deal search,",
+        "off):",
         "",
         "```",
     ]
+    ratios = []
     for url in [None, database_url] if database_url else [None]:
-        report = asyncio.run(run_load(players, actions, url))
-        lines.append(format_load(report))
-    lines += ["```", LOAD_END]
+        grouped = asyncio.run(run_load(players, actions, url, commit_batch=64))
+        alone = asyncio.run(run_load(players, actions, url, commit_batch=1))
+        lines += [format_load(grouped), format_load(alone)]
+        ratio = grouped["actions_per_s"] / alone["actions_per_s"]
+        ratios.append(
+            f"{grouped['store']}: group commit {ratio:.1f}x the actions/s of one commit per action"
+        )
+    lines += [*ratios, "```", LOAD_END]
     return "\n".join(lines)
 
 
@@ -150,7 +158,7 @@ def main() -> int:
         section = solver_section(deals, budget, levels)
         print(section)
         page = replace_section(page, section, SOLVER_START, SOLVER_END)
-    players = int(os.environ.get("BENCH_PLAYERS", "50"))
+    players = int(os.environ.get("BENCH_PLAYERS", "100"))
     if players:
         actions = int(os.environ.get("BENCH_ACTIONS", "100"))
         database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")

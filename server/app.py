@@ -47,7 +47,7 @@ async def prepare_store(settings: Settings) -> Store:
     """A store on a current schema: SQLite upgraded in place, PostgreSQL checked."""
     if settings.is_sqlite and not settings.database_url:
         Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
-    store = Store.connect(settings.store_url)
+    store = Store.connect(settings.store_url, max_batch=settings.commit_batch)
     try:
         if settings.is_sqlite:
             await store.upgrade()

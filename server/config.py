@@ -32,6 +32,7 @@ class Settings:
     lost_budget_ms: int = 200  # 0 disables the lost_position check
     queue_size: int = 1024  # outbound frames buffered per connection
     cache_size: int = 10_000  # live games kept in memory
+    commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
     easy_pool: int = 5000  # winnable easy deals to find in the background (server.easy_pool)
     migrate: bool = False  # upgrade the schema and exit
 
@@ -58,6 +59,7 @@ _HELP: dict[str, str] = {
     "lost_budget_ms": "solver time per lost-position check (0: off)",
     "queue_size": "outbound frames buffered per connection before it is dropped",
     "cache_size": "games kept in memory",
+    "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
     "migrate": "upgrade the database schema to this version and exit",
 }
