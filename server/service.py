@@ -280,7 +280,6 @@ class GameService:
                     raise LookupError("the action log is behind the game row")
                 for action in actions[:missing]:
                     events = event_dicts(live.game.play(to_action(action)))
-                    live.record = record
                     if live.game.won:
                         live.status = GameStatus.WON
                         events = await self._add_stats(live, events)
@@ -533,12 +532,9 @@ class GameService:
             paused = request.type == "pause"
             if live.clock.paused != paused and not live.finished:
                 self._check_fresh(live)
-                t = live.clock.now_ms()
-                await self.store.set_paused(
-                    live.id, paused, version=live.log_version, time_ms=t, score=live.game.score(t)
-                )
+                await self.store.set_paused(live.id, paused)
                 live.clock.paused = paused
-                self._sync_clock(live)
+                self._sync_clock(live)  # a stopping clock banks its time
             return build.ack(request.id, game=live.id, v=live.version)
 
     def _sync_clock(self, live: LiveGame) -> None:

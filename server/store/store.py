@@ -206,16 +206,12 @@ class Store:
                 await notify_changes(conn, self.node_id, [game_id])
             return saved
 
-    async def set_paused(
-        self, game_id: int, paused: bool, *, version: int, time_ms: int, score: int
-    ) -> bool:
-        """Pause or resume an active game, banking its play time; False if it is over."""
+    async def set_paused(self, game_id: int, paused: bool) -> bool:
+        """Record that the player paused (or resumed) an active game; False if it is over."""
         async with self._transaction() as conn:
             changed = await games.set_paused(conn, game_id, paused)
-            if changed:
-                await games.save_play_time(conn, game_id, version, time_ms, score)
-                if self.shared:
-                    await notify_changes(conn, self.node_id, [game_id])
+            if changed and self.shared:
+                await notify_changes(conn, self.node_id, [game_id])
             return changed
 
     # -- deals ----------------------------------------------------------------

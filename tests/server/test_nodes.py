@@ -119,3 +119,18 @@ async def test_resigning_on_one_node_ends_the_game_on_the_other(
     assert refused["code"] == "game_over"
     stats = await on_a.request("stats", level="hard")
     assert stats["stats"][0]["losses"] == 1
+
+
+async def test_pausing_on_one_node_stops_the_clock_on_the_other(
+    nodes: tuple[Running, Running],
+) -> None:
+    on_a, on_b, game = await two_devices(nodes)
+    assert (await on_b.request("pause", game=game))["type"] == "ack"
+    async with asyncio.timeout(TIMEOUT):
+        while not any(
+            event == {**event, "type": "clock", "running": False}
+            for m in on_a.frames
+            if m["type"] == "events"
+            for event in m["events"]
+        ):
+            await asyncio.sleep(0.01)
