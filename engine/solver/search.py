@@ -59,6 +59,7 @@ from engine.solver.prune import (
 from engine.state import (
     DEAL,
     RESERVE,
+    SET_CARDS,
     Record,
     State,
     apply_deal,
@@ -148,18 +149,30 @@ def _ordered_moves(state: State, rules: Rules, prune: bool, deal: bool = True) -
     deal among them only with ``deal``."""
     cols = state.cols
     down = state.down
-    column_of: dict[int, int] = {}
-    for column, col in enumerate(cols):
-        column_of.update(dict.fromkeys(col[down[column] :], column))
     reserve = state.reserve
-    if reserve:
-        column_of.update(dict.fromkeys(reserve, RESERVE))
     scored: list[tuple[int, SolverMove]] = []
     any_suit = rules.any_suit
+    column_of = _column_of(state) if any_suit or reserve else None
     for dst, target in enumerate(cols):  # builds (R8)
         if not target or not target[-1] % 13:
             continue
         top = target[-1]
+        if column_of is None:  # same suit, nothing in reserve: look the card up directly
+            wanted_card = top - 1
+            for source, col in enumerate(cols):
+                if wanted_card in col:
+                    index = col.index(wanted_card)
+                    if source != dst and index >= down[source]:
+                        # ``_score(state, source, index, False)``, inlined (never a king)
+                        if not index:
+                            value = 60
+                        else:
+                            value = 110 if index == down[source] else 10
+                            if col[index - 1] == top:
+                                value -= 60
+                        scored.append((value, (source, index, dst)))
+                    break
+            continue
         wanted = [suit * 13 + top % 13 - 1 for suit in range(4)] if any_suit else [top - 1]
         for card in wanted:
             src = column_of.get(card)
@@ -168,8 +181,10 @@ def _ordered_moves(state: State, rules: Rules, prune: bool, deal: bool = True) -
             index = reserve.index(card) if src == RESERVE else cols[src].index(card)
             value = _score(state, src, index, False)
             scored.append((value if card == top - 1 else value - 10, (src, index, dst)))
-    targets = _empty_targets(state, prune)
+    targets = _empty_targets(state, prune) if [] in cols else []
     if targets:  # into empty columns (R9)
+        if column_of is None:
+            column_of = _column_of(state)
         kings_only = rules.kings_only
         dealt_onto = len(state.stock)
         blocking: set[int] = set()
@@ -209,6 +224,17 @@ def _ordered_moves(state: State, rules: Rules, prune: bool, deal: bool = True) -
     if state.stock and deal:
         moves.insert(0, DEAL_MOVE)
     return moves
+
+
+def _column_of(state: State) -> dict[int, int]:
+    """The column of every face-up card (RESERVE for a reserve card)."""
+    column_of: dict[int, int] = {}
+    down = state.down
+    for column, col in enumerate(state.cols):
+        column_of.update(dict.fromkeys(col[down[column] :], column))
+    if state.reserve:
+        column_of.update(dict.fromkeys(state.reserve, RESERVE))
+    return column_of
 
 
 def _closing(state: State, rules: Rules, prune: bool) -> bool:
@@ -270,6 +296,11 @@ def _touched(record: Record) -> range | tuple[int, ...]:
     return (dst,) if src < 0 else (src, dst)
 
 
+def _completes(col: list[int], down: int) -> bool:
+    """Whether a complete face-up set lies on top of ``col`` (its top card an ace)."""
+    return len(col) - down >= 13 and col[-13:] == SET_CARDS[col[-1] // 13]
+
+
 class _Keys:
     """Position keys (``prune.canonical_key``) kept up to date column by column.
 
@@ -281,10 +312,23 @@ class _Keys:
         self.parts = [
             column_key(down, col) for down, col in zip(state.down, state.cols, strict=True)
         ]
+        self.saved: list[list[bytes]] = []  # the parts before each apply not yet undone
 
     def touch(self, state: State, record: Record) -> None:
-        for column in _touched(record):
-            self.parts[column] = column_key(state.down[column], state.cols[column])
+        """After an apply: re-encode the columns it changed (the old parts are kept)."""
+        self.saved.append(self.parts)
+        self.parts = parts = self.parts.copy()
+        kind, src, _index, dst, _count, _flipped, _removals = record
+        if kind == DEAL or src < 0:
+            for column in _touched(record):
+                parts[column] = column_key(state.down[column], state.cols[column])
+            return
+        parts[src] = column_key(state.down[src], state.cols[src])
+        parts[dst] = column_key(state.down[dst], state.cols[dst])
+
+    def untouch(self) -> None:
+        """After the undo of the latest apply still in effect: its parts again."""
+        self.parts = self.saved.pop()
 
     def key(self, state: State) -> bytes:
         return key_from_parts(self.parts, state)
@@ -300,15 +344,21 @@ class _Keys:
         if src < 0:
             return None
         col = state.cols[src]
-        target = state.cols[dst]
-        if not col[-1] % 13 or (index and not col[index - 1] % 13):
-            return None  # an ace on top: a set may complete (R14)
         down = state.down[src]
         left = index - 1 if index and down == index else down  # R12
-        parts = self.parts.copy()
-        parts[src] = column_key(left, col[:index])
-        parts[dst] = column_key(state.down[dst], target + col[index:])
-        return key_from_parts(parts, state)
+        stays = col[:index]
+        grown = state.cols[dst] + col[index:]
+        if not grown[-1] % 13 and _completes(grown, state.down[dst]):
+            return None  # a set goes (R14)
+        if index and not stays[-1] % 13 and _completes(stays, left):
+            return None
+        parts = self.parts
+        old_src, old_dst = parts[src], parts[dst]
+        parts[src] = column_key(left, stays)
+        parts[dst] = column_key(state.down[dst], grown)
+        key = key_from_parts(parts, state)
+        parts[src], parts[dst] = old_src, old_dst
+        return key
 
 
 class _Search:
@@ -327,6 +377,7 @@ class _Search:
         self.keys: _Keys | None = None
         self.deadlocks = False
         self.emptying = False
+        self.closing = False
 
     def out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
@@ -353,7 +404,7 @@ class _Search:
         for record in reversed(step[0]):
             undo(state, record)
             if self.keys is not None:
-                self.keys.touch(state, record)
+                self.keys.untouch()
 
     def _remember(self, state: State, position: bytes | None = None) -> bool:
         """Add the position (``position`` its key, if known) to those searched;
@@ -377,7 +428,9 @@ class _Search:
             build = _safe_build(state)
         return True
 
-    def _enter(self, state: State, move: SolverMove, step: Step, prune: bool) -> bool:
+    def _enter(
+        self, state: State, move: SolverMove, step: Step, prune: bool, ahead: bytes | None
+    ) -> bool:
         """Play ``move`` (and its safe builds); False when that leads nowhere new.
 
         After the deal the position is checked for prune rules 5 and 8; the
@@ -385,17 +438,12 @@ class _Search:
         generated, and nothing else can make a position fail them.
         """
         dealt = move == DEAL_MOVE
-        ahead = None
-        if not dealt and self.keys is not None:
-            ahead = self.keys.key_after(state, move)
-            if ahead is not None and ahead in self.seen:
-                return False
         self._apply(state, move, step)
         if len(state.found) == 4:
             return True
         if not self._remember(state, ahead):
             return False
-        if _closing(state, self.rules, prune) and not self._play_builds(state, step):
+        if self.closing and not state.stock and not self._play_builds(state, step):
             return False
         # Only the deal can block (rule 5): a build only takes needs away, and
         # ``_ordered_moves`` left out the kings whose move to an empty column blocks.
@@ -411,10 +459,12 @@ class _Search:
         self.keys = _Keys(state) if prune else None
         self.deadlocks = prune and rules.kings_only and not rules.any_suit
         self.emptying = prune and not rules.kings_only and not rules.any_suit
+        self.closing = prune and not rules.any_suit  # ``_closing`` once the stock is gone
         if (self.deadlocks and is_blocked(state)) or (self.emptying and never_empties(state)):
             return None
         steps: list[Step] = [([], [])]
-        self.seen = {self._key(state)}
+        self.seen = seen = {self._key(state)}
+        keys = self.keys
         if _closing(state, rules, prune):
             self._play_builds(state, steps[0])
         frames = [candidate_moves(state, rules, prune)[::-1]]
@@ -431,10 +481,15 @@ class _Search:
             if self.out_of_budget():
                 self.exhausted_budget = True
                 break
+            move = pending.pop()
+            ahead = None  # the key it leads to, read off without playing it
+            if keys is not None and move[0] >= RESERVE:
+                ahead = keys.key_after(state, move)
+                if ahead is not None and ahead in seen:
+                    continue
             step: Step = ([], [])
             steps.append(step)
-            move = pending.pop()
-            if not self._enter(state, move, step, prune):
+            if not self._enter(state, move, step, prune, ahead):
                 self._take_back(state, steps.pop())
                 continue
             self.nodes += 1
