@@ -1,6 +1,11 @@
 # The Scorpion game server as a container image: `docker build -t scorpion-server .`
 # Configure it with SCORPION_* variables (docs/server.md); docker-compose.yml runs
 # two of these against PostgreSQL.
+# The solver's compiled search is built in the full image, which has a C compiler.
+FROM python:3.11 AS native
+COPY engine/solver/native.c /src/native.c
+RUN cc -O2 -std=c11 -shared -fPIC -o /src/_native.so /src/native.c
+
 FROM python:3.11-slim
 
 WORKDIR /app
@@ -11,6 +16,7 @@ COPY protocol ./protocol
 COPY server ./server
 COPY clients ./clients
 COPY migrations ./migrations
+COPY --from=native /src/_native.so ./engine/solver/_native.so
 RUN pip install --no-cache-dir -e . \
     && useradd --system --home-dir /app --no-create-home scorpion \
     && mkdir -p /app/data && chown scorpion /app/data

@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck bench clean
+.PHONY: run test check lint typecheck bench clean native
+
+# The solver's compiled search (engine/solver/native.c, a plain shared library
+# loaded with ctypes). Without a C compiler the solver runs in pure Python.
+CC ?= cc
+NATIVE := engine/solver/_native.so
+NATIVE_CFLAGS ?= -O2 -std=c11 -Wall -Wextra -shared -fPIC
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,10 +18,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+$(NATIVE): engine/solver/native.c
+	$(CC) $(NATIVE_CFLAGS) -o $@ $< || echo "no C compiler: the solver runs in pure Python"
+
+native: $(NATIVE)
+
+run: $(STAMP) $(NATIVE)
 	$(BIN)/scorpion-server
 
-test: $(STAMP)
+test: $(STAMP) $(NATIVE)
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -27,8 +38,8 @@ typecheck: $(STAMP)
 
 check: lint typecheck test
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis $(NATIVE)

@@ -16,7 +16,7 @@ import pytest
 from engine.cards import parse_card
 from engine.game import Game
 from engine.levels import LEVELS, Rules
-from engine.solver import solve
+from engine.solver import native, solve
 from engine.state import State
 
 # More samples for a deeper check: SOUNDNESS_SAMPLES=1000 pytest tests/engine/solver
@@ -62,19 +62,26 @@ def replays_to_a_win(state: State, rules: Rules, actions: tuple[object, ...]) ->
     return game.won
 
 
+@pytest.mark.parametrize("search", ["python", "native"])
 @pytest.mark.parametrize("level", list(LEVELS))
-def test_pruned_verdicts_agree_with_exhaustive_search(level: str) -> None:
+def test_pruned_verdicts_agree_with_exhaustive_search(level: str, search: str) -> None:
+    """Both the pure-Python search and the compiled one (when built)."""
+    if search == "native" and not native.available():
+        pytest.skip(f"the compiled solver is not built ({native.LIBRARY})")
+    compiled = search == "native"
     rules = LEVELS[level]
     rng = random.Random(f"soundness-{level}")
     checked = {"won": 0, "lost": 0}
     for _ in range(SAMPLES):
         state = small_position(rng, rules)
         before = state.copy()
-        pruned = solve(state, rules, budget_ms=None, max_nodes=5_000)
+        pruned = solve(state, rules, budget_ms=None, max_nodes=5_000, native=compiled)
         assert state == before, "the solver must leave the position as it found it"
         if pruned.result == "unknown":
             continue
-        reference = solve(state, rules, budget_ms=None, max_nodes=30_000, prune=False)
+        reference = solve(
+            state, rules, budget_ms=None, max_nodes=30_000, prune=False, native=compiled
+        )
         if reference.result == "unknown":
             continue
         assert pruned.result == reference.result, (level, state)
