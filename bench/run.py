@@ -8,7 +8,8 @@ is left as written.
 Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 (solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
-``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``),
+``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
+the pure-Python search is compared with the compiled one on deals 1..200),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
 skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database; it must be empty or hold only earlier benchmark data).
@@ -75,9 +76,11 @@ def engine_section(seconds: float) -> str:
     )
 
 
-def _bench_level(level: str, deals: str, budget_ms: float) -> dict[str, Any]:
+def _bench_level(
+    level: str, deals: str, budget_ms: float, native: bool | None = None
+) -> dict[str, Any]:
     first, _, last = deals.partition("..")
-    return solve_bench(get_level(level), range(int(first), int(last) + 1), budget_ms)
+    return solve_bench(get_level(level), range(int(first), int(last) + 1), budget_ms, native)
 
 
 def _deals_for(level: str, default: str) -> str:
@@ -92,7 +95,8 @@ def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
         SOLVER_START,
         f"Measured {when} on {machine()} with `make bench`, which runs",
         f"`scorpion-engine solve-bench --level L --deals A..B --budget-ms {budget_ms:g}`",
-        "for each level (levels side by side, one process and one core each):",
+        "for each level (levels side by side, one process and one core each; the",
+        "compiled search, `engine/solver/native.c`):",
         "",
         "| level | deals | won | lost | unknown | decided | won share | median | p95 | max "
         "| positions/s | published won share |",
@@ -107,8 +111,37 @@ def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
             f"| {r['decided_pct']}% | {r['won_pct']}% | {r['median_ms']:g} ms | {r['p95_ms']} ms "
             f"| {r['max_ms']} ms | {r['nodes_per_s']:,} | {PUBLISHED.get(level, 'none found')} |"
         )
-    lines.append(SOLVER_END)
+    lines += ["", *search_comparison(COMPARED_DEALS, budget_ms), SOLVER_END]
     return "\n".join(lines)
+
+
+COMPARED_LEVELS = ("hard", "medium", "three-blind-mice")
+COMPARED_DEALS = "1..200"
+
+
+def search_comparison(deals: str, budget_ms: float) -> list[str]:
+    """The pure-Python search against the compiled one: the same deals, both at once."""
+    lines = [
+        f"The same search in pure Python and compiled, on deals {deals} at {budget_ms:g} ms",
+        "each, the two running at the same time (one process and one core each;",
+        "`SCORPION_PURE_PYTHON=1` selects pure Python):",
+        "",
+        "| level | pure Python: decided | positions/s | compiled: decided | positions/s "
+        "| speed ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    for level in COMPARED_LEVELS:
+        with ProcessPoolExecutor(max_workers=2) as pool:
+            python, native = pool.map(
+                _bench_level, [level] * 2, [deals] * 2, [budget_ms] * 2, [False, True]
+            )
+        print(f"{level}: {python}\n{level}: {native}", file=sys.stderr)
+        ratio = native["nodes_per_s"] / max(python["nodes_per_s"], 1)
+        lines.append(
+            f"| {level} | {python['decided_pct']}% | {python['nodes_per_s']:,} "
+            f"| {native['decided_pct']}% | {native['nodes_per_s']:,} | {ratio:.1f}x |"
+        )
+    return lines
 
 
 def load_section(players: int, actions: int, database_url: str | None) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from engine.deal import deal_layout
 from engine.levels import Rules
+from engine.solver import native as compiled
 from engine.solver.search import solve
 from engine.state import State
 
@@ -20,14 +21,21 @@ def percentile(values: list[int], fraction: float) -> int:
     return ordered[int(rank) - 1]
 
 
-def solve_bench(rules: Rules, deals: range, budget_ms: float) -> dict[str, Any]:
-    """Solve every deal of ``deals`` with ``budget_ms`` each; counts and timings."""
+def solve_bench(
+    rules: Rules, deals: range, budget_ms: float, native: bool | None = None
+) -> dict[str, Any]:
+    """Solve every deal of ``deals`` with ``budget_ms`` each; counts and timings.
+
+    ``native`` as for ``solve``: the compiled search when built, unless False.
+    """
+    use_native = compiled.available() if native is None else native
     counts = {"won": 0, "lost": 0, "unknown": 0}
     times: list[int] = []
     nodes = 0
     undecided = []
     for number in deals:
-        verdict = solve(State.from_deal(deal_layout(rules.layout, number)), rules, budget_ms)
+        state = State.from_deal(deal_layout(rules.layout, number))
+        verdict = solve(state, rules, budget_ms, native=use_native)
         counts[verdict.result] += 1
         times.append(verdict.ms)
         nodes += verdict.nodes
@@ -36,6 +44,7 @@ def solve_bench(rules: Rules, deals: range, budget_ms: float) -> dict[str, Any]:
     total = len(times)
     return {
         "level": rules.name,
+        "search": "compiled" if use_native else "pure Python",
         "deals": f"{deals.start}..{deals.stop - 1}",
         "budget_ms": budget_ms,
         **counts,
@@ -55,5 +64,5 @@ def format_solve_bench(report: dict[str, Any]) -> str:
         f"won {report['won']}, lost {report['lost']}, unknown {report['unknown']} "
         f"(decided {report['decided_pct']}%, won {report['won_pct']}%); "
         f"median {report['median_ms']} ms, p95 {report['p95_ms']} ms, max {report['max_ms']} ms; "
-        f"{report['nodes_per_s']:,} positions/s"
+        f"{report['nodes_per_s']:,} positions/s ({report['search']} search)"
     )
