@@ -34,6 +34,7 @@ from typing import Any, Final, TypeVar
 from engine.events import Hinted
 from engine.hints import suggest
 from engine.levels import Rules
+from engine.solver import native
 from engine.solver.advice import solver_hint
 from engine.solver.easy import find_winnable
 from engine.solver.search import solve
@@ -62,6 +63,11 @@ class SolverPool:
         self.lost_searches = 0  # lost-position checks sent to a worker
         self.lost_remembered = 0  # ... and answered from a verdict kept before
         self._verdicts: OrderedDict[tuple[Rules, bytes], bool] = OrderedDict()
+        log.info(
+            "solver: %d worker(s), %s search",
+            self.workers,
+            "compiled" if native.available() else "pure-Python (no engine/solver/_native.so)",
+        )
 
     @property
     def busy(self) -> bool:
