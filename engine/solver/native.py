@@ -3,7 +3,7 @@
 ``native.c`` is a line-for-line translation of ``search`` and ``prune``: the
 same moves in the same order, the same pruning rules, the same positions
 treated as equal. On a node budget both give the same verdict, node count and
-winning line (``tests/engine/solver/test_native.py``); the C one is about 30
+winning line (``tests/engine/solver/test_native.py``); the C one is about 20
 times faster. It is a plain shared library (no Python headers needed), built by
 ``make native`` (every make target builds it when a C compiler is there):
 

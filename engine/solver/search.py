@@ -525,7 +525,7 @@ def solve(
     (positions remembered); the first one reached gives ``unknown``. With
     ``prune=False`` no pruning rule is used (the reference for soundness tests).
     ``native``: run the compiled search (``engine.solver.native``), the same
-    search about 30 times faster; by default whenever it is built.
+    search about 20 times faster; by default whenever it is built.
     """
     started = time.perf_counter()
     if native or (native is None and native_available()):
