@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(NATIVE): engine/solver/native.c
-	$(CC) $(NATIVE_CFLAGS) -o $@ $< || echo "no C compiler: the solver runs in pure Python"
+	rm -f $@
+	$(CC) $(NATIVE_CFLAGS) -o $@ $< || echo "could not compile $<: the solver runs in pure Python"
 
 native: $(NATIVE)
 

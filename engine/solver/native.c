@@ -974,6 +974,36 @@ static int run(Search *x) {
 
 /* ------------------------------------------------------------------ the API */
 
+static int read_cards(const int *position, int *p, int most, int *count, uint8_t *into,
+                      int below) {
+    *count = position[(*p)++];
+    if (*count < 0 || *count > most) return 0;
+    for (int i = 0; i < *count; i++) {
+        int card = position[(*p)++];
+        if (card < 0 || card >= below) return 0;
+        into[i] = (uint8_t)card;
+    }
+    return 1;
+}
+
+/* The layout scorpion_solve describes; 0 when a count or card is out of range
+ * (the caller's encoding is then wrong: nothing is searched). */
+static int read_position(const int *position, State *s) {
+    int p = 0;
+    s->ncols = position[p++];
+    if (s->ncols < 1 || s->ncols > MAX_COLS) return 0;
+    for (int column = 0; column < s->ncols; column++) {
+        s->down[column] = position[p++];
+        if (!read_cards(position, &p, 52, &s->len[column], s->cols[column], 52)) return 0;
+        if (s->down[column] < 0 || (s->len[column] && s->down[column] >= s->len[column]) ||
+            (!s->len[column] && s->down[column]))
+            return 0;
+    }
+    return read_cards(position, &p, 3, &s->nstock, s->stock, 52) &&
+           read_cards(position, &p, 3, &s->nres, s->reserve, 52) &&
+           read_cards(position, &p, 4, &s->nfound, s->found, 4);
+}
+
 /*
  * Decide a position. ``position`` is:
  *   ncols, then per column: down, length, cards...; nstock, stock...;
@@ -991,34 +1021,17 @@ int scorpion_solve(const int *position, int flags, double budget_s, int64_t max_
     *nodes = 0;
     *line = NULL;
     *line_len = 0;
-    int p = 0, result;
     State *s = &x->s;
-    s->ncols = position[p++];
-    if (s->ncols < 1 || s->ncols > MAX_COLS) {
+    if (!read_position(position, s)) {
         free(x);
         return RESULT_BAD_INPUT;
     }
-    for (int column = 0; column < s->ncols; column++) {
-        s->down[column] = position[p++];
-        s->len[column] = position[p++];
-        for (int i = 0; i < s->len[column]; i++) s->cols[column][i] = (uint8_t)position[p++];
-    }
-    s->nstock = position[p++];
-    for (int i = 0; i < s->nstock; i++) s->stock[i] = (uint8_t)position[p++];
-    s->nres = position[p++];
-    for (int i = 0; i < s->nres; i++) s->reserve[i] = (uint8_t)position[p++];
-    s->nfound = position[p++];
-    for (int i = 0; i < s->nfound; i++) s->found[i] = (uint8_t)position[p++];
     x->rules = (Rules){flags & 1, (flags & 2) != 0, (flags & 4) != 0};
     x->max_nodes = max_nodes;
     x->max_positions = max_positions;
     x->clock = budget_s >= 0;
     x->deadline = now() + budget_s;
-    if (!seen_init(&x->seen)) {
-        result = RESULT_NO_MEMORY;
-    } else {
-        result = run(x);
-    }
+    int result = seen_init(&x->seen) ? run(x) : RESULT_NO_MEMORY;
     *nodes = x->nodes;
     if (result == RESULT_WON) {
         int *out = malloc(sizeof(int) * 4 * (x->napplied ? x->napplied : 1));

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 from functools import cache
 from pathlib import Path
 
 from engine.state import State
 
-__all__ = ["LIBRARY", "NativeLine", "available", "native_search"]
+__all__ = ["LIBRARY", "NativeLine", "available", "load", "native_search"]
 
 LIBRARY = Path(__file__).with_name("_native.so")
 
@@ -34,9 +35,23 @@ NativeLine = list[tuple[tuple[int, int, int], int]]  # (src, index, dst), card p
 
 @cache
 def _library() -> ctypes.CDLL | None:
-    if not LIBRARY.exists():
+    return load(LIBRARY)
+
+
+def load(path: Path) -> ctypes.CDLL | None:
+    """The library at ``path``; None (with a warning if it is there but unusable)."""
+    if not path.exists():
         return None
-    library = ctypes.CDLL(str(LIBRARY))
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError as error:  # another machine's build, a truncated file...
+        warnings.warn(
+            f"cannot load the compiled solver {path} ({error}); the solver runs in pure "
+            "Python until `make native` rebuilds it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
     library.scorpion_solve.restype = ctypes.c_int
     library.scorpion_solve.argtypes = [
         ctypes.POINTER(ctypes.c_int),

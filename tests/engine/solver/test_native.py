@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,20 @@ def test_pure_python_can_be_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not native.available()
     monkeypatch.setenv("SCORPION_PURE_PYTHON", "0")
     assert native.available()
+
+
+def test_a_position_out_of_range_is_rejected_not_searched() -> None:
+    bad = State([[60], [1, 2]], [0, 0])  # no card 60
+    with pytest.raises(ValueError, match="rejected the position"):
+        solve(bad, LEVELS["hard"], native=True)
+    hidden_top = State([[1, 2]], [2])  # more face-down cards than cards
+    with pytest.raises(ValueError, match="rejected the position"):
+        solve(hidden_top, LEVELS["hard"], native=True)
+
+
+def test_an_unloadable_library_falls_back_with_a_warning(tmp_path: Path) -> None:
+    broken = tmp_path / "_native.so"
+    broken.write_bytes(b"not a shared library")
+    with pytest.warns(RuntimeWarning, match="runs in pure Python"):
+        assert native.load(broken) is None
+    assert native.load(tmp_path / "missing.so") is None
