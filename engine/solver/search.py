@@ -37,6 +37,12 @@ one derivation per position answers for all of them before they are played.
 Position keys are kept per column (``_Keys``) and the key a move leads to is
 read off the two columns it changes, so a move into a position already
 searched is dropped without playing it.
+
+``native.c`` is this search translated to C, function by function; ``solve``
+runs it whenever it is built. A change here (a move's score, a rule, what
+counts as the same position) must be made there too:
+``tests/engine/solver/test_native.py`` fails until both agree on every verdict,
+node count and winning line.
 """
 
 from __future__ import annotations
