@@ -504,6 +504,17 @@ static int is_blocked(const State *s) {
     return removals_derived(derived) < c.suits;
 }
 
+/* Derive the events of ``s`` into ``c`` and ``derived`` with no empty column
+ * given; 1 when "a column is empty" is not derived (0 as well when the chain
+ * could not be built, so that nothing is pruned). */
+static int cannot_empty(const State *s, Chain *c, uint8_t *derived) {
+    events(s, c);
+    if (c->overflow) return 0;
+    memset(derived, 0, EVENTS);
+    derive(c, c->missing, c->ready, c->nready, derived);
+    return !derived[EMPTY_EVENT];
+}
+
 /* prune.never_empties */
 static int never_empties(const State *s) {
     int top[52] = {0};
@@ -518,11 +529,8 @@ static int never_empties(const State *s) {
             return 0;
     }
     Chain c;
-    events(s, &c);
-    if (c.overflow) return 0;
-    uint8_t derived[EVENTS] = {0};
-    derive(&c, c.missing, c.ready, c.nready, derived);
-    return !derived[EMPTY_EVENT];
+    uint8_t derived[EVENTS];
+    return cannot_empty(s, &c, derived);
 }
 
 /* prune.fillings_that_never_empty: marks ``never[card]`` for the cards of
@@ -531,11 +539,8 @@ static int never_empties(const State *s) {
 static void fillings_that_never_empty(const State *s, const int *picks, int npicks,
                                       uint8_t *never) {
     Chain c;
-    events(s, &c);
-    if (c.overflow) return;
-    uint8_t derived[EVENTS] = {0};
-    derive(&c, c.missing, c.ready, c.nready, derived);
-    if (derived[EMPTY_EVENT]) return;
+    uint8_t derived[EVENTS];
+    if (!cannot_empty(s, &c, derived)) return;
     int below[52];
     for (int i = 0; i < 52; i++) below[i] = -1;
     for (int column = 0; column < s->ncols; column++)
@@ -569,11 +574,8 @@ static void fillings_that_never_empty(const State *s, const int *picks, int npic
  * make the position blocked by taking its only empty column. */
 static void kings_that_block(const State *s, const int *kings, int nkings, uint8_t *blocking) {
     Chain c;
-    events(s, &c);
-    if (c.overflow) return;
-    uint8_t derived[EVENTS] = {0};
-    derive(&c, c.missing, c.ready, c.nready, derived);
-    if (derived[EMPTY_EVENT]) return;
+    uint8_t derived[EVENTS];
+    if (!cannot_empty(s, &c, derived)) return;
     for (int k = 0; k < nkings; k++) {
         int king = kings[k];
         uint8_t after[EVENTS];
