@@ -738,14 +738,6 @@ static int ordered_moves(const State *s, const Rules *rules, int deal, Move *out
         }
         targets[ntargets++] = column;
     }
-    if (rules->prune && nempty >= 2) { /* Python lists the special columns first */
-        int ordered[MAX_COLS], k = 0;
-        for (int i = 0; i < ntargets; i++)
-            if (targets[i] < special) ordered[k++] = targets[i];
-        for (int i = 0; i < ntargets; i++)
-            if (targets[i] >= special) ordered[k++] = targets[i];
-        memcpy(targets, ordered, sizeof(int) * (size_t)k);
-    }
     if (ntargets) { /* into empty columns (R9) */
         int dealt_onto = s->nstock;
         uint8_t blocking[52] = {0};
@@ -913,7 +905,9 @@ static int enter(Search *x, Move m) {
     return !(x->emptying && dealt && never_empties(&x->s));
 }
 
-static int push_frame(Search *x, int deal, int forced, Move forced_move) {
+/* A frame for the position now reached, entered by what was applied since
+ * ``applied_base``: the moves to try from it (only ``forced_move`` when ``forced``). */
+static int push_frame(Search *x, size_t applied_base, int deal, int forced, Move forced_move) {
     if (!grow((void **)&x->frames, &x->frames_cap, x->nframes + 1, sizeof(Frame))) return 0;
     size_t base = 0;
     if (x->nframes) {
@@ -923,7 +917,7 @@ static int push_frame(Search *x, int deal, int forced, Move forced_move) {
     if (!grow((void **)&x->moves, &x->moves_cap, base + MOVES_CAP, sizeof(Move))) return 0;
     Frame *f = &x->frames[x->nframes++];
     f->move_base = base;
-    f->applied_base = x->napplied;
+    f->applied_base = applied_base;
     if (forced) {
         x->moves[base] = forced_move;
         f->left = 1;
@@ -946,8 +940,8 @@ static int run(Search *x) {
     if (closing_now) play_builds(x);
     Move forced;
     int has_forced = closing_now && safe_build(&x->s, &forced);
-    if (!push_frame(x, 1, has_forced, forced)) return RESULT_NO_MEMORY;
-    x->frames[0].applied_base = 0; /* the root's own builds belong to the root */
+    /* the root's frame: its own safe builds (applied from 0) belong to it */
+    if (!push_frame(x, 0, 1, has_forced, forced)) return RESULT_NO_MEMORY;
     while (x->nframes) {
         if (x->no_memory) return RESULT_NO_MEMORY;
         if (x->s.nfound == 4) return RESULT_WON;
@@ -968,8 +962,7 @@ static int run(Search *x) {
             continue;
         }
         x->nodes++;
-        if (!push_frame(x, !(r->prune && outside(&x->s, m)), 0, m)) return RESULT_NO_MEMORY;
-        x->frames[x->nframes - 1].applied_base = step;
+        if (!push_frame(x, step, !(r->prune && outside(&x->s, m)), 0, m)) return RESULT_NO_MEMORY;
     }
     return x->no_memory ? RESULT_NO_MEMORY : RESULT_LOST;
 }

@@ -54,8 +54,8 @@ from typing import Any
 
 from engine.game import Action
 from engine.levels import Rules
+from engine.solver.native import NativeLine, native_search
 from engine.solver.native import available as native_available
-from engine.solver.native import native_search
 from engine.solver.prune import (
     column_key,
     fillings_that_never_empty,
@@ -509,7 +509,7 @@ class _Search:
         return won
 
 
-def _actions(line: Line | list[tuple[tuple[int, int, int], int]]) -> tuple[Action, ...]:
+def _actions(line: Line | NativeLine) -> tuple[Action, ...]:
     return tuple(
         Action("deal") if move == DEAL_MOVE else Action("move", card, move[2] + 1)
         for move, card in line
