@@ -134,6 +134,19 @@ class Game:
             won=self.won,
         )
 
+    def fork(self) -> Game:
+        """An independent copy to try actions on: changing it leaves this game as it was.
+
+        The server applies each action to a fork and keeps the fork only once the
+        action is stored, so a refused write never shows in the game others see.
+        """
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.state = self.state.copy()
+        other.history = self.history.copy()
+        other.actions = list(self.actions)
+        return other
+
     @property
     def undo_depth(self) -> int:
         """How many moves and deals undo can still take back."""

@@ -179,6 +179,11 @@ def lost_position() -> Message:
     return {"type": "lost_position"}
 
 
+def snapshot(view: Mapping[str, Any]) -> Message:
+    """The whole view, pushed when the events leading to it cannot be shown."""
+    return {"type": "snapshot", "view": dict(view)}
+
+
 def game_lost(reason: str) -> Message:
     """``reason``: ``resigned`` or ``abandoned`` (R17)."""
     return _compose(EVENTS["game_lost"].shape, type="game_lost", reason=reason)

@@ -11,7 +11,17 @@ order. The server adds ``clock``, ``lost_position`` and ``game_lost``, and a
 from __future__ import annotations
 
 from protocol.fields import AnyOf, Bool, Field, Int, ListOf, Obj, Shape, Str, Tagged
-from protocol.shapes import CARD, COLUMN, COUNT, MILLISECONDS, STATS_ROW, SUIT, VERSION
+from protocol.shapes import (
+    CARD,
+    COLUMN,
+    COUNT,
+    EXAMPLE_VIEW,
+    MILLISECONDS,
+    STATS_ROW,
+    SUIT,
+    VERSION,
+    VIEW,
+)
 from protocol.spec import Kind, MessageSpec
 
 __all__ = ["ENGINE_EVENTS", "EVENT", "EVENTS", "EVENT_BATCH", "SERVER_EVENTS"]
@@ -175,6 +185,14 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
         "The game is lost (R17): the player resigned, or abandoned it for a new game.",
         {"reason": "resigned"},
         Field("reason", Str(choices=("resigned", "abandoned")), "Why."),
+    ),
+    _event(
+        "snapshot",
+        "The whole position at this push's `v`, replacing what the client has, whatever "
+        "version it saw before: sent instead of the events that led here when those would "
+        "name a card that is face down again (section 5).",
+        {"view": EXAMPLE_VIEW},
+        Field("view", Obj(VIEW), "The game's view, as in a `game` reply."),
     ),
 )
 

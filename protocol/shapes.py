@@ -8,6 +8,8 @@ checks real engine views against it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from protocol.constants import (
     INT64_MAX,
     LEVELS,
@@ -26,6 +28,7 @@ __all__ = [
     "COLUMN_VIEW",
     "COUNT",
     "DEAL",
+    "EXAMPLE_VIEW",
     "GAME_ID",
     "GAME_SUMMARY",
     "LEVEL",
@@ -180,3 +183,29 @@ VIEW = Shape(
 )
 
 SHARED_SHAPES = (PLAYER, GAME_SUMMARY, STATS_ROW, RESULT, VIEW, COLUMN_VIEW)
+
+# The view of hard deal 1 before the first move (a real engine view; a test checks it).
+EXAMPLE_VIEW: dict[str, Any] = {
+    "level": "hard",
+    "deal": 1,
+    "columns": [
+        {"down": 3, "cards": ["AS", "4H", "TH", "8D"]},
+        {"down": 3, "cards": ["AH", "AC", "8H", "QS"]},
+        {"down": 3, "cards": ["3C", "4D", "2C", "6C"]},
+        {"down": 3, "cards": ["4C", "7S", "JH", "3D"]},
+        {"down": 0, "cards": ["5D", "5S", "9D", "5C", "3S", "7D", "8C"]},
+        {"down": 0, "cards": ["7H", "AD", "QD", "TS", "TD", "6D", "TC"]},
+        {"down": 0, "cards": ["7C", "QC", "JS", "QH", "4S", "8S", "6S"]},
+    ],
+    "stock": 3,
+    "reserve": [],
+    "foundations": [],
+    "score": 0,
+    "moves": 0,
+    "undos": 0,
+    "hints": 0,
+    "time_ms": 0,
+    "undo_depth": 0,
+    "won": False,
+    "stuck": False,
+}

@@ -7,7 +7,10 @@ the connection's writer task drains onto its socket. Nothing else ever
 writes to a socket, so replies and pushes leave each connection in the order
 they were queued.
 
-``Hub`` maps a game id to the outboxes that have it open. ``push`` encodes a
+``Hub`` maps a game id to the outboxes that have it open, and remembers the
+version of the last push of each watched game (``told``): what its watchers
+were last told, so a game dropped from memory and loaded again can tell them
+what they missed. ``push`` encodes a
 message once and appends the same bytes to every watcher's outbox
 synchronously (no ``await`` in between), so all watchers see one game's
 pushes in the same order; the service pushes while it holds the game's lock,
@@ -79,13 +82,17 @@ class Hub:
 
     def __init__(self) -> None:
         self._watchers: dict[int, dict[int, Outbox]] = {}
+        self._told: dict[int, int] = {}
 
     def send(self, outbox: Outbox, message: Mapping[str, Any]) -> None:
         """A reply (or a push) to one connection."""
         outbox.put(encode(message))
 
-    def watch(self, game: int, outbox: Outbox) -> None:
+    def watch(self, game: int, outbox: Outbox, v: int | None = None) -> None:
+        """``outbox`` has ``game`` open, having been sent its state at version ``v``."""
         self._watchers.setdefault(game, {})[id(outbox)] = outbox
+        if v is not None:
+            self._told[game] = max(v, self._told.get(game, v))
 
     def unwatch(self, game: int, outbox: Outbox) -> None:
         watchers = self._watchers.get(game)
@@ -94,6 +101,7 @@ class Hub:
         watchers.pop(id(outbox), None)
         if not watchers:
             del self._watchers[game]
+            self._told.pop(game, None)
 
     def watching(self, game: int, outbox: Outbox) -> bool:
         return id(outbox) in self._watchers.get(game, {})
@@ -101,6 +109,14 @@ class Hub:
     def count(self, game: int) -> int:
         """How many connections have ``game`` open."""
         return len(self._watchers.get(game, {}))
+
+    def watched(self) -> list[int]:
+        """Every game some connection has open."""
+        return list(self._watchers)
+
+    def told(self, game: int) -> int | None:
+        """The version of the last push to ``game``'s watchers (None: none since watched)."""
+        return self._told.get(game)
 
     def games_of(self, outbox: Outbox) -> list[int]:
         return [game for game, watchers in self._watchers.items() if id(outbox) in watchers]
@@ -110,5 +126,7 @@ class Hub:
         watchers = self._watchers.get(game)
         if not watchers:
             return 0
+        if isinstance(message.get("v"), int):
+            self._told[game] = message["v"]
         frame = encode(message)
         return sum(outbox.put(frame) for outbox in list(watchers.values()))

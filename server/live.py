@@ -93,8 +93,9 @@ class LiveGame:
     def view(self) -> dict[str, Any]:
         return public_view(self.game, self.clock.now_ms())
 
-    def progress(self, t: int) -> Progress:
-        results = self.game.results(t)
+    def progress(self, t: int, game: Game | None = None) -> Progress:
+        """The counters of ``game`` (default: this one) at play time ``t``, for a write."""
+        results = (self.game if game is None else game).results(t)
         return Progress(
             moves=results.moves,
             score=results.score,
@@ -104,8 +105,17 @@ class LiveGame:
             suits_removed=results.suits,
         )
 
-    def last_action(self) -> NewAction:
-        action = self.game.actions[-1]
+    def adopt(self, trial: Game, record: GameRecord, events: list[EventDict]) -> None:
+        """Make ``trial`` (a fork that played one more action, now stored) this game."""
+        self.game = trial
+        self.record = record
+        if trial.won:
+            self.status = GameStatus.WON
+        self.batches.append(events)
+
+    @staticmethod
+    def last_action(game: Game) -> NewAction:
+        action = game.actions[-1]
         card = None if action.card is None else card_str(action.card)
         return NewAction(action.type, card, action.to, action.t)
 
@@ -123,10 +133,12 @@ class LiveGame:
         if since > self.version or since < 0 or len(self.batches) != self.version:
             return None
         batches = self.batches[since:]
+        return batches if self.can_show(batches) else None
+
+    def can_show(self, batches: list[list[EventDict]]) -> bool:
+        """False when ``batches`` name a card that is face down (or in the stock) now."""
         hidden = self.hidden_cards()
-        if hidden and any(text in hidden for text in strings_in(batches)):
-            return None  # it would name a card that is face down again
-        return batches
+        return not (hidden and any(text in hidden for text in strings_in(batches)))
 
     def summary(self) -> dict[str, Any]:
         record = self.record

@@ -70,6 +70,7 @@ from protocol import MAX_SERVER_FRAME_BYTES, ProtocolError, Request, RequestId, 
 from server.hub import Hub, Outbox
 from server.live import EventDict, LiveGame, event_dicts, to_action
 from server.store import (
+    ActionRecord,
     Committed,
     Ending,
     GameInProgress,
@@ -92,6 +93,8 @@ from server.workers import SolverPool
 __all__ = ["SERVER_NAME", "GameService", "Session"]
 
 SERVER_NAME = "scorpion-server 0.1.0"
+NEW_GAME_ATTEMPTS = 8
+"""How often ``new_game`` tries to abandon a game that other devices keep changing."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
 
@@ -169,6 +172,7 @@ class GameService:
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
+        self._changed_while_loading: set[int] = set()
         self._player_locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
@@ -240,11 +244,20 @@ class GameService:
     # -- other nodes ----------------------------------------------------------------
 
     def remote_changed(self, game_ids: list[int]) -> None:
-        """Another node committed changes to ``game_ids``: catch up on the ones held here."""
+        """The store may hold newer versions of ``game_ids``: catch up where it matters here.
+
+        A game held in memory catches up from the log; one being loaded right now is
+        caught up once loaded (its load may have read the store before the change); one
+        not held but watched here (dropped after a failed catch-up) is loaded again.
+        """
         for game_id in game_ids:
+            if game_id in self._loading:
+                self._changed_while_loading.add(game_id)
             live = self._games.get(game_id)
             if live is None:
-                continue  # not held here: the next use loads it from the store
+                if self.hub.count(game_id) and game_id not in self._loading:
+                    self._spawn(self._rejoin(game_id))
+                continue
             if live.syncing:
                 live.resync = True
                 continue
@@ -252,8 +265,8 @@ class GameService:
             self._spawn(self._remote_loop(live))
 
     def remote_reset(self) -> None:
-        """Notifications may have been missed: recheck every game held here."""
-        self.remote_changed(list(self._games))
+        """Notifications may have been missed: recheck every game held or watched here."""
+        self.remote_changed(list(self._games.keys() | set(self.hub.watched())))
 
     async def _remote_loop(self, live: LiveGame) -> None:
         try:
@@ -266,39 +279,85 @@ class GameService:
             live.syncing = False
 
     async def _catch_up(self, live: LiveGame) -> None:
-        """Apply what another node stored since our version, pushing it to our watchers."""
+        """Apply what the store holds beyond our version, pushing it to our watchers."""
         async with live.lock:
-            if live.broken or self._games.get(live.id) is not live:
+            if self._games.get(live.id) is not live:
                 return
             try:
                 record = await self.store.get_game(live.id)
-                if record is None or record.version < live.log_version:
-                    raise LookupError("the stored game is behind the cached one")
-                missing = record.version - live.log_version
                 actions = await self.store.load_actions(live.id, live.log_version)
-                if len(actions) < missing:
-                    raise LookupError("the action log is behind the game row")
-                for action in actions[:missing]:
-                    events = event_dicts(live.game.play(to_action(action)))
-                    if live.game.won:
-                        live.status = GameStatus.WON
-                        events = await self._add_stats(live, events)
-                    live.batches.append(events)
-                    message = build.events(game=live.id, v=live.log_version, events=events)
-                    self.hub.push(live.id, message)
-                live.record = record
-                if record.status is GameStatus.WON and not live.game.won:
-                    raise LookupError("the store says won, the replayed game does not")
-                if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
-                    self._end_lost(live, record, record.lost_reason or "resigned")
-                live.clock.advance_to(record.time_ms)
-                live.clock.paused = record.paused
-                self._sync_clock(live)
-                if missing and not live.finished:
-                    self._check_lost(live)
-            except (StoreError, LookupError, RuleViolation):
-                log.warning("game %d: cannot catch up with another node; reloading", live.id)
+                await self._replay_stored(live, record, actions)
+                return
+            except StoreError:
+                log.warning("game %d: the store cannot be read to catch up; retrying", live.id)
+                self._spawn(self._catch_up_later(live.id))
+                return
+            except (LookupError, RuleViolation):
+                log.warning("game %d: cannot catch up with the store; reloading", live.id)
                 self._forget(live)
+        if self.hub.count(live.id):
+            await self._rejoin(live.id)
+
+    async def _catch_up_later(self, game_id: int, delay: float = 1.0) -> None:
+        await asyncio.sleep(delay)
+        self.remote_changed([game_id])
+
+    async def _replay_stored(
+        self, live: LiveGame, record: GameRecord | None, actions: list[ActionRecord]
+    ) -> None:
+        """Call holding the lock: play the stored ``actions`` after ours, then announce them."""
+        if record is None or record.version < live.log_version:
+            raise LookupError("the stored game is behind the cached one")
+        missing = record.version - live.log_version
+        if len(actions) < missing:
+            raise LookupError("the action log is behind the game row")
+        told = live.version
+        trial = live.game.fork()
+        batches = [event_dicts(trial.play(to_action(action))) for action in actions[:missing]]
+        if record.status is GameStatus.WON and not trial.won:
+            raise LookupError("the store says won, the replayed game does not")
+        if trial.won and batches:
+            batches[-1] = await self._add_stats(live, batches[-1])
+        # Adopt and announce with no await in between: the push describes committed state.
+        live.game, live.record = trial, record
+        if trial.won:
+            live.status = GameStatus.WON
+        live.batches.extend(batches)
+        self._announce_since(live, told)
+        if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
+            self._end_lost(live, record, record.lost_reason or "resigned")
+        live.clock.advance_to(record.time_ms)
+        live.clock.paused = record.paused
+        self._sync_clock(live)
+        if missing and not live.finished:
+            self._check_lost(live)
+
+    def _announce_since(self, live: LiveGame, told: int | None) -> None:
+        """Push to ``live``'s watchers what happened after version ``told``.
+
+        Each version's events, in order, unless they name a card that is face down
+        now: then one ``snapshot`` of the position (nothing hidden is ever sent).
+        """
+        if told is None or told >= live.version:
+            return
+        batches = live.history_since(told)
+        if batches is None:
+            event = build.snapshot(live.view())
+            self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
+            return
+        for v, events in enumerate(batches, told + 1):
+            self.hub.push(live.id, build.events(game=live.id, v=v, events=events))
+
+    async def _rejoin(self, game_id: int) -> None:
+        """Load a game its watchers here still have open, and tell them what they missed."""
+        try:
+            live = await self._live(game_id)
+        except (StoreError, ProtocolError):
+            log.warning("game %d: cannot be loaded again for its watchers", game_id)
+            return
+        async with live.lock:
+            self._announce_since(live, self.hub.told(game_id))
+            self._sync_clock(live)
 
     def cached(self, game_id: int) -> LiveGame | None:
         """The live game if it is in memory (for tests and metrics)."""
@@ -377,19 +436,27 @@ class GameService:
             async with lock:
                 live = self._games.get(game_id)
                 if live is None:
+                    self._changed_while_loading.discard(game_id)
                     live = await self._load(game_id)
                     self._remember(live)
+                    if game_id in self._changed_while_loading:
+                        self._changed_while_loading.discard(game_id)
+                        self.remote_changed([game_id])  # the load may predate that change
                 return live
         finally:
             if not lock.locked():
                 self._loading.pop(game_id, None)
 
     async def _load(self, game_id: int) -> LiveGame:
+        """The game as stored: its row, and the actions up to the row's version."""
         record = await self.store.get_game(game_id)
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
         actions = await self.store.load_actions(game_id)
-        return LiveGame.rebuild(record, actions)
+        live = LiveGame.rebuild(record, actions[: record.version])
+        if live.game.won and live.batches:
+            live.batches[-1] = await self._add_stats(live, live.batches[-1])
+        return live
 
     def _remember(self, live: LiveGame) -> None:
         self._games[live.id] = live
@@ -403,10 +470,11 @@ class GameService:
                 excess -= 1
 
     def _forget(self, live: LiveGame) -> None:
-        """Drop a game whose memory may no longer match the store.
+        """Drop a game whose memory cannot be brought in line with the store.
 
         Requests already waiting for its lock find it ``broken`` and answer
-        ``unavailable``; the next request rebuilds the game from the store.
+        ``unavailable``; the next request rebuilds the game from the store, and
+        ``_rejoin`` does so at once for the connections that have it open.
         """
         live.broken = True
         if self._games.get(live.id) is live:
@@ -447,7 +515,7 @@ class GameService:
                 request.id, game=live.id, v=live.version, view=live.view(), lost=lost
             )
             self.hub.send(session.outbox, reply)
-            self.hub.watch(live.id, session.outbox)
+            self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
         return None
 
@@ -459,8 +527,15 @@ class GameService:
         return self.rng.randrange(1, DRAW_LIMIT)
 
     async def _start(self, player: Player, level: str, deal: int) -> tuple[GameRecord, int | None]:
-        """Create the game, abandoning the player's unfinished one first (R17)."""
-        for _attempt in range(3):
+        """Create the game, abandoning the player's unfinished one first (R17).
+
+        Abandoning writes at the old game's stored version; when another device changed
+        it meanwhile (on another node) the write is refused, the old game catches up
+        from the log and the abandonment is tried again: ``new_game`` never answers
+        ``stale``, and only ``NEW_GAME_ATTEMPTS`` refusals in a row (a device acting
+        faster than a database round trip) give ``unavailable``.
+        """
+        for _attempt in range(NEW_GAME_ATTEMPTS):
             unfinished = await self.store.unfinished_games(player.id)
             if not unfinished:
                 try:
@@ -468,7 +543,11 @@ class GameService:
                 except GameInProgress:
                     continue
             old = await self._live(unfinished[0].id)
-            started = await self._abandon(old, NewGame(level, deal))
+            try:
+                started = await self._abandon(old, NewGame(level, deal))
+            except VersionConflict:
+                await self._catch_up(old)
+                continue
             if started is not None:
                 return started, old.id
         raise StoreUnavailable("the player's games keep changing; retry")
@@ -501,10 +580,14 @@ class GameService:
 
     async def _open_game(self, session: Session, request: Request) -> Reply | None:
         live = await self._owned(session, request)
+        if self.store.shared:
+            # Another node may have changed it unheard (a lost notification): ask the log.
+            await self._catch_up(live)
+            live = await self._owned(session, request)
         since = request.opt_int("since")
         async with live.lock:
             self.hub.send(session.outbox, self._opening(live, request.id, since))
-            self.hub.watch(live.id, session.outbox)
+            self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
         return None
 
@@ -585,12 +668,13 @@ class GameService:
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
             t = self._play_time(live)
-            events = self._apply(live, request, t)
-            await self._record(live, events, t, _request_key(request))
+            trial = live.game.fork()
+            events = self._apply(trial, request, t)
+            await self._record(live, trial, events, t, _request_key(request))
             return build.ack(request.id, game=live.id, v=live.version)
 
-    def _apply(self, live: LiveGame, request: Request, t: int) -> list[EventDict]:
-        game = live.game
+    @staticmethod
+    def _apply(game: Game, request: Request, t: int) -> list[EventDict]:
         if request.type == "move":
             return [
                 e.to_dict() for e in game.move(request.get_str("card"), request.opt_int("to"), t)
@@ -606,38 +690,43 @@ class GameService:
             first = await self.store.find_retry(live.id, v, _request_key(request))
             if first is not None and first.type == request.type:
                 return build.ack(request.id, game=live.id, v=v + 1)
+        if v > live.version:
+            self.remote_changed([live.id])  # the client knows a newer version: catch up
         current = live.version
         raise _fail("stale", f"The game is at version {current}, not {v}.", v=current)
 
     async def _record(
-        self, live: LiveGame, events: list[EventDict], t: int, request_id: str | None
+        self, live: LiveGame, trial: Game, events: list[EventDict], t: int, request_id: str | None
     ) -> None:
-        """Commit the action the engine just applied, then announce it."""
-        won = live.game.won
+        """Store the action ``trial`` (a fork of the live game) just played; then adopt it.
+
+        Until the commit succeeds, ``live`` is untouched: whatever is served meanwhile,
+        and whatever is served if the store refuses the write, is the committed game.
+        """
+        won = trial.won
         write = GameWrite(
             live.id,
-            live.log_version - 1,
-            live.progress(t),
-            live.last_action(),
+            live.log_version,
+            live.progress(t, trial),
+            live.last_action(trial),
             request_id=request_id,
             ending=Ending.WON if won else None,
         )
         committed = await self._commit(live, write)
-        live.record = committed.game
         if won:
-            live.status = GameStatus.WON
             events = await self._add_stats(live, events)
-        live.batches.append(events)
+        live.adopt(trial, committed.game, events)  # no await from here to the push
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=events))
         self._sync_clock(live)
         if not won and events and events[0].get("type") != "hint":
             self._check_lost(live)
 
     async def _commit(self, live: LiveGame, write: GameWrite) -> Committed:
+        """``store.commit``; on any failure the store may be ahead of us: catch up."""
         try:
             return await self.store.commit(write)
         except BaseException:
-            self._forget(live)  # memory ran ahead of the store: rebuild on next use
+            self.remote_changed([live.id])  # stale, or a failure that may have committed
             raise
 
     async def _add_stats(self, live: LiveGame, events: list[EventDict]) -> list[EventDict]:
@@ -655,8 +744,9 @@ class GameService:
             self._check_fresh(live)
             t = self._play_time(live)
             suggestion: Hinted = await self.solver.hint(live.game.state, live.game.rules)
-            events = [e.to_dict() for e in live.game.hint(t, suggestion)]
-            await self._record(live, events, t, None)
+            trial = live.game.fork()
+            events = [e.to_dict() for e in trial.hint(t, suggestion)]
+            await self._record(live, trial, events, t, None)
             hint = events[0]
             return build.hint(
                 request.id,
@@ -697,12 +787,14 @@ class GameService:
         task.add_done_callback(self._tasks.discard)
 
     async def _lost_loop(self, live: LiveGame) -> None:
+        """Check the committed position; announce a proof only while it is still current."""
         try:
             while True:
                 live.recheck = False
-                version = live.version
+                version = live.version  # the committed game: actions only land on a fork
                 lost = await self.solver.lost(live.game.state.copy(), live.game.rules)
-                if lost and live.version == version and not live.finished:
+                current = live.version == version and self._games.get(live.id) is live
+                if lost and current and not live.finished:
                     event = build.lost_position()
                     message = build.events(game=live.id, v=version, events=[event])
                     self.hub.push(live.id, message)

@@ -570,3 +570,22 @@ def test_undo_limit_keeps_the_last_100_moves() -> None:
     assert [outcome.error is None for outcome in outcomes[240:]] == [True] * 70 + [False] * 5
     assert game.undo_depth == 0
     assert game.undos == 130
+
+
+@on_random_games
+def test_an_action_on_a_fork_leaves_the_game_as_it_was(spec: GameSpec) -> None:
+    """``fork()`` is independent: the server tries each action on one (see server.service)."""
+    level, deal, plan = spec
+    game = Game(LEVELS[level], deal)
+    for outcome in drive(game, plan):
+        if outcome.events is None:
+            continue
+        # Re-play the same action on a fork of the game as it was before it.
+        before = Game(LEVELS[level], deal)
+        for action in game.actions[:-1]:
+            before.play(action)
+        unchanged = snapshot(before, outcome.before.at)
+        fork = before.fork()
+        fork.play(game.actions[-1])
+        assert snapshot(before, outcome.before.at) == unchanged
+        assert_same_game(fork, game)

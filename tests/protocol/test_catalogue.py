@@ -35,7 +35,7 @@ REPLY_TYPES = {
 EVENT_TYPES = {
     "moved", "flipped", "unflipped", "dealt", "undealt", "suit_removed", "suit_restored",
     "undone", "restarted", "hint", "score", "won", "stuck", "clock", "lost_position",
-    "game_lost",
+    "game_lost", "snapshot",
 }  # fmt: skip
 
 
