@@ -98,7 +98,7 @@ def event_types(frames: list[Message]) -> list[str]:
 
 async def refused_on_b(nodes: Nodes, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A deals on B at v0 while A's move at v0 wins; Z on B asks for the game meanwhile."""
-    node_a, node_b = nodes
+    node_b = nodes[1]
     on_a, x, game = await two_devices(nodes)
     z = await node_b.connect()
     await z.hello(on_a.token)
@@ -182,12 +182,12 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
 async def test_new_game_abandons_a_game_another_device_keeps_changing(
     nodes: Nodes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    node_a, node_b = nodes
+    node_b = nodes[1]
     on_a, on_b, game = await two_devices(nodes)
     store_b = node_b.server.store
     assert store_b is not None
     original = store_b.commit
-    plays = [
+    plays: list[dict[str, Any]] = [
         {"type": "move", "card": "7C", "to": 5},
         {"type": "undo"},
         {"type": "move", "card": "7C", "to": 5},
