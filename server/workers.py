@@ -17,6 +17,11 @@ a worker. Undo and restart return to positions already checked, so a player
 who tries a move and takes it back costs one search, not one per action. An
 ``unknown`` verdict (the budget ran out) is not kept: that position is
 searched again next time.
+
+Workers die with their server. Each one, as it starts, watches the server's
+process (``_watch_server``: a pidfd on Linux, polling elsewhere) and exits the
+moment it is gone, so a server killed with SIGKILL, which cannot shut its pool
+down, leaves no solver process behind.
 """
 
 from __future__ import annotations
@@ -24,7 +29,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import random
+import select
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -54,7 +63,12 @@ class SolverPool:
 
     def __init__(self, workers: int, hint_budget_ms: int, lost_budget_ms: int) -> None:
         context = multiprocessing.get_context("forkserver")
-        self._pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            max_workers=max(1, workers),
+            mp_context=context,
+            initializer=_watch_server,
+            initargs=(os.getpid(),),
+        )
         self.workers = max(1, workers)
         self.hint_budget_ms = hint_budget_ms
         self.lost_budget_ms = lost_budget_ms
@@ -125,3 +139,36 @@ def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:
 def _find_easy(seed: int, budget_ms: int) -> int | None:
     """In a worker: one attempt at a winnable easy deal."""
     return find_winnable(random.Random(seed), budget_ms, attempts=1)
+
+
+def _watch_server(pid: int) -> None:
+    """In each worker, at start: exit as soon as the server process ``pid`` is gone."""
+    try:
+        handle: int | None = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(0)  # the server died before this worker started
+    except (AttributeError, OSError):
+        handle = None  # no pidfd here: poll instead
+    watcher = threading.Thread(
+        target=_exit_with, args=(pid, handle), name="scorpion-server-watch", daemon=True
+    )
+    watcher.start()
+
+
+def _exit_with(pid: int, handle: int | None) -> None:
+    if handle is not None:
+        select.select([handle], [], [])  # readable once the process has exited
+    else:
+        while _alive(pid):
+            time.sleep(0.5)
+    os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

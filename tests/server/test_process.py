@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
+
 from server.app import migrate
 from server.config import Settings
 from tests.server.client import TIMEOUT, Client
@@ -85,3 +87,57 @@ async def test_a_killed_server_loses_no_acknowledged_action(settings: Settings) 
         await again.close()
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_a_killed_server_leaves_no_solver_process(settings: Settings) -> None:
+    if not os.path.isdir("/proc"):
+        pytest.skip("needs /proc to list the server's processes")
+    if not settings.is_sqlite:
+        pytest.skip("one store is enough: the solver pool does not depend on it")
+    async with server_process(settings) as (process, url):
+        zoe = await Client.connect(url)
+        await zoe.register("zoe")
+        game = (await zoe.request("new_game", level="hard", deal=1))["game"]
+        assert (await zoe.request("hint", game=game))["type"] == "hint"  # a worker ran it
+        workers = descendants(process.pid)
+        assert workers, "the solver's worker processes should run below the server"
+        process.kill()
+        await zoe.close()
+        try:
+            async with asyncio.timeout(TIMEOUT):
+                while {pid for pid in workers if alive(pid)}:
+                    await asyncio.sleep(0.05)
+        finally:
+            left = {pid for pid in workers if alive(pid)}
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)  # leave nothing behind, even when failing
+        assert not left, f"solver processes outlived their server: {left}"
