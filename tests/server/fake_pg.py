@@ -1,0 +1,66 @@
+"""A stand-in PostgreSQL server for the failures a real one cannot be asked for on demand.
+
+``FakePostgres`` listens on 127.0.0.1 and treats every connection one way:
+``refuse(sqlstate, message)`` answers the start-up packet with a FATAL
+ErrorResponse carrying that SQLSTATE (as PostgreSQL does while it shuts down:
+57P03), and ``hang()`` accepts and never answers (a frozen server or a
+black-holed network). ``url`` is an asyncpg URL pointing at it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+__all__ = ["FakePostgres"]
+
+
+class FakePostgres:
+    def __init__(self) -> None:
+        self._server: asyncio.Server | None = None
+        self._sqlstate: str | None = None
+        self._message = ""
+        self._writers: list[asyncio.StreamWriter] = []
+        self.connections = 0
+
+    async def __aenter__(self) -> FakePostgres:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._writers:
+            writer.close()
+        await self._server.wait_closed()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        port = self._server.sockets[0].getsockname()[1]
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{port}/fake?ssl=disable"
+
+    def refuse(self, sqlstate: str, message: str) -> FakePostgres:
+        self._sqlstate, self._message = sqlstate, message
+        return self
+
+    def hang(self) -> FakePostgres:
+        self._sqlstate = None
+        return self
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self._writers.append(writer)
+        try:
+            (length,) = struct.unpack("!I", await reader.readexactly(4))
+            await reader.readexactly(length - 4)
+            if self._sqlstate is None:
+                await reader.read()  # never answer; wait for the client to give up
+                return
+            fields = f"SFATAL\0VFATAL\0C{self._sqlstate}\0M{self._message}\0\0".encode()
+            writer.write(b"E" + struct.pack("!I", len(fields) + 4) + fields)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
