@@ -75,6 +75,12 @@ class Store:
         """Transactions and batch sizes of ``commit()`` so far (for metrics and tests)."""
         return self._committer.stats
 
+    def observe_commits(
+        self, on_batch: Callable[[float], None], on_commit: Callable[[float], None]
+    ) -> None:
+        """Report each group-commit batch size and each commit's latency in seconds."""
+        self._committer.observe(on_batch, on_commit)
+
     @property
     def shared(self) -> bool:
         """True when other nodes may write to the same database (PostgreSQL)."""
