@@ -104,7 +104,9 @@ class GroupCommitter(Generic[W, R]):
         self._on_batch: Callable[[float], None] = _ignore
         self._on_commit: Callable[[float], None] = _ignore
 
-    def observe(self, on_batch: Callable[[float], None], on_commit: Callable[[float], None]) -> None:
+    def observe(
+        self, on_batch: Callable[[float], None], on_commit: Callable[[float], None]
+    ) -> None:
         """Call ``on_batch(size)`` per transaction and ``on_commit(seconds)`` per write."""
         self._on_batch, self._on_commit = on_batch, on_commit
 

@@ -57,13 +57,21 @@ class Store:
         )
 
     @classmethod
-    def connect(cls, url: str, *, max_batch: int = 64, clock: Clock = _utc_now) -> Store:
+    def connect(
+        cls,
+        url: str,
+        *,
+        max_batch: int = 64,
+        clock: Clock = _utc_now,
+        timeout: float | None = None,
+    ) -> Store:
         """A store on ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
 
         Connections open lazily: a wrong URL shows up at the first call as
         ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
+        ``timeout`` bounds each database step in seconds (``database.create_engine``).
         """
-        return cls(create_engine(url), max_batch=max_batch, clock=clock)
+        return cls(create_engine(url, timeout=timeout), max_batch=max_batch, clock=clock)
 
     @property
     def backend(self) -> str:
