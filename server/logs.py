@@ -52,6 +52,7 @@ __all__ = [
     "describe_exception",
     "flush",
     "game_id",
+    "make_handler",
 ]
 
 connection_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -236,6 +237,18 @@ class RateLimit(logging.Filter):
 _installed: list[RateLimit] = []
 
 
+def make_handler(
+    fmt: str = "text", stream: IO[str] | None = None, window: float = 10.0
+) -> tuple[logging.Handler, RateLimit]:
+    """A handler writing ``fmt`` lines to ``stream`` (stderr), with its rate limiter."""
+    handler = logging.StreamHandler(sys.stderr if stream is None else stream)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(_ContextFilter())
+    limiter = RateLimit(handler.handle, window)
+    handler.addFilter(limiter)
+    return handler, limiter
+
+
 def flush() -> None:
     """Report the repeat counts of the limiter ``configure_logging`` installed, if any."""
     for limiter in list(_installed):
@@ -246,11 +259,7 @@ def configure_logging(
     level: str, fmt: str = "text", stream: IO[str] | None = None, window: float = 10.0
 ) -> RateLimit:
     """Our loggers at ``level`` in ``fmt``; libraries at WARNING at most. Returns the limiter."""
-    handler = logging.StreamHandler(sys.stderr if stream is None else stream)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
-    handler.addFilter(_ContextFilter())
-    limiter = RateLimit(handler.handle, window)
-    handler.addFilter(limiter)
+    handler, limiter = make_handler(fmt, stream, window)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
