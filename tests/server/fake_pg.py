@@ -64,3 +64,57 @@ class FakePostgres:
             pass
         finally:
             writer.close()
+
+
+class FreezableProxy:
+    """A TCP proxy to a real server that can stop passing bytes on (a frozen database).
+
+    While frozen, what either side sends is held back, as a stopped
+    PostgreSQL holds a request it has received; ``thaw()`` lets it through.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self._target = (host, port)
+        self._server: asyncio.Server | None = None
+        self._flowing = asyncio.Event()
+        self._flowing.set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> FreezableProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])
+
+    def freeze(self) -> None:
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        self._flowing.set()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self._target)
+        for source, sink in ((reader, up_writer), (up_reader, writer)):
+            task = asyncio.create_task(self._pump(source, sink))
+            self._tasks.add(task)
+
+    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        try:
+            while data := await source.read(65536):
+                await self._flowing.wait()
+                sink.write(data)
+                await sink.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            sink.close()
