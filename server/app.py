@@ -51,11 +51,25 @@ from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
 from server.workers import SolverPool
 
-__all__ = ["ScorpionServer", "configure_logging", "main", "migrate", "prepare_store", "run"]
+__all__ = [
+    "ListenError",
+    "ScorpionServer",
+    "configure_logging",
+    "main",
+    "migrate",
+    "prepare_store",
+    "run",
+]
 
 log = logging.getLogger("server")
 
 HEARTBEAT_S: Final = 0.5
+
+
+class ListenError(Exception):
+    """The port cannot be opened (in use, not permitted, no such interface)."""
+
+
 FIRST_PAUSE_S: Final = 0.5
 LONGEST_PAUSE_S: Final = 8.0
 
@@ -152,9 +166,13 @@ class ScorpionServer:
             timeout=settings.db_timeout_ms / 1000,
             name=SERVER_NAME,
         )
-        self._listener = await Listener.open(
-            handler, settings.host, settings.port, routes=routes, tls=settings.ssl_context()
-        )
+        try:
+            self._listener = await Listener.open(
+                handler, settings.host, settings.port, routes=routes, tls=settings.ssl_context()
+            )
+        except OSError as exc:
+            where = f"{settings.host}:{settings.port}"
+            raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
         self.finder.start()
         self._heartbeat = asyncio.create_task(self._beat(), name="server-heartbeat")
         scheme = "wss" if settings.tls else "ws"
@@ -208,12 +226,12 @@ class ScorpionServer:
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     server = ScorpionServer(settings)
-    await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
+        await server.start()
         await stop.wait()
         log.info("shutting down: closing connections with %d", CLOSE_GOING_AWAY)
     finally:
@@ -244,6 +262,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     try:
+        return _serve_or_migrate(settings)
+    finally:
+        logs.reset_logging()
+
+
+def _serve_or_migrate(settings: Settings) -> int:
+    try:
         if settings.migrate:
             asyncio.run(migrate(settings))
             log.info("schema upgraded")
@@ -258,11 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreUnavailable as exc:
         print(f"scorpion-server: cannot use the database: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:
-        print(
-            f"scorpion-server: cannot listen on {settings.host}:{settings.port}: "
-            f"{exc.strerror or exc}",
-            file=sys.stderr,
-        )
+    except (ListenError, OSError) as exc:
+        print(f"scorpion-server: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -18,7 +18,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 __all__ = ["LOG_FORMATS", "LOG_LEVELS", "Settings", "SettingsError", "load_settings", "parser"]
 
@@ -182,11 +182,16 @@ def _tls_problems(settings: Settings) -> list[str]:
     return []
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a malformed flag reported in one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of ``scorpion-server``."""
-    cli = argparse.ArgumentParser(
-        prog="scorpion-server", description="The Scorpion solitaire game server."
-    )
+    cli = _Parser(prog="scorpion-server", description="The Scorpion solitaire game server.")
     for each in fields(Settings):
         flag = _flag(each.name)
         env = _env_name(each.name)

@@ -20,7 +20,8 @@ with two parts:
   and one line reports the count when the window ends (``flush``, called by
   the server's heartbeat, or the next occurrence).
 
-``connection_id`` and ``game_id`` are context variables: set in a
+``reset_logging()`` (at exit) writes the counts still pending and removes
+the handler again. ``connection_id`` and ``game_id`` are context variables: set in a
 connection's task (``server.connection``), they reach every record logged
 while it is being served, without being passed around.
 
@@ -53,6 +54,7 @@ __all__ = [
     "flush",
     "game_id",
     "make_handler",
+    "reset_logging",
 ]
 
 connection_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -213,11 +215,13 @@ class RateLimit(logging.Filter):
             self._emit(self._summary(run))
         return True
 
-    def flush(self) -> None:
-        """Report every run whose window has ended and forget it."""
+    def flush(self, *, everything: bool = False) -> None:
+        """Report every run whose window has ended (or all, at exit) and forget it."""
         now = self._clock()
         with self._lock:
-            ended = [k for k, run in self._runs.items() if now - run.first >= self.window]
+            ended = [
+                k for k, run in self._runs.items() if everything or now - run.first >= self.window
+            ]
             runs = [self._runs.pop(k) for k in ended]
         for run in runs:
             if run.suppressed:
@@ -234,7 +238,7 @@ class RateLimit(logging.Filter):
         return summary
 
 
-_installed: list[RateLimit] = []
+_installed: list[tuple[logging.Handler, RateLimit]] = []
 
 
 def make_handler(
@@ -251,21 +255,29 @@ def make_handler(
 
 def flush() -> None:
     """Report the repeat counts of the limiter ``configure_logging`` installed, if any."""
-    for limiter in list(_installed):
+    for _, limiter in list(_installed):
         limiter.flush()
+
+
+def reset_logging() -> None:
+    """Report what is still counted and remove the handler ``configure_logging`` installed."""
+    root = logging.getLogger()
+    for handler, limiter in _installed:
+        limiter.flush(everything=True)
+        root.removeHandler(handler)
+    _installed.clear()
 
 
 def configure_logging(
     level: str, fmt: str = "text", stream: IO[str] | None = None, window: float = 10.0
 ) -> RateLimit:
     """Our loggers at ``level`` in ``fmt``; libraries at WARNING at most. Returns the limiter."""
+    reset_logging()
     handler, limiter = make_handler(fmt, stream, window)
     root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
     for noisy in _NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    _installed[:] = [limiter]
+    _installed.append((handler, limiter))
     return limiter

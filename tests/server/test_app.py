@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,22 @@ async def test_start_up_waits_for_the_database_and_logs_each_attempt(
     waits = [r.getMessage() for r in caplog.records if "not available yet" in r.getMessage()]
     assert len(waits) >= 2, waits
     assert "retrying in 0.5 s" in waits[0] and "retrying in 1.0 s" in waits[1]
+
+
+def test_a_malformed_flag_is_one_line_and_exit_code_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--port", "abc"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "scorpion-server: argument --port: invalid int value: 'abc' (see --help)\n"
+
+
+def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["--port", str(port), "--data-dir", str(tmp_path), "--workers", "1"]
+        assert main([*argv, "--easy-pool", "0"]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]  # after the start-up log
+    assert last.startswith(f"scorpion-server: cannot listen on 127.0.0.1:{port}: ")
