@@ -13,7 +13,8 @@ other modules update:
   (``server.workers``);
 - read when scraped, from the objects that hold them (``watch``): open
   connections, games in memory, solver searches in flight, bytes queued in
-  every connection's outbox.
+  every connection's outbox; and the process's own ``process_*`` (CPU,
+  memory, open files), as the Prometheus client reports them.
 
 ``render()`` is the text exposition format served at ``/metrics``
 (``server.http``). docs/deploy.md says what each metric means.
@@ -24,7 +25,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
@@ -43,6 +51,7 @@ class Metrics:
 
     def __init__(self) -> None:
         registry = self.registry = CollectorRegistry()
+        ProcessCollector(registry=registry)  # process_*: CPU, memory, open files
         self.connections_opened = Counter(
             "scorpion_connections_opened", "WebSocket connections accepted", registry=registry
         )

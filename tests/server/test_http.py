@@ -41,7 +41,7 @@ async def test_metrics_count_connections_requests_errors_and_commits(server: Run
     assert "scorpion_commit_seconds_count" in text
     assert "scorpion_commit_batch_size_bucket" in text
     assert "scorpion_games_in_memory 1.0" in text
-    for name in ("scorpion_event_loop_lag_seconds", "scorpion_solver_pending",
+    for name in ("scorpion_event_loop_lag_seconds", "scorpion_solver_pending", "process_open_fds",
                  "scorpion_outbox_bytes", "scorpion_solver_seconds"):  # fmt: skip
         assert f"# TYPE {name}" in text
 
