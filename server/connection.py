@@ -34,7 +34,7 @@ import ssl
 import time
 from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -62,6 +62,9 @@ from server.service import GameService, Session
 __all__ = ["ConnectionHandler", "Listener"]
 
 log = logging.getLogger(__name__)
+
+UNREAD: Final = "unread"
+"""The request type counted for a frame that did not decode into a request."""
 
 
 class ConnectionHandler:
@@ -129,9 +132,11 @@ class ConnectionHandler:
         try:
             request = decode_request(frame)
         except ProtocolError as exc:
+            self.metrics.answered(UNREAD, exc.code)
             return exc.to_message()
         except Exception:
             log.exception("could not decode a frame from %s", session.peer)
+            self.metrics.answered(UNREAD, "bad_request")
             return build.error("bad_request", "the frame could not be read")
         game = request.fields.get("game")
         game_id.set(game if isinstance(game, int) else None)

@@ -32,12 +32,14 @@ async def test_metrics_count_connections_requests_errors_and_commits(server: Run
     game = (await cas.request("new_game", level="hard", deal=1))["game"]
     assert (await cas.request("deal", game=game, v=0))["v"] == 1
     assert (await cas.request("deal", game=game, v=1))["code"] == "stock_empty"
+    await cas.send_raw(b"\xc1")  # not msgpack
     status, headers, body = await http_get(server.server.port, "/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain; version=")
     text = body.decode()
     assert "scorpion_connections 1.0" in text
     assert 'scorpion_requests_total{type="deal"} 2.0' in text
     assert 'scorpion_errors_total{code="stock_empty",type="deal"} 1.0' in text
+    assert 'scorpion_errors_total{code="bad_request",type="unread"} 1.0' in text
     assert "scorpion_commit_seconds_count" in text
     assert "scorpion_commit_batch_size_bucket" in text
     assert "scorpion_games_in_memory 1.0" in text
