@@ -10,7 +10,9 @@ black-holed network). ``url`` is an asyncpg URL pointing at it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
+from typing import Final
 
 __all__ = ["FakePostgres"]
 
@@ -52,18 +54,33 @@ class FakePostgres:
         self.connections += 1
         self._writers.append(writer)
         try:
-            (length,) = struct.unpack("!I", await reader.readexactly(4))
-            await reader.readexactly(length - 4)
             if self._sqlstate is None:
                 await reader.read()  # never answer; wait for the client to give up
                 return
-            fields = f"SFATAL\0VFATAL\0C{self._sqlstate}\0M{self._message}\0\0".encode()
-            writer.write(b"E" + struct.pack("!I", len(fields) + 4) + fields)
-            await writer.drain()
+            await refuse_startup(reader, writer, self._sqlstate, self._message)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
+
+
+_SSL_REQUEST: Final = 80877103
+
+
+async def refuse_startup(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sqlstate: str, message: str
+) -> None:
+    """Answer a client's start-up (declining TLS first if asked) with a FATAL error."""
+    while True:
+        (length,) = struct.unpack("!I", await reader.readexactly(4))
+        body = await reader.readexactly(length - 4)
+        if length == 8 and struct.unpack("!I", body)[0] == _SSL_REQUEST:
+            writer.write(b"N")  # no TLS here; the client goes on in plain text
+            continue
+        break
+    fields = f"SFATAL\0VFATAL\0C{sqlstate}\0M{message}\0\0".encode()
+    writer.write(b"E" + struct.pack("!I", len(fields) + 4) + fields)
+    await writer.drain()
 
 
 class FreezableProxy:
@@ -71,6 +88,8 @@ class FreezableProxy:
 
     While frozen, what either side sends is held back, as a stopped
     PostgreSQL holds a request it has received; ``thaw()`` lets it through.
+    ``shut_down()`` drops every connection and answers new ones with SQLSTATE
+    57P03 ("the database system is shutting down") until ``reopen()``.
     """
 
     def __init__(self, host: str, port: int) -> None:
@@ -79,6 +98,8 @@ class FreezableProxy:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._refusing = False
 
     async def __aenter__(self) -> FreezableProxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -99,11 +120,28 @@ class FreezableProxy:
     def freeze(self) -> None:
         self._flowing.clear()
 
+    def shut_down(self) -> None:
+        """Drop every connection and refuse new ones as a PostgreSQL shutting down does."""
+        self._refusing = True
+        for writer in list(self._writers):
+            writer.close()
+
+    def reopen(self) -> None:
+        self._refusing = False
+
     def thaw(self) -> None:
         self._flowing.set()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._refusing:
+            with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+                await refuse_startup(
+                    reader, writer, "57P03", "the database system is shutting down"
+                )
+            writer.close()
+            return
         up_reader, up_writer = await asyncio.open_connection(*self._target)
+        self._writers.update((writer, up_writer))
         for source, sink in ((reader, up_writer), (up_reader, writer)):
             task = asyncio.create_task(self._pump(source, sink))
             self._tasks.add(task)

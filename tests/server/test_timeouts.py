@@ -112,3 +112,27 @@ async def test_a_server_that_never_answers_the_connect_is_unavailable_in_time() 
             assert time.monotonic() - started < 3
         finally:
             await store.close()
+
+
+async def test_a_postgresql_shutting_down_answers_unavailable_not_internal(
+    tmp_path: Path, pg_url: str
+) -> None:
+    from tests.server.store.conftest import _admin
+
+    await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    direct = quiet_settings(tmp_path, database_url=pg_url)
+    await migrate(direct)
+    real = make_url(pg_url)
+    async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
+        url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        server, ida, game = await start(dataclasses.replace(direct, database_url=url))
+        try:
+            proxy.shut_down()
+            replies = [await ida.request("deal", id_="d1", game=game, v=0) for _ in range(5)]
+            assert [r.get("code") for r in replies] == ["unavailable"] * 5, replies
+            proxy.reopen()
+            again = await ida.request("deal", id_="d1", game=game, v=0)
+            assert (again["type"], again["v"]) == ("ack", 1)
+        finally:
+            await ida.close()
+            await server.stop()
