@@ -50,8 +50,9 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "duplicate_name": "Another player already has that name.",
     "unauthenticated": "The request needs a player: register, or hello with a valid token.",
     "rate_limited": "Too many requests; wait a little and retry.",
-    "unavailable": "The server cannot serve the request right now (starting, stopping or "
-    "storage unavailable); retry later.",
+    "unavailable": "The server cannot serve the request right now (starting, stopping, or "
+    "storage unavailable or too slow); retry later. Not applied, unless the database "
+    "committed it as the server stopped waiting: resend it with the same id and v to know.",
     "internal": "An unexpected server error; the request may have been applied: resend it "
     "with the same id and v.",
 }

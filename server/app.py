@@ -1,14 +1,20 @@
 """The composition root: settings, store, solver pool, service, hub, WebSocket server.
 
 ``main()`` is the ``scorpion-server`` console script (and ``python -m
-server``). Start-up order: settings (``server.config``), the store and its
-schema (SQLite is created or upgraded automatically; PostgreSQL must already
+server``). Start-up order: settings (``server.config``; bad values end the
+process with one line each and exit code 2), logging (``server.logs``), the
+store and its schema, waiting up to ``db_wait_s`` for a database that does not
+answer yet (retrying with doubling pauses, each attempt logged; exit code 1 if
+it never does), its (SQLite is created or upgraded automatically; PostgreSQL must already
 be current, else the server refuses to start and names ``scorpion-server
 --migrate``), the solver pool, the easy level's deal pool (``server.easy_pool``: loaded,
 then grown in the background), the service and hub, on PostgreSQL the change listener that
 hears other nodes' commits (``server.store.notify``), then the listener
 (``server.connection.Listener``: subprotocol ``scorpion.v1``, frame limit
-MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``).
+MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``),
+with plain HTTP beside it (``server.http``) and TLS when a certificate is
+set. A heartbeat task measures the event loop's lag for ``server.metrics``
+and flushes the log's rate-limit counts.
 SIGINT/SIGTERM stop it gracefully: stop accepting, close every connection
 with 1001, finish background work, commit what the store has queued, close
 the database.
@@ -20,34 +26,87 @@ and the bound ``port``, for tests and embedding.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
-from server.config import Settings, load_settings
+from server import logs
+from server.config import Settings, SettingsError, load_settings
 from server.connection import ConnectionHandler, Listener
 from server.easy_pool import EasyDealFinder
+from server.http import HttpRoutes
 from server.hub import Hub
-from server.service import GameService
-from server.store import SchemaOutdated, Store
+from server.logs import configure_logging
+from server.metrics import Metrics
+from server.service import SERVER_NAME, GameService
+from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
 from server.workers import SolverPool
 
-__all__ = ["ScorpionServer", "configure_logging", "main", "migrate", "prepare_store", "run"]
+__all__ = [
+    "ListenError",
+    "ScorpionServer",
+    "configure_logging",
+    "main",
+    "migrate",
+    "prepare_store",
+    "run",
+]
 
 log = logging.getLogger("server")
 
+HEARTBEAT_S: Final = 0.5
+
+
+class ListenError(Exception):
+    """The port cannot be opened (in use, not permitted, no such interface)."""
+
+
+FIRST_PAUSE_S: Final = 0.5
+LONGEST_PAUSE_S: Final = 8.0
+
 
 async def prepare_store(settings: Settings) -> Store:
-    """A store on a current schema: SQLite upgraded in place, PostgreSQL checked."""
+    """A store on a current schema: SQLite upgraded in place, PostgreSQL checked.
+
+    A database that does not answer is retried for ``db_wait_s`` seconds
+    (pauses doubling from FIRST_PAUSE_S to LONGEST_PAUSE_S, each logged); then
+    the last ``StoreUnavailable`` is raised.
+    """
     if settings.is_sqlite and not settings.database_url:
         Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
-    store = Store.connect(settings.store_url, max_batch=settings.commit_batch)
+    deadline = time.monotonic() + settings.db_wait_s
+    pause = FIRST_PAUSE_S
+    while True:
+        try:
+            return await _open_store(settings)
+        except StoreUnavailable as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            pause = min(pause, left)
+            log.warning(
+                "the database is not available yet (%s); retrying in %.1f s, %.0f s left",
+                exc,
+                pause,
+                left,
+            )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LONGEST_PAUSE_S)
+
+
+async def _open_store(settings: Settings) -> Store:
+    store = Store.connect(
+        settings.store_url, max_batch=settings.commit_batch, timeout=settings.db_timeout_ms / 1000
+    )
     try:
         if settings.is_sqlite:
             await store.upgrade()
@@ -70,7 +129,9 @@ class ScorpionServer:
         self.solver: SolverPool | None = None
         self.service: GameService | None = None
         self.finder: EasyDealFinder | None = None
+        self.metrics = Metrics()
         self._listener: Listener | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -80,7 +141,12 @@ class ScorpionServer:
     async def start(self) -> None:
         settings = self.settings
         self.store = await prepare_store(settings)
+        metrics = self.metrics
+        self.store.observe_commits(metrics.batch_size.observe, metrics.commit_seconds.observe)
         self.solver = SolverPool(settings.workers, settings.hint_budget_ms, settings.lost_budget_ms)
+        self.solver.on_run = lambda kind, seconds: metrics.solver_seconds.labels(kind).observe(
+            seconds
+        )
         pool = self.easy_deals if self.easy_deals is not None else WinnableDeals()
         self.finder = EasyDealFinder(self.store, self.solver, pool, target=settings.easy_pool)
         await self.finder.load()
@@ -92,13 +158,57 @@ class ScorpionServer:
             cache_size=settings.cache_size,
         )
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
-        handler = ConnectionHandler(self.service, self.hub, settings.queue_size)
-        self._listener = await Listener.open(handler, settings.host, settings.port)
+        handler = ConnectionHandler(self.service, self.hub, settings.queue_size, metrics)
+        self._watch(handler)
+        routes = HttpRoutes(
+            metrics,
+            self.store.schema_status,
+            timeout=settings.db_timeout_ms / 1000,
+            name=SERVER_NAME,
+        )
+        try:
+            self._listener = await Listener.open(
+                handler, settings.host, settings.port, routes=routes, tls=settings.ssl_context()
+            )
+        except OSError as exc:
+            where = f"{settings.host}:{settings.port}"
+            raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
         self.finder.start()
-        log.info("serving on ws://%s:%d/ (%s store)", settings.host, self.port, self.store.backend)
+        self._heartbeat = asyncio.create_task(self._beat(), name="server-heartbeat")
+        scheme = "wss" if settings.tls else "ws"
+        log.info(
+            "serving on %s://%s:%d/ (%s store)",
+            scheme,
+            settings.host,
+            self.port,
+            self.store.backend,
+        )
+
+    def _watch(self, handler: ConnectionHandler) -> None:
+        service, solver = self.service, self.solver
+        assert service is not None and solver is not None
+        self.metrics.watch(
+            connections=lambda: handler.open,
+            games=service.games_in_memory,
+            solver_pending=lambda: solver.pending,
+            outbox_bytes=handler.queued_bytes,
+        )
+
+    async def _beat(self) -> None:
+        """Measure how late the loop wakes up (its lag); flush the log's repeat counts."""
+        while True:
+            started = time.monotonic()
+            await asyncio.sleep(HEARTBEAT_S)
+            self.metrics.loop_lag.observe(max(0.0, time.monotonic() - started - HEARTBEAT_S))
+            logs.flush()
 
     async def stop(self) -> None:
         """Close every connection with 1001, then the service, solver and store."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -116,12 +226,12 @@ class ScorpionServer:
 async def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM."""
     server = ScorpionServer(settings)
-    await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
+        await server.start()
         await stop.wait()
         log.info("shutting down: closing connections with %d", CLOSE_GOING_AWAY)
     finally:
@@ -138,19 +248,26 @@ async def migrate(settings: Settings) -> None:
         await store.close()
 
 
-def configure_logging(level: str) -> None:
-    """Our loggers at ``level``; the libraries' chatter (SQL, frames) at WARNING at most."""
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    for noisy in ("aiosqlite", "sqlalchemy", "websockets", "asyncio", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """``scorpion-server [--flags]``: serve; ``--migrate``: upgrade the schema and exit."""
-    settings = load_settings(argv, os.environ)
-    configure_logging(settings.log_level)
+    """``scorpion-server [--flags]``: serve; ``--migrate``: upgrade the schema and exit.
+
+    Exit codes: 0 stopped by a signal or migrated; 1 the database never came
+    up, or the port cannot be opened; 2 bad settings or an outdated schema.
+    """
+    try:
+        settings = load_settings(argv, os.environ)
+    except SettingsError as exc:
+        for line in exc.lines:
+            print(f"scorpion-server: {line}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, settings.log_format)
+    try:
+        return _serve_or_migrate(settings)
+    finally:
+        logs.reset_logging()
+
+
+def _serve_or_migrate(settings: Settings) -> int:
     try:
         if settings.migrate:
             asyncio.run(migrate(settings))
@@ -163,4 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except StoreUnavailable as exc:
+        print(f"scorpion-server: cannot use the database: {exc}", file=sys.stderr)
+        return 1
+    except (ListenError, OSError) as exc:
+        print(f"scorpion-server: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -5,17 +5,25 @@ in the composition root (``server.app``). Every field has a flag and an
 environment variable (the field name upper-cased after ``SCORPION_``, e.g.
 ``--port`` and ``SCORPION_PORT``); a flag wins over the variable, which wins
 over the default. Nothing else in the server reads the environment.
+
+``load_settings`` checks every value (``problems``) and raises
+``SettingsError`` listing one line per bad value, each naming the flag and
+its variable; ``main`` prints them and exits with code 2, without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, NoReturn
 
-__all__ = ["Settings", "load_settings", "parser"]
+__all__ = ["LOG_FORMATS", "LOG_LEVELS", "Settings", "SettingsError", "load_settings", "parser"]
+
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMATS: Final = ("text", "json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +35,11 @@ class Settings:
     database_url: str = ""  # empty: SQLite at <data_dir>/scorpion.db
     data_dir: str = "data"
     log_level: str = "INFO"
+    log_format: str = "text"  # text or json (one object per line)
+    certfile: str = ""  # PEM certificate (chain): serve wss:// and https://
+    keyfile: str = ""  # its private key, if not in certfile
+    db_timeout_ms: int = 5000  # most time one database step may take (connect, statement)
+    db_wait_s: int = 60  # at start, how long to wait for the database to come up
     workers: int = 2  # solver processes (hints, lost-position checks)
     hint_budget_ms: int = 300
     lost_budget_ms: int = 200  # 0 disables the lost_position check
@@ -47,6 +60,18 @@ class Settings:
     def is_sqlite(self) -> bool:
         return self.store_url.startswith("sqlite")
 
+    @property
+    def tls(self) -> bool:
+        return bool(self.certfile)
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The server's TLS context, or None without ``certfile``."""
+        if not self.certfile:
+            return None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.certfile, self.keyfile or None)
+        return context
+
 
 _HELP: dict[str, str] = {
     "host": "interface to listen on",
@@ -54,6 +79,11 @@ _HELP: dict[str, str] = {
     "database_url": "SQLAlchemy URL: sqlite+aiosqlite:///path or postgresql+asyncpg://...",
     "data_dir": "directory of the default SQLite database",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
+    "log_format": "text, or json for one JSON object per line",
+    "certfile": "PEM certificate (chain) file: serve wss:// and https://",
+    "keyfile": "PEM private key file, when the key is not in the certificate file",
+    "db_timeout_ms": "most time for one database step (connect, statement, pool wait)",
+    "db_wait_s": "at start, wait this long for the database to come up (0: do not wait)",
     "workers": "solver worker processes",
     "hint_budget_ms": "solver time per hint",
     "lost_budget_ms": "solver time per lost-position check (0: off)",
@@ -69,6 +99,22 @@ def _env_name(name: str) -> str:
     return f"SCORPION_{name.upper()}"
 
 
+class SettingsError(Exception):
+    """Bad settings: ``lines`` holds one message per bad value."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = list(lines)
+        super().__init__("; ".join(self.lines))
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _label(name: str) -> str:
+    return f"{_flag(name)} ({_env_name(name)})"
+
+
 def _convert(kind: Any, raw: str, name: str) -> Any:
     if kind in (bool, "bool"):
         return raw.strip().lower() in {"1", "true", "yes", "on"}
@@ -76,17 +122,78 @@ def _convert(kind: Any, raw: str, name: str) -> Any:
         try:
             return int(raw)
         except ValueError:
-            raise SystemExit(f"{_env_name(name)} must be an integer, not {raw!r}") from None
+            raise SettingsError([f"{_label(name)} must be an integer, not {raw!r}"]) from None
     return raw
+
+
+# The least value of each integer setting; port also has a greatest.
+_AT_LEAST: Final = {
+    "port": 0,
+    "workers": 1,
+    "hint_budget_ms": 1,
+    "lost_budget_ms": 0,
+    "queue_size": 1,
+    "cache_size": 1,
+    "commit_batch": 1,
+    "easy_pool": 0,
+    "db_timeout_ms": 1,
+    "db_wait_s": 0,
+}
+
+
+def problems(settings: Settings) -> list[str]:
+    """One line per bad value in ``settings``, naming the setting; empty when all are good."""
+    found = [
+        f"{_label(name)} must be at least {least}, not {getattr(settings, name)}"
+        for name, least in _AT_LEAST.items()
+        if getattr(settings, name) < least
+    ]
+    if settings.port > 65535:
+        found.append(f"{_label('port')} must be at most 65535, not {settings.port}")
+    if settings.log_level.upper() not in LOG_LEVELS:
+        found.append(
+            f"{_label('log_level')} must be one of {', '.join(LOG_LEVELS)}, "
+            f"not {settings.log_level!r}"
+        )
+    if settings.log_format not in LOG_FORMATS:
+        found.append(f"{_label('log_format')} must be text or json, not {settings.log_format!r}")
+    if not settings.host:
+        found.append(f"{_label('host')} must name an interface")
+    if settings.database_url and not settings.database_url.startswith(("sqlite", "postgresql")):
+        found.append(
+            f"{_label('database_url')} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"
+        )
+    found += _tls_problems(settings)
+    return found
+
+
+def _tls_problems(settings: Settings) -> list[str]:
+    if settings.keyfile and not settings.certfile:
+        return [f"{_label('keyfile')} needs {_label('certfile')} too"]
+    for name in ("certfile", "keyfile"):
+        path = getattr(settings, name)
+        if path and not Path(path).is_file():
+            return [f"{_label(name)}: no such file {path!r}"]
+    try:
+        settings.ssl_context()
+    except (OSError, ssl.SSLError) as exc:
+        reason = getattr(exc, "reason", None) or exc.strerror or "unreadable"
+        return [f"{_label('certfile')}: cannot load the certificate and key ({reason})"]
+    return []
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a malformed flag reported in one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``scorpion-server``."""
-    cli = argparse.ArgumentParser(
-        prog="scorpion-server", description="The Scorpion solitaire game server."
-    )
+    cli = _Parser(prog="scorpion-server", description="The Scorpion solitaire game server.")
     for each in fields(Settings):
-        flag = "--" + each.name.replace("_", "-")
+        flag = _flag(each.name)
         env = _env_name(each.name)
         if each.type in (bool, "bool"):
             cli.add_argument(flag, action="store_true", default=None, help=f"{_HELP[each.name]}")
@@ -99,13 +206,26 @@ def parser() -> argparse.ArgumentParser:
 def load_settings(
     argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
-    """Settings from ``argv`` (flags) and ``environ`` (``SCORPION_*``), then defaults."""
+    """Settings from ``argv`` (flags) and ``environ`` (``SCORPION_*``), then defaults.
+
+    Raises ``SettingsError`` (every bad value at once); a malformed command
+    line exits through argparse (usage and one line, code 2).
+    """
     environ = {} if environ is None else environ
     flags = vars(parser().parse_args(argv))
     values: dict[str, Any] = {}
+    bad: list[str] = []
     for each in fields(Settings):
         if flags.get(each.name) is not None:
             values[each.name] = flags[each.name]
         elif _env_name(each.name) in environ:
-            values[each.name] = _convert(each.type, environ[_env_name(each.name)], each.name)
-    return Settings(**values)
+            try:
+                values[each.name] = _convert(each.type, environ[_env_name(each.name)], each.name)
+            except SettingsError as exc:
+                bad += exc.lines
+    if bad:
+        raise SettingsError(bad)
+    settings = Settings(**values)
+    if found := problems(settings):
+        raise SettingsError(found)
+    return settings

@@ -16,19 +16,31 @@ and too many close the connection with 1008. Frames above MAX_FRAME_BYTES
 never reach us: ``websockets`` closes with 1009 (``max_size``). An
 outbox that overflows (a peer that does not read) closes with 1001. Any
 unexpected exception becomes an ``internal`` reply; its detail is only logged.
+
+A request that does not ask to upgrade is plain HTTP (``server.http``:
+health, readiness, metrics); ``Listener`` answers it through websockets'
+``process_request`` hook. Each connection's task sets the log context
+(``server.logs.connection_id``, and ``game_id`` per request), and every reply
+is counted in ``server.metrics`` by request type and error code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import ssl
 import time
 from collections.abc import Mapping
-from typing import Any
+from http import HTTPStatus
+from typing import Any, Final
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request as HttpRequest
+from websockets.http11 import Response as HttpResponse
 from websockets.typing import Subprotocol
 
 from protocol import (
@@ -41,28 +53,50 @@ from protocol import (
     build,
     decode_request,
 )
+from server.http import HttpReply, HttpRoutes
 from server.hub import Hub, Outbox
+from server.logs import connection_id, game_id
+from server.metrics import Metrics
 from server.service import GameService, Session
 
 __all__ = ["ConnectionHandler", "Listener"]
 
 log = logging.getLogger(__name__)
 
+UNREAD: Final = "unread"
+"""The request type counted for a frame that did not decode into a request."""
+
 
 class ConnectionHandler:
     """The ``websockets`` handler: one call per connection."""
 
-    def __init__(self, service: GameService, hub: Hub, queue_size: int = 1024) -> None:
+    def __init__(
+        self,
+        service: GameService,
+        hub: Hub,
+        queue_size: int = 1024,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.service = service
         self.hub = hub
         self.queue_size = queue_size
+        self.metrics = metrics if metrics is not None else Metrics()
         self.open = 0
+        self._outboxes: set[Outbox] = set()
+        self._ids = itertools.count(1)
+
+    def queued_bytes(self) -> int:
+        """Bytes waiting in every open connection's outbox."""
+        return sum(outbox.queued_bytes for outbox in list(self._outboxes))
 
     async def __call__(self, ws: ServerConnection) -> None:
         peer = f"{ws.remote_address}"
+        connection_id.set(next(self._ids))
         session = Session(Outbox(self.queue_size), peer=peer)
         writer = asyncio.create_task(self._write(ws, session.outbox))
         self.open += 1
+        self._outboxes.add(session.outbox)
+        self.metrics.connections_opened.inc()
         log.debug("connection from %s (subprotocol %s)", peer, ws.subprotocol)
         abusive = False
         try:
@@ -71,6 +105,8 @@ class ConnectionHandler:
             pass
         finally:
             self.open -= 1
+            self._outboxes.discard(session.outbox)
+            game_id.set(None)
             await self.service.disconnect(session)
             session.outbox.close()
             with contextlib.suppress(ConnectionClosed):
@@ -96,11 +132,18 @@ class ConnectionHandler:
         try:
             request = decode_request(frame)
         except ProtocolError as exc:
+            self.metrics.answered(UNREAD, exc.code)
             return exc.to_message()
         except Exception:
             log.exception("could not decode a frame from %s", session.peer)
+            self.metrics.answered(UNREAD, "bad_request")
             return build.error("bad_request", "the frame could not be read")
-        return await self.service.handle(session, request)
+        game = request.fields.get("game")
+        game_id.set(game if isinstance(game, int) else None)
+        reply = await self.service.handle(session, request)
+        failed = reply is not None and reply.get("type") == "error"
+        self.metrics.answered(request.type, str(reply.get("code")) if failed and reply else None)
+        return reply
 
     async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
         while (frame := await outbox.get()) is not None:
@@ -121,7 +164,20 @@ class Listener:
         self._server = server
 
     @classmethod
-    async def open(cls, handler: ConnectionHandler, host: str, port: int) -> Listener:
+    async def open(
+        cls,
+        handler: ConnectionHandler,
+        host: str,
+        port: int,
+        *,
+        routes: HttpRoutes | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> Listener:
+        async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
+            if routes is None or _wants_websocket(request):
+                return None
+            return _response(await routes.answer(request.path))
+
         server = await serve(
             handler,
             host,
@@ -129,6 +185,8 @@ class Listener:
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             max_size=MAX_FRAME_BYTES,
             compression=None,
+            process_request=plain_http,
+            ssl=tls,
         )
         return cls(server)
 
@@ -140,3 +198,20 @@ class Listener:
         """Stop accepting and close every connection with 1001 (going away)."""
         self._server.close(close_connections=True)
         await self._server.wait_closed()
+
+
+def _wants_websocket(request: HttpRequest) -> bool:
+    upgrade = request.headers.get("Upgrade", "")
+    return "websocket" in upgrade.lower()
+
+
+def _response(reply: HttpReply) -> HttpResponse:
+    headers = Headers(
+        [
+            ("Content-Type", reply.content_type),
+            ("Content-Length", str(len(reply.body))),
+            ("Connection", "close"),
+            ("Cache-Control", "no-store"),
+        ]
+    )
+    return HttpResponse(reply.status, HTTPStatus(reply.status).phrase, headers, reply.body)

@@ -41,6 +41,7 @@ class Outbox:
         self.limit = limit
         self.overflowed = False
         self.closed = False
+        self.queued_bytes = 0  # the frames' total size, for metrics
         self._frames: deque[bytes] = deque()
         self._ready = asyncio.Event()
 
@@ -56,6 +57,7 @@ class Outbox:
             self._ready.set()
             return False
         self._frames.append(frame)
+        self.queued_bytes += len(frame)
         self._ready.set()
         return True
 
@@ -65,7 +67,9 @@ class Outbox:
             if self.overflowed:
                 return None
             if self._frames:
-                return self._frames.popleft()
+                frame = self._frames.popleft()
+                self.queued_bytes -= len(frame)
+                return frame
             if self.closed:
                 return None
             self._ready.clear()

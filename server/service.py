@@ -363,6 +363,10 @@ class GameService:
         """The live game if it is in memory (for tests and metrics)."""
         return self._games.get(game_id)
 
+    def games_in_memory(self) -> int:
+        """How many live games the cache holds (for metrics)."""
+        return len(self._games)
+
     def _check_session(self, session: Session, request: Request) -> None:
         if request.type == "hello":
             return

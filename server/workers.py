@@ -18,6 +18,9 @@ who tries a move and takes it back costs one search, not one per action. An
 ``unknown`` verdict (the budget ran out) is not kept: that position is
 searched again next time.
 
+``on_run(kind, seconds)``, if set, hears how long each trip to a worker took
+("hint", "lost" or "easy"), the wait for a free worker included (metrics).
+
 Workers die with their server. Each one, as it starts, watches the server's
 process (``_watch_server``: a pidfd on Linux, polling elsewhere) and exits the
 moment it is gone, so a server killed with SIGKILL, which cannot shut its pool
@@ -77,6 +80,7 @@ class SolverPool:
         self.lost_searches = 0  # lost-position checks sent to a worker
         self.lost_remembered = 0  # ... and answered from a verdict kept before
         self._verdicts: OrderedDict[tuple[Rules, bytes], bool] = OrderedDict()
+        self.on_run: Callable[[str, float], None] | None = None
         log.info(
             "solver: %d worker(s), %s search",
             self.workers,
@@ -118,6 +122,7 @@ class SolverPool:
         """``work(*args)`` in a worker process; None (and ``broken`` set) if the pool failed."""
         loop = asyncio.get_running_loop()
         self.pending += 1
+        started = time.monotonic()
         try:
             return await loop.run_in_executor(self._pool, work, *args)
         except (BrokenProcessPool, OSError):
@@ -126,9 +131,14 @@ class SolverPool:
             return None
         finally:
             self.pending -= 1
+            if self.on_run is not None:
+                self.on_run(_KINDS.get(work.__name__, work.__name__), time.monotonic() - started)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+_KINDS: Final = {"solver_hint": "hint", "_lost_verdict": "lost", "_find_easy": "easy"}
 
 
 def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:

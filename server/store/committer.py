@@ -23,6 +23,12 @@ while the rest of the batch commits. If the writer raises instead (the
 transaction failed and was rolled back: an unexpected constraint, a deadlock,
 a lost connection), nothing of the batch was stored and the committer retries
 every write of it alone, one transaction each, so only the culprit fails.
+When it failed with ``StoreUnavailable`` (the database is down, refusing or
+timed out) there is no culprit: every write of the batch gets that error at
+once, rather than waiting out the timeout once per write.
+
+``observe(on_batch, on_commit)`` reports each transaction's batch size and
+each write's time from ``submit`` to its outcome (for ``server.metrics``).
 
 Cancelling a ``submit`` does not withdraw its write (it may already be in a
 transaction): the service's in-memory game and the database stay in step.
@@ -32,6 +38,7 @@ transaction): the service's in-memory game and the database stay in step.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +74,19 @@ class CommitStats:
 class _Pending(Generic[W, R]):
     write: W
     future: asyncio.Future[R]
+    submitted: float
+
+
+def _ignore(_: float) -> None:
+    pass
+
+
+def _own_copy(exc: StoreUnavailable) -> StoreUnavailable:
+    """One error per waiting submitter (an exception raised in many tasks collects all their
+    frames), chained to the shared cause."""
+    copy = StoreUnavailable(str(exc))
+    copy.__cause__ = exc.__cause__
+    return copy
 
 
 class GroupCommitter(Generic[W, R]):
@@ -81,13 +101,21 @@ class GroupCommitter(Generic[W, R]):
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
         self.stats = CommitStats()
+        self._on_batch: Callable[[float], None] = _ignore
+        self._on_commit: Callable[[float], None] = _ignore
+
+    def observe(
+        self, on_batch: Callable[[float], None], on_commit: Callable[[float], None]
+    ) -> None:
+        """Call ``on_batch(size)`` per transaction and ``on_commit(seconds)`` per write."""
+        self._on_batch, self._on_commit = on_batch, on_commit
 
     async def submit(self, write: W) -> R:
         """Write ``write`` with whatever else is pending; its outcome once committed."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Pending(write, future))
+        self._queue.put_nowait(_Pending(write, future, time.monotonic()))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._run(), name="store-group-commit")
         return await future
@@ -124,6 +152,7 @@ class GroupCommitter(Generic[W, R]):
         """One transaction for ``batch``; if it fails, one per write."""
         self.stats.transactions += 1
         self.stats.batch_sizes[len(batch)] += 1
+        self._on_batch(len(batch))
         try:
             outcomes = await self._writer([pending.write for pending in batch])
             if len(outcomes) != len(batch):
@@ -131,6 +160,10 @@ class GroupCommitter(Generic[W, R]):
         except Exception as exc:
             if len(batch) == 1:
                 self._settle(batch[0], exc)
+                return
+            if isinstance(exc, StoreUnavailable):
+                for pending in batch:
+                    self._settle(pending, _own_copy(exc))
                 return
             self.stats.retried += len(batch)
             for pending in batch:
@@ -141,6 +174,8 @@ class GroupCommitter(Generic[W, R]):
 
     def _settle(self, pending: _Pending[W, R], outcome: R | Exception) -> None:
         self.stats.writes += 1
+        if not isinstance(outcome, Exception):
+            self._on_commit(time.monotonic() - pending.submitted)
         if pending.future.done():  # the submitter was cancelled; the write stands
             return
         if isinstance(outcome, Exception):

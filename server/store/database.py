@@ -14,6 +14,14 @@ Two backends are supported, with the same schema and the same tests:
 - PostgreSQL through asyncpg (production), with ``pool_pre_ping`` so a
   connection dropped by a failover is replaced instead of failing a request.
 
+``timeout`` (seconds; the server's ``--db-timeout-ms``) bounds every step
+where the database could keep a request waiting: opening a connection,
+waiting for one from the pool, and each statement (SQLite: ``busy_timeout``,
+the wait for the write lock; PostgreSQL: asyncpg's ``command_timeout`` on the
+client, which also cancels the statement on the server). A step that runs out
+of time raises, and the store answers ``StoreUnavailable``. None: SQLite's
+default busy timeout and no limit on PostgreSQL (migrations use this).
+
 A URL without a driver (``sqlite:///x.db``, ``postgresql://...``) gets the
 async driver; any other backend is refused.
 """
@@ -33,12 +41,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "SUPPORTED_BACKENDS", "async_url", "create_engine"
 
 BUSY_TIMEOUT_MS: Final = 5000
 SUPPORTED_BACKENDS: Final = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
-_SQLITE_PRAGMAS: Final = (
-    "journal_mode=WAL",
-    "foreign_keys=ON",
-    f"busy_timeout={BUSY_TIMEOUT_MS}",
-    "synchronous=FULL",
-)
+_SQLITE_PRAGMAS: Final = ("journal_mode=WAL", "foreign_keys=ON", "synchronous=FULL")
 
 
 def async_url(url: str | URL) -> URL:
@@ -52,26 +55,36 @@ def async_url(url: str | URL) -> URL:
     return parsed.set(drivername=f"{backend}+{SUPPORTED_BACKENDS[backend]}")
 
 
-def create_engine(url: str | URL, **options: Any) -> AsyncEngine:
+def create_engine(url: str | URL, *, timeout: float | None = None, **options: Any) -> AsyncEngine:
     """An engine for ``url`` configured as the module docstring says."""
     parsed = async_url(url)
+    if timeout is not None:
+        options.setdefault("pool_timeout", timeout)
     if parsed.get_backend_name() == "sqlite":
+        busy_ms = BUSY_TIMEOUT_MS if timeout is None else max(1, round(timeout * 1000))
         engine = create_async_engine(parsed, **options)
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, busy_ms)
         return engine
+    if timeout is not None:
+        connect_args = options.setdefault("connect_args", {})
+        connect_args.setdefault("timeout", timeout)
+        connect_args.setdefault("command_timeout", timeout)
     return create_async_engine(parsed, pool_pre_ping=True, **options)
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
-    event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
+def _configure_sqlite(engine: AsyncEngine, busy_ms: int) -> None:
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        _on_sqlite_connect(dbapi_connection, busy_ms)
+
+    event.listen(engine.sync_engine, "connect", on_connect)
     event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
 
 
-def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+def _on_sqlite_connect(dbapi_connection: Any, busy_ms: int) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy, not the driver, emits BEGIN
     cursor = dbapi_connection.cursor()
     try:
-        for pragma in _SQLITE_PRAGMAS:
+        for pragma in (*_SQLITE_PRAGMAS, f"busy_timeout={busy_ms}"):
             cursor.execute(f"PRAGMA {pragma}")
     finally:
         cursor.close()

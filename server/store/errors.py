@@ -142,6 +142,27 @@ _SQLITE_KINDS: Final = {
 }
 _UNDEFINED_TABLE_SQLSTATE: Final = "42P01"
 
+# SQLSTATEs after which nothing of the statement's transaction was kept and a
+# later attempt may succeed: PostgreSQL refused or dropped the work for a reason
+# of its own (shutting down, starting up, failing over, overloaded, timed out).
+_TRANSIENT_CLASSES: Final = frozenset(
+    {
+        "08",  # connection exception
+        "53",  # insufficient resources: too many connections, disk full, out of memory
+        "57",  # operator intervention: shutting down (57P01..57P03), statement timeout (57014)
+        "58",  # system error: I/O error
+    }
+)
+_TRANSIENT_STATES: Final = frozenset(
+    {
+        "40001",  # serialization failure
+        "40P01",  # deadlock detected
+        "55P03",  # lock not available (lock_timeout)
+        "25006",  # read-only transaction: a standby, mid-failover
+        "25P03",  # idle-in-transaction timeout
+    }
+)
+
 
 def _missing_table(exc: sa_exc.DBAPIError) -> bool:
     """True when the statement failed because a table does not exist (no schema yet)."""
@@ -150,17 +171,25 @@ def _missing_table(exc: sa_exc.DBAPIError) -> bool:
     return "no such table" in str(exc.orig)  # SQLite has no finer code for this
 
 
+def _transient_sqlstate(exc: sa_exc.DBAPIError) -> bool:
+    """True when PostgreSQL's SQLSTATE says the work was refused for now, not for good."""
+    sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+    return sqlstate in _TRANSIENT_STATES or sqlstate[:2] in _TRANSIENT_CLASSES
+
+
 def _translate(exc: Exception) -> StoreError | None:
     """The public error for a database-layer exception, or None if it is not one."""
     if isinstance(exc, sa_exc.DBAPIError) and _missing_table(exc):
         return SchemaOutdated("the database has no schema, or an incomplete one")
+    if isinstance(exc, sa_exc.DBAPIError) and _transient_sqlstate(exc):
+        return StoreUnavailable("the database refused the work for now")
     if isinstance(exc, sa_exc.IntegrityError):
         return StoreError("the database refused the change as inconsistent")
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
         return StoreUnavailable("the connection to the database was lost")
     if isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)):
         return StoreUnavailable("the database is unavailable or busy")
-    if isinstance(exc, (sa_exc.TimeoutError, OSError)):
+    if isinstance(exc, (sa_exc.TimeoutError, OSError, TimeoutError)):
         return StoreUnavailable("the database cannot be reached")
     if isinstance(exc, sa_exc.SQLAlchemyError):
         return StoreError("the database reported an error")

@@ -57,13 +57,21 @@ class Store:
         )
 
     @classmethod
-    def connect(cls, url: str, *, max_batch: int = 64, clock: Clock = _utc_now) -> Store:
+    def connect(
+        cls,
+        url: str,
+        *,
+        max_batch: int = 64,
+        clock: Clock = _utc_now,
+        timeout: float | None = None,
+    ) -> Store:
         """A store on ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
 
         Connections open lazily: a wrong URL shows up at the first call as
         ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
+        ``timeout`` bounds each database step in seconds (``database.create_engine``).
         """
-        return cls(create_engine(url), max_batch=max_batch, clock=clock)
+        return cls(create_engine(url, timeout=timeout), max_batch=max_batch, clock=clock)
 
     @property
     def backend(self) -> str:
@@ -74,6 +82,12 @@ class Store:
     def commit_stats(self) -> CommitStats:
         """Transactions and batch sizes of ``commit()`` so far (for metrics and tests)."""
         return self._committer.stats
+
+    def observe_commits(
+        self, on_batch: Callable[[float], None], on_commit: Callable[[float], None]
+    ) -> None:
+        """Report each group-commit batch size and each commit's latency in seconds."""
+        self._committer.observe(on_batch, on_commit)
 
     @property
     def shared(self) -> bool:

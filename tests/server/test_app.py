@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import socket
 from pathlib import Path
 
 import pytest
 
-from server.app import main
+from server.app import main, prepare_store
 from server.config import Settings, load_settings
+from server.store import SchemaStatus
 from tests.server.store.conftest import _admin, run_isolated
+from tests.server.store.test_errors import aiosqlite_threads_stopped
 
 
 def test_flags_win_over_environment_over_defaults() -> None:
@@ -35,3 +40,91 @@ def test_postgresql_on_an_outdated_schema_is_refused(
     run_isolated(lambda: _admin(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
     assert main(["--database-url", url, "--port", "0"]) == 2
     assert "scorpion-server --migrate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "named"),
+    [
+        (["--port", "99999"], {}, "--port (SCORPION_PORT) must be at most 65535, not 99999"),
+        (["--log-level", "verbose"], {}, "--log-level (SCORPION_LOG_LEVEL) must be one of"),
+        (["--commit-batch", "0"], {}, "--commit-batch (SCORPION_COMMIT_BATCH) must be at least 1"),
+        (["--log-format", "xml"], {}, "--log-format (SCORPION_LOG_FORMAT) must be text or json"),
+        ([], {"SCORPION_WORKERS": "many"}, "--workers (SCORPION_WORKERS) must be an integer"),
+        (["--keyfile", "k.pem"], {}, "--keyfile (SCORPION_KEYFILE) needs --certfile"),
+        (["--certfile", "/nonexistent.pem"], {}, "--certfile (SCORPION_CERTFILE): no such file"),
+        (["--database-url", "mysql://x/y"], {}, "--database-url (SCORPION_DATABASE_URL) must be"),
+    ],
+)
+def test_a_bad_setting_is_one_line_and_exit_code_2(
+    argv: list[str],
+    environ: dict[str, str],
+    named: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion-server: {named}"), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_every_bad_setting_is_named_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--port", "-1", "--queue-size", "0", "--db-timeout-ms", "0"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split()[1] for line in lines] == ["--port", "--queue-size", "--db-timeout-ms"]
+
+
+def test_a_database_that_never_comes_up_ends_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--port", "0", "--database-url", "postgresql+asyncpg://nobody@127.0.0.1:1/none"]
+    assert main([*argv, "--db-wait-s", "1", "--easy-pool", "0", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "scorpion-server: cannot use the database" in err and "Traceback" not in err
+
+
+async def test_start_up_waits_for_the_database_and_logs_each_attempt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database file cannot be opened (a directory stands in its way) for a while."""
+    blocker = tmp_path / "scorpion.db"
+    blocker.mkdir()
+
+    async def clear_later() -> None:
+        await asyncio.sleep(1.2)
+        blocker.rmdir()
+
+    clearing = asyncio.create_task(clear_later())
+    settings = Settings(data_dir=str(tmp_path), db_wait_s=20)
+    with caplog.at_level(logging.WARNING, logger="server"):
+        store = await prepare_store(settings)
+    await clearing
+    try:
+        assert await store.schema_status() is SchemaStatus.CURRENT
+    finally:
+        await store.close()
+        await aiosqlite_threads_stopped()
+    waits = [r.getMessage() for r in caplog.records if "not available yet" in r.getMessage()]
+    assert len(waits) >= 2, waits
+    assert "retrying in 0.5 s" in waits[0] and "retrying in 1.0 s" in waits[1]
+
+
+def test_a_malformed_flag_is_one_line_and_exit_code_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--port", "abc"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "scorpion-server: argument --port: invalid int value: 'abc' (see --help)\n"
+
+
+def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["--port", str(port), "--data-dir", str(tmp_path), "--workers", "1"]
+        assert main([*argv, "--easy-pool", "0"]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]  # after the start-up log
+    assert last.startswith(f"scorpion-server: cannot listen on 127.0.0.1:{port}: ")

@@ -93,6 +93,32 @@ async def test_a_failed_transaction_is_retried_write_by_write() -> None:
     await committer.close()
 
 
+async def test_an_unavailable_database_fails_the_batch_at_once() -> None:
+    """No culprit to find: one failed transaction, not one timeout per write."""
+
+    async def down(writes: Sequence[int]) -> list[int | Exception]:
+        batches.append(list(writes))
+        raise StoreUnavailable("the database cannot be reached")
+
+    batches: list[list[int]] = []
+    committer: GroupCommitter[int, int] = GroupCommitter(down)
+    results = await asyncio.gather(*(committer.submit(n) for n in range(5)), return_exceptions=True)
+    assert all(isinstance(r, StoreUnavailable) for r in results)
+    assert len({id(r) for r in results}) == 5  # each submitter raises its own
+    assert batches == [[0, 1, 2, 3, 4]] and committer.stats.retried == 0
+    await committer.close()
+
+
+async def test_observers_see_batch_sizes_and_commit_times() -> None:
+    sizes: list[float] = []
+    seconds: list[float] = []
+    committer: GroupCommitter[int, int] = GroupCommitter(FakeWriter(bad=1))
+    committer.observe(sizes.append, seconds.append)
+    await asyncio.gather(*(committer.submit(n) for n in range(4)), return_exceptions=True)
+    assert sizes == [4] and len(seconds) == 3 and all(s >= 0 for s in seconds)
+    await committer.close()
+
+
 async def test_close_writes_what_was_submitted_then_refuses() -> None:
     writer = FakeWriter()
     writer.gate = asyncio.Event()

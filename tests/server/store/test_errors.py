@@ -7,9 +7,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy import exc as sa_exc
 
 from server.store import NameTaken, Store, StoreError, StoreUnavailable, VersionConflict
 from server.store.errors import translate_errors
+from tests.server.fake_pg import FakePostgres
 from tests.server.store.conftest import move, new_game
 
 SQL_WORDS = ("SELECT", "INSERT", "UPDATE", "FROM", "WHERE", "[SQL", "sqlalche.me")
@@ -91,3 +93,51 @@ def test_translation_leaves_other_exceptions_alone() -> None:
         raise KeyError("x")
     with pytest.raises(StoreError, match="mine"), translate_errors():
         raise StoreError("mine")
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "message"),
+    [
+        ("57P03", "the database system is shutting down"),
+        ("57P03", "the database system is starting up"),
+        ("53300", "sorry, too many clients already"),
+    ],
+)
+async def test_a_database_refusing_connections_for_now_is_unavailable(
+    sqlstate: str, message: str
+) -> None:
+    async with FakePostgres() as fake:
+        store = Store.connect(fake.refuse(sqlstate, message).url)
+        try:
+            with pytest.raises(StoreUnavailable) as caught:
+                await store.get_game(1)
+            assert_no_sql(caught.value)
+        finally:
+            await store.close()
+
+
+def _driver_error(sqlstate: str) -> sa_exc.DBAPIError:
+    class DriverError(Exception):
+        pass
+
+    orig = DriverError("detail")
+    orig.sqlstate = sqlstate  # type: ignore[attr-defined]
+    return sa_exc.DBAPIError("SELECT 1", None, orig)
+
+
+@pytest.mark.parametrize("sqlstate", ["57014", "57P01", "40001", "40P01", "08006", "25006"])
+def test_transient_sqlstates_are_unavailable(sqlstate: str) -> None:
+    with pytest.raises(StoreUnavailable), translate_errors():
+        raise _driver_error(sqlstate)
+
+
+@pytest.mark.parametrize("sqlstate", ["42601", "22003", "XX000"])
+def test_other_sqlstates_are_store_errors(sqlstate: str) -> None:
+    with pytest.raises(StoreError) as caught, translate_errors():
+        raise _driver_error(sqlstate)
+    assert not isinstance(caught.value, StoreUnavailable)
+
+
+def test_a_timed_out_statement_is_unavailable() -> None:
+    with pytest.raises(StoreUnavailable), translate_errors():
+        raise TimeoutError

@@ -1,0 +1,97 @@
+"""Plain HTTP on the WebSocket port: health, readiness, metrics, a start page.
+
+Theory of operation
+-------------------
+Every connection to the server's port starts as an HTTP request. One that
+asks to upgrade to a WebSocket (``Upgrade: websocket``) goes on to the
+protocol (``server.connection``); any other GET is answered here, without
+``websockets`` (``server.connection`` turns an ``HttpReply`` into its
+response and is still the only module that imports it):
+
+- ``/healthz``: 200 while the process serves at all (liveness);
+- ``/readyz``: 200 once the database answered within ``timeout`` seconds
+  and its schema is this code's; 503 with a one-line reason otherwise, so a
+  load balancer stops sending players to a node that cannot store a move;
+- ``/metrics``: ``server.metrics`` in Prometheus' text format;
+- ``/``: a short page naming the server and its endpoints;
+- anything else: 404.
+
+The query string is ignored. Nothing here reads the request's body or
+headers beyond the upgrade check, so a probe costs one trip to the database
+(``/readyz``) at most.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from server.metrics import CONTENT_TYPE, Metrics
+from server.store import SchemaStatus, StoreError
+
+__all__ = ["HttpReply", "HttpRoutes"]
+
+TEXT: Final = "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpReply:
+    status: int
+    body: bytes
+    content_type: str = TEXT
+
+
+def _text(status: int, text: str) -> HttpReply:
+    return HttpReply(status, (text + "\n").encode())
+
+
+class HttpRoutes:
+    """Answers the plain-HTTP requests (module docstring)."""
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        schema_status: Callable[[], Awaitable[SchemaStatus]],
+        *,
+        timeout: float,
+        name: str,
+    ) -> None:
+        self.metrics = metrics
+        self._schema_status = schema_status
+        self.timeout = timeout
+        self.name = name
+
+    async def answer(self, path: str) -> HttpReply:
+        """The reply to ``GET path`` (a request that does not ask for a WebSocket)."""
+        path = path.split("?", 1)[0]
+        if path == "/healthz":
+            return _text(200, "ok")
+        if path == "/readyz":
+            return await self.ready()
+        if path == "/metrics":
+            return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
+        if path == "/":
+            return _text(200, self._index())
+        return _text(404, "not found")
+
+    async def ready(self) -> HttpReply:
+        """200 if the database answers in time with a current schema, else 503 and why."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                status = await self._schema_status()
+        except TimeoutError:
+            return _text(503, f"not ready: the database did not answer within {self.timeout:g} s")
+        except StoreError:
+            return _text(503, "not ready: the database is unavailable")
+        if status is not SchemaStatus.CURRENT:
+            return _text(503, f"not ready: the database schema is {status.value}; run --migrate")
+        return _text(200, "ready")
+
+    def _index(self) -> str:
+        return (
+            f"{self.name}\n\n"
+            "This port speaks the Scorpion protocol over WebSocket (subprotocol scorpion.v1);\n"
+            "see protocol/PROTOCOL.md. Plain HTTP: /healthz, /readyz, /metrics."
+        )

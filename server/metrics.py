@@ -1,0 +1,126 @@
+"""The server's Prometheus metrics, one registry per server instance.
+
+Theory of operation
+-------------------
+``Metrics`` owns a private ``CollectorRegistry`` (several servers in one
+process, as in the tests, never share or clash) and the instruments the
+other modules update:
+
+- counted as they happen: connections opened, requests by type, error
+  replies by request type and code (``server.connection``); each group-commit
+  batch size and each action's commit latency (``Store.observe_commits``);
+  event-loop lag (``server.app``'s heartbeat); solver run times by kind
+  (``server.workers``);
+- read when scraped, from the objects that hold them (``watch``): open
+  connections, games in memory, solver searches in flight, bytes queued in
+  every connection's outbox; and the process's own ``process_*`` (CPU,
+  memory, open files), as the Prometheus client reports them.
+
+``render()`` is the text exposition format served at ``/metrics``
+(``server.http``). docs/deploy.md says what each metric means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+__all__ = ["CONTENT_TYPE", "Metrics"]
+
+CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
+_LATENCY_BUCKETS: Final = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)  # fmt: skip
+_BATCH_BUCKETS: Final = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+_LAG_BUCKETS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_SOLVER_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+class Metrics:
+    """Every instrument of one server (module docstring)."""
+
+    def __init__(self) -> None:
+        registry = self.registry = CollectorRegistry()
+        ProcessCollector(registry=registry)  # process_*: CPU, memory, open files
+        self.connections_opened = Counter(
+            "scorpion_connections_opened", "WebSocket connections accepted", registry=registry
+        )
+        self.connections = Gauge(
+            "scorpion_connections", "WebSocket connections open now", registry=registry
+        )
+        self.requests = Counter(
+            "scorpion_requests", "requests answered, by type", ["type"], registry=registry
+        )
+        self.errors = Counter(
+            "scorpion_errors",
+            "error replies, by request type and error code",
+            ["type", "code"],
+            registry=registry,
+        )
+        self.commit_seconds = Histogram(
+            "scorpion_commit_seconds",
+            "time from submitting a write to its durable commit",
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.batch_size = Histogram(
+            "scorpion_commit_batch_size",
+            "writes per group-commit transaction",
+            buckets=_BATCH_BUCKETS,
+            registry=registry,
+        )
+        self.games = Gauge("scorpion_games_in_memory", "live games cached", registry=registry)
+        self.loop_lag = Histogram(
+            "scorpion_event_loop_lag_seconds",
+            "how late the event loop ran a timer that should have fired at once",
+            buckets=_LAG_BUCKETS,
+            registry=registry,
+        )
+        self.solver_pending = Gauge(
+            "scorpion_solver_pending", "solver searches queued or running", registry=registry
+        )
+        self.solver_seconds = Histogram(
+            "scorpion_solver_seconds",
+            "solver run time (hint, lost, easy), including the wait for a worker",
+            ["kind"],
+            buckets=_SOLVER_BUCKETS,
+            registry=registry,
+        )
+        self.outbox_bytes = Gauge(
+            "scorpion_outbox_bytes", "bytes queued for all connections, not yet sent",
+            registry=registry,
+        )  # fmt: skip
+
+    def watch(
+        self,
+        *,
+        connections: Callable[[], float],
+        games: Callable[[], float],
+        solver_pending: Callable[[], float],
+        outbox_bytes: Callable[[], float],
+    ) -> None:
+        """Gauges read at scrape time from the objects that hold the numbers."""
+        self.connections.set_function(connections)
+        self.games.set_function(games)
+        self.solver_pending.set_function(solver_pending)
+        self.outbox_bytes.set_function(outbox_bytes)
+
+    def answered(self, request_type: str, error_code: str | None) -> None:
+        """One request answered, with its error code if it failed."""
+        self.requests.labels(request_type).inc()
+        if error_code is not None:
+            self.errors.labels(request_type, error_code).inc()
+
+    def render(self) -> bytes:
+        """The registry in Prometheus' text exposition format."""
+        return generate_latest(self.registry)

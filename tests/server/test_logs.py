@@ -1,0 +1,129 @@
+"""The log during a database outage: bounded, one JSON object per line, never SQL."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import aiosqlite
+import pytest
+from sqlalchemy import event
+
+from server.logs import RateLimit, describe_exception, make_handler
+from server.store import StoreError
+from server.store.errors import translate_errors
+from tests.server.conftest import Running
+
+FORBIDDEN = ("SELECT", "INSERT", "UPDATE", "[SQL", "parameters", "sqlalche.me", "secret-token")
+
+
+class Outage:
+    """Every statement fails the way a dying disk makes SQLite fail.
+
+    Both paths to SQLite break: SQLAlchemy's cursors (an engine event) and the
+    store's direct ``execute_fetchall`` on the aiosqlite connection.
+    """
+
+    def __init__(self, engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.engine = engine.sync_engine
+        self.patch = monkeypatch
+
+    def __enter__(self) -> Outage:
+        event.listen(self.engine, "before_cursor_execute", self._fail)
+        self.patch.setattr(aiosqlite.Connection, "execute_fetchall", self._fail_async)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._fail)
+        self.patch.undo()
+
+    @staticmethod
+    def _fail(*_: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    @staticmethod
+    async def _fail_async(*_: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+
+@pytest.fixture
+def json_log() -> Iterator[tuple[io.StringIO, RateLimit]]:
+    stream = io.StringIO()
+    handler, limiter = make_handler("json", stream, window=0.5)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield stream, limiter
+    root.removeHandler(handler)
+    root.setLevel(old_level)
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_an_outage_logs_a_few_sql_free_lines(
+    server: Running, json_log: tuple[io.StringIO, RateLimit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream, limiter = json_log
+    players = [await server.player(f"p{n}") for n in range(10)]
+    games = [(await p.request("new_game", level="hard", deal=n + 1))["game"] for n, p in
+             enumerate(players)]  # fmt: skip
+    assert server.server.store is not None
+    with Outage(server.server.store._engine, monkeypatch):
+        replies = await asyncio.gather(
+            *(
+                p.request("deal", game=g, v=0)
+                for _ in range(10)
+                for p, g in zip(players, games, strict=True)
+            )
+        )
+        assert {r.get("code") for r in replies} == {"unavailable"}, [
+            r for r in replies if r.get("code") != "unavailable"
+        ][:3]
+        await asyncio.sleep(0.6)  # the rate limit's window ends
+        limiter.flush()
+    assert (await players[0].request("deal", game=games[0], v=0))["v"] == 1  # recovered
+    lines = stream.getvalue().splitlines()
+    entries = [json.loads(line) for line in lines]  # every line one object
+    assert len(lines) <= 20, lines  # 100 failed requests
+    assert not [line for line in lines if any(word in line for word in FORBIDDEN)], lines
+    failures = [e for e in entries if e["message"].startswith("store unavailable for deal")]
+    assert failures and "OperationalError" in failures[0]["error"]
+    assert {"time", "level", "logger", "message", "connection", "game"} <= failures[0].keys()
+    assert any(e.get("repeated", 0) > 0 for e in failures), failures
+
+
+def test_a_bug_with_a_database_cause_logs_frames_without_sql() -> None:
+    try:
+        with translate_errors():
+            raise sa_statement_error()
+    except StoreError as exc:
+        rendered = describe_exception(exc, stack=True)
+    assert "StoreError: the database reported an error" in rendered
+    assert "ProgrammingError" in rendered and ".py:" in rendered
+    assert not [word for word in FORBIDDEN if word in rendered], rendered
+
+
+def sa_statement_error() -> Exception:
+    from sqlalchemy import exc as sa_exc
+
+    return sa_exc.ProgrammingError(
+        "UPDATE players SET token = :t", {"t": "secret-token"}, Exception("syntax")
+    )
+
+
+def test_repeats_are_counted_and_reported_once_per_window() -> None:
+    now = [0.0]
+    out: list[logging.LogRecord] = []
+    limiter = RateLimit(out.append, window=10, clock=lambda: now[0])
+    record = logging.makeLogRecord({"name": "x", "levelno": logging.WARNING, "msg": "down"})
+    passed = [limiter.filter(record) for _ in range(5)]
+    assert passed == [True, False, False, False, False]
+    now[0] = 11
+    limiter.flush()
+    assert [r.getMessage() for r in out] == ["down (repeated 4 more times)"]
+    assert limiter.filter(record) is True  # a new window

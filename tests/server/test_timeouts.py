@@ -1,0 +1,138 @@
+"""A database that hangs: requests answer unavailable within the timeout, and retries tell.
+
+What a client sees (docs/deploy.md): ``unavailable`` within about the
+database timeout; the action was not applied, or, if the database committed
+it just as the timeout struck, the retry (same id, same ``v``) returns the
+original ack. Either way a retry after the database is back gives one
+action, never two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from server.app import ScorpionServer, migrate
+from server.config import Settings
+from tests.server.client import Client
+from tests.server.conftest import quiet_settings
+from tests.server.fake_pg import FakePostgres, FreezableProxy
+from tests.server.http_get import http_get
+from tests.server.store.conftest import PG_VARIABLE
+
+
+async def start(settings: Settings) -> tuple[ScorpionServer, Client, int]:
+    server = ScorpionServer(settings)
+    await server.start()
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}/")
+    await client.register("ida")
+    game = (await client.request("new_game", level="hard", deal=1))["game"]
+    return server, client, int(game)
+
+
+async def test_a_locked_sqlite_database_answers_unavailable_then_the_retry_applies(
+    tmp_path: Path,
+) -> None:
+    server, ida, game = await start(quiet_settings(tmp_path, db_timeout_ms=300))
+    try:
+        locker = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
+        locker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        started = time.monotonic()
+        reply = await ida.request("deal", id_="d1", game=game, v=0)
+        assert reply["code"] == "unavailable", reply
+        assert time.monotonic() - started < 5
+        locker.execute("ROLLBACK")
+        locker.close()
+        again = await ida.request("deal", id_="d1", game=game, v=0)
+        assert (again["type"], again["v"]) == ("ack", 1)
+        assert (await ida.request("deal", id_="d1", game=game, v=0))["v"] == 1  # same ack
+    finally:
+        await ida.close()
+        await server.stop()
+
+
+@pytest.fixture
+def pg_url(server_postgres_url: str | None) -> str:
+    if server_postgres_url is None:
+        pytest.skip(f"needs {PG_VARIABLE}")
+    return server_postgres_url
+
+
+async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
+    tmp_path: Path, pg_url: str
+) -> None:
+    from tests.server.store.conftest import _admin
+
+    await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    direct = quiet_settings(tmp_path, database_url=pg_url)
+    await migrate(direct)
+    real = make_url(pg_url)
+    async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
+        url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        settings = dataclasses.replace(direct, database_url=url, db_timeout_ms=500)
+        server, ida, game = await start(settings)
+        try:
+            proxy.freeze()
+            started = time.monotonic()
+            reply = await ida.request("deal", id_="d1", game=game, v=0)
+            assert reply["code"] == "unavailable", reply
+            assert time.monotonic() - started < 8
+            status, _, body = await http_get(server.port, "/readyz")
+            assert status == 503, body
+            proxy.thaw()
+            for _ in range(50):  # the pool replaces its timed-out connections
+                again = await ida.request("deal", id_="d1", game=game, v=0)
+                if again["type"] == "ack":
+                    break
+                await asyncio.sleep(0.1)
+            assert (again["type"], again["v"]) == ("ack", 1)
+            assert server.store is not None
+            assert len(await server.store.load_actions(game)) == 1
+        finally:
+            proxy.thaw()
+            await ida.close()
+            await server.stop()
+
+
+async def test_a_server_that_never_answers_the_connect_is_unavailable_in_time() -> None:
+    from server.store import Store, StoreUnavailable
+
+    async with FakePostgres() as fake:
+        store = Store.connect(fake.hang().url, timeout=0.3)
+        try:
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                await store.get_game(1)
+            assert time.monotonic() - started < 3
+        finally:
+            await store.close()
+
+
+async def test_a_postgresql_shutting_down_answers_unavailable_not_internal(
+    tmp_path: Path, pg_url: str
+) -> None:
+    from tests.server.store.conftest import _admin
+
+    await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    direct = quiet_settings(tmp_path, database_url=pg_url)
+    await migrate(direct)
+    real = make_url(pg_url)
+    async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
+        url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        server, ida, game = await start(dataclasses.replace(direct, database_url=url))
+        try:
+            proxy.shut_down()
+            replies = [await ida.request("deal", id_="d1", game=game, v=0) for _ in range(5)]
+            assert [r.get("code") for r in replies] == ["unavailable"] * 5, replies
+            proxy.reopen()
+            again = await ida.request("deal", id_="d1", game=game, v=0)
+            assert (again["type"], again["v"]) == ("ack", 1)
+        finally:
+            await ida.close()
+            await server.stop()
