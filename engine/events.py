@@ -52,15 +52,19 @@ class Moved:
     src: int
     dst: int
     count: int
+    index: int | None = None  # dst == 0: the 1-based reserve position the card returns to
 
     def to_dict(self) -> EventDict:
-        return {
+        event: EventDict = {
             "type": "moved",
             "card": card_str(self.card),
             "from": _where(self.src),
             "to": _where(self.dst),
             "count": self.count,
         }
+        if self.index is not None:
+            event["index"] = self.index
+        return event
 
 
 @dataclass(frozen=True, slots=True)

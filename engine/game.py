@@ -309,5 +309,6 @@ class Game:
             events.append(Unflipped(src + 1))
         state = self.state
         card = state.reserve[index] if src < 0 else state.cols[src][index]
-        events.append(Moved(card, dst + 1, src + 1, count))
+        back_to_reserve = index + 1 if src < 0 else None  # the reserve keeps its order (R5)
+        events.append(Moved(card, dst + 1, src + 1, count, back_to_reserve))
         return events

@@ -64,6 +64,13 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field("from", _PLACE, "Source column, or `reserve`."),
         Field("to", _PLACE, "Destination column (`reserve` only when an undo puts it back)."),
         Field("count", Int(1), "How many cards moved."),
+        Field(
+            "index",
+            Int(1),
+            "With `to: \"reserve\"`: the card's 1-based place in the reserve, where the "
+            "undone move took it from (the cards after it move one place on).",
+            required=False,
+        ),
     ),
     _event(
         "flipped",

@@ -47,6 +47,7 @@ from server.hub import Hub
 from server.logs import configure_logging
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
+from server.sqlite_lock import SqliteInUse, SqliteLock
 from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
 from server.workers import SolverPool
@@ -131,6 +132,7 @@ class ScorpionServer:
         self.finder: EasyDealFinder | None = None
         self.metrics = Metrics()
         self._listener: Listener | None = None
+        self._sqlite_lock: SqliteLock | None = None
         self._heartbeat: asyncio.Task[None] | None = None
 
     @property
@@ -140,6 +142,17 @@ class ScorpionServer:
 
     async def start(self) -> None:
         settings = self.settings
+        if settings.is_sqlite:
+            self._sqlite_lock = SqliteLock(settings.store_url)
+            self._sqlite_lock.acquire()  # before anything else: one server per file
+        try:
+            await self._start(settings)
+        except BaseException:
+            if self._sqlite_lock is not None:
+                self._sqlite_lock.release()
+            raise
+
+    async def _start(self, settings: Settings) -> None:
         self.store = await prepare_store(settings)
         metrics = self.metrics
         self.store.observe_commits(metrics.batch_size.observe, metrics.commit_seconds.observe)
@@ -220,6 +233,9 @@ class ScorpionServer:
             self.solver.close()
         if self.store is not None:
             await self.store.close()
+        if self._sqlite_lock is not None:
+            self._sqlite_lock.release()
+            self._sqlite_lock = None
         log.info("stopped")
 
 
@@ -283,6 +299,9 @@ def _serve_or_migrate(settings: Settings) -> int:
     except StoreUnavailable as exc:
         print(f"scorpion-server: cannot use the database: {exc}", file=sys.stderr)
         return 1
+    except SqliteInUse as exc:
+        print(f"scorpion-server: {exc}", file=sys.stderr)
+        return 2
     except (ListenError, OSError) as exc:
         print(f"scorpion-server: {exc}", file=sys.stderr)
         return 1

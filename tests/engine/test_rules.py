@@ -203,6 +203,23 @@ def test_reserve_card_plays_like_a_one_card_group() -> None:
     assert game.state.reserve == [parse_card("KD")]
 
 
+def test_undoing_a_reserve_move_says_where_the_card_returns() -> None:
+    game = custom_game("three-blind-mice", ["9C", "5H", "", "4H"], reserve="8C KD 7S")
+    game.move("8C")  # from the reserve's first place
+    undone = game.undo()
+    back = next(e for e in undone if isinstance(e, Moved))
+    assert back.to_dict() == {
+        "type": "moved", "card": "8C", "from": 1, "to": "reserve", "count": 1, "index": 1
+    }  # fmt: skip
+    assert game.state.reserve == [parse_card(c) for c in ("8C", "KD", "7S")]
+    game.move("KD", 3)  # from the middle
+    back = next(e for e in game.undo() if isinstance(e, Moved))
+    assert back.to_dict()["index"] == 2
+    game.move("4H", 2)  # between columns: no index
+    back = next(e for e in game.undo() if isinstance(e, Moved))
+    assert "index" not in back.to_dict()
+
+
 def test_relaxed_builds_on_any_suit() -> None:
     game = custom_game("relaxed", ["9C", "8H"])
     game.move("8H", 1)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from server.app import main, prepare_store
+from server.app import ScorpionServer, main, prepare_store
 from server.config import Settings, load_settings
+from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus
+from tests.server.conftest import quiet_settings
 from tests.server.store.conftest import _admin, run_isolated
 from tests.server.store.test_errors import aiosqlite_threads_stopped
 
@@ -128,3 +132,39 @@ def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
         assert main([*argv, "--easy-pool", "0"]) == 1
     last = capsys.readouterr().err.splitlines()[-1]  # after the start-up log
     assert last.startswith(f"scorpion-server: cannot listen on 127.0.0.1:{port}: ")
+
+
+async def test_a_second_server_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
+    settings = quiet_settings(tmp_path)
+    first = ScorpionServer(settings)
+    await first.start()
+    try:
+        with pytest.raises(SqliteInUse, match=r"already serves .*scorpion\.db"):
+            await ScorpionServer(settings).start()
+    finally:
+        await first.stop()
+    again = ScorpionServer(settings)  # the lock went with the first server
+    await again.start()
+    await again.stop()
+
+
+def test_a_second_server_process_on_one_sqlite_file_exits_with_one_line(tmp_path: Path) -> None:
+    argv = ["--data-dir", str(tmp_path), "--port", "0", "--workers", "1", "--easy-pool", "0"]
+    first = subprocess.Popen([sys.executable, "-m", "server", *argv], stderr=subprocess.PIPE)
+    try:
+        assert first.stderr is not None
+        while b"serving on" not in first.stderr.readline():
+            assert first.poll() is None, "the first server did not start"
+        second = subprocess.run(
+            [sys.executable, "-m", "server", *argv], capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 2
+        assert second.stderr.splitlines()[-1].startswith(
+            "scorpion-server: another scorpion-server already serves "
+        )
+        assert "Traceback" not in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+        if first.stderr is not None:
+            first.stderr.close()

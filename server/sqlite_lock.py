@@ -1,0 +1,59 @@
+"""One server process per SQLite file.
+
+Why: SQLite has no change notifications (``server.store.notify`` needs
+PostgreSQL), so a second server on the same file would serve its own cached
+games and never hear the first one's moves: two devices would silently see
+two different games. Several nodes need PostgreSQL; on SQLite, one process.
+
+How: the server holds an exclusive ``flock`` on ``<database>.lock`` beside
+the file for as long as it runs. A second process asking for it is refused at
+once (``SqliteInUse``, one line at start-up, exit 2). The operating system
+drops the lock when the holder exits in any way, SIGKILL included, so a crash
+never leaves a stale lock behind. ``--migrate`` and other tools do not take
+it: they do not cache games.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+__all__ = ["SqliteInUse", "SqliteLock"]
+
+
+class SqliteInUse(Exception):
+    """Another server process already serves this SQLite file."""
+
+
+class SqliteLock:
+    """An exclusive lock on one SQLite database file, held until ``release()``."""
+
+    def __init__(self, url: str) -> None:
+        database = make_url(url).database
+        self.path = None if not database or database == ":memory:" else Path(database)
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        if self.path is None or self._fd is not None:
+            return
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SqliteInUse(
+                f"another scorpion-server already serves {self.path} "
+                f"(one process per SQLite file; several nodes need PostgreSQL)"
+            ) from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
