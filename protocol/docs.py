@@ -82,7 +82,7 @@ def _message(spec: MessageSpec) -> str:
         notes = f"Replies: {_links('reply', spec.replies)}, or [`error`](#reply-error)"
         if spec.errors:
             notes += " (" + ", ".join(f"`{code}`" for code in spec.errors) + ")"
-        parts.append(notes + ".")
+        parts.append(notes + "; and those [any request](#any-request) may get.")
     parts += [_example(example) for example in spec.examples]
     return "\n\n".join(parts)
 

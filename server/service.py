@@ -93,8 +93,9 @@ from server.workers import SolverPool
 __all__ = ["SERVER_NAME", "GameService", "Session"]
 
 SERVER_NAME = "scorpion-server 0.1.0"
-NEW_GAME_ATTEMPTS = 8
-"""How often ``new_game`` tries to abandon a game that other devices keep changing."""
+CONFLICT_ATTEMPTS = 8
+"""How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
+against a game that other nodes keep changing before it answers ``unavailable``."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
 
@@ -536,10 +537,10 @@ class GameService:
         Abandoning writes at the old game's stored version; when another device changed
         it meanwhile (on another node) the write is refused, the old game catches up
         from the log and the abandonment is tried again: ``new_game`` never answers
-        ``stale``, and only ``NEW_GAME_ATTEMPTS`` refusals in a row (a device acting
+        ``stale``, and only ``CONFLICT_ATTEMPTS`` refusals in a row (a device acting
         faster than a database round trip) give ``unavailable``.
         """
-        for _attempt in range(NEW_GAME_ATTEMPTS):
+        for _attempt in range(CONFLICT_ATTEMPTS):
             unfinished = await self.store.unfinished_games(player.id)
             if not unfinished:
                 try:
@@ -742,8 +743,28 @@ class GameService:
         row = stats_row(rows[0])
         return [build.with_stats(e, row) if e.get("type") == "won" else e for e in events]
 
+    async def _unversioned(
+        self, session: Session, request: Request, once: Callable[[LiveGame], Awaitable[Reply]]
+    ) -> Reply:
+        """Run ``once`` for a request without ``v`` (hint, resign) until a write lands.
+
+        Such a request means "whatever the version": when another node's write at the
+        same version refuses ours, catch up and try again rather than answer ``stale``.
+        """
+        for _attempt in range(CONFLICT_ATTEMPTS):
+            live = await self._owned(session, request)
+            try:
+                return await once(live)
+            except VersionConflict:
+                await self._catch_up(live)
+        raise StoreUnavailable("the game keeps changing; retry")
+
     async def _hint(self, session: Session, request: Request) -> Reply:
-        live = await self._owned(session, request)
+        return await self._unversioned(
+            session, request, lambda live: self._hint_once(live, request)
+        )
+
+    async def _hint_once(self, live: LiveGame, request: Request) -> Reply:
         async with live.lock:
             self._check_fresh(live)
             t = self._play_time(live)
@@ -762,7 +783,11 @@ class GameService:
             )
 
     async def _resign(self, session: Session, request: Request) -> Reply:
-        live = await self._owned(session, request)
+        return await self._unversioned(
+            session, request, lambda live: self._resign_once(live, request)
+        )
+
+    async def _resign_once(self, live: LiveGame, request: Request) -> Reply:
         async with live.lock:
             self._check_fresh(live)
             t = self._play_time(live)

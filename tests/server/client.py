@@ -44,6 +44,14 @@ class Client:
         return cls(ws)
 
     async def _read(self) -> None:
+        try:
+            await self._read_frames()
+        finally:  # a request whose reply can no longer come fails at once
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ConnectionResetError("the connection closed"))
+
+    async def _read_frames(self) -> None:
         with contextlib.suppress(ConnectionClosed):
             async for frame in self.ws:
                 assert isinstance(frame, bytes), "the server sends binary frames only"
