@@ -41,6 +41,9 @@ def public_view(game: Game, t: int | None = None) -> dict[str, Any]:
         "undo_depth": game.undo_depth,
         "won": finished,
         "stuck": game.stuck,
+        "status": "won" if finished else "active",
+        "scoring": game.rules.scoring,
+        "earned": game.earned,
     }
     return view
 

@@ -184,9 +184,9 @@ def snapshot(view: Mapping[str, Any]) -> Message:
     return {"type": "snapshot", "view": dict(view)}
 
 
-def game_lost(reason: str) -> Message:
-    """``reason``: ``resigned`` or ``abandoned`` (R17)."""
-    return _compose(EVENTS["game_lost"].shape, type="game_lost", reason=reason)
+def game_lost(reason: str, deal: int) -> Message:
+    """``reason``: ``resigned`` or ``abandoned`` (R17); ``deal``: the game's deal number."""
+    return _compose(EVENTS["game_lost"].shape, type="game_lost", reason=reason, deal=deal)
 
 
 def with_stats(won: Mapping[str, Any], stats: Mapping[str, Any]) -> Message:

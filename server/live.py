@@ -67,7 +67,7 @@ class LiveGame:
         batches = [event_dicts(game.play(to_action(each))) for each in actions]
         live = cls(record, game, batches)
         if record.status is GameStatus.LOST and record.lost_reason:
-            live.batches.append([build.game_lost(record.lost_reason)])
+            live.batches.append([build.game_lost(record.lost_reason, record.deal)])
         return live
 
     # -- reading --------------------------------------------------------------
@@ -91,7 +91,12 @@ class LiveGame:
         return self.log_version + (self.status is GameStatus.LOST)
 
     def view(self) -> dict[str, Any]:
-        return public_view(self.game, self.clock.now_ms())
+        """The engine's view with what only the server knows: a lost game is ``lost``,
+        and its deal number (withheld on easy while unfinished) is shown."""
+        view = public_view(self.game, self.clock.now_ms())
+        if self.status is GameStatus.LOST:
+            view.update(status=GameStatus.LOST.value, deal=self.record.deal)
+        return view
 
     def progress(self, t: int, game: Game | None = None) -> Progress:
         """The counters of ``game`` (default: this one) at play time ``t``, for a write."""

@@ -31,11 +31,15 @@ SAMPLES: dict[type, engine_events.Event] = {
     engine_events.SuitRemoved: engine_events.SuitRemoved(suit=3, column=1, slot=4),
     engine_events.SuitRestored: engine_events.SuitRestored(suit=0, column=7, slot=1),
     engine_events.Undone: engine_events.Undone(action="deal"),
-    engine_events.Restarted: engine_events.Restarted(),
+    engine_events.Restarted: engine_events.Restarted(
+        columns=((3, (0, 13)), (0, ())), stock=3, reserve=(7,)
+    ),
     engine_events.Hinted: engine_events.Hinted(action="move", card=12, to=10),
-    engine_events.Score: engine_events.Score(score=0, moves=0, undos=0, hints=0),
+    engine_events.Score: engine_events.Score(
+        score=0, moves=0, undos=0, hints=0, earned=0, undo_depth=0, stuck=False
+    ),
     engine_events.Won: engine_events.Won(
-        moves=1, time_ms=0, score=600010, suits=4, hints=0, undos=0
+        moves=1, time_ms=0, score=600010, suits=4, hints=0, undos=0, deal=7
     ),
     engine_events.Stuck: engine_events.Stuck(),
 }
