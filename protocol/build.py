@@ -226,9 +226,20 @@ def game(
     return _server("game", re=re, game=game, v=v, view=view, lost=lost)
 
 
-def catch_up(re: RequestId, *, game: int, v: int, events: Sequence[Mapping[str, Any]]) -> Message:
-    """``events``: one ``batch(v, events)`` per version after the client's ``since``."""
-    return _server("catch_up", re=re, game=game, v=v, events=list(events))
+def catch_up(
+    re: RequestId,
+    *,
+    game: int,
+    v: int,
+    events: Sequence[Mapping[str, Any]],
+    time_ms: int,
+    running: bool,
+) -> Message:
+    """``events``: one ``batch(v, events)`` per version after the client's ``since``;
+    ``time_ms`` and ``running``: the game's clock now."""
+    return _server(
+        "catch_up", re=re, game=game, v=v, events=list(events), time_ms=time_ms, running=running
+    )
 
 
 def ack(re: RequestId, *, game: int, v: int) -> Message:

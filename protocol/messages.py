@@ -25,7 +25,7 @@ from protocol.constants import (
 )
 from protocol.errors import ERROR_CODES
 from protocol.events import EVENT, EVENT_BATCH
-from protocol.fields import AnyOf, Choice, Field, Int, ListOf, Null, Obj, Str
+from protocol.fields import AnyOf, Bool, Choice, Field, Int, ListOf, Null, Obj, Str
 from protocol.replay import REPLAY
 from protocol.shapes import (
     CARD,
@@ -37,6 +37,7 @@ from protocol.shapes import (
     GAME_SUMMARY,
     LEVEL,
     LOCALE,
+    MILLISECONDS,
     NAME,
     PLAYER,
     REQUEST_ID,
@@ -398,11 +399,15 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "game": 42,
             "v": 2,
             "events": [{"v": 2, "events": [_MOVED, _SCORE]}],
+            "time_ms": 5300,
+            "running": False,
         },
     )(
         _game(),
         _v("The game's current version."),
         Field("events", ListOf(Obj(EVENT_BATCH)), "One batch per version after `since`."),
+        Field("time_ms", MILLISECONDS, "The play time now (batches hold no `clock` events)."),
+        Field("running", Bool(), "Whether play time is counting now (section 6)."),
     ),
     _reply(
         "ack",

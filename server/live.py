@@ -90,10 +90,14 @@ class LiveGame:
         """The wire version: the log, plus one once resigned or abandoned."""
         return self.log_version + (self.status is GameStatus.LOST)
 
+    def play_time(self) -> int:
+        """The play time a view shows now: a won game's stops at the win."""
+        return self.game.time if self.game.won else self.clock.now_ms()
+
     def view(self) -> dict[str, Any]:
         """The engine's view with what only the server knows: a lost game is ``lost``,
         and its deal number (withheld on easy while unfinished) is shown."""
-        view = public_view(self.game, self.clock.now_ms())
+        view = public_view(self.game, self.clock.now_ms(), running=self.clock.running)
         if self.status is GameStatus.LOST:
             view.update(status=GameStatus.LOST.value, deal=self.record.deal)
         return view

@@ -645,7 +645,14 @@ class GameService:
         if since is None or history is None:
             return build.game(re, game=live.id, v=live.version, view=live.view())
         batches = [build.batch(v, events) for v, events in enumerate(history, since + 1)]
-        reply = build.catch_up(re, game=live.id, v=live.version, events=batches)
+        reply = build.catch_up(
+            re,
+            game=live.id,
+            v=live.version,
+            events=batches,
+            time_ms=live.play_time(),
+            running=live.clock.running,
+        )
         if len(encode(reply)) > MAX_SERVER_FRAME_BYTES:  # too long a history for one frame
             return build.game(re, game=live.id, v=live.version, view=live.view())
         return reply
@@ -680,8 +687,7 @@ class GameService:
             live.clock.stop()
             self._save_time(live)
         # A won game's play time is the win's (the view's), not when its clock stopped.
-        t = live.game.time if live.game.won else live.clock.now_ms()
-        event = build.clock(running=should_run, time_ms=t)
+        event = build.clock(running=should_run, time_ms=live.play_time())
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _save_time(self, live: LiveGame) -> None:

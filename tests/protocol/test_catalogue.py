@@ -198,7 +198,8 @@ def test_reply_builders() -> None:
 def test_catch_up_and_events_builders() -> None:
     pushed = example(PUSHES["events"])
     assert build.events(game=42, v=2, events=pushed["events"]) == pushed
-    caught_up = build.catch_up(6, game=42, v=2, events=[build.batch(2, pushed["events"])])
+    batches = [build.batch(2, pushed["events"])]
+    caught_up = build.catch_up(6, game=42, v=2, events=batches, time_ms=5300, running=False)
     assert caught_up == example(REPLIES["catch_up"])
     clock = build.events(game=42, v=2, events=[build.clock(running=True, time_ms=5300)])
     assert clock == example(PUSHES["events"], 1)
