@@ -119,7 +119,11 @@ def _limits() -> str:
             f"more than {constants.ABUSE_LIMIT} `bad_request` errors within "
             f"{constants.ABUSE_WINDOW_SECONDS:g} s on one connection close it with 1008",
         ),
-        ("request `id`", f"an int, or a string of 1..{constants.MAX_ID_CHARS} characters"),
+        (
+            "request `id`",
+            f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
+            "characters",
+        ),
         ("player name", f"1..{constants.MAX_NAME_CHARS} printable characters"),
         ("`client` in hello", f"1..{constants.MAX_CLIENT_CHARS} characters"),
         ("`card`", f"1..{constants.MAX_CARD_CHARS} characters"),

@@ -98,7 +98,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "hello",
         "The first request on every connection: states the protocol version, the client "
-        "and its language, and (with a token) who the player is.",
+        "and its language, and (with a token) who the player is. Once the connection acts as "
+        "a player, only a hello with that player's token is answered (section 3).",
         ("welcome",),
         ("unsupported_version", "unauthenticated", "already_signed_in"),
         {"type": "hello", "id": 1, "protocol": 1, "client": "scorpion-cli/0.1", "locale": "en"},
@@ -119,7 +120,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "register",
         "Creates a player, makes this connection act as it, and returns its token. "
-        "The token is shown once: keep it to say hello as this player later.",
+        "The token is shown once: keep it to say hello as this player later. A connection "
+        "that already acts as a player cannot register (section 3).",
         ("registered",),
         ("duplicate_name", "already_signed_in"),
         {"type": "register", "id": 2, "name": "ada"},
