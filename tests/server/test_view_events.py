@@ -10,10 +10,6 @@ play time passing on a fake clock. Whenever the test asks for a fresh snapshot,
 the board built from the snapshots and pushes this connection received must
 equal it exactly, play time and timed score included.
 
-One thing the events do not yet say: where an undo puts a card back into the
-three-blind-mice reserve (a ``moved`` event to ``reserve`` carries no index);
-until one does, the board compares that reserve's cards, not their order.
-
 The service runs with a real SQLite store and solver pool; the only stand-in
 is the clock's time source (so that "now" is the same for server and client).
 """
@@ -62,9 +58,6 @@ class Board:
     now_ms: int  # the client's clock when the view or the last clock event arrived
     base_ms: int = 0
     running: bool = False
-    # An undo put a card back into the three-blind-mice reserve with no `index`:
-    # where it went is not said, so only the reserve's cards can be compared.
-    reserve_unordered: bool = False
 
     def __post_init__(self) -> None:
         self.view = copy.deepcopy(self.view)
@@ -86,13 +79,7 @@ class Board:
 
     def same(self, now_ms: int, view: Message) -> bool:
         """Whether the board shows ``view`` at ``now_ms``."""
-        mine = self.at(now_ms)
-        if self.reserve_unordered:
-            mine["reserve"], view = (
-                sorted(mine["reserve"]),
-                {**view, "reserve": sorted(view["reserve"])},
-            )
-        return mine == view
+        return self.at(now_ms) == view
 
     def at(self, now_ms: int) -> Message:
         """The view as the client shows it at ``now_ms`` (section 6)."""
@@ -121,8 +108,7 @@ class Board:
             del column[len(column) - count :]
         assert moving[0] == event["card"]
         if target == "reserve":
-            self.reserve_unordered = self.reserve_unordered or "index" not in event
-            self.view["reserve"].insert(event.get("index", len(self.view["reserve"])), *moving)
+            self.view["reserve"].insert(event["index"] - 1, event["card"])  # 1-based
         else:
             self._column(target).extend(moving)
 
@@ -183,7 +169,6 @@ class Board:
     def _snapshot(self, event: Message, now_ms: int) -> None:
         self.view = copy.deepcopy(event["view"])
         self.set_clock(self.view["time_ms"], self.view["running"], now_ms)
-        self.reserve_unordered = False
 
     def _clock(self, event: Message, now_ms: int) -> None:
         self.set_clock(event["time_ms"], event["running"], now_ms)
