@@ -9,7 +9,7 @@ A played action yields its own events (``moved``/``dealt``, then ``flipped`` and
 ``suit_removed`` as they happen), then ``score``, then ``won`` or ``stuck`` when
 they apply. An undo yields ``undone`` followed by the inverse events in reverse
 order (``suit_restored``, ``unflipped``, ``moved`` back, ``undealt``). A restart
-yields ``restarted``: the position is the deal again. Face-down cards appear in
+yields ``restarted`` with the deal's visible position, then ``score``. Face-down cards appear in
 no event; ``flipped`` reveals a card as it turns face up.
 """
 
@@ -150,8 +150,26 @@ class Undone:
 
 @dataclass(frozen=True, slots=True)
 class Restarted:
+    """The game went back to its deal (R19): the deal's position as a player sees it.
+
+    ``columns`` holds, per column, the face-down count and the face-up cards; the
+    cards named were face up at the deal, so nothing hidden is revealed.
+    """
+
+    columns: tuple[tuple[int, tuple[int, ...]], ...]
+    stock: int
+    reserve: tuple[int, ...]
+
     def to_dict(self) -> EventDict:
-        return {"type": "restarted"}
+        return {
+            "type": "restarted",
+            "columns": [
+                {"down": down, "cards": [card_str(card) for card in cards]}
+                for down, cards in self.columns
+            ],
+            "stock": self.stock,
+            "reserve": [card_str(card) for card in self.reserve],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,12 +190,20 @@ class Hinted:
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """Score and counters after an action, at the action's play time."""
+    """Score and counters after an action, at the action's play time.
+
+    ``earned`` is what the played actions earned (R23, R24): under timed
+    scoring the score at a later play time follows from it; ``undo_depth``
+    and ``stuck`` are the position's state after the action.
+    """
 
     score: int
     moves: int
     undos: int
     hints: int
+    earned: int
+    undo_depth: int
+    stuck: bool
 
     def to_dict(self) -> EventDict:
         return {
@@ -186,12 +212,15 @@ class Score:
             "moves": self.moves,
             "undos": self.undos,
             "hints": self.hints,
+            "earned": self.earned,
+            "undo_depth": self.undo_depth,
+            "stuck": self.stuck,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Won:
-    """The game is won (R15); its results."""
+    """The game is won (R15); its results and its deal number (now shown on every level)."""
 
     moves: int
     time_ms: int
@@ -199,6 +228,7 @@ class Won:
     suits: int
     hints: int
     undos: int
+    deal: int
 
     def to_dict(self) -> EventDict:
         return {
@@ -209,6 +239,7 @@ class Won:
             "suits": self.suits,
             "hints": self.hints,
             "undos": self.undos,
+            "deal": self.deal,
         }
 
 

@@ -220,7 +220,7 @@ class Game:
         self.undos += 1
         if self.rules.scoring == "timed":
             self.moves += 1
-        return self._after(Action("restart", t=when), [Restarted()])
+        return self._after(Action("restart", t=when), [self._restarted()])
 
     def hint(self, t: int | None = None, suggestion: Hinted | None = None) -> list[Event]:
         """Record a hint request (R20) and name one move for the position.
@@ -273,16 +273,26 @@ class Game:
         """Log the action and add the score, won and stuck events."""
         self.time = action.t
         self.actions.append(action)
-        events.append(Score(self.score(), self.moves, self.undos, self.hints))
+        if action.type != "hint":  # a hint leaves the position as it was
+            self.stuck = not self.won and moves.is_stuck(self.state, self.rules)
+        events.append(
+            Score(
+                self.score(),
+                self.moves,
+                self.undos,
+                self.hints,
+                self.earned,
+                self.undo_depth,
+                self.stuck,
+            )
+        )
         if self.won:
             events.append(Won(*self._won_results()))
-        elif action.type != "hint":  # a hint leaves the position as it was
-            self.stuck = moves.is_stuck(self.state, self.rules)
-            if self.stuck:
-                events.append(Stuck())
+        elif self.stuck and action.type != "hint":
+            events.append(Stuck())
         return events
 
-    def _won_results(self) -> tuple[int, int, int, int, int, int]:
+    def _won_results(self) -> tuple[int, int, int, int, int, int, int]:
         return (
             self.moves,
             self.time,
@@ -290,7 +300,15 @@ class Game:
             len(self.state.found),
             self.hints,
             self.undos,
+            self.deal_number,
         )
+
+    def _restarted(self) -> Restarted:
+        state = self.state
+        columns = tuple(
+            (down, tuple(col[down:])) for col, down in zip(state.cols, state.down, strict=True)
+        )
+        return Restarted(columns, len(state.stock), tuple(state.reserve))
 
     def _undo_events(self, record: Record, found_before: list[int]) -> list[Event]:
         """The inverse events of ``record``, read after it was undone."""

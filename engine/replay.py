@@ -1,4 +1,4 @@
-"""Replay documents (shared replay format, version 1; see docs/replay-format.md).
+"""Replay documents (shared replay format, version 1; see protocol/PROTOCOL.md section 14).
 
 - ``export_replay(game)``: the document of a game's accepted actions.
 - ``parse_replay(doc)``: the checked reader; anything that is not a replay

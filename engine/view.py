@@ -18,8 +18,12 @@ from engine.state import State
 __all__ = ["full_layout", "public_view"]
 
 
-def public_view(game: Game, t: int | None = None) -> dict[str, Any]:
-    """The position and record as a player sees them, at play time ``t``."""
+def public_view(game: Game, t: int | None = None, *, running: bool = False) -> dict[str, Any]:
+    """The position and record as a player sees them, at play time ``t``.
+
+    ``running`` says whether the caller's clock is counting play time (the
+    engine keeps none, R22): a client adds the time since to ``time_ms``.
+    """
     state = game.state
     results = game.results(t)
     finished = game.won
@@ -38,9 +42,13 @@ def public_view(game: Game, t: int | None = None) -> dict[str, Any]:
         "undos": results.undos,
         "hints": results.hints,
         "time_ms": results.time_ms,
+        "running": running,
         "undo_depth": game.undo_depth,
         "won": finished,
         "stuck": game.stuck,
+        "status": "won" if finished else "active",
+        "scoring": game.rules.scoring,
+        "earned": game.earned,
     }
     return view
 

@@ -184,9 +184,9 @@ def snapshot(view: Mapping[str, Any]) -> Message:
     return {"type": "snapshot", "view": dict(view)}
 
 
-def game_lost(reason: str) -> Message:
-    """``reason``: ``resigned`` or ``abandoned`` (R17)."""
-    return _compose(EVENTS["game_lost"].shape, type="game_lost", reason=reason)
+def game_lost(reason: str, deal: int) -> Message:
+    """``reason``: ``resigned`` or ``abandoned`` (R17); ``deal``: the game's deal number."""
+    return _compose(EVENTS["game_lost"].shape, type="game_lost", reason=reason, deal=deal)
 
 
 def with_stats(won: Mapping[str, Any], stats: Mapping[str, Any]) -> Message:
@@ -226,9 +226,20 @@ def game(
     return _server("game", re=re, game=game, v=v, view=view, lost=lost)
 
 
-def catch_up(re: RequestId, *, game: int, v: int, events: Sequence[Mapping[str, Any]]) -> Message:
-    """``events``: one ``batch(v, events)`` per version after the client's ``since``."""
-    return _server("catch_up", re=re, game=game, v=v, events=list(events))
+def catch_up(
+    re: RequestId,
+    *,
+    game: int,
+    v: int,
+    events: Sequence[Mapping[str, Any]],
+    time_ms: int,
+    running: bool,
+) -> Message:
+    """``events``: one ``batch(v, events)`` per version after the client's ``since``;
+    ``time_ms`` and ``running``: the game's clock now."""
+    return _server(
+        "catch_up", re=re, game=game, v=v, events=list(events), time_ms=time_ms, running=running
+    )
 
 
 def ack(re: RequestId, *, game: int, v: int) -> Message:

@@ -5,9 +5,12 @@ reads a frame in this order, and the first failure raises ProtocolError
 (code bad_request unless noted), with ``re`` set once the id could be read:
 
 1. a text frame, or more than MAX_FRAME_BYTES: rejected unread;
-2. msgpack, under unpack limits (string, array, map and nesting sizes; no
-   ext types) so a small frame cannot expand into a large object; trailing
-   bytes after the first object are an error;
+2. msgpack, under unpack limits (string, array, map and nesting sizes) so a
+   small frame cannot expand into a large object; trailing bytes after the
+   first object are an error. Extension values (timestamps included) are read
+   as opaque markers, so that refusing them can still name the request id;
+   the messages say what is wrong in the protocol's terms, never in the
+   decoder's;
 3. one map with string keys, none repeated;
 4. ``id``: an int or a string of 1..64 characters;
 5. ``type``: a request type;
@@ -56,8 +59,39 @@ _UNPACK_OPTIONS: dict[str, Any] = {
     "max_bin_len": MAX_FRAME_BYTES,
     "max_array_len": 256,
     "max_map_len": 64,
-    "max_ext_len": 0,
+    "max_ext_len": MAX_FRAME_BYTES,
 }
+
+
+class _Extension:
+    """An extension value from a frame: never accepted, noted so the error can carry ``re``."""
+
+    __slots__ = ()
+
+
+def _extension(code: int, data: bytes) -> _Extension:
+    return _Extension()
+
+
+def _has_extension(value: object) -> bool:
+    if isinstance(value, _Extension | msgpack.Timestamp):
+        return True
+    if isinstance(value, dict):
+        return any(_has_extension(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_extension(item) for item in value)
+    return False
+
+
+def _decoder_problem(exc: Exception) -> str:
+    """What was wrong with an unreadable frame, without the decoder's own wording."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "a string in the frame is not valid UTF-8"
+    if isinstance(exc, msgpack.StackError):
+        return "the frame nests maps and arrays too deeply"
+    if isinstance(exc, msgpack.FormatError):
+        return "the frame is not msgpack"
+    return "the frame is not one complete msgpack map within the protocol's limits"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +202,17 @@ def _unpack(frame: bytes | str) -> _Map:
     if len(frame) > MAX_FRAME_BYTES:
         raise _bad(f"the frame has {len(frame)} bytes; the limit is {MAX_FRAME_BYTES}")
     try:
-        data = msgpack.unpackb(frame, object_pairs_hook=_Map, **_UNPACK_OPTIONS)
+        data = msgpack.unpackb(
+            frame, object_pairs_hook=_Map, ext_hook=_extension, **_UNPACK_OPTIONS
+        )
     except msgpack.ExtraData as exc:
         raise _bad("trailing bytes after the msgpack map", _peek_id(exc.unpacked)) from exc
     except (ValueError, TypeError) as exc:  # msgpack's format, limit, depth and UTF-8 errors
-        raise _bad(f"not a msgpack frame within the limits ({exc or type(exc).__name__})") from exc
+        raise _bad(_decoder_problem(exc)) from exc
+    if _has_extension(data):
+        raise _bad(
+            "msgpack extension values (timestamps included) are not accepted", _peek_id(data)
+        )
     if not isinstance(data, _Map):
         raise _bad(f"a frame must hold one msgpack map, not {show(data)}")
     if data.problem is not None:

@@ -17,7 +17,6 @@ __all__ = [
     "ABUSE_WINDOW_SECONDS",
     "INT32_MAX",
     "INT32_MIN",
-    "INT64_MAX",
     "LEVELS",
     "LOCALES",
     "MAX_CARD_CHARS",
@@ -26,6 +25,7 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "MAX_ID_CHARS",
     "MAX_NAME_CHARS",
+    "MAX_SAFE_INT",
     "MAX_SERVER_FRAME_BYTES",
     "MAX_TOKEN_CHARS",
     "PROTOCOL_VERSION",
@@ -52,14 +52,14 @@ MAX_NAME_CHARS: Final = 32
 MAX_CARD_CHARS: Final = 8
 MAX_TOKEN_CHARS: Final = 128
 
-# Integer ranges. Ids and versions fit a signed 64-bit column; `to` is an int32
-# (its real range, 1..columns, is a rule: engine code bad_column).
-INT64_MAX: Final = 2**63 - 1
+# Integer ranges. Every integer on the wire, in either direction, is within
+# +-MAX_SAFE_INT (2**53 - 1): a JavaScript number holds it exactly, so a client
+# with a default msgpack decoder never rounds an id, a version or a deal number.
+# `to` is an int32 (its real range, 1..columns, is a rule: engine code bad_column).
+MAX_SAFE_INT: Final = 2**53 - 1
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1
-MAX_DEAL: Final = (
-    INT64_MAX  # the engine knows deals up to 10**20 (docs/deals.md); the wire stops at int64
-)
+MAX_DEAL: Final = MAX_SAFE_INT  # the engine knows deals up to 10**20 (docs/deals.md)
 
 LEVELS: Final = ("easy", "medium", "hard", "classic", "relaxed", "three-blind-mice")
 LOCALES: Final = ("en", "fi", "ru")

@@ -22,6 +22,7 @@ from protocol.errors import CLOSE_CODES, PROTOCOL_CODES, RULE_CODES
 from protocol.events import ENGINE_EVENTS, EVENT_BATCH, SERVER_EVENTS
 from protocol.fields import Field, Shape
 from protocol.messages import PUSH_SPECS, REPLY_SPECS, REQUEST_SPECS
+from protocol.replay import REPLAY_EXAMPLE, REPLAY_SHAPES
 from protocol.shapes import SHARED_SHAPES
 from protocol.spec import MessageSpec
 
@@ -92,6 +93,11 @@ def _shape(shape: Shape) -> str:
     return "\n\n".join((heading, shape.doc, _fields_table(shape.fields)))
 
 
+def _replay() -> str:
+    shapes = "\n\n".join(_shape(shape) for shape in REPLAY_SHAPES)
+    return _example(REPLAY_EXAMPLE) + "\n\n" + shapes
+
+
 def _messages(specs: Sequence[MessageSpec]) -> str:
     return "\n\n".join(_message(spec) for spec in specs)
 
@@ -113,12 +119,17 @@ def _limits() -> str:
             f"more than {constants.ABUSE_LIMIT} `bad_request` errors within "
             f"{constants.ABUSE_WINDOW_SECONDS:g} s on one connection close it with 1008",
         ),
-        ("request `id`", f"an int, or a string of 1..{constants.MAX_ID_CHARS} characters"),
+        (
+            "request `id`",
+            f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
+            "characters",
+        ),
         ("player name", f"1..{constants.MAX_NAME_CHARS} printable characters"),
         ("`client` in hello", f"1..{constants.MAX_CLIENT_CHARS} characters"),
         ("`card`", f"1..{constants.MAX_CARD_CHARS} characters"),
         ("`token`", f"1..{constants.MAX_TOKEN_CHARS} characters"),
-        ("deal number", "1..2^63-1 (a signed 64-bit integer; docs/deals.md)"),
+        ("any integer", "-(2^53-1)..2^53-1 (exact in a JavaScript number), ids included"),
+        ("deal number", "1..2^53-1 (docs/deals.md)"),
     )
     return _table(("what", "limit"), rows)
 
@@ -136,6 +147,7 @@ def regions() -> dict[str, str]:
         "objects": "\n\n".join(_shape(shape) for shape in (*SHARED_SHAPES, EVENT_BATCH)),
         "engine-events": _messages(ENGINE_EVENTS),
         "server-events": _messages(SERVER_EVENTS),
+        "replay": _replay(),
     }
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "CLOSE_GOING_AWAY",
     "CLOSE_MESSAGE_TOO_BIG",
     "CLOSE_POLICY_VIOLATION",
+    "CLOSE_PROTOCOL_ERROR",
     "ERROR_CODES",
     "PROTOCOL_CODES",
     "RULE_CODES",
@@ -41,8 +42,14 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "bad_request": "The frame is not a valid request: not a binary msgpack map, an unknown type "
     "or field, a missing, mistyped or out-of-range field, or a card that names no card (R2).",
     "hello_required": "The first request on a connection must be hello.",
-    "unsupported_version": "The server does not speak the protocol version named in hello; "
-    "`supported` lists the versions it does.",
+    "unsupported_version": "The server does not speak the protocol version named in hello, "
+    "or the connection did not offer subprotocol `scorpion.v1`; `supported` lists the "
+    "versions the server speaks.",
+    "already_signed_in": "The connection already acts as a player: register, and a hello "
+    "naming another player or none, are refused; use a new connection.",
+    "not_open": "The game is not open on this connection: send open_game first.",
+    "id_reused": "The request repeats the id of an applied request but asks for something "
+    "else; nothing was applied. Use a new id for every new request.",
     "not_found": "No such game.",
     "forbidden": "Not allowed here: a deal number chosen on the easy level.",
     "stale": "The request's `v` is not the game's current version (nothing was applied); "
@@ -76,6 +83,7 @@ ERROR_CODES: Final[dict[str, str]] = {**PROTOCOL_CODES, **RULE_CODES}
 
 # WebSocket close codes (RFC 6455 section 7.4.1) the server uses.
 CLOSE_GOING_AWAY: Final = 1001
+CLOSE_PROTOCOL_ERROR: Final = 1002
 CLOSE_POLICY_VIOLATION: Final = 1008
 CLOSE_MESSAGE_TOO_BIG: Final = 1009
 
@@ -83,6 +91,10 @@ CLOSE_CODES: Final[dict[int, str]] = {
     CLOSE_GOING_AWAY: (
         "The server is shutting down, or this client stopped reading and its queue of "
         "1024 outgoing frames filled up; reconnect (to another node) and resync."
+    ),
+    CLOSE_PROTOCOL_ERROR: (
+        "The client did not offer subprotocol scorpion.v1: its first frame was answered "
+        "with unsupported_version."
     ),
     CLOSE_POLICY_VIOLATION: "Repeated abuse: too many bad_request errors in a short time.",
     CLOSE_MESSAGE_TOO_BIG: "A frame was larger than the frame size limit.",

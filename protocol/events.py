@@ -14,7 +14,9 @@ from protocol.fields import AnyOf, Bool, Field, Int, ListOf, Obj, Shape, Str, Ta
 from protocol.shapes import (
     CARD,
     COLUMN,
+    COLUMN_VIEW,
     COUNT,
+    DEAL,
     EXAMPLE_VIEW,
     MILLISECONDS,
     STATS_ROW,
@@ -67,7 +69,7 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field(
             "index",
             Int(1),
-            "With `to: \"reserve\"`: the card's 1-based place in the reserve, where the "
+            'With `to: "reserve"`: the card\'s 1-based place in the reserve, where the '
             "undone move took it from (the cards after it move one place on).",
             required=False,
         ),
@@ -118,8 +120,19 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
     ),
     _event(
         "restarted",
-        "The game went back to its deal (R19); fetch the view again (open_game).",
-        {},
+        "The game went back to its deal (R19): the view's `columns`, `stock`, `reserve` and "
+        "`foundations` (now []) become the deal's, as given here; `score` follows.",
+        {
+            "columns": [
+                {"down": 3, "cards": ["AS", "4H", "TH", "8D"]},
+                {"down": 0, "cards": ["7C", "QC", "JS", "QH", "4S", "8S", "6S"]},
+            ],
+            "stock": 3,
+            "reserve": [],
+        },
+        Field("columns", ListOf(Obj(COLUMN_VIEW)), "Every column as at the deal."),
+        Field("stock", COUNT, "How many cards the stock holds again."),
+        Field("reserve", ListOf(CARD), "The reserve as at the deal (three-blind-mice); else []."),
     ),
     _event(
         "hint",
@@ -131,9 +144,21 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
     ),
     _event(
         "score",
-        "Score and counters after the action.",
-        {"score": 40, "moves": 4, "undos": 0, "hints": 1},
+        "Score, counters and position state after the action: every field replaces the "
+        "view's field of the same name.",
+        {
+            "score": 40,
+            "moves": 4,
+            "undos": 0,
+            "hints": 1,
+            "earned": 40,
+            "undo_depth": 4,
+            "stuck": False,
+        },
         *_counters(),
+        Field("earned", COUNT, "What the actions so far earned, before time (section 6)."),
+        Field("undo_depth", COUNT, "How many moves and deals undo can now take back (R18)."),
+        Field("stuck", Bool(), "Whether the position is now stuck (R16); false clears it."),
     ),
     _event(
         "won",
@@ -146,6 +171,7 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
             "suits": 4,
             "hints": 0,
             "undos": 2,
+            "deal": 1,
             "stats": {
                 "level": "hard",
                 "games": 12,
@@ -165,6 +191,7 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field("suits", Int(0, 4), "Suits removed (4)."),
         Field("hints", COUNT, "Hints (R20)."),
         Field("undos", COUNT, "Undos (R25)."),
+        Field("deal", DEAL, "The deal number, shown from now on on every level (section 7)."),
         Field("stats", Obj(STATS_ROW), "The level's statistics after the win.", required=False),
     ),
     _event(
@@ -190,8 +217,9 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
     _event(
         "game_lost",
         "The game is lost (R17): the player resigned, or abandoned it for a new game.",
-        {"reason": "resigned"},
+        {"reason": "resigned", "deal": 1},
         Field("reason", Str(choices=("resigned", "abandoned")), "Why."),
+        Field("deal", DEAL, "The deal number, shown from now on on every level (section 7)."),
     ),
     _event(
         "snapshot",

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard
 
+from protocol.constants import MAX_SAFE_INT
 from protocol.errors import InvalidMessage
 
 __all__ = [
@@ -78,11 +79,12 @@ def show(value: object) -> str:
 
 
 def _num(n: int) -> str:
-    """``10^20`` and ``2^63-1`` instead of twenty digits."""
+    """``10^20``, ``2^53-1`` and ``-(2^53-1)`` instead of sixteen digits."""
     for power in range(16, 65):
         for delta, suffix in ((0, ""), (1, "-1")):
             if abs(n) == 2**power - delta:
-                return f"{'-' if n < 0 else ''}2^{power}{suffix}"
+                text = f"2^{power}{suffix}"
+                return text if n >= 0 else f"-({text})" if suffix else f"-{text}"
     if abs(n) >= 10**6 and str(abs(n)).rstrip("0") == "1":
         return f"{'-' if n < 0 else ''}10^{len(str(abs(n))) - 1}"
     return str(n)
@@ -102,11 +104,19 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 
 @dataclass(frozen=True, slots=True)
 class Int:
-    """A msgpack integer in ``min..max`` (inclusive), or one of ``choices``."""
+    """A msgpack integer in ``min..max`` (inclusive), or one of ``choices``.
 
-    min: int | None = None
-    max: int | None = None
+    A bound left out is the JavaScript-safe one (``MAX_SAFE_INT``, 2^53-1):
+    no integer on the wire is ever larger in magnitude.
+    """
+
+    min: int = -MAX_SAFE_INT
+    max: int = MAX_SAFE_INT
     choices: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not -MAX_SAFE_INT <= self.min <= self.max <= MAX_SAFE_INT:
+            raise ValueError(f"Int({self.min}, {self.max}) leaves the safe integer range")
 
     def check(self, value: object, path: str) -> None:
         if not _is_int(value) or not self._fits(value):
@@ -115,30 +125,20 @@ class Int:
     def _fits(self, value: int) -> bool:
         if self.choices:
             return value in self.choices
-        low = self.min if self.min is not None else value
-        high = self.max if self.max is not None else value
-        return low <= value <= high
+        return self.min <= value <= self.max
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "integer"}
         if len(self.choices) == 1:
             return {**out, "const": self.choices[0]}  # the type keeps 1.0 out of a const 1
         if self.choices:
-            out["enum"] = list(self.choices)
-        if self.min is not None:
-            out["minimum"] = self.min
-        if self.max is not None:
-            out["maximum"] = self.max
-        return out
+            return {**out, "enum": list(self.choices)}
+        return {**out, "minimum": self.min, "maximum": self.max}
 
     def describe(self, md: bool = False) -> str:
         if self.choices:
             return " or ".join(str(choice) for choice in self.choices)
-        if self.min is not None and self.max is not None:
-            return f"int in {_num(self.min)}..{_num(self.max)}"
-        if self.min is not None:
-            return f"int >= {_num(self.min)}"
-        return "int"
+        return f"int in {_num(self.min)}..{_num(self.max)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,7 +444,7 @@ class Tagged:
         return {"$ref": f"#/$defs/{self.ref}"}
 
     def definition(self) -> dict[str, Any]:
-        return {"oneOf": [Obj(shape).schema() for shape in self.shapes]}
+        return {"title": self.title, "oneOf": [Obj(shape).schema() for shape in self.shapes]}
 
     def describe(self, md: bool = False) -> str:
         return f"[{self.title}](#{self.ref})" if md else self.title

@@ -25,7 +25,8 @@ from protocol.constants import (
 )
 from protocol.errors import ERROR_CODES
 from protocol.events import EVENT, EVENT_BATCH
-from protocol.fields import AnyMap, AnyOf, Choice, Field, Int, ListOf, Null, Obj, Str
+from protocol.fields import AnyOf, Bool, Choice, Field, Int, ListOf, Null, Obj, Str
+from protocol.replay import REPLAY
 from protocol.shapes import (
     CARD,
     CARD_INPUT,
@@ -36,6 +37,7 @@ from protocol.shapes import (
     GAME_SUMMARY,
     LEVEL,
     LOCALE,
+    MILLISECONDS,
     NAME,
     PLAYER,
     REQUEST_ID,
@@ -66,7 +68,8 @@ _RULES_MOVE = (
     "no_destination",
 )
 _GAME_ACCESS = ("unauthenticated", "not_found")
-_ACTION_ERRORS = (*_GAME_ACCESS, "stale", "game_over")
+_OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
+_ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 _HINT_ACTION = Str(choices=("move", "deal", "none"))
@@ -95,9 +98,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "hello",
         "The first request on every connection: states the protocol version, the client "
-        "and its language, and (with a token) who the player is.",
+        "and its language, and (with a token) who the player is. Once the connection acts as "
+        "a player, only a hello with that player's token is answered (section 3).",
         ("welcome",),
-        ("unsupported_version", "unauthenticated"),
+        ("unsupported_version", "unauthenticated", "already_signed_in"),
         {"type": "hello", "id": 1, "protocol": 1, "client": "scorpion-cli/0.1", "locale": "en"},
         {
             "type": "hello",
@@ -116,9 +120,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "register",
         "Creates a player, makes this connection act as it, and returns its token. "
-        "The token is shown once: keep it to say hello as this player later.",
+        "The token is shown once: keep it to say hello as this player later. A connection "
+        "that already acts as a player cannot register (section 3).",
         ("registered",),
-        ("duplicate_name",),
+        ("duplicate_name", "already_signed_in"),
         {"type": "register", "id": 2, "name": "ada"},
     )(
         Field("name", NAME, "The player's name, unique among players."),
@@ -201,7 +206,7 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "hint",
         "Asks for one useful move (R20). Hints are counted and recorded, so the version grows.",
         ("hint",),
-        (*_GAME_ACCESS, "game_over"),
+        (*_OPEN_ACCESS, "game_over"),
         {"type": "hint", "id": 13, "game": 42},
     )(_game()),
     _request(
@@ -209,21 +214,21 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "Stops the game's clock (R22) until `resume`; the game stays open. A paused game "
         "stays paused when its connections close, on every device, and across server restarts.",
         ("ack",),
-        _GAME_ACCESS,
+        _OPEN_ACCESS,
         {"type": "pause", "id": 14, "game": 42},
     )(_game()),
     _request(
         "resume",
         "Restarts a paused game's clock.",
         ("ack",),
-        _GAME_ACCESS,
+        _OPEN_ACCESS,
         {"type": "resume", "id": 15, "game": 42},
     )(_game()),
     _request(
         "resign",
         "Gives the game up: it is lost (R17).",
         ("ack",),
-        (*_GAME_ACCESS, "game_over"),
+        (*_OPEN_ACCESS, "game_over"),
         {"type": "resign", "id": 16, "game": 42},
     )(_game()),
     _request(
@@ -236,7 +241,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(Field("status", STATUS, "Only games of this status.", required=False)),
     _request(
         "stats",
-        "The player's statistics: one row per level, or only the given level's.",
+        "The player's statistics: one row for every level, in the level table's order "
+        "(easy, medium, hard, classic, relaxed, three-blind-mice), or only the given level's.",
         ("stats",),
         ("unauthenticated",),
         {"type": "stats", "id": 19, "level": "hard"},
@@ -293,7 +299,16 @@ _STATS_EXAMPLE = {
     "fewest_moves": 160,
 }
 _MOVED = {"type": "moved", "card": "7C", "from": 7, "to": 5, "count": 7}
-_SCORE = {"type": "score", "score": 10, "moves": 1, "undos": 0, "hints": 1}
+_SCORE = {
+    "type": "score",
+    "score": 10,
+    "moves": 1,
+    "undos": 0,
+    "hints": 1,
+    "earned": 10,
+    "undo_depth": 1,
+    "stuck": False,
+}
 _REPLAY_DOC = {
     "format": "scorpion-replay",
     "version": 1,
@@ -386,11 +401,15 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "game": 42,
             "v": 2,
             "events": [{"v": 2, "events": [_MOVED, _SCORE]}],
+            "time_ms": 5300,
+            "running": False,
         },
     )(
         _game(),
         _v("The game's current version."),
         Field("events", ListOf(Obj(EVENT_BATCH)), "One batch per version after `since`."),
+        Field("time_ms", MILLISECONDS, "The play time now (batches hold no `clock` events)."),
+        Field("running", Bool(), "Whether play time is counting now (section 6)."),
     ),
     _reply(
         "ack",
@@ -417,7 +436,8 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     )(Field("games", ListOf(Obj(GAME_SUMMARY)), "The games, newest first.")),
     _reply(
         "stats",
-        "Answers stats: one row per level played (or the requested level's row).",
+        "Answers stats: one row for every level in the level table's order, zeros (and nulls) "
+        "for a level with no finished game; with `level`, that level's row only.",
         {"type": "stats", "re": 19, "stats": [_STATS_EXAMPLE]},
     )(Field("stats", ListOf(Obj(STATS_ROW)), "The rows.")),
     _reply(
@@ -435,8 +455,8 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         _game(),
         Field(
             "replay",
-            AnyOf((AnyMap("A replay document: docs/replay-format.md."), Null())),
-            "The replay document (docs/replay-format.md); null while unfinished.",
+            AnyOf((Obj(REPLAY), Null())),
+            "The replay document (section 14); null while unfinished.",
         ),
         Field("result", AnyOf((Obj(RESULT), Null())), "The final record; null while unfinished."),
     ),

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.constants import (
-    INT64_MAX,
     LEVELS,
     LOCALES,
     MAX_CARD_CHARS,
     MAX_DEAL,
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
+    MAX_SAFE_INT,
 )
 from protocol.fields import AnyOf, Bool, Field, Float, Int, ListOf, Null, Obj, Shape, Str
 
@@ -48,9 +48,9 @@ __all__ = [
     "VIEW",
 ]
 
-GAME_ID = Int(1, INT64_MAX)
-PLAYER_ID = Int(1, INT64_MAX)
-VERSION = Int(0, INT64_MAX)
+GAME_ID = Int(1, MAX_SAFE_INT)
+PLAYER_ID = Int(1, MAX_SAFE_INT)
+VERSION = Int(0, MAX_SAFE_INT)
 COUNT = Int(0)
 MILLISECONDS = Int(0)
 DEAL = Int(1, MAX_DEAL)
@@ -164,7 +164,11 @@ VIEW = Shape(
     "view",
     (
         Field("level", LEVEL, "The game's level."),
-        Field("deal", AnyOf((DEAL, Null())), "The deal number; null for an unfinished easy game."),
+        Field(
+            "deal",
+            AnyOf((DEAL, Null())),
+            "The deal number; null for an unfinished easy game (section 7).",
+        ),
         Field("columns", ListOf(Obj(COLUMN_VIEW)), "Columns 1..7 (10 on three-blind-mice)."),
         Field("stock", COUNT, "How many cards the stock holds (3, or 0 once dealt)."),
         Field("reserve", ListOf(CARD), "The face-up reserve (three-blind-mice, R5); else []."),
@@ -173,10 +177,22 @@ VIEW = Shape(
         Field("moves", COUNT, "Moves (R25)."),
         Field("undos", COUNT, "Undos (R25)."),
         Field("hints", COUNT, "Hints (R20)."),
-        Field("time_ms", MILLISECONDS, "Play time (R22)."),
+        Field("time_ms", MILLISECONDS, "Play time (R22) when the view was taken."),
+        Field(
+            "running",
+            Bool(),
+            "Whether play time is counting: add the time elapsed since (section 6).",
+        ),
         Field("undo_depth", COUNT, "How many moves and deals undo can still take back (R18)."),
         Field("won", Bool(), "The game is won (R15)."),
         Field("stuck", Bool(), "No useful move is left and the stock is gone (R16)."),
+        Field("status", STATUS, "`active` (unfinished), `won` or `lost` (R17)."),
+        Field(
+            "scoring",
+            Str(choices=("points", "timed")),
+            "The level's scoring: `points` (R23) or `timed` (R24); section 6 computes it.",
+        ),
+        Field("earned", COUNT, "What the actions so far earned, before time (section 6)."),
     ),
     "A game's position and record as its player sees it: no face-down or stock card.",
     extensible=True,
@@ -205,7 +221,11 @@ EXAMPLE_VIEW: dict[str, Any] = {
     "undos": 0,
     "hints": 0,
     "time_ms": 0,
+    "running": False,
     "undo_depth": 0,
     "won": False,
     "stuck": False,
+    "status": "active",
+    "scoring": "timed",
+    "earned": 0,
 }

@@ -64,7 +64,7 @@ class MessageSpec:
         everything = _envelope(self.kind, self.type, self.fields) + self.fields
         shape = Shape(
             f"{self.kind}-{self.type}",
-            self.type,
+            f"{self.type} {self.kind}",  # unique: `hint` names a request, a reply and an event
             everything,
             self.doc,
             extensible=self.kind is not Kind.REQUEST,

@@ -10,6 +10,11 @@ The only module that imports ``websockets``. Per connection:
 - a writer task drains the outbox onto the socket. Pushes from other
   connections' actions arrive in the same outbox via the ``Hub``.
 
+A client that does not offer subprotocol ``scorpion.v1`` (none, or only a
+version we do not speak) still completes the WebSocket upgrade, so that it can
+read why it is refused: its first frame is answered with
+``unsupported_version`` and the connection is closed with 1002.
+
 A text frame or an undecodable one is answered with ``bad_request`` and the
 connection stays up; every ``bad_request`` is a strike on the ``AbuseMeter``,
 and too many close the connection with 1008. Frames above MAX_FRAME_BYTES
@@ -32,7 +37,7 @@ import itertools
 import logging
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -46,12 +51,16 @@ from websockets.typing import Subprotocol
 from protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY_VIOLATION,
+    CLOSE_PROTOCOL_ERROR,
     MAX_FRAME_BYTES,
     SUBPROTOCOL,
+    SUPPORTED_VERSIONS,
     AbuseMeter,
     ProtocolError,
+    RequestId,
     build,
     decode_request,
+    encode,
 )
 from server.http import HttpReply, HttpRoutes
 from server.hub import Hub, Outbox
@@ -90,6 +99,9 @@ class ConnectionHandler:
         return sum(outbox.queued_bytes for outbox in list(self._outboxes))
 
     async def __call__(self, ws: ServerConnection) -> None:
+        if ws.subprotocol != SUBPROTOCOL:
+            await self._refuse(ws)
+            return
         peer = f"{ws.remote_address}"
         connection_id.set(next(self._ids))
         session = Session(Outbox(self.queue_size), peer=peer)
@@ -145,6 +157,25 @@ class ConnectionHandler:
         self.metrics.answered(request.type, str(reply.get("code")) if failed and reply else None)
         return reply
 
+    @staticmethod
+    async def _refuse(ws: ServerConnection) -> None:
+        """No ``scorpion.v1`` offered: answer the first frame ``unsupported_version``, close."""
+        with contextlib.suppress(ConnectionClosed):
+            frame = await ws.recv()
+            re: RequestId | None
+            try:
+                re = decode_request(frame).id
+            except ProtocolError as exc:
+                re = exc.re
+            refusal = ProtocolError(
+                "unsupported_version",
+                f"this server speaks only the WebSocket subprotocol {SUBPROTOCOL}: offer it",
+                re=re,
+                supported=list(SUPPORTED_VERSIONS),
+            )
+            await ws.send(encode(refusal.to_message()))
+            await ws.close(CLOSE_PROTOCOL_ERROR, f"offer subprotocol {SUBPROTOCOL}")
+
     async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
         while (frame := await outbox.get()) is not None:
             await ws.send(frame)
@@ -153,10 +184,18 @@ class ConnectionHandler:
             await ws.close(CLOSE_GOING_AWAY, "too far behind: reconnect and resync")
 
 
+def _select_subprotocol(
+    connection: ServerConnection, offered: Sequence[Subprotocol]
+) -> Subprotocol | None:
+    """``scorpion.v1`` if offered, else none (instead of websockets' HTTP 400)."""
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
+
+
 class Listener:
     """The listening socket: ``websockets``' server with the protocol's settings.
 
-    Subprotocol ``scorpion.v1``, frames up to MAX_FRAME_BYTES (a larger one
+    Subprotocol ``scorpion.v1`` when offered (else none: the handler refuses
+    the connection in the protocol's own words), frames up to MAX_FRAME_BYTES (a larger one
     closes with 1009 unread), no permessage-deflate.
     """
 
@@ -183,6 +222,7 @@ class Listener:
             host,
             port,
             subprotocols=[Subprotocol(SUBPROTOCOL)],
+            select_subprotocol=_select_subprotocol,
             max_size=MAX_FRAME_BYTES,
             compression=None,
             process_request=plain_http,

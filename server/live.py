@@ -67,7 +67,7 @@ class LiveGame:
         batches = [event_dicts(game.play(to_action(each))) for each in actions]
         live = cls(record, game, batches)
         if record.status is GameStatus.LOST and record.lost_reason:
-            live.batches.append([build.game_lost(record.lost_reason)])
+            live.batches.append([build.game_lost(record.lost_reason, record.deal)])
         return live
 
     # -- reading --------------------------------------------------------------
@@ -90,8 +90,17 @@ class LiveGame:
         """The wire version: the log, plus one once resigned or abandoned."""
         return self.log_version + (self.status is GameStatus.LOST)
 
+    def play_time(self) -> int:
+        """The play time a view shows now: a won game's stops at the win."""
+        return self.game.time if self.game.won else self.clock.now_ms()
+
     def view(self) -> dict[str, Any]:
-        return public_view(self.game, self.clock.now_ms())
+        """The engine's view with what only the server knows: a lost game is ``lost``,
+        and its deal number (withheld on easy while unfinished) is shown."""
+        view = public_view(self.game, self.clock.now_ms(), running=self.clock.running)
+        if self.status is GameStatus.LOST:
+            view.update(status=GameStatus.LOST.value, deal=self.record.deal)
+        return view
 
     def progress(self, t: int, game: Game | None = None) -> Progress:
         """The counters of ``game`` (default: this one) at play time ``t``, for a write."""

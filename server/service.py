@@ -59,14 +59,22 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from engine.cards import CardParseError
+from engine.cards import CardParseError, card_str, parse_card
 from engine.errors import GameOver, RuleViolation
 from engine.events import Hinted
 from engine.game import Game
 from engine.levels import Rules, get_level
 from engine.replay import export_replay
 from engine.solver.easy import DRAW_LIMIT, WinnableDeals
-from protocol import MAX_SERVER_FRAME_BYTES, ProtocolError, Request, RequestId, build, encode
+from protocol import (
+    LEVELS,
+    MAX_SERVER_FRAME_BYTES,
+    ProtocolError,
+    Request,
+    RequestId,
+    build,
+    encode,
+)
 from server.hub import Hub, Outbox
 from server.live import EventDict, LiveGame, event_dicts, to_action
 from server.store import (
@@ -150,6 +158,30 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 
 def _fail(code: str, message: str, **extra: Any) -> ProtocolError:
     return ProtocolError(code, message, **extra)
+
+
+def _no_stats(player_id: int, level: str) -> LevelStats:
+    return LevelStats(player_id, level, 0, 0, 0, 0, 0, None, None, None)
+
+
+def _already_signed_in() -> ProtocolError:
+    return _fail(
+        "already_signed_in",
+        "This connection already acts as a player; open a new connection for another.",
+    )
+
+
+def _same_request(first: ActionRecord, request: Request) -> bool:
+    """Whether ``request`` asks for the action ``first`` recorded (a true retry)."""
+    if first.type != request.type:
+        return False
+    if request.type != "move":
+        return True
+    try:
+        card = card_str(parse_card(request.get_str("card")))
+    except CardParseError:
+        return False
+    return first.card == card and first.to == request.opt_int("to")
 
 
 class GameService:
@@ -385,6 +417,9 @@ class GameService:
             player = await self.store.player_for_token(token)
             if player is None:
                 raise _fail("unauthenticated", "Unknown or revoked token.")
+        signed_in = session.player
+        if signed_in is not None and (player is None or player.id != signed_in.id):
+            raise _already_signed_in()
         self._switch_player(session, player)
         session.greeted = True
         session.locale = request.get_str("locale")
@@ -397,6 +432,8 @@ class GameService:
         )
 
     async def _register(self, session: Session, request: Request) -> Reply:
+        if session.player is not None:
+            raise _already_signed_in()
         try:
             player, token = await self.store.create_player(request.get_str("name"))
         except NameTaken:
@@ -499,6 +536,13 @@ class GameService:
             raise _fail("not_found", f"There is no game {live.id}.")
         return live
 
+    async def _opened(self, session: Session, request: Request) -> LiveGame:
+        """The player's game, which this connection must have open to act on it."""
+        live = await self._owned(session, request)
+        if not self.hub.watching(live.id, session.outbox):
+            raise _fail("not_open", f"Open game {live.id} on this connection first.")
+        return live
+
     # -- starting and watching ----------------------------------------------------------
 
     async def _new_game(self, session: Session, request: Request) -> Reply | None:
@@ -578,7 +622,7 @@ class GameService:
         live.record = record
         live.status = GameStatus.LOST
         live.lost_reason = reason
-        batch = [build.game_lost(reason)]
+        batch = [build.game_lost(reason, record.deal)]
         live.batches.append(batch)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=batch))
         self._sync_clock(live)
@@ -602,7 +646,14 @@ class GameService:
         if since is None or history is None:
             return build.game(re, game=live.id, v=live.version, view=live.view())
         batches = [build.batch(v, events) for v, events in enumerate(history, since + 1)]
-        reply = build.catch_up(re, game=live.id, v=live.version, events=batches)
+        reply = build.catch_up(
+            re,
+            game=live.id,
+            v=live.version,
+            events=batches,
+            time_ms=live.play_time(),
+            running=live.clock.running,
+        )
         if len(encode(reply)) > MAX_SERVER_FRAME_BYTES:  # too long a history for one frame
             return build.game(re, game=live.id, v=live.version, view=live.view())
         return reply
@@ -615,7 +666,7 @@ class GameService:
             return build.ack(request.id, game=live.id, v=live.version)
 
     async def _pause(self, session: Session, request: Request) -> Reply:
-        live = await self._owned(session, request)
+        live = await self._opened(session, request)
         async with live.lock:
             paused = request.type == "pause"
             if live.clock.paused != paused and not live.finished:
@@ -636,7 +687,8 @@ class GameService:
         else:
             live.clock.stop()
             self._save_time(live)
-        event = build.clock(running=should_run, time_ms=live.clock.now_ms())
+        # A won game's play time is the win's (the view's), not when its clock stopped.
+        event = build.clock(running=should_run, time_ms=live.play_time())
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _save_time(self, live: LiveGame) -> None:
@@ -666,7 +718,7 @@ class GameService:
         return live.clock.now_ms()
 
     async def _act(self, session: Session, request: Request) -> Reply:
-        live = await self._owned(session, request)
+        live = await self._opened(session, request)
         async with live.lock:
             self._check_fresh(live)
             v = request.get_int("v")
@@ -693,8 +745,14 @@ class GameService:
     async def _retry_or_stale(self, live: LiveGame, request: Request, v: int) -> Reply:
         if 0 <= v < live.log_version:
             first = await self.store.find_retry(live.id, v, _request_key(request))
-            if first is not None and first.type == request.type:
+            if first is not None and _same_request(first, request):
                 return build.ack(request.id, game=live.id, v=v + 1)
+            if first is not None:
+                raise _fail(
+                    "id_reused",
+                    f"Request id {request.id!r} already made version {v + 1} with another "
+                    "request; use a new id for a new request.",
+                )
         if v > live.version:
             self.remote_changed([live.id])  # the client knows a newer version: catch up
         current = live.version
@@ -752,7 +810,7 @@ class GameService:
         same version refuses ours, catch up and try again rather than answer ``stale``.
         """
         for _attempt in range(CONFLICT_ATTEMPTS):
-            live = await self._owned(session, request)
+            live = await self._opened(session, request)
             try:
                 return await once(live)
             except VersionConflict:
@@ -843,7 +901,11 @@ class GameService:
 
     async def _stats(self, session: Session, request: Request) -> Reply:
         assert session.player is not None
-        rows = await self.store.level_stats(session.player.id, request.opt_str("level"))
+        level = request.opt_str("level")
+        rows = await self.store.level_stats(session.player.id, level)
+        if level is None:  # every level, in the level table's order (PROTOCOL.md section 4)
+            found = {row.level: row for row in rows}
+            rows = [found.get(name) or _no_stats(session.player.id, name) for name in LEVELS]
         return build.stats(request.id, stats=[stats_row(row) for row in rows])
 
     async def _replay(self, session: Session, request: Request) -> Reply:

@@ -44,6 +44,8 @@ class Board:
     reserve: list[str] = field(default_factory=list)
     foundations: list[str | None] = field(default_factory=lambda: [None] * 4)
     score: int = 0
+    earned: int = 0
+    scoring: str = "points"
     moves: int = 0
     undos: int = 0
     hints: int = 0
@@ -69,16 +71,25 @@ class Board:
             reserve=list(view.get("reserve", [])),
             foundations=slots,
             score=int(view.get("score", 0)),
+            earned=int(view.get("earned", view.get("score", 0))),
+            scoring=str(view.get("scoring", "points")),
             moves=int(view.get("moves", 0)),
             undos=int(view.get("undos", 0)),
             hints=int(view.get("hints", 0)),
             time_ms=int(view.get("time_ms", 0)),
             won=bool(view.get("won", False)),
             stuck=bool(view.get("stuck", False)),
+            running=bool(view.get("running", False)),
         )
 
     def copy(self) -> Board:
         return copy.deepcopy(self)
+
+    def score_at(self, time_ms: int) -> int:
+        """The score shown at play time ``time_ms`` (PROTOCOL.md section 6, R24)."""
+        if self.won or self.scoring != "timed":
+            return self.score if self.won else self.earned
+        return max(0, self.earned - 30 * (time_ms // 30000))
 
     @property
     def removed(self) -> list[str]:
@@ -133,18 +144,26 @@ class Board:
         elif kind == "score":
             self.score, self.moves = int(event["score"]), int(event["moves"])
             self.undos, self.hints = int(event["undos"]), int(event["hints"])
+            self.earned = int(event.get("earned", event["score"]))
+            self.stuck = bool(event.get("stuck", self.stuck))
         elif kind == "won":
             self.won, self.result = True, dict(event)
             self.score, self.moves, self.time_ms = event["score"], event["moves"], event["time_ms"]
+            self.deal = event.get("deal", self.deal)
         elif kind == "stuck":
             self.stuck = True
         elif kind == "lost_position":
             self.lost_position = True
         elif kind == "game_lost":
             self.lost = str(event.get("reason", "resigned"))
+            self.deal = event.get("deal", self.deal)
         elif kind == "clock":
             self.running, self.time_ms = bool(event["running"]), int(event["time_ms"])
-        elif kind == "restarted":
+        elif kind == "restarted" and "columns" in event:
+            self.columns = [Column(int(c["down"]), list(c["cards"])) for c in event["columns"]]
+            self.stock, self.reserve = int(event["stock"]), list(event["reserve"])
+            self.foundations = [None] * 4
+        elif kind == "restarted":  # a server older than the position in the event
             self.needs_snapshot = True
 
     # -- backward ---------------------------------------------------------

@@ -88,7 +88,7 @@ def render_status(board: Board, time_ms: int | None = None, paused: bool = False
         f"level {board.level}",
         f"moves {board.moves}",
         f"time {time_text(ms)}",
-        f"score {board.score}",
+        f"score {board.score_at(ms)}",
     ]
     if board.undos or board.hints:
         parts.append(f"undos {board.undos} · hints {board.hints}")

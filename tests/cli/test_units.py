@@ -145,3 +145,32 @@ def test_suits_and_unrecorded_events() -> None:
     assert board.stuck
     board.apply_batch([{"type": "something_new"}, score])
     assert not board.stuck and board.moves == 9
+
+
+def test_the_board_follows_the_protocols_view_fields() -> None:
+    """Timed score decays with play time; stuck clears; restart and the deal arrive as events."""
+    view = {
+        "level": "hard",
+        "deal": None,
+        "columns": [{"down": 1, "cards": ["KS"]}, {"down": 0, "cards": []}],
+        "stock": 3,
+        "score": 40,
+        "earned": 40,
+        "scoring": "timed",
+        "running": True,
+    }
+    board = Board.from_view(view)
+    assert board.running and [board.score_at(t) for t in (0, 29_999, 30_000, 95_000)] == [
+        40, 40, 10, 0,
+    ]  # fmt: skip
+    board.apply({"type": "stuck"})
+    score = {"type": "score", "score": 50, "moves": 2, "undos": 1, "hints": 0, "earned": 50}
+    board.apply({**score, "undo_depth": 0, "stuck": False})
+    assert not board.stuck and (board.score_at(30_000), board.score_at(60_000)) == (20, 0)
+    restart = {"type": "restarted", "columns": view["columns"], "stock": 3, "reserve": []}
+    board.apply(restart)
+    assert [column.cards for column in board.columns] == [["KS"], []] and not board.needs_snapshot
+    board.apply({"type": "game_lost", "reason": "resigned", "deal": 77})
+    assert (board.lost, board.deal) == ("resigned", 77)
+    points = Board.from_view({**view, "scoring": "points", "score": 7, "earned": 7})
+    assert points.score_at(10**7) == 7

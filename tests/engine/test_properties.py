@@ -473,6 +473,9 @@ def test_every_action_reports_its_score_and_counters(spec: GameSpec) -> None:
             "moves": game.moves,
             "undos": game.undos,
             "hints": game.hints,
+            "earned": game.earned,
+            "undo_depth": game.undo_depth,
+            "stuck": game.stuck,
         }
 
 

@@ -115,12 +115,12 @@ def test_error_codes_are_described_and_disjoint() -> None:
     assert set(ERROR_CODES) == {
         "bad_request", "hello_required", "unsupported_version", "not_found", "forbidden",
         "stale", "duplicate_name", "unauthenticated", "rate_limited", "unavailable", "internal",
-        *RULE_CODES,
+        "already_signed_in", "not_open", "id_reused", *RULE_CODES,
     }  # fmt: skip
     for code, description in ERROR_CODES.items():
         assert code.isidentifier() and code.islower()
         assert description.endswith(".") and "\n" not in description
-    assert set(CLOSE_CODES) == {1001, 1008, 1009}
+    assert set(CLOSE_CODES) == {1001, 1002, 1008, 1009}
 
 
 def test_error_replies() -> None:
@@ -198,14 +198,15 @@ def test_reply_builders() -> None:
 def test_catch_up_and_events_builders() -> None:
     pushed = example(PUSHES["events"])
     assert build.events(game=42, v=2, events=pushed["events"]) == pushed
-    caught_up = build.catch_up(6, game=42, v=2, events=[build.batch(2, pushed["events"])])
+    batches = [build.batch(2, pushed["events"])]
+    caught_up = build.catch_up(6, game=42, v=2, events=batches, time_ms=5300, running=False)
     assert caught_up == example(REPLIES["catch_up"])
     clock = build.events(game=42, v=2, events=[build.clock(running=True, time_ms=5300)])
     assert clock == example(PUSHES["events"], 1)
 
 
 def test_server_event_builders() -> None:
-    assert build.game_lost("resigned") == example(EVENTS["game_lost"])
+    assert build.game_lost("resigned", 1) == example(EVENTS["game_lost"])
     assert build.lost_position() == example(EVENTS["lost_position"])
     assert build.clock(running=False, time_ms=83000) == example(EVENTS["clock"])
     won = example(EVENTS["won"])

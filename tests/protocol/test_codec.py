@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -15,6 +16,8 @@ from protocol import (
     decode_request,
     encode,
     new_request,
+    schema,
+    validate_message,
 )
 from protocol.messages import REQUESTS
 from tests.protocol.conftest import move
@@ -130,7 +133,10 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
     ("a 1000-entry map", packed({f"k{i}": i for i in range(1000)}), None),
     ("a 1000-item array in a field", encode(move(card=list(range(1000)))), None),
     ("an ext type", packed(msgpack.ExtType(5, b"xy")), None),
-    ("a timestamp in a field", encode(move(card=msgpack.Timestamp(0))), None),
+    ("a timestamp in a field", encode(move(card=msgpack.Timestamp(0))), 7),
+    ("an ext value in a field", encode(move(card=msgpack.ExtType(5, b"xy"))), 7),
+    ("an ext value in a list", encode(move(card=[1, msgpack.ExtType(1, b"")])), 7),
+    ("an ext value as the id", encode(move(id=msgpack.ExtType(1, b"\x07"))), None),
     ("a frame over the size limit", encode(move(card="x" * MAX_FRAME_BYTES)), None),
 ]
 
@@ -146,6 +152,8 @@ def test_bad_frames_are_bad_request_with_re_when_readable(
     reply = error.to_message()
     assert reply["type"] == "error" and reply["code"] == "bad_request" and reply["message"]
     assert ("re" in reply) == (re is not None)
+    for internal in ("max_", "Unpack", "codec", "exceeds", "Timestamp", "ExtType", "()"):
+        assert internal not in reply["message"], reply["message"]
 
 
 @pytest.mark.parametrize(
@@ -200,13 +208,41 @@ def test_the_int32_bounds_are_inclusive() -> None:
         assert decode_request(encode(move(to=to))).get_int("to") == to
 
 
-def test_the_largest_ids_and_deals_msgpack_carries() -> None:
-    assert decode_request(encode({"type": "ping", "id": 2**64 - 1})).id == 2**64 - 1
-    assert decode_request(encode({"type": "ping", "id": -(2**63)})).id == -(2**63)
-    new = {"type": "new_game", "id": 1, "level": "easy", "deal": 2**63 - 1}
-    assert decode_request(encode(new)).get_int("deal") == 2**63 - 1
-    too_large = {"type": "new_game", "id": 1, "level": "easy", "deal": 2**63}
-    assert rejection(encode(too_large)).code == "bad_request"
+SAFE = 2**53 - 1  # the largest integer a JavaScript number holds exactly
+
+
+def test_integers_stop_at_the_javascript_safe_range() -> None:
+    """Section 1: |n| <= 2^53-1 for every integer, ids included; beyond is bad_request."""
+    assert decode_request(encode({"type": "ping", "id": SAFE})).id == SAFE
+    assert decode_request(encode({"type": "ping", "id": -SAFE})).id == -SAFE
+    new = {"type": "new_game", "id": 1, "level": "hard", "deal": SAFE}
+    assert decode_request(encode(new)).get_int("deal") == SAFE
+    for too_large in (SAFE + 1, 2**63 - 1, 2**64 - 1, -SAFE - 1, -(2**63)):
+        assert rejection(encode({"type": "ping", "id": too_large})).code == "bad_request"
+        error = rejection(encode({**new, "deal": too_large}))
+        assert (error.code, error.re) == ("bad_request", 1)
+        ack = {"type": "ack", "re": 1, "game": too_large, "v": 0}
+        with pytest.raises(InvalidMessage):
+            validate_message(ack)
+
+
+def test_no_integer_in_the_schema_leaves_the_safe_range() -> None:
+    def integers(node: object) -> Iterator[dict[str, Any]]:
+        if isinstance(node, dict):
+            if node.get("type") == "integer":
+                yield node
+            for value in node.values():
+                yield from integers(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from integers(value)
+
+    found = list(integers(schema.generate()))
+    assert found
+    for node in found:
+        values = [node[key] for key in ("minimum", "maximum", "const") if key in node]
+        values += node.get("enum", [])
+        assert values and all(-SAFE <= value <= SAFE for value in values), node
 
 
 def test_the_size_limit_is_checked_before_anything_else() -> None:

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from engine import events as engine_events
 from engine.errors import LOCALES as ENGINE_LOCALES
-from engine.errors import RuleViolation
+from engine.errors import ReplayFormatError, RuleViolation
 from engine.game import Game
 from engine.levels import LEVEL_NAMES, LEVELS
+from engine.replay import export_replay, verify
 from engine.view import public_view
 from protocol import LEVELS as PROTOCOL_LEVELS
 from protocol import LOCALES as PROTOCOL_LOCALES
 from protocol import RULE_CODES, build, validate_message
 from protocol.events import ENGINE_EVENTS, EVENT
 from protocol.messages import EXAMPLE_VIEW
+from protocol.replay import REPLAY, VERIFY_INVALID, VERIFY_VALID
 from protocol.shapes import VIEW
 from tests.helpers import hint_player_win
 
@@ -31,11 +35,15 @@ SAMPLES: dict[type, engine_events.Event] = {
     engine_events.SuitRemoved: engine_events.SuitRemoved(suit=3, column=1, slot=4),
     engine_events.SuitRestored: engine_events.SuitRestored(suit=0, column=7, slot=1),
     engine_events.Undone: engine_events.Undone(action="deal"),
-    engine_events.Restarted: engine_events.Restarted(),
+    engine_events.Restarted: engine_events.Restarted(
+        columns=((3, (0, 13)), (0, ())), stock=3, reserve=(7,)
+    ),
     engine_events.Hinted: engine_events.Hinted(action="move", card=12, to=10),
-    engine_events.Score: engine_events.Score(score=0, moves=0, undos=0, hints=0),
+    engine_events.Score: engine_events.Score(
+        score=0, moves=0, undos=0, hints=0, earned=0, undo_depth=0, stuck=False
+    ),
     engine_events.Won: engine_events.Won(
-        moves=1, time_ms=0, score=600010, suits=4, hints=0, undos=0
+        moves=1, time_ms=0, score=600010, suits=4, hints=0, undos=0, deal=7
     ),
     engine_events.Stuck: engine_events.Stuck(),
 }
@@ -96,3 +104,30 @@ def test_real_engine_views_are_valid() -> None:
     for view in views:
         VIEW.check(view, "view")
         validate_message(build.game(1, game=1, v=0, view=view))
+
+
+def test_the_engine_exports_and_verifies_replays_as_section_14_declares() -> None:
+    won = hint_player_win()
+    document = export_replay(won)
+    REPLAY.check(document, "replay")
+    assert {action["type"] for action in document["actions"]} >= {"move", "deal"}
+    every_kind = Game(LEVELS["hard"], 1)
+    every_kind.hint(100)
+    every_kind.move("7C", 5, 200)
+    every_kind.undo(300)
+    every_kind.deal(400)
+    every_kind.restart(500)
+    REPLAY.check(export_replay(every_kind), "replay")
+    assert [a["type"] for a in export_replay(every_kind)["actions"]] == [
+        "hint", "move", "undo", "deal", "restart",
+    ]  # fmt: skip
+    status, result = verify(document)
+    assert (status, result["valid"], result["won"]) == (0, True, True)
+    VERIFY_VALID.check(result, "verify")
+    illegal = {**document, "actions": [{"type": "undo"}]}
+    status, rejected = verify(illegal)
+    assert (status, rejected["index"], rejected["code"]) == (1, 0, "nothing_to_undo")
+    VERIFY_INVALID.check(rejected, "verify")
+    for broken in ({**document, "format": "other"}, {**document, "deal": "1"}):
+        with pytest.raises(ReplayFormatError):
+            verify(broken)

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from protocol import docs, schema, validate_message
+from protocol import asyncapi, docs, schema, validate_message
 from protocol.docs import DOC_PATH, pretty, regions, update
 from protocol.events import EVENTS
 from protocol.messages import ALL_MESSAGES
+from protocol.replay import REPLAY_EXAMPLE
 from protocol.schema import SCHEMA_PATH, generate, render
 from tests.protocol.schema_check import SchemaChecker
 
@@ -25,6 +26,28 @@ _GENERATED = re.compile(r"<!-- generated:([a-z-]+) -->.*?<!-- /generated:\1 -->"
 def test_schema_json_is_current() -> None:
     committed = SCHEMA_PATH.read_text(encoding="utf-8")
     assert committed == render(), f"protocol/schema.json is stale; regenerate: {REGENERATE_SCHEMA}"
+
+
+REGENERATE_ASYNCAPI = ".venv/bin/python -m protocol.asyncapi > protocol/asyncapi.json"
+
+
+def test_asyncapi_json_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    committed = asyncapi.ASYNCAPI_PATH.read_text(encoding="utf-8")
+    assert committed == asyncapi.render(), (
+        f"protocol/asyncapi.json is stale; regenerate: {REGENERATE_ASYNCAPI}"
+    )
+    asyncapi.main()
+    assert capsys.readouterr().out == committed
+
+
+def test_asyncapi_carries_every_message_and_schema_definition() -> None:
+    document = asyncapi.generate()
+    messages = document["components"]["messages"]
+    assert set(messages) == {spec.shape.ref for spec in ALL_MESSAGES}
+    assert document["components"]["schemas"].keys() == generate()["$defs"].keys()
+    assert "#/$defs/" not in asyncapi.render()
+    sent = {ref["$ref"].rsplit("/", 1)[1] for ref in document["operations"]["request"]["messages"]}
+    assert sent == {ref for ref in messages if ref.startswith("request-")}
 
 
 def test_protocol_md_is_current() -> None:
@@ -103,6 +126,7 @@ def test_hand_written_examples_are_valid(
 
 def test_generated_regions_hold_every_example() -> None:
     examples = [example for spec in (*ALL_MESSAGES, *EVENTS.values()) for example in spec.examples]
+    examples.append(REPLAY_EXAMPLE)
     text = "\n".join(regions().values())
     assert text.count("```json") == len(examples)
     for example in examples:

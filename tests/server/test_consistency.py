@@ -208,7 +208,7 @@ async def test_new_game_abandons_a_game_another_device_keeps_changing(
     assert started["lost"] == game and not plays
     await sees(on_a, 4)
     lost = [e for m in not_clock(on_a.frames) for e in m["events"] if e["type"] == "game_lost"]
-    assert lost == [{"type": "game_lost", "reason": "abandoned"}]
+    assert lost == [{"type": "game_lost", "reason": "abandoned", "deal": 1}]
 
 
 async def test_lost_position_names_only_a_version_already_sent(

@@ -114,7 +114,7 @@ async def test_resigning_on_one_node_ends_the_game_on_the_other(
     assert (await on_b.request("resign", game=game))["v"] == 1
     await sees(on_a, 1)
     lost = [e for m in not_clock(on_a.frames) for e in m["events"]]
-    assert {"type": "game_lost", "reason": "resigned"} in lost
+    assert {"type": "game_lost", "reason": "resigned", "deal": 1} in lost
     refused = await on_a.request("move", game=game, v=1, card="7C", to=5)
     assert refused["code"] == "game_over"
     stats = await on_a.request("stats", level="hard")

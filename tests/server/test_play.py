@@ -72,7 +72,12 @@ async def test_two_connections_see_the_same_events(server: Running) -> None:
     second = await server.connect()
     await second.hello(first.token)
     opened = await second.request("open_game", game=game)
-    assert opened["view"] == {**start["view"], "time_ms": opened["view"]["time_ms"]}
+    # The clock already runs for the first connection: the snapshot says so.
+    assert opened["view"] == {
+        **start["view"],
+        "time_ms": opened["view"]["time_ms"],
+        "running": True,
+    }
     first.drain()
     v = 0
     steps: list[tuple[Client, dict[str, Any]]] = [
@@ -107,7 +112,10 @@ async def test_stale_and_retries(server: Running) -> None:
     assert stale["code"] == "stale" and stale["v"] == 1
     other = await server.connect()
     await other.hello(cleo.token)
-    retried = await other.request("move", id_="m1", game=game, v=0, card="7C", to=5)
+    unopened = await other.request("move", id_="m1", game=game, v=0, card="7C", to=5)
+    assert unopened["code"] == "not_open"
+    await other.request("open_game", game=game, since=0)
+    retried = await other.request("move", id_="m1", game=game, v=0, card="7c", to=5)
     assert retried == ack
     view = (await other.request("open_game", game=game))["view"]
     assert view["moves"] == 1 and view["undo_depth"] == 1
@@ -134,7 +142,7 @@ async def test_abandoning_loses_on_its_own_level_only(server: Running) -> None:
     assert second["lost"] == first["game"]
     lost = [m for m in await watcher.events_until(1) if m["type"] == "events"]
     assert lost[-1]["v"] == 1 and lost[-1]["events"] == [
-        {"type": "game_lost", "reason": "abandoned"}
+        {"type": "game_lost", "reason": "abandoned", "deal": 3}
     ]
     hard = (await dan.request("stats", level="hard"))["stats"][0]
     classic = (await dan.request("stats", level="classic"))["stats"][0]
