@@ -37,7 +37,8 @@ class Board:
             self.view, self.v, self.needs_view = copy.deepcopy(frame["view"]), frame["v"], False
         elif kind == "catch_up":
             for batch in frame["events"]:
-                self._batch(batch["v"], batch["events"])
+                if batch["v"] > self.v:  # pushes may have brought some of them already
+                    self._batch(batch["v"], batch["events"])
             self.v = max(self.v, frame["v"])
         elif kind == "events":
             self._push(frame["v"], frame["events"])
