@@ -12,7 +12,8 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 the pure-Python search is compared with the compiled one on deals 1..200),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
 skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
-database; it must be empty or hold only earlier benchmark data).
+database, and measure how fast an action reaches a device on another node,
+``bench.delivery``; it must be empty or hold only earlier benchmark data).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench.delivery import format_delivery, run_delivery
 from bench.load import format_load, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
@@ -36,6 +38,7 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
 SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
 LOAD_START, LOAD_END = "<!-- load-bench -->", "<!-- /load-bench -->"
+DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -170,6 +173,23 @@ def load_section(players: int, actions: int, database_url: str | None) -> str:
     return "\n".join(lines)
 
 
+def delivery_section(database_url: str, actions: int = 300) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    report = asyncio.run(run_delivery(database_url, actions))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    lines = [
+        DELIVERY_START,
+        f"Measured {when} on {machine()} (load average {load} at the end) with `make bench`,",
+        f"which runs `python -m bench.delivery --actions {actions}`: two server processes on",
+        "one PostgreSQL database, one player acting on node 1 (a move or an undo every 20 ms,",
+        "in lock-step), a second device watching on node 1 and a third on node 2:",
+        "",
+        *format_delivery(report),
+        DELIVERY_END,
+    ]
+    return "\n".join(lines)
+
+
 def replace_section(page: str, section: str, start: str = START, end: str = END) -> str:
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(page):
@@ -198,6 +218,16 @@ def main() -> int:
         section = load_section(players, actions, database_url)
         print(section)
         page = replace_section(page, section, LOAD_START, LOAD_END)
+    database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
+    if database_url:
+        section = delivery_section(database_url)
+        print(section)
+        page = replace_section(page, section, DELIVERY_START, DELIVERY_END)
+    else:
+        print(
+            "delivery latency across nodes skipped: set SCORPION_BENCH_DATABASE_URL",
+            file=sys.stderr,
+        )
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
