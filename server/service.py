@@ -12,17 +12,34 @@ unexpected as ``internal`` (logged, never shown).
 
 Games live in a cache of ``LiveGame``s, rebuilt from the store's action log
 on first use (so a restarted server continues where the last one stopped).
-Each game has an ``asyncio.Lock``; an action runs entirely under it:
+
+**The invariant: the cache holds committed state only.** Whatever is sent to a
+connection (a snapshot, a catch-up, a push, a summary) and whatever a cached
+game answers is a state the store has committed; an action the store refused
+is never seen by anyone. Why: several requests can wait on one game while an
+action is being committed, on this node or another, and a refused commit
+must not leave behind a position (a dealt stock, say) that never existed.
+How: an action is applied to ``game.fork()``, a copy, and the copy replaces
+the cached game only after ``store.commit`` succeeded, in the same step (no
+``await``) as the push of its events. Each game has an ``asyncio.Lock``; an
+action runs entirely under it:
 
 1. ``v`` must be the game's version: otherwise, a retry whose first attempt
    is in the log (``store.find_retry``: same request id at ``v + 1``) gets
    its original ``ack``, anything else ``stale`` with the current version;
-2. the engine applies the action at the clock's play time (rejections leave
-   the game untouched);
+2. the engine applies the action to a fork at the clock's play time
+   (rejections leave nothing behind);
 3. ``store.commit`` makes it durable (a win ends the game and books the
-   statistics in the same write); if the commit fails the cached game is
-   dropped so the next request rebuilds it from what the store holds;
-4. the events are pushed to every watcher (``Hub``), and the ack returned.
+   statistics in the same write); if the commit fails, the cached game is
+   as it was, and it catches up from the log in the background (the store may
+   be ahead: another node won the version, or a failed commit did land);
+4. the fork is adopted, its events pushed to every watcher (``Hub``), and
+   the ack returned.
+
+Pushes of one game leave in version order, each with the version of the state
+it describes: every push happens under the game's lock or, for background
+work (``lost_position``), only after checking that its version is still the
+cached one, with no ``await`` between the check and the push.
 
 Hints and lost-position checks run the solver in worker processes
 (``SolverPool``). A lost-position check follows every action but a hint,
@@ -39,14 +56,22 @@ connection gone, shutdown) the time since the last action is banked too
 (``Store.save_play_time``), so a restart gives none of it back.
 
 Several nodes may share one PostgreSQL database. The store's version guard
-makes their writes safe (of two actions computed from one version, the second
-commit is refused: ``stale``, and the cached game is dropped and reloaded).
-Each commit also notifies the other nodes (``server.store.notify``); a node
-holding that game catches up (``remote_changed``): it replays the new actions
-from the log under the game's lock and pushes their events to its own
-connections with the same versions, so two devices on two nodes see one event
-stream. Each node runs its own clock for its own connections; play time never
-goes backwards (the highest stored time wins).
+makes their writes safe: of two actions computed from one version, the second
+commit is refused (``stale`` for a request with ``v``; a request without one,
+``new_game``'s abandonment, ``hint`` and ``resign``, catches up and tries
+again, up to ``CONFLICT_ATTEMPTS`` times). Each commit also notifies the other
+nodes (``server.store.notify``); ``remote_changed`` catches up every game held
+here, or watched here: it replays the new actions from the log on a fork under
+the game's lock, adopts it and pushes each version's events to its own
+connections with the same versions (one ``snapshot`` instead when they would
+name a card face down now), so two devices on two nodes see one event stream.
+A notification that arrives while the game is being loaded is applied once it
+is loaded; a game dropped while watched (its log did not replay) is loaded
+again for its watchers (``_rejoin``, from the version the ``Hub`` last told
+them); ``open_game`` asks the log first, and an action naming a version ahead
+of ours triggers a catch-up, so a lost notification is repaired. Each node runs
+its own clock for its own connections; play time never goes backwards (the
+highest stored time wins).
 """
 
 from __future__ import annotations
