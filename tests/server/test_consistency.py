@@ -266,3 +266,17 @@ async def test_a_won_event_from_catch_up_carries_stats(server: Running) -> None:
     assert caught["type"] == "catch_up"
     won = [e for b in caught["events"] for e in b["events"] if e["type"] == "won"]
     assert won and won[0]["stats"] == live_won["stats"]
+
+
+async def test_a_watched_game_dropped_from_memory_is_still_relayed(nodes: Nodes) -> None:
+    on_a, on_b, game = await two_devices(nodes)
+    service_b = service_of(nodes[1])
+    live = service_b.cached(game)
+    assert live is not None
+    service_b._forget(live)  # as after a log that would not replay
+    assert service_b.cached(game) is None
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    assert (await on_a.request("undo", game=game, v=1))["v"] == 2
+    await sees(on_b, 2)
+    assert [m["v"] for m in not_clock(on_b.frames)] == [1, 2]
+    assert not_clock(on_b.frames) == not_clock(on_a.frames)
