@@ -60,6 +60,7 @@ from engine.solver.prune import (
     column_key,
     fillings_that_never_empty,
     is_blocked,
+    is_blocked_any_suit,
     key_from_parts,
     kings_that_block,
     never_empties,
@@ -386,6 +387,7 @@ class _Search:
         self.deadlocks = False
         self.emptying = False
         self.closing = False
+        self.stranding = False
 
     def out_of_budget(self) -> bool:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
@@ -457,6 +459,8 @@ class _Search:
         # ``_ordered_moves`` left out the kings whose move to an empty column blocks.
         # Rule 8 likewise (``_ordered_moves`` left out the moves into the last empty
         # column after which no column can empty again).
+        if self.stranding:  # rule 9: not monotone under builds, so checked everywhere
+            return not is_blocked_any_suit(state)
         if self.deadlocks:
             return not (dealt and is_blocked(state))
         return not (self.emptying and dealt and never_empties(state))
@@ -468,7 +472,12 @@ class _Search:
         self.deadlocks = prune and rules.kings_only and not rules.any_suit
         self.emptying = prune and not rules.kings_only and not rules.any_suit
         self.closing = prune and not rules.any_suit  # ``_closing`` once the stock is gone
-        if (self.deadlocks and is_blocked(state)) or (self.emptying and never_empties(state)):
+        self.stranding = prune and rules.kings_only and rules.any_suit
+        if (
+            (self.deadlocks and is_blocked(state))
+            or (self.emptying and never_empties(state))
+            or (self.stranding and is_blocked_any_suit(state))
+        ):
             return None
         steps: list[Step] = [([], [])]
         self.seen = seen = {self._key(state)}
