@@ -158,6 +158,29 @@ lies *directly on* the card beneath it in its column.
    taken off its own successor can go straight back, so that move never loses
    this way.
 
+9. Unreachable removal under any-suit building (``is_blocked_any_suit``),
+   valid when only kings go to empty columns and building is by any suit
+   (level relaxed). Rule 5's events and needs, with two changes that any-suit
+   building forces. First, a non-king ``x`` may go onto any of the four cards
+   one rank above it, so ``P(x)`` (its first pick, now onto whichever of them
+   it goes) needs *one* of them free: for a host ``h`` of another column or
+   lower in ``x``'s own, ``L`` of the card now on ``h``; for ``h`` above ``x`` in
+   its column, also ``h`` gone from that column, i.e. ``L(w)`` for some card
+   ``w`` between them (``x`` excluded, ``h`` included), as in rule 5; the host
+   ``x`` lies on now is no candidate (its first pick takes it off that one);
+   a host in the stock or the reserve counts as free (that only drops needs).
+   ``P(x)`` needs as well ``L`` of the card on ``x`` if ``x`` is face down.
+   Second, a card lying on its successor can still be picked (onto another
+   host), so its ``P`` is derived like any other; only the removal of its suit
+   does not need it. The other needs are rule 5's and hold for the same
+   reasons: what lies on a card leaves only by its own pick (or, a king, its
+   set's removal); ``K(k)`` needs ``E``; the first column to empty does so by
+   its bottom card's first pick or a removal; ``R(s)`` needs ``P(x)`` for each
+   non-king of ``s`` not on its successor, ``L`` of the card on each face-down
+   card of ``s`` and ``K`` of a reserve king. The derivation is not monotone
+   here (a build can cover the only free host of another card), so the
+   search checks every position it enters.
+
 How the rules combine. Let ``d(p)`` be the length of a shortest win from a
 winnable position ``p``. The search ends with "lost" only after expanding, once,
 every position it reached. Were some reached position winnable, take one of
@@ -165,7 +188,7 @@ smallest ``d`` after the deal: its shortest win's first move is searched (then
 a position with smaller ``d`` was reached too, or one equal to it up to column
 order), or it was left out by rule 4's symmetry (same), by rule 7 (then a
 shorter win exists, a contradiction), or by a safe build of rule 2 (which
-reaches a position with smaller ``d``); rules 5 and 8 only drop lost
+reaches a position with smaller ``d``); rules 5, 8 and 9 only drop lost
 positions. Before the deal, rule 6 only drops a deal whose result follows by
 one move from a deal the search tries, so some position after the deal is
 winnable and reached.

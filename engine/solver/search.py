@@ -24,14 +24,18 @@ tried best first: moves that turn a card face up, then ones that empty a
 column, then the rest, the stock deal last. With ``prune`` on (the default)
 the rules of ``prune`` apply: a safe build is played without trying
 alternatives (rule 2), equivalent empty columns are tried once (4), a
-position from which some suit can never be removed (5), or in which no column
+position from which some suit can never be removed (5; 9 under any-suit
+building), or in which no column
 can ever empty again (8), is dropped, and so are the moves into the last empty
 column that lead to one; the deal is not tried right after a move that kept
 off the columns it lands on (6), and a card is not moved off king-rooted runs
 into an empty column (7).
 
-Only the deal and moves into the last empty column can make a position
-blocked (rules 5 and 8): a build only takes needs away. So the search runs
+Under any-suit building (level relaxed) rule 9 replaces rule 5 and is
+checked at every position entered: a build there can block (the card moved
+covers another card's only free host). On the same-suit levels only the deal
+and moves into the last empty column can make a position blocked (rules 5
+and 8): a build only takes needs away. So the search runs
 the full check after the deal, and for the moves into the last empty column
 one derivation per position answers for all of them before they are played.
 Position keys are kept per column (``_Keys``) and the key a move leads to is
