@@ -788,6 +788,9 @@ static int is_blocked_any_suit(const State *s) {
 
 /* ------------------------------------------------------- search: the moves */
 
+/* search.ANY_SUIT_DEAL */
+#define ANY_SUIT_DEAL (-10)
+
 /* search._score */
 static int score(const State *s, int src, int index, int empty_target) {
     if (src == RESERVE) return 20;
@@ -986,6 +989,9 @@ static int ordered_moves(const State *s, const Rules *rules, int deal, Move *out
             }
         }
     }
+    /* any-suit building: the deal among the moves, after the builds (search.ANY_SUIT_DEAL) */
+    int deal_scored = rules->any_suit && s->nstock && deal;
+    if (deal_scored) scored[n++] = (Scored){ANY_SUIT_DEAL, {DEAL_SRC, 0, 0}};
     /* Python's stable sort, best first */
     for (int i = 1; i < n; i++) {
         Scored item = scored[i];
@@ -997,7 +1003,7 @@ static int ordered_moves(const State *s, const Rules *rules, int deal, Move *out
         scored[j] = item;
     }
     int count = 0;
-    if (s->nstock && deal) out[count++] = (Move){DEAL_SRC, 0, 0};
+    if (s->nstock && deal && !deal_scored) out[count++] = (Move){DEAL_SRC, 0, 0};
     for (int i = n - 1; i >= 0; i--) out[count++] = scored[i].move;
     return count;
 }

@@ -21,7 +21,8 @@ any-suit); to an empty column goes a king (or any card, by the level) that is
 not already at the bottom of its column (before the deal also a whole column,
 when that changes where a stock card lands); then the stock deal. They are
 tried best first: moves that turn a card face up, then ones that empty a
-column, then the rest, the stock deal last. With ``prune`` on (the default)
+column, then the rest, the stock deal last (under any-suit building before the
+moves into empty columns and off a card's successor: ``ANY_SUIT_DEAL``). With ``prune`` on (the default)
 the rules of ``prune`` apply: a safe build is played without trying
 alternatives (rule 2), equivalent empty columns are tried once (4), a
 position from which some suit can never be removed (5; 9 under any-suit
@@ -85,6 +86,11 @@ __all__ = ["DEAL_MOVE", "SolverMove", "Verdict", "candidate_moves", "solve"]
 SolverMove = tuple[int, int, int]  # (src, start, dst); src RESERVE for the reserve
 DEAL_MOVE: SolverMove = (-2, 0, 0)
 DEFAULT_MAX_POSITIONS = 2_000_000
+# Under any-suit building the deal is tried after the builds but before the moves
+# into empty columns and off a card's successor; last, a wrong moment to deal
+# traps the search in the huge part of the game before it (deals 1..200: 91% won
+# within 40,000 positions against 81% with the deal last).
+ANY_SUIT_DEAL = -10
 _CLOCK_EVERY = 256
 
 
@@ -232,9 +238,12 @@ def _ordered_moves(state: State, rules: Rules, prune: bool, deal: bool = True) -
                 if not index and src >= dealt_onto and dst >= dealt_onto:
                     continue  # a whole column that changes no stock card's place: no change
                 scored.append((value, (src, index, dst)))
+    dealing = bool(state.stock) and deal
+    if dealing and any_suit:
+        scored.append((ANY_SUIT_DEAL, DEAL_MOVE))
     scored.sort(key=itemgetter(0), reverse=True)
     moves = [move for _value, move in reversed(scored)]
-    if state.stock and deal:
+    if dealing and not any_suit:
         moves.insert(0, DEAL_MOVE)
     return moves
 
