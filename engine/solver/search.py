@@ -22,8 +22,8 @@ not already at the bottom of its column (before the deal also a whole column,
 when that changes where a stock card lands); then the stock deal. They are
 tried best first: moves that turn a card face up, then ones that empty a
 column, then the rest, the stock deal last (under any-suit building before the
-moves into empty columns and off a card's successor: ``ANY_SUIT_DEAL``). With ``prune`` on (the default)
-the rules of ``prune`` apply: a safe build is played without trying
+moves into empty columns and off a card's successor: ``ANY_SUIT_DEAL``).
+With ``prune`` on (the default) the rules of ``prune`` apply: a safe build is played without trying
 alternatives (rule 2), equivalent empty columns are tried once (4), a
 position from which some suit can never be removed (5; 9 under any-suit
 building), or in which no column
