@@ -66,7 +66,8 @@ class Advice:
     - ``line``: with ``"plan"``, the winning line from this position (its first
       action is ``hint``); pass the advice back as ``plan`` to follow it.
     - ``after``: the key of the position the hint leads to (empty with ``none``).
-    - ``proved_lost``: keys of positions this call proved lost.
+    - ``proved_lost``: keys of positions this call found lost (proved here, or
+      met in ``lost``).
     """
 
     hint: Hinted
@@ -172,8 +173,8 @@ def _heuristic(
     best: tuple[int, Action, bytes] | None = None
     deal_key: bytes | None = None
     candidates: list[Move | None] = list(legal_moves(state, rules, useful_only=True))
-    if state.stock:
-        candidates.append(None)  # the deal
+    if state.stock and not (rules.stock_only_when_stuck and candidates):
+        candidates.append(None)  # the deal (R13)
     for move in candidates:
         action = Action("deal") if move is None else _move_action(state, move)
         record = apply_deal(state) if move is None else apply_move(state, *move)

@@ -12,6 +12,7 @@ from engine.game import Action, Game
 from engine.levels import LEVELS, Rules
 from engine.moves import legal_moves
 from engine.solver import solve
+from engine.solver import plan
 from engine.solver.plan import Advice, advise, play
 from engine.state import State, apply_move, undo
 
@@ -163,3 +164,16 @@ def test_nothing_to_do_once_won_or_without_moves() -> None:
     stuck = State([cards("AS"), cards("3S")], [0, 0], found=[1, 2, 3])  # nothing can move
     advice = advise(stuck, LEVELS["relaxed"], budget_ms=0)
     assert advice.hint.action == "none" and advice.basis in ("lost", "no_moves")
+
+
+def test_the_heuristic_deals_only_when_the_rules_allow_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The one move (9S off its successor onto TH) scores below zero: deal instead,
+    # unless the stock may only be dealt when no move is left (R13's option).
+    # (The position is lost, cards are missing: no look-ahead may say so.)
+    monkeypatch.setattr(plan, "LOOK_AHEAD_NODES", 0)
+    state = State([cards("TS 9S"), cards("TH"), [], [], [], [], []], [0] * 7, cards("5D 6D 7D"))
+    rules = LEVELS["relaxed"]
+    assert advise(state, rules, budget_ms=0).hint.action == "deal"
+    strict = rules.with_options(stock_only_when_stuck=True)
+    advice = advise(state, strict, budget_ms=0)
+    assert (advice.hint.action, advice.hint.card) == ("move", parse_card("9S"))
