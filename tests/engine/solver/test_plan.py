@@ -11,8 +11,7 @@ from engine.deal import deal_layout
 from engine.game import Action, Game
 from engine.levels import LEVELS, Rules
 from engine.moves import legal_moves
-from engine.solver import solve
-from engine.solver import plan
+from engine.solver import plan, solve
 from engine.solver.plan import Advice, advise, play
 from engine.state import State, apply_move, undo
 
