@@ -15,7 +15,7 @@ Theory of operation
 2. **Solver.** Otherwise ``solve`` runs with the hint budget. A win whose line
    stays off the positions already seen (``seen``) becomes the plan, once
    ``shorten`` has cut its detours (a depth-first line on relaxed can run to
-   a thousand moves; cut, it is a few hundred at most). ``lost``
+   hundreds of needless moves). ``lost``
    means every move loses: the hint is ``none`` with basis ``"lost"``.
 3. **Heuristic.** With no usable line (budget spent, or the line would return
    to a seen position), every useful move and the deal are tried one step
