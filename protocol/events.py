@@ -67,7 +67,7 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field(
             "index",
             Int(1),
-            "With `to: \"reserve\"`: the card's 1-based place in the reserve, where the "
+            'With `to: "reserve"`: the card\'s 1-based place in the reserve, where the '
             "undone move took it from (the cards after it move one place on).",
             required=False,
         ),
