@@ -22,8 +22,8 @@ Theory of operation
    ahead (``legal_moves(useful_only=True)``: never a whole column onto an
    empty one, the shuttle R16 calls useless). A candidate is dropped when it
    leads to a seen position, to a position in ``lost`` or to one a small
-   search proves lost; one that the small search wins becomes the plan at
-   once. Of the
+   search proves lost; one that the small search wins (on a line that stays
+   off the seen positions) becomes the plan at once. Of the
    rest, the best by ``engine.hints.score_move`` is the hint, and the deal when
    no move scores above zero (as ``engine.hints.suggest`` does).
 4. **Nothing left.** ``none`` with basis ``"lost"`` when every candidate was
@@ -190,10 +190,12 @@ def _heuristic(
             undo(state, record)
         if ahead.result == "lost":
             proved.add(key)
-        elif ahead.result == "won":
+            continue
+        if ahead.result == "won":
             line = shorten(state, rules, (action, *ahead.actions))
-            return _from_line(state, line, frozenset(proved))
-        elif move is None:
+            if _stays_off(state, line, seen):
+                return _from_line(state, line, frozenset(proved))
+        if move is None:
             deal_key = key
         else:
             value = score_move(state, move)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from functools import cache
 
 import pytest
@@ -176,3 +177,30 @@ def test_the_heuristic_deals_only_when_the_rules_allow_it(monkeypatch: pytest.Mo
     strict = rules.with_options(stock_only_when_stuck=True)
     advice = advise(state, strict, budget_ms=0)
     assert (advice.hint.action, advice.hint.card) == ("move", parse_card("9S"))
+
+
+def test_advice_crosses_process_boundaries() -> None:
+    """The server computes hints in worker processes: advice must pickle."""
+    rules = LEVELS["hard"]
+    advice = advise(Game(rules, won_deals("hard")[0]).state, rules, budget_ms=SEARCH_MS)
+    assert pickle.loads(pickle.dumps(advice)) == advice
+
+
+def test_a_plan_through_a_seen_position_is_not_used() -> None:
+    rules = LEVELS["hard"]
+    state = Game(rules, won_deals("hard")[0]).state
+    line = advise(state, rules, budget_ms=SEARCH_MS).line
+    later = state.copy()
+    for action in line[:5]:
+        play(later, action)
+    advice = advise(state, rules, seen={later.key()}, budget_ms=SEARCH_MS)
+    assert advice.basis != "plan" or later.key() not in _positions(state, advice.line)
+
+
+def _positions(state: State, line: tuple[Action, ...]) -> set[bytes]:
+    walk = state.copy()
+    keys = set()
+    for action in line:
+        play(walk, action)
+        keys.add(walk.key())
+    return keys
