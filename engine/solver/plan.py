@@ -107,9 +107,12 @@ def advise(
 
 def play(state: State, action: Action | Hinted) -> None:
     """Play a deal or a move named by card and 1-based column on ``state`` (unchecked)."""
-    if action.card is None or action.to is None:
+    kind = action.type if isinstance(action, Action) else action.action
+    if kind == "deal":
         apply_deal(state)
         return
+    if kind != "move" or action.card is None or action.to is None:
+        raise ValueError(f"not a move or a deal: {action}")
     src, index = locate(state, action.card)
     apply_move(state, src, index, action.to - 1)
 

@@ -9,6 +9,7 @@ import pytest
 
 from engine.cards import parse_card
 from engine.deal import deal_layout
+from engine.events import Hinted
 from engine.game import Action, Game
 from engine.levels import LEVELS, Rules
 from engine.moves import legal_moves
@@ -204,3 +205,8 @@ def _positions(state: State, line: tuple[Action, ...]) -> set[bytes]:
         play(walk, action)
         keys.add(walk.key())
     return keys
+
+
+def test_play_refuses_what_is_not_a_move_or_a_deal() -> None:
+    with pytest.raises(ValueError, match="not a move or a deal"):
+        play(shuttle_position(), Hinted("none"))
