@@ -105,8 +105,10 @@ def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
         "| positions/s | published won share |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    load_before = os.getloadavg()[0]
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         reports = list(pool.map(_bench_level, levels, ranges, [budget_ms] * len(levels)))
+    load_after = os.getloadavg()[0]
     for level, r in zip(levels, reports, strict=True):
         print(f"{level}: {r}", file=sys.stderr)
         lines.append(
@@ -114,8 +116,26 @@ def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
             f"| {r['decided_pct']}% | {r['won_pct']}% | {r['median_ms']:g} ms | {r['p95_ms']} ms "
             f"| {r['max_ms']} ms | {r['nodes_per_s']:,} | {PUBLISHED.get(level, 'none found')} |"
         )
-    lines += ["", *search_comparison(COMPARED_DEALS, budget_ms), SOLVER_END]
+    lines += [
+        "",
+        f"Load average (1 minute) when the levels started: {load_before:.1f}, when they "
+        f"ended: {load_after:.1f}, on {os.cpu_count()} cores (a shared machine: a load above",
+        "the core count means the levels had less than a core each and the times are longer).",
+        "Undecided deals: "
+        + "; ".join(f"{r['level']} {_listed(r['unknown_deals'])}" for r in reports)
+        + ".",
+        "",
+        *search_comparison(COMPARED_DEALS, budget_ms),
+        SOLVER_END,
+    ]
     return "\n".join(lines)
+
+
+def _listed(numbers: list[int], most: int = 30) -> str:
+    if not numbers:
+        return "none"
+    shown = ", ".join(map(str, numbers[:most]))
+    return shown + (f" and {len(numbers) - most} more" if len(numbers) > most else "")
 
 
 COMPARED_LEVELS = ("hard", "medium", "three-blind-mice")

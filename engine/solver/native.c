@@ -590,7 +590,206 @@ static void kings_that_block(const State *s, const int *kings, int nkings, uint8
     }
 }
 
+/* --------------------------- prune: the derivation of rule 9 (any suit) */
+
+/* Events of prune._any_suit_events: those of rule 5 (0..60), then 61 + x "some
+ * card one rank above x is free for x", 113 + 4x + t "the card of suit t one rank
+ * above x is free for x", 321 + 4x + t "that card, above x in x's column, has
+ * left that column". Waiters are kept as linked lists of edges; the order in
+ * which the derivation meets them does not change what it derives. */
+#define FREE_ANY 61
+#define FREE_ONE 113
+#define APART_ONE 321
+#define ANY_EVENTS (321 + 208)
+#define ANY_EDGES 16384 /* at most 52 * 4 * 55 + 52 * 4 + 32 edges: never reached */
+
+typedef struct {
+    int16_t missing[ANY_EVENTS];
+    int16_t head[ANY_EVENTS];
+    int16_t next[ANY_EDGES];
+    int16_t to[ANY_EDGES];
+    int nedges;
+    int16_t ready[ANY_EVENTS * 4];
+    int nready;
+    int suits;
+    int overflow;
+} AnyChain;
+
+static void any_wait(AnyChain *c, int event, int waiter) {
+    if (c->nedges >= ANY_EDGES) {
+        c->overflow = 1; /* cannot happen (see ANY_EDGES); the caller then prunes nothing */
+        return;
+    }
+    c->to[c->nedges] = (int16_t)waiter;
+    c->next[c->nedges] = c->head[event];
+    c->head[event] = (int16_t)c->nedges++;
+}
+
+static void any_ready(AnyChain *c, int event) {
+    if (c->nready >= ANY_EVENTS * 4) {
+        c->overflow = 1;
+        return;
+    }
+    c->ready[c->nready++] = (int16_t)event;
+}
+
+typedef struct {
+    int on[52], below[52], hidden[52], column_of[52], height[52], loose[52];
+} Layout;
+
+/* prune._free_hosts */
+static void free_hosts(const State *s, int card, const Layout *l, AnyChain *c) {
+    int free_event = FREE_ANY + card;
+    c->missing[free_event] = 1;
+    any_wait(c, free_event, card);
+    for (int suit = 0; suit < 4; suit++) {
+        int host = suit * 13 + card % 13 + 1;
+        int removed = 0;
+        for (int i = 0; i < s->nfound; i++) removed |= s->found[i] == suit;
+        if (removed) continue;
+        if (l->loose[host]) {
+            any_ready(c, free_event);
+            continue;
+        }
+        if (l->on[host] == card) continue;
+        int one = FREE_ONE + 4 * card + suit;
+        int count = 0;
+        if (l->on[host] >= 0) {
+            any_wait(c, l->on[host], one);
+            count++;
+        }
+        int column = l->column_of[card];
+        if (column >= 0 && l->column_of[host] == column && l->height[host] > l->height[card]) {
+            int apart = APART_ONE + 4 * card + suit;
+            c->missing[apart] = 1;
+            for (int i = l->height[card] + 1; i <= l->height[host]; i++)
+                any_wait(c, s->cols[column][i], apart);
+            any_wait(c, apart, one);
+            count++;
+        }
+        c->missing[one] = (int16_t)count;
+        any_wait(c, one, free_event);
+        if (!count) any_ready(c, one);
+    }
+}
+
+/* prune._any_suit_events */
+static void any_suit_events(const State *s, AnyChain *c, Layout *l) {
+    for (int i = 0; i < 52; i++) {
+        l->on[i] = -1;
+        l->below[i] = -2;
+        l->hidden[i] = 0;
+        l->column_of[i] = -1;
+        l->height[i] = -1;
+        l->loose[i] = 0;
+    }
+    memset(c->missing, 0, sizeof c->missing);
+    memset(c->head, -1, sizeof c->head);
+    c->nedges = 0;
+    c->nready = 0;
+    c->suits = 0;
+    c->overflow = 0;
+    c->missing[EMPTY_EVENT] = 1;
+    for (int column = 0; column < s->ncols; column++) {
+        const uint8_t *col = s->cols[column];
+        int len = s->len[column];
+        if (!len) {
+            any_ready(c, EMPTY_EVENT);
+            continue;
+        }
+        l->below[col[0]] = -1;
+        for (int i = 0; i < len; i++) {
+            l->column_of[col[i]] = column;
+            l->height[col[i]] = i;
+        }
+        for (int i = 0; i < s->down[column]; i++) l->hidden[col[i]] = 1;
+        for (int i = 1; i < len; i++) {
+            l->on[col[i - 1]] = col[i];
+            l->below[col[i]] = col[i - 1];
+        }
+    }
+    for (int i = 0; i < s->nstock; i++) l->loose[s->stock[i]] = 1;
+    for (int i = 0; i < s->nres; i++) l->loose[s->reserve[i]] = 1;
+    for (int suit = 0; suit < 4; suit++) {
+        int removed = 0;
+        for (int i = 0; i < s->nfound; i++) removed |= s->found[i] == suit;
+        if (removed) continue;
+        c->suits++;
+        int removal = REMOVAL + suit;
+        int needs = 0;
+        for (int card = suit * 13; card < suit * 13 + 12; card++) {
+            int under = l->below[card];
+            int reserved = in_reserve(s, card);
+            if (under == card + 1) {
+                if (l->hidden[card]) {
+                    any_wait(c, l->on[card], removal);
+                    needs++;
+                }
+            } else if (under != -2 || reserved) {
+                any_wait(c, card, removal);
+                needs++;
+            }
+            if (under == -2 && !reserved) continue;
+            int count = 1;
+            if (l->hidden[card]) {
+                any_wait(c, l->on[card], card);
+                count++;
+            }
+            if (under == -1) any_wait(c, card, EMPTY_EVENT);
+            c->missing[card] = (int16_t)count;
+            free_hosts(s, card, l, c);
+        }
+        int king = suit * 13 + 12;
+        int pick = KING_PICK + suit;
+        c->missing[king] = 1;
+        any_wait(c, pick, king);
+        any_wait(c, removal, king);
+        any_wait(c, removal, EMPTY_EVENT);
+        int under = l->below[king];
+        if (under >= 0 || in_reserve(s, king)) {
+            any_wait(c, EMPTY_EVENT, pick);
+            c->missing[pick] = 1;
+            if (l->hidden[king]) {
+                any_wait(c, l->on[king], pick);
+                c->missing[pick] = 2;
+            }
+            if (under < 0) {
+                any_wait(c, pick, removal);
+                needs++;
+            }
+        }
+        if (l->hidden[king]) {
+            any_wait(c, l->on[king], removal);
+            needs++;
+        }
+        c->missing[removal] = (int16_t)needs;
+        if (!needs) any_ready(c, removal);
+    }
+}
+
+/* prune.is_blocked_any_suit */
+static int is_blocked_any_suit(const State *s) {
+    AnyChain c;
+    Layout l;
+    any_suit_events(s, &c, &l);
+    if (c.overflow) return 0;
+    uint8_t derived[ANY_EVENTS] = {0};
+    while (c.nready) {
+        int event = c.ready[--c.nready];
+        if (derived[event]) continue;
+        derived[event] = 1;
+        for (int e = c.head[event]; e >= 0; e = c.next[e]) {
+            int waiter = c.to[e];
+            if (!--c.missing[waiter]) any_ready(&c, waiter);
+        }
+    }
+    return !c.overflow && removals_derived(derived) < c.suits;
+}
+
 /* ------------------------------------------------------- search: the moves */
+
+/* search.ANY_SUIT_DEAL */
+#define ANY_SUIT_DEAL (-10)
 
 /* search._score */
 static int score(const State *s, int src, int index, int empty_target) {
@@ -790,6 +989,9 @@ static int ordered_moves(const State *s, const Rules *rules, int deal, Move *out
             }
         }
     }
+    /* any-suit building: the deal among the moves, after the builds (search.ANY_SUIT_DEAL) */
+    int deal_scored = rules->any_suit && s->nstock && deal;
+    if (deal_scored) scored[n++] = (Scored){ANY_SUIT_DEAL, {DEAL_SRC, 0, 0}};
     /* Python's stable sort, best first */
     for (int i = 1; i < n; i++) {
         Scored item = scored[i];
@@ -801,7 +1003,7 @@ static int ordered_moves(const State *s, const Rules *rules, int deal, Move *out
         scored[j] = item;
     }
     int count = 0;
-    if (s->nstock && deal) out[count++] = (Move){DEAL_SRC, 0, 0};
+    if (s->nstock && deal && !deal_scored) out[count++] = (Move){DEAL_SRC, 0, 0};
     for (int i = n - 1; i >= 0; i--) out[count++] = scored[i].move;
     return count;
 }
@@ -817,7 +1019,7 @@ typedef struct {
 typedef struct {
     State s;
     Rules rules;
-    int deadlocks, emptying, closing;
+    int deadlocks, emptying, closing, stranding;
     Seen seen;
     Applied *applied;
     size_t napplied, applied_cap;
@@ -901,6 +1103,7 @@ static int enter(Search *x, Move m) {
     if (x->s.nfound == 4) return 1;
     if (!remember(x)) return 0;
     if (x->closing && !x->s.nstock && !play_builds(x)) return 0;
+    if (x->stranding) return !is_blocked_any_suit(&x->s);
     if (x->deadlocks) return !(dealt && is_blocked(&x->s));
     return !(x->emptying && dealt && never_empties(&x->s));
 }
@@ -933,7 +1136,9 @@ static int run(Search *x) {
     x->deadlocks = r->prune && r->kings_only && !r->any_suit;
     x->emptying = r->prune && !r->kings_only && !r->any_suit;
     x->closing = r->prune && !r->any_suit;
-    if ((x->deadlocks && is_blocked(&x->s)) || (x->emptying && never_empties(&x->s)))
+    x->stranding = r->prune && r->kings_only && r->any_suit;
+    if ((x->deadlocks && is_blocked(&x->s)) || (x->emptying && never_empties(&x->s)) ||
+        (x->stranding && is_blocked_any_suit(&x->s)))
         return RESULT_LOST;
     remember(x);
     int closing_now = x->closing && !x->s.nstock;

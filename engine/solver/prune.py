@@ -158,6 +158,29 @@ lies *directly on* the card beneath it in its column.
    taken off its own successor can go straight back, so that move never loses
    this way.
 
+9. Unreachable removal under any-suit building (``is_blocked_any_suit``),
+   valid when only kings go to empty columns and building is by any suit
+   (level relaxed). Rule 5's events and needs, with two changes that any-suit
+   building forces. First, a non-king ``x`` may go onto any of the four cards
+   one rank above it, so ``P(x)`` (its first pick, now onto whichever of them
+   it goes) needs *one* of them free: for a host ``h`` of another column or
+   lower in ``x``'s own, ``L`` of the card now on ``h``; for ``h`` above ``x`` in
+   its column, also ``h`` gone from that column, i.e. ``L(w)`` for some card
+   ``w`` between them (``x`` excluded, ``h`` included), as in rule 5; the host
+   ``x`` lies on now is no candidate (its first pick takes it off that one);
+   a host in the stock or the reserve counts as free (that only drops needs).
+   ``P(x)`` needs as well ``L`` of the card on ``x`` if ``x`` is face down.
+   Second, a card lying on its successor can still be picked (onto another
+   host), so its ``P`` is derived like any other; only the removal of its suit
+   does not need it. The other needs are rule 5's and hold for the same
+   reasons: what lies on a card leaves only by its own pick (or, a king, its
+   set's removal); ``K(k)`` needs ``E``; the first column to empty does so by
+   its bottom card's first pick or a removal; ``R(s)`` needs ``P(x)`` for each
+   non-king of ``s`` not on its successor, ``L`` of the card on each face-down
+   card of ``s`` and ``K`` of a reserve king. The derivation is not monotone
+   here (a build can cover the only free host of another card), so the
+   search checks every position it enters.
+
 How the rules combine. Let ``d(p)`` be the length of a shortest win from a
 winnable position ``p``. The search ends with "lost" only after expanding, once,
 every position it reached. Were some reached position winnable, take one of
@@ -165,7 +188,7 @@ smallest ``d`` after the deal: its shortest win's first move is searched (then
 a position with smaller ``d`` was reached too, or one equal to it up to column
 order), or it was left out by rule 4's symmetry (same), by rule 7 (then a
 shorter win exists, a contradiction), or by a safe build of rule 2 (which
-reaches a position with smaller ``d``); rules 5 and 8 only drop lost
+reaches a position with smaller ``d``); rules 5, 8 and 9 only drop lost
 positions. Before the deal, rule 6 only drops a deal whose result follows by
 one move from a deal the search tries, so some position after the deal is
 winnable and reached.
@@ -484,3 +507,152 @@ def _derive(
             missing[waiter] -= 1
             if not missing[waiter]:
                 ready.append(waiter)
+
+
+# Events of ``is_blocked_any_suit`` (rule 9), after those of rule 5 (0..60):
+# 61 + x "some card one rank above x is free for x", 113 + 4x + t "the card of
+# suit t one rank above x is free for x", 321 + 4x + t "that card, now above x in
+# x's column, has left that column".
+_FREE = 61
+_FREE_ONE = 113
+_APART_ONE = 321
+_ANY_SUIT_EVENTS = 321 + 208
+
+
+def is_blocked_any_suit(state: State) -> bool:
+    """Rule 9: some suit on the table can never be removed (kings only, any suit).
+
+    Rule 5's derivation with a card's first pick needing *some* card one rank
+    above it free (any of the four, see the module docstring), and no card
+    ever treated as settled for good.
+    """
+    missing, waiting, ready, suits = _any_suit_events(state)
+    derived = [False] * _ANY_SUIT_EVENTS
+    _derive(missing, waiting, ready, derived)
+    return sum(derived[_REMOVAL:_EMPTY]) < suits
+
+
+def _any_suit_events(state: State) -> tuple[list[int], list[list[int]], list[int], int]:
+    """The events of rule 9 for ``state``: how many needs each still misses, the
+    events waiting on each, those ready now, and how many suits are on the table."""
+    on = [-1] * 52  # the card lying directly on each card in a column, or -1
+    below = [-2] * 52  # the card each column card lies on; -1 at the bottom
+    hidden = [False] * 52
+    column_of = [-1] * 52
+    height = [-1] * 52  # a column card's index in its column
+    cols = state.cols
+    missing = [0] * _ANY_SUIT_EVENTS
+    waiting: list[list[int]] = [[] for _ in range(_ANY_SUIT_EVENTS)]
+    ready: list[int] = []
+    missing[_EMPTY] = 1
+    for column, col in enumerate(cols):
+        if not col:
+            ready.append(_EMPTY)
+            continue
+        below[col[0]] = -1
+        for index, card in enumerate(col):
+            column_of[card] = column
+            height[card] = index
+        for card in col[: state.down[column]]:
+            hidden[card] = True
+        for lower, upper in pairwise(col):
+            on[lower] = upper
+            below[upper] = lower
+    loose = set(state.stock) | set(state.reserve)  # free hosts once dealt or played
+    suits = 0
+    for suit in range(4):
+        if suit in state.found:
+            continue
+        suits += 1
+        removal = _REMOVAL + suit
+        needs = 0
+        for card in range(suit * 13, suit * 13 + 12):
+            under = below[card]
+            if under == card + 1:  # on its successor: no pick needed, but it must turn up
+                if hidden[card]:
+                    waiting[on[card]].append(removal)
+                    needs += 1
+            elif under != -2 or card in state.reserve:
+                waiting[card].append(removal)
+                needs += 1
+            if under == -2 and card not in state.reserve:
+                continue  # in the stock: the deal may put it on its successor
+            count = 1  # some host free
+            if hidden[card]:
+                waiting[on[card]].append(card)
+                count += 1
+            if under == -1:
+                waiting[card].append(_EMPTY)  # picking a bottom card empties its column
+            missing[card] = count
+            _free_hosts(
+                state, card, (on, hidden, column_of, height), loose, missing, waiting, ready
+            )
+        king = suit * 13 + 12
+        pick = _KING_PICK + suit
+        missing[king] = 1
+        waiting[pick].append(king)
+        waiting[removal].append(king)
+        waiting[removal].append(_EMPTY)
+        under = below[king]
+        if under >= 0 or king in state.reserve:
+            waiting[_EMPTY].append(pick)
+            missing[pick] = 1
+            if hidden[king]:
+                waiting[on[king]].append(pick)
+                missing[pick] = 2
+            if under < 0:
+                waiting[pick].append(removal)  # a reserve king must reach a column
+                needs += 1
+        if hidden[king]:
+            waiting[on[king]].append(removal)
+            needs += 1
+        missing[removal] = needs
+        if not needs:
+            ready.append(removal)
+    return missing, waiting, ready, suits
+
+
+_Layout = tuple[list[int], list[bool], list[int], list[int]]  # on, hidden, column_of, height
+
+
+def _free_hosts(
+    state: State,
+    card: int,
+    layout: _Layout,
+    loose: set[int],
+    missing: list[int],
+    waiting: list[list[int]],
+    ready: list[int],
+) -> None:
+    """Wire the events by which a host one rank above ``card`` becomes free for it."""
+    on, _hidden, column_of, height = layout
+    free = _FREE + card
+    missing[free] = 1
+    waiting[free].append(card)
+    for suit in range(4):
+        host = suit * 13 + card % 13 + 1
+        if suit in state.found:
+            continue
+        if host in loose:
+            ready.append(free)  # a stock or reserve card: taken as free (weaker, sound)
+            continue
+        if on[host] == card:
+            continue  # the card lies on it now: its first pick goes elsewhere
+        one = _FREE_ONE + 4 * card + suit
+        count = 0
+        if on[host] >= 0:
+            waiting[on[host]].append(one)  # whatever lies on the host must leave first
+            count += 1
+        column = column_of[card]
+        if column >= 0 and column_of[host] == column and height[host] > height[card]:
+            apart = _APART_ONE + 4 * card + suit
+            missing[apart] = 1
+            col = state.cols[column]
+            for lifted in col[height[card] + 1 : height[host] + 1]:
+                waiting[lifted].append(apart)
+            waiting[apart].append(one)
+            count += 1
+        missing[one] = count
+        waiting[one].append(free)
+        if not count:
+            ready.append(one)

@@ -20,6 +20,7 @@ from engine.game import Game
 from engine.levels import LEVELS, Rules
 from engine.moves import legal_moves
 from engine.solver import native, solve
+from engine.solver.prune import is_blocked_any_suit
 from engine.state import State, apply_deal, apply_move
 from tests.engine.solver.test_soundness import replays_to_a_win, small_position
 
@@ -66,8 +67,7 @@ def test_same_verdicts_nodes_and_lines_from_deals(level: str) -> None:
         state = State.from_deal(deal_layout(rules.layout, number))
         seen.add(same_search(state, rules, 3_000))
         same_search(state, rules, 300, prune=False)
-    if not rules.any_suit:  # any-suit deals need far more than 3,000 nodes
-        assert seen - {"unknown"}, "some deal should be decided within the budget"
+    assert seen - {"unknown"}, "some deal should be decided within the budget"
 
 
 @pytest.mark.parametrize("level", list(LEVELS))
@@ -125,3 +125,19 @@ def test_an_unloadable_library_falls_back_with_a_warning(tmp_path: Path) -> None
     with pytest.warns(RuntimeWarning, match="runs in pure Python"):
         assert native.load(broken) is None
     assert native.load(tmp_path / "missing.so") is None
+
+
+def test_same_search_where_rule_9_prunes_on_relaxed() -> None:
+    """Relaxed positions where the any-suit derivation (rule 9) prunes: at the root
+    (lost with no node) and inside the search, both searches must agree."""
+    rules = LEVELS["relaxed"]
+    rng = random.Random("native-rule-9")
+    at_root = inside = 0
+    for _ in range(60):
+        state = small_position(rng, rules)
+        if is_blocked_any_suit(state):
+            at_root += 1
+            assert same_search(state, rules, 2_000) == "lost"
+        elif same_search(state, rules, 2_000) == "lost":
+            inside += 1
+    assert at_root and inside, (at_root, inside)

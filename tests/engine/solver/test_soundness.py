@@ -17,21 +17,27 @@ from engine.cards import parse_card
 from engine.game import Game
 from engine.levels import LEVELS, Rules
 from engine.solver import native, solve
+from engine.solver.prune import is_blocked_any_suit
 from engine.state import State
 
 # More samples for a deeper check: SOUNDNESS_SAMPLES=1000 pytest tests/engine/solver
 SAMPLES = int(os.environ.get("SOUNDNESS_SAMPLES", "40"))
 
 
+# How far the unpruned search may go (any-suit positions that need more are skipped:
+# exhausting them takes the pure-Python search seconds each).
+REFERENCE_NODES = {False: 30_000, True: 10_000}
+
 # Per level: columns in use, face-down counts to draw from, verdicts that must occur.
 # Any-card levels get more face-down cards (else nearly every position is won);
-# any-suit building branches so much that only small tableaus stay exhaustive.
+# any-suit building branches so much that only small tableaus stay exhaustive, and
+# it needs many face-down cards for some positions to be lost.
 SHAPES: dict[str, tuple[int | None, tuple[int, ...], set[str]]] = {
     "easy": (None, (1, 2, 3, 4), {"won", "lost"}),
     "medium": (None, (1, 2, 3, 4), {"won", "lost"}),
     "hard": (None, (0, 1, 2, 3), {"won", "lost"}),
     "classic": (None, (0, 1, 2, 3), {"won", "lost"}),
-    "relaxed": (4, (0, 1, 2, 3), set()),
+    "relaxed": (6, (2, 3, 4), {"won", "lost"}),
     "three-blind-mice": (None, (0, 1, 2, 3), {"won", "lost"}),
 }
 
@@ -80,7 +86,12 @@ def test_pruned_verdicts_agree_with_exhaustive_search(level: str, search: str) -
         if pruned.result == "unknown":
             continue
         reference = solve(
-            state, rules, budget_ms=None, max_nodes=30_000, prune=False, native=compiled
+            state,
+            rules,
+            budget_ms=None,
+            max_nodes=REFERENCE_NODES[rules.any_suit],
+            prune=False,
+            native=compiled,
         )
         if reference.result == "unknown":
             continue
@@ -115,3 +126,24 @@ def test_building_onto_a_successor_that_must_still_move_is_not_forced() -> None:
     verdict = solve(state, LEVELS["hard"], budget_ms=None, max_nodes=200_000)
     assert verdict.result == "won"
     assert replays_to_a_win(state, LEVELS["hard"], verdict.actions)
+
+
+@pytest.mark.parametrize("search", ["python", "native"])
+def test_positions_rule_9_calls_blocked_are_never_won(search: str) -> None:
+    """Rule 9 (``is_blocked_any_suit``) on its own: whenever it calls a small relaxed
+    position blocked, a search without pruning finds no win there."""
+    if search == "native" and not native.available():
+        pytest.skip(f"the compiled solver is not built ({native.LIBRARY})")
+    rules = LEVELS["relaxed"]
+    rng = random.Random("soundness-rule-9")
+    confirmed = 0
+    for _ in range(SAMPLES * 2):
+        state = small_position(rng, rules)
+        if not is_blocked_any_suit(state):
+            continue
+        reference = solve(
+            state, rules, budget_ms=None, max_nodes=10_000, prune=False, native=search == "native"
+        )
+        assert reference.result != "won", state
+        confirmed += reference.result == "lost"
+    assert confirmed, "some blocked position should be confirmed lost"
