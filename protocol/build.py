@@ -281,6 +281,14 @@ def pong(re: RequestId) -> Message:
     return _server("pong", re=re)
 
 
+def token(re: RequestId, *, token: str) -> Message:
+    return _server("token", re=re, token=token)
+
+
+def signed_out(re: RequestId, *, revoked: int) -> Message:
+    return _server("signed_out", re=re, revoked=revoked)
+
+
 def events(*, game: int, v: int, events: Sequence[Mapping[str, Any]]) -> Message:
     """The push to every connection watching ``game``; ``v`` is the version after."""
     return _server("events", game=game, v=v, events=list(events))

@@ -124,6 +124,13 @@ class Request:
     def opt_str(self, name: str) -> str | None:
         return self.get_str(name) if name in self.fields else None
 
+    def opt_bool(self, name: str) -> bool:
+        """A boolean field; False when absent."""
+        value = self.fields.get(name, False)
+        if not isinstance(value, bool):
+            raise TypeError(f"{self.type}.{name} is not a bool")
+        return value
+
     def to_message(self) -> dict[str, Any]:
         """The map a client sends (``encode(request.to_message())``)."""
         return {"type": self.type, "id": self.id, **self.fields}

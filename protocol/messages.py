@@ -261,6 +261,28 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         (),
         {"type": "ping", "id": 21},
     )(),
+    _request(
+        "rotate_token",
+        "Replaces the token this connection signed in with (hello or register) by a new one: "
+        "the old token stops working at once, on every node. Keep the new one.",
+        ("token",),
+        ("unauthenticated",),
+        {"type": "rotate_token", "id": 22},
+    )(),
+    _request(
+        "sign_out",
+        "Forgets the token this connection signed in with (with `everywhere`: every token "
+        "of the player, so every device must register a name or use another token again). "
+        "The connection, and with `everywhere` every connection of the player on this "
+        "server node, is then signed out: its games are closed, and requests that need a "
+        "player answer `unauthenticated`.",
+        ("signed_out",),
+        ("unauthenticated",),
+        {"type": "sign_out", "id": 23},
+        {"type": "sign_out", "id": 24, "everywhere": True},
+    )(
+        Field("everywhere", Bool(), "Revoke every token of the player.", required=False),
+    ),
 )
 
 _PLAYER_EXAMPLE = {"id": 7, "name": "ada"}
@@ -461,6 +483,16 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         Field("result", AnyOf((Obj(RESULT), Null())), "The final record; null while unfinished."),
     ),
     _reply("pong", "Answers ping.", {"type": "pong", "re": 21})(),
+    _reply(
+        "token",
+        "Answers rotate_token: the player's new token (the old one no longer works).",
+        {"type": "token", "re": 22, "token": "Zb4J0x1mL9qQwErTy6UiOp"},
+    )(Field("token", _TOKEN, "The new secret; sent this once only.")),
+    _reply(
+        "signed_out",
+        "Answers sign_out: how many tokens were revoked.",
+        {"type": "signed_out", "re": 23, "revoked": 1},
+    )(Field("revoked", Int(0), "Tokens that no longer work.")),
     _reply(
         "error",
         "The request was refused or failed; nothing was applied. `re` is absent when the "

@@ -33,6 +33,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
@@ -169,6 +170,9 @@ class ScorpionServer:
             self.solver,
             easy_deals=pool,
             cache_size=settings.cache_size,
+            token_max_age=(
+                timedelta(days=settings.token_ttl_days) if settings.token_ttl_days else None
+            ),
         )
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
         handler = ConnectionHandler(self.service, self.hub, settings.queue_size, metrics)

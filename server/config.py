@@ -45,6 +45,7 @@ class Settings:
     lost_budget_ms: int = 200  # 0 disables the lost_position check
     queue_size: int = 1024  # outbound frames buffered per connection
     cache_size: int = 10_000  # live games kept in memory
+    token_ttl_days: int = 0  # tokens older than this stop working (0: never)
     commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
     easy_pool: int = 5000  # winnable easy deals to find in the background (server.easy_pool)
     migrate: bool = False  # upgrade the schema and exit
@@ -89,6 +90,7 @@ _HELP: dict[str, str] = {
     "lost_budget_ms": "solver time per lost-position check (0: off)",
     "queue_size": "outbound frames buffered per connection before it is dropped",
     "cache_size": "games kept in memory",
+    "token_ttl_days": "a token stops working this many days after it was issued (0: never)",
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
     "migrate": "upgrade the database schema to this version and exit",
@@ -134,6 +136,7 @@ _AT_LEAST: Final = {
     "lost_budget_ms": 0,
     "queue_size": 1,
     "cache_size": 1,
+    "token_ttl_days": 0,
     "commit_batch": 1,
     "easy_pool": 0,
     "db_timeout_ms": 1,

@@ -82,6 +82,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from engine.cards import CardParseError, card_str, parse_card
@@ -102,6 +103,7 @@ from protocol import (
 )
 from server.hub import Hub, Outbox
 from server.live import EventDict, LiveGame, event_dicts, to_action
+from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
     Committed,
@@ -221,8 +223,11 @@ class GameService:
         easy_deals: WinnableDeals | None = None,
         cache_size: int = 10_000,
         rng: random.Random | None = None,
+        token_max_age: timedelta | None = None,
     ) -> None:
         self.store = store
+        self.token_max_age = token_max_age  # None: tokens never expire
+        self.signed_in: SignedIn[Session] = SignedIn()
         self.hub = hub
         self.solver = solver
         self.easy_deals = easy_deals if easy_deals is not None else WinnableDeals()
@@ -252,6 +257,8 @@ class GameService:
             "games": self._games_list,
             "stats": self._stats,
             "replay": self._replay,
+            "rotate_token": self._rotate_token,
+            "sign_out": self._sign_out,
         }
 
     # -- entry points -----------------------------------------------------------
@@ -282,6 +289,7 @@ class GameService:
 
     async def disconnect(self, session: Session) -> None:
         """The connection is gone: close its games (their clocks may stop)."""
+        self.signed_in.leave(session, None if session.player is None else session.player.id)
         for game_id in self.hub.games_of(session.outbox):
             self.hub.unwatch(game_id, session.outbox)
             live = self._games.get(game_id)
@@ -439,13 +447,14 @@ class GameService:
         token = request.opt_str("token")
         player = None
         if token is not None:
-            player = await self.store.player_for_token(token)
+            player = await self.store.player_for_token(token, self.token_max_age)
             if player is None:
-                raise _fail("unauthenticated", "Unknown or revoked token.")
+                self._switch_player(session, None)  # a failed hello signs the connection out
+                raise _fail("unauthenticated", "Unknown, revoked or expired token.")
         signed_in = session.player
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
-        self._switch_player(session, player)
+        self._switch_player(session, player, token)
         session.greeted = True
         session.locale = request.get_str("locale")
         games = [] if player is None else await self._unfinished(player)
@@ -465,12 +474,14 @@ class GameService:
             raise _fail("duplicate_name", "Another player already has that name.") from None
         except InvalidName as exc:
             raise _fail("bad_request", f"name: {exc}") from None
-        self._switch_player(session, player)
+        self._switch_player(session, player, token)
         return build.registered(
             request.id, player=build.player(player.id, player.name), token=token
         )
 
-    def _switch_player(self, session: Session, player: Player | None) -> None:
+    def _switch_player(
+        self, session: Session, player: Player | None, token: str | None = None
+    ) -> None:
         same = (session.player and session.player.id) == (player and player.id)
         if not same:
             for game_id in self.hub.games_of(session.outbox):
@@ -478,7 +489,31 @@ class GameService:
                 live = self._games.get(game_id)
                 if live is not None:
                     self._sync_clock(live)
+        self.signed_in.leave(session, None if session.player is None else session.player.id)
+        if player is not None:
+            self.signed_in.enter(session, player.id, token)
         session.player = player
+
+    async def _rotate_token(self, session: Session, request: Request) -> Reply:
+        old = self.signed_in.token(session)
+        new = None if old is None else await self.store.rotate_token(old)
+        if new is None:
+            raise _fail("unauthenticated", "This connection's token is no longer valid.")
+        self.signed_in.replace_token(session, new)
+        return build.token(request.id, token=new)
+
+    async def _sign_out(self, session: Session, request: Request) -> Reply:
+        assert session.player is not None
+        player_id = session.player.id
+        if request.opt_bool("everywhere"):
+            revoked = await self.store.revoke_tokens(player_id)
+            for other in self.signed_in.of_player(player_id):
+                self._switch_player(other, None)
+        else:
+            token = self.signed_in.token(session)
+            revoked = int(token is not None and await self.store.revoke_token(token))
+        self._switch_player(session, None)
+        return build.signed_out(request.id, revoked=revoked)
 
     async def _unfinished(self, player: Player) -> list[dict[str, Any]]:
         records = await self.store.unfinished_games(player.id)

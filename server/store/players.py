@@ -33,6 +33,7 @@ __all__ = [
     "InvalidName",
     "check_name",
     "delete_token",
+    "delete_tokens",
     "fetch_player",
     "fetch_player_by_token",
     "hash_token",
@@ -109,12 +110,23 @@ async def delete_token(conn: AsyncConnection, token: str) -> bool:
     return result.rowcount > 0
 
 
-async def fetch_player_by_token(conn: AsyncConnection, token: str) -> Player | None:
+async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
+    """Forget every token of ``player_id``; how many there were."""
+    result = await conn.execute(delete(TokenRow).where(TokenRow.player_id == player_id))
+    return int(result.rowcount)
+
+
+async def fetch_player_by_token(
+    conn: AsyncConnection, token: str, issued_after: datetime | None = None
+) -> Player | None:
+    """The player of ``token``; None if unknown, or issued before ``issued_after`` (expired)."""
     statement = (
         select(*_PLAYER_COLUMNS)
         .join(TokenRow, TokenRow.player_id == PlayerRow.id)
         .where(TokenRow.token_hash == hash_token(token))
     )
+    if issued_after is not None:
+        statement = statement.where(TokenRow.created_at > issued_after)
     row = (await conn.execute(statement)).one_or_none()
     return None if row is None else _player(row)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TypeAlias
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -156,9 +156,24 @@ class Store:
         async with self._transaction() as conn:
             return await players.delete_token(conn, token)
 
-    async def player_for_token(self, token: str) -> Player | None:
+    async def rotate_token(self, token: str) -> str | None:
+        """Replace ``token`` by a new one for the same player; None if it was not known."""
+        async with self._transaction() as conn:
+            player = await players.fetch_player_by_token(conn, token)
+            if player is None or not await players.delete_token(conn, token):
+                return None
+            return await players.insert_token(conn, player.id, self._clock())
+
+    async def revoke_tokens(self, player_id: int) -> int:
+        """Forget every token of ``player_id`` (sign out everywhere); how many there were."""
+        async with self._transaction() as conn:
+            return await players.delete_tokens(conn, player_id)
+
+    async def player_for_token(self, token: str, max_age: timedelta | None = None) -> Player | None:
+        """The token's player; None if unknown, revoked, or (with ``max_age``) expired."""
+        issued_after = None if max_age is None else self._clock() - max_age
         async with self._reading() as conn:
-            return await players.fetch_player_by_token(conn, token)
+            return await players.fetch_player_by_token(conn, token, issued_after)
 
     async def get_player(self, player_id: int) -> Player | None:
         async with self._reading() as conn:

@@ -27,10 +27,11 @@ from tests.protocol.schema_check import SchemaChecker
 REQUEST_TYPES = {
     "hello", "register", "new_game", "open_game", "close_game", "move", "deal", "undo",
     "restart", "hint", "pause", "resume", "resign", "games", "stats", "replay", "ping",
+    "rotate_token", "sign_out",
 }  # fmt: skip
 REPLY_TYPES = {
     "welcome", "registered", "game", "catch_up", "ack", "hint", "games", "stats", "replay",
-    "pong", "error",
+    "pong", "token", "signed_out", "error",
 }  # fmt: skip
 EVENT_TYPES = {
     "moved", "flipped", "unflipped", "dealt", "undealt", "suit_removed", "suit_restored",

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol import MAX_FRAME_BYTES, ProtocolError, decode_request, encode
-from protocol.fields import AnyOf, FieldType, Int, Str
+from protocol.fields import AnyOf, Bool, FieldType, Int, Str
 from protocol.messages import REQUESTS
 from protocol.shapes import REQUEST_ID
 from protocol.spec import MessageSpec
@@ -42,6 +42,8 @@ def values(kind: FieldType) -> st.SearchStrategy[Any]:
             return st.text(min_size=low, max_size=high)
         case AnyOf(options=options):
             return st.one_of([values(option) for option in options])
+        case Bool():
+            return st.booleans()
     raise NotImplementedError(kind)
 
 

@@ -1,0 +1,58 @@
+"""Who is signed in on which connection of this node, and with which token.
+
+Theory of operation
+-------------------
+A connection (``Session``) acts as at most one player, signed in by ``hello``
+with a token or by ``register``; ``SignedIn`` remembers, per player, the
+sessions acting as them on this node and, per session, the token it used.
+The token is kept only in memory, only for as long as the connection lives,
+so ``rotate_token`` and ``sign_out`` know which token to replace or forget;
+it is never logged (the store keeps only its SHA-256).
+
+Revoking is the store's: a revoked or expired token signs no one in on any
+node from then on. ``sign_out`` with ``everywhere`` also signs out, at once,
+every connection of the player on this node; connections on other nodes keep
+their session until they close (their next ``hello`` with the old token is
+refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+__all__ = ["SignedIn"]
+
+S = TypeVar("S")
+
+
+class SignedIn(Generic[S]):
+    """The sessions of each player on this node, and each session's token."""
+
+    def __init__(self) -> None:
+        self._by_player: dict[int, dict[int, S]] = {}
+        self._tokens: dict[int, str] = {}
+
+    def enter(self, session: S, player_id: int, token: str | None) -> None:
+        self._by_player.setdefault(player_id, {})[id(session)] = session
+        if token is not None:
+            self._tokens[id(session)] = token
+
+    def leave(self, session: S, player_id: int | None) -> None:
+        self._tokens.pop(id(session), None)
+        if player_id is None:
+            return
+        sessions = self._by_player.get(player_id)
+        if sessions is not None:
+            sessions.pop(id(session), None)
+            if not sessions:
+                del self._by_player[player_id]
+
+    def token(self, session: S) -> str | None:
+        return self._tokens.get(id(session))
+
+    def replace_token(self, session: S, token: str) -> None:
+        self._tokens[id(session)] = token
+
+    def of_player(self, player_id: int) -> Iterator[S]:
+        yield from list(self._by_player.get(player_id, {}).values())

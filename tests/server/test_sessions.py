@@ -1,0 +1,57 @@
+"""Sessions: rotating and revoking tokens, signing out everywhere, expiry, a failed hello."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Running
+
+
+async def test_a_rotated_token_replaces_the_old_one(server: Running) -> None:
+    ada = await server.player("ada")
+    old = ada.token
+    rotated = await ada.request("rotate_token")
+    assert rotated["type"] == "token" and rotated["token"] != old
+    stale = await server.connect()
+    assert (await stale.hello(old))["code"] == "unauthenticated"
+    fresh = await server.connect()
+    welcome = await fresh.hello(rotated["token"])
+    assert welcome["type"] == "welcome" and welcome["player"]["name"] == "ada"
+    again = await ada.request("rotate_token")  # the connection now holds the new one
+    assert again["type"] == "token"
+
+
+async def test_sign_out_forgets_this_connections_token(server: Running) -> None:
+    bea = await server.player("bea")
+    game = (await bea.request("new_game", level="hard", deal=1))["game"]
+    out = await bea.request("sign_out")
+    assert out == {"type": "signed_out", "re": out["re"], "revoked": 1}
+    assert (await bea.request("games"))["code"] == "unauthenticated"
+    assert (await bea.request("move", game=game, v=0, card="7C", to=5))["code"] == (
+        "unauthenticated"
+    )
+    later = await server.connect()
+    assert (await later.hello(bea.token))["code"] == "unauthenticated"
+
+
+async def test_sign_out_everywhere_signs_out_every_device(server: Running) -> None:
+    cid = await server.player("cid")
+    store = server.server.store
+    assert store is not None and cid.player is not None
+    second_token = await store.issue_token(cid.player["id"])
+    phone = await server.connect()
+    assert (await phone.hello(second_token))["type"] == "welcome"
+    assert (await phone.request("games"))["type"] == "games"
+    out = await cid.request("sign_out", everywhere=True)
+    assert out["revoked"] == 2
+    assert (await phone.request("games"))["code"] == "unauthenticated"
+    for token in (cid.token, second_token):
+        retry = await server.connect()
+        assert (await retry.hello(token))["code"] == "unauthenticated"
+
+
+async def test_a_failed_hello_leaves_the_connection_signed_out(server: Running) -> None:
+    dan = await server.player("dan")
+    assert (await dan.request("games"))["type"] == "games"
+    refused = await dan.hello("not-a-token-of-anyone")
+    assert refused["code"] == "unauthenticated"
+    assert (await dan.request("games"))["code"] == "unauthenticated"
+    assert (await dan.hello(dan.token))["type"] == "welcome"  # its own token still works
