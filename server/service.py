@@ -589,12 +589,19 @@ class GameService:
             raise _fail("unavailable", "The game is being reloaded; retry.")
 
     async def _owned(self, session: Session, request: Request) -> LiveGame:
-        live = await self._live(request.get_int("game"))
+        """The player's game. Another player's game is answered exactly like a missing one.
+
+        Unless the game is in memory and the player's, one indexed read of its owner
+        decides, the same read whether it exists or not: no foreign game is loaded,
+        and the answer takes the same time either way.
+        """
+        game_id = request.get_int("game")
         assert session.player is not None
-        if live.player_id != session.player.id:
-            # The same answer as for a game that does not exist: never reveal that it does.
-            raise _fail("not_found", f"There is no game {live.id}.")
-        return live
+        live = self._games.get(game_id)
+        mine = live is not None and live.player_id == session.player.id
+        if not mine and await self.store.game_owner(game_id) != session.player.id:
+            raise _fail("not_found", f"There is no game {game_id}.")
+        return await self._live(game_id)
 
     async def _opened(self, session: Session, request: Request) -> LiveGame:
         """The player's game, which this connection must have open to act on it."""

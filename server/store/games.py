@@ -9,6 +9,7 @@ history and the replay document. The write side of an existing game is in
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Final
 
@@ -28,6 +29,7 @@ __all__ = [
     "fetch_actions",
     "fetch_game",
     "fetch_games",
+    "fetch_owner",
     "game_record",
     "insert_game",
     "save_play_time",
@@ -53,6 +55,19 @@ def action_record(row: RowMapping) -> ActionRecord:
     return ActionRecord(**fields)
 
 
+MAX_GAME_ID: Final = 2**53 - 1  # the wire's safe integers (PROTOCOL.md section 1)
+
+
+def new_game_id() -> int:
+    """A random game id: ids say nothing of how many games there are.
+
+    Drawn from 2^53 values, two games meet one id about once in 10^4 runs of a
+    server that stores a million games; the primary key refuses it and the
+    caller starts again (``GameInProgress`` makes ``new_game`` retry).
+    """
+    return secrets.randbelow(MAX_GAME_ID) + 1
+
+
 async def insert_game(
     conn: AsyncConnection, player_id: int, game: NewGame, now: datetime
 ) -> GameRecord:
@@ -60,6 +75,7 @@ async def insert_game(
     statement = (
         insert(GameRow)
         .values(
+            id=new_game_id(),
             player_id=player_id,
             level=game.level,
             deal=game.deal,
@@ -82,6 +98,12 @@ async def insert_game(
     return game_record(row._mapping)
 
 
+async def fetch_owner(conn: AsyncConnection, game_id: int) -> int | None:
+    statement = select(GameRow.player_id).where(GameRow.id == game_id)
+    owner: int | None = (await conn.execute(statement)).scalar_one_or_none()
+    return owner
+
+
 async def fetch_game(conn: AsyncConnection, game_id: int) -> GameRecord | None:
     row = (await conn.execute(select(*GAME_COLUMNS).where(GameRow.id == game_id))).one_or_none()
     return None if row is None else game_record(row._mapping)
@@ -94,7 +116,7 @@ async def fetch_games(
     statement = select(*GAME_COLUMNS).where(GameRow.player_id == player_id)
     if status is not None:
         statement = statement.where(GameRow.status == status.value)
-    statement = statement.order_by(GameRow.id.desc()).limit(limit)
+    statement = statement.order_by(GameRow.created_at.desc(), GameRow.id.desc()).limit(limit)
     return [game_record(row._mapping) for row in await conn.execute(statement)]
 
 

@@ -74,20 +74,38 @@ def _player(row: Row[int, str, datetime]) -> Player:
     return Player(id=row[0], name=row[1], created_at=row[2])
 
 
+MAX_PLAYER_ID: Final = 2**31 - 1  # players.id is a 32-bit integer
+
+
+def new_player_id() -> int:
+    """A random player id: ids say nothing of how many players there are."""
+    return secrets.randbelow(MAX_PLAYER_ID) + 1
+
+
 async def insert_player(conn: AsyncConnection, name: str, now: datetime) -> Player:
-    """Add a player named ``name`` (already checked); NameTaken on a duplicate key."""
-    statement = (
-        insert(PlayerRow)
-        .values(name=name, name_key=name_key(name), created_at=now)
-        .returning(*_PLAYER_COLUMNS)
-    )
-    try:
-        row = (await conn.execute(statement)).one()
-    except IntegrityError as exc:
-        if integrity_kind(exc) == "unique":
-            raise NameTaken(name) from exc
-        raise
-    return _player(row)
+    """Add a player named ``name`` (already checked); NameTaken on a duplicate key.
+
+    The id is drawn at random; if another player has it (the primary key refuses
+    the row, within a savepoint), another is drawn.
+    """
+    key = name_key(name)
+    while True:
+        statement = (
+            insert(PlayerRow)
+            .values(id=new_player_id(), name=name, name_key=key, created_at=now)
+            .returning(*_PLAYER_COLUMNS)
+        )
+        try:
+            async with conn.begin_nested():
+                row = (await conn.execute(statement)).one()
+        except IntegrityError as exc:
+            if integrity_kind(exc) != "unique":
+                raise
+            taken = select(PlayerRow.id).where(PlayerRow.name_key == key)
+            if (await conn.execute(taken)).first() is not None:
+                raise NameTaken(name) from exc
+            continue  # the id was someone's: draw again
+        return _player(row)
 
 
 async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> str:

@@ -191,6 +191,11 @@ class Store:
         async with self._transaction() as conn:
             return await games.insert_game(conn, player_id, new_game, self._clock())
 
+    async def game_owner(self, game_id: int) -> int | None:
+        """The id of the player whose game it is; None if there is no such game."""
+        async with self._reading() as conn:
+            return await games.fetch_owner(conn, game_id)
+
     async def get_game(self, game_id: int) -> GameRecord | None:
         async with self._reading() as conn:
             return await games.fetch_game(conn, game_id)

@@ -45,5 +45,6 @@ async def test_replay_rebuilds_the_deal_and_ends_where_the_game_did(cli: CliRunn
 async def test_an_unfinished_game_has_no_replay(cli: CliRunner) -> None:
     assert (await cli("register", "ada"))[0] == 0
     assert (await cli("play", "--level", "hard", "--deal", "1", lines=["q"]))[0] == 0
-    code, out = await cli("replay", "1")
+    game = (await cli("games"))[1].splitlines()[1].split()[0]
+    code, out = await cli("replay", game)
     assert code == 1 and "not finished" in out

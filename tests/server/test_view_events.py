@@ -274,6 +274,7 @@ async def signed_in(rig: Rig) -> tuple[Connection, str]:
     main = Connection(rig)
     await main.request("hello", protocol=1, client="test/1", locale="en")
     registered = await main.request("register", name=f"view{next(rig.names)}")
+    assert registered["type"] == "registered", registered
     return main, registered["token"]
 
 
