@@ -50,6 +50,7 @@ class Board:
     undos: int = 0
     hints: int = 0
     time_ms: int = 0
+    score_at: int = 0  # the play time at which the server computed ``score``
     won: bool = False
     stuck: bool = False
     running: bool = False
@@ -77,6 +78,7 @@ class Board:
             undos=int(view.get("undos", 0)),
             hints=int(view.get("hints", 0)),
             time_ms=int(view.get("time_ms", 0)),
+            score_at=int(view.get("time_ms", 0)),
             won=bool(view.get("won", False)),
             stuck=bool(view.get("stuck", False)),
             running=bool(view.get("running", False)),
@@ -84,12 +86,6 @@ class Board:
 
     def copy(self) -> Board:
         return copy.deepcopy(self)
-
-    def score_at(self, time_ms: int) -> int:
-        """The score shown at play time ``time_ms`` (PROTOCOL.md section 6, R24)."""
-        if self.won or self.scoring != "timed":
-            return self.score if self.won else self.earned
-        return max(0, self.earned - 30 * (time_ms // 30000))
 
     @property
     def removed(self) -> list[str]:
@@ -147,17 +143,18 @@ class Board:
             self.earned = int(event.get("earned", event["score"]))
             self.stuck = bool(event.get("stuck", self.stuck))
         elif kind == "won":
-            self.won, self.result = True, dict(event)
+            self.won, self.result, self.running = True, dict(event), False
             self.score, self.moves, self.time_ms = event["score"], event["moves"], event["time_ms"]
+            self.score_at = self.time_ms
             self.deal = event.get("deal", self.deal)
         elif kind == "stuck":
             self.stuck = True
         elif kind == "lost_position":
             self.lost_position = True
         elif kind == "game_lost":
-            self.lost = str(event.get("reason", "resigned"))
+            self.lost, self.running = str(event.get("reason", "resigned")), False
             self.deal = event.get("deal", self.deal)
-        elif kind == "clock":
+        elif kind == "clock" and not self.won:  # a won game's clock is its winning time
             self.running, self.time_ms = bool(event["running"]), int(event["time_ms"])
         elif kind == "restarted" and "columns" in event:
             self.columns = [Column(int(c["down"]), list(c["cards"])) for c in event["columns"]]

@@ -6,12 +6,48 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from clients.cli import VERSION
 from clients.cli.config import DEFAULT_SERVER
 from protocol import LEVELS, LOCALES
+from protocol.constants import MAX_DEAL
 
-__all__ = ["Options", "build_parser", "detect_locale", "parse_args"]
+__all__ = ["Options", "UsageError", "build_parser", "detect_locale", "parse_args"]
+
+
+class UsageError(Exception):
+    """A bad command line; the message is one line naming the argument."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def deal_number(text: str) -> int:
+    """A deal number as the wire allows it: 1..2^63-1."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a deal number (1..{MAX_DEAL})")
+    return int(text)
+
+
+def game_number(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a game number")
+    return int(text)
+
+
+def speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a speed (0..1000 steps a second)")
+    return value
 
 
 @dataclass(frozen=True)
@@ -60,14 +96,14 @@ def _common(parser: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scorpion", description="Play Scorpion solitaire.")
+    parser = _Parser(prog="scorpion", description="Play Scorpion solitaire.")
     parser.add_argument("--version", action="version", version=f"scorpion-cli {VERSION}")
     _common(parser, top=True)
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     play = sub.add_parser("play", help="continue the unfinished game or start one (default)")
     _common(play, top=False)
     play.add_argument("--level", choices=LEVELS)
-    play.add_argument("--deal", type=int, help="deal number (not on easy)")
+    play.add_argument("--deal", type=deal_number, help="deal number (not on easy)")
     play.add_argument("--new", action="store_true", help="start a new game even if one is open")
     register = sub.add_parser("register", help="register a player and keep its token")
     _common(register, top=False)
@@ -80,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     games.add_argument("--status", choices=("active", "won", "lost"))
     replay = sub.add_parser("replay", help="play a finished game back, or export it")
     _common(replay, top=False)
-    replay.add_argument("game", type=int)
-    replay.add_argument("--speed", type=float, default=1.0, help="steps per second; 0: no pause")
+    replay.add_argument("game", type=game_number)
+    replay.add_argument("--speed", type=speed, default=1.0, help="steps per second; 0: no pause")
     replay.add_argument("--export", metavar="FILE", help="write the replay document to FILE")
     return parser
 

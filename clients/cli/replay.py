@@ -16,8 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from clients.cli.app import error_text
 from clients.cli.board import Board
 from clients.cli.connection import Connection
+from clients.cli.i18n import _
 from clients.cli.options import Options
 from clients.cli.render import Style, describe_event, render_board, render_results
 from clients.cli.terminal import Terminal
@@ -64,25 +66,25 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
     assert game is not None
     reply = await conn.request("replay", game=game)
     if reply.get("type") != "replay":
-        terminal.say(f"rejected ({reply.get('code')}): {reply.get('message', '')}")
+        terminal.say(error_text(reply, game=game))
         return 1
     if reply.get("replay") is None:
-        terminal.say(f"game {game} is not finished: only finished games have a replay")
+        terminal.say(_("replay.unfinished", game=game))
         return 1
     if options.export:
         text = json.dumps(reply["replay"], indent=2, ensure_ascii=False) + "\n"
         Path(options.export).write_text(text, encoding="utf-8")
-        terminal.say(f"wrote the replay of game {game} to {options.export}")
+        terminal.say(_("replay.written", game=game, path=options.export))
         return 0
     final = await conn.request("open_game", game=game)
     history = await conn.request("open_game", game=game, since=0)
     await conn.request("close_game", game=game)
     if final.get("type") != "game":
-        terminal.say(f"rejected ({final.get('code')}): {final.get('message', '')}")
+        terminal.say(error_text(final, game=game))
         return 1
     end = Board.from_view(final["view"])
     if history.get("type") != "catch_up":
-        terminal.say("the server cannot give this game's history; its final position:")
+        terminal.say(_("replay.no_history"))
         terminal.say(render_board(end, style, game=game))
         return 0
     batches = list(history["events"])
@@ -99,7 +101,7 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
                 terminal.json({"game": game, "v": v, **event})
             continue
         terminal.say("")
-        terminal.say(f"-- step {v} --")
+        terminal.say(_("replay.step", step=v))
         for event in events:
             line = render_results(event) if event.get("type") == "won" else describe_event(event)
             if line is not None:

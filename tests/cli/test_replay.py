@@ -14,7 +14,7 @@ def boards(out: str) -> list[list[str]]:
         if line.startswith("Scorpion · game"):
             current = []
         if current is not None:
-            if line.startswith("level "):
+            if line.startswith("medium · moves"):
                 found.append(current)
                 current = None
             else:
@@ -24,7 +24,7 @@ def boards(out: str) -> list[list[str]]:
 
 async def test_replay_rebuilds_the_deal_and_ends_where_the_game_did(cli: CliRunner) -> None:
     line = solution_lines("medium", DEAL)
-    script = [*line[:3], "d", "u", "u", line[2], "d", "r", *line[:5], "d", "b", "resign"]
+    script = [*line[:3], "d", "u", "u", line[2], "d", "r!", *line[:5], "d", "b", "resign!"]
     assert (await cli("register", "ada"))[0] == 0
     code, played = await cli("play", "--level", "medium", "--deal", str(DEAL), lines=script)
     assert code == 0 and "rejected" not in played, played
