@@ -1,4 +1,4 @@
-"""The catalogues: every key in every language, and no English left on a Finnish or Russian screen."""
+"""The catalogues: every key in every language; no English on a Finnish or Russian screen."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ def keys_in_source() -> set[str]:
     found = set()
     for path in SOURCE.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if KEY.match(node.value) and node.value.split(".")[0] in FAMILIES:
-                    found.add(node.value)
+            value = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and KEY.match(value) and value.split(".")[0] in FAMILIES:
+                found.add(value)
     return found
 
 
@@ -109,13 +109,8 @@ def screens() -> list[str]:
 def test_no_english_word_on_a_finnish_or_russian_screen(lang: str) -> None:
     english = english_words()
     use(lang)
-    texts = [*screens()[:-len(catalogue("en"))], *(catalogue(lang)[k] for k in catalogue("en"))]
-    leaks = {
-        (word, text)
-        for text in texts
-        for word in words(text)
-        if word.lower() in english
-    }
+    texts = [*screens()[: -len(catalogue("en"))], *(catalogue(lang)[k] for k in catalogue("en"))]
+    leaks = {(word, text) for text in texts for word in words(text) if word.lower() in english}
     assert sorted(leaks) == []
 
 
