@@ -18,6 +18,8 @@ the context, and so the server needs no catalogue of its own for them.
 
 from __future__ import annotations
 
+import asyncio
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,7 @@ DEFAULT_LEVEL = "medium"
 CLIENT = f"scorpion-cli/{VERSION}"
 YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
 NAME_TRIES = 5
+SIZE_POLL_SECONDS = 0.25
 
 
 async def run(
@@ -62,15 +65,15 @@ async def run(
         with terminal.session():
             return await app.main()
     except ConnectionFailed as exc:
-        terminal.say(_("app.connection_failed", reason=exc))
+        app.notice("app.connection_failed", reason=exc)
         return 1
     except BrokenPipeError:
         raise  # the reader went away: __main__ ends quietly
     except OSError:
-        terminal.say(_("app.no_server", url=options.server))
+        app.notice("app.no_server", url=options.server)
         return 1
     except TimeoutError:
-        terminal.say(_("app.no_answer", url=options.server))
+        app.notice("app.no_answer", url=options.server)
         return 1
     finally:
         await app.close()
@@ -144,9 +147,12 @@ class App:
 
     def notice(self, key: str, **fields: Any) -> None:
         """A message of the client's own: a line, or with ``--json`` a JSON object."""
-        text = _(key, **fields)
+        self.tell(key, _(key, **fields))
+
+    def tell(self, kind: str, text: str) -> None:
+        """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text)."""
         if self.options.json:
-            self.terminal.json({"type": "notice", "notice": key, "text": text})
+            self.terminal.json({"type": "notice", "notice": kind, "text": text})
         else:
             self.say(text)
 
@@ -186,8 +192,8 @@ class App:
         try:
             welcome = await conn.open()
         except ServerError as exc:
-            self.say(_("app.token_refused", reason=error_text(exc.reply)))
-            self.say(_("app.register_again"))
+            self.notice("app.token_refused", reason=error_text(exc.reply))
+            self.notice("app.register_again")
             return None
         if welcome.get("player") is None and not await self._ask_name(conn):
             return None
@@ -198,12 +204,12 @@ class App:
         for _attempt in range(NAME_TRIES):
             line = await self.terminal.readline(_("app.name_prompt"))
             if line is None:
-                self.say(_("app.no_name"))
+                self.notice("app.no_name")
                 return False
             name = line.strip()
             problem = self._name_problem(name)
             if problem is not None:
-                self.say(problem)
+                self.tell("name", problem)
                 continue
             if await self._register(conn, name):
                 return True
@@ -232,7 +238,7 @@ class App:
         name = name.strip()
         problem = self._name_problem(name)
         if problem is not None:
-            self.say(problem)
+            self.tell("name", problem)
             return 2
         stored = config.load(self.options.server, self.config_dir)
         if stored is not None and stored.name == name:
@@ -301,10 +307,26 @@ class App:
         self.session.show()
         if self.terminal.interactive:
             self.notice("app.help_hint")
-        await self.loop()
+        follow = asyncio.create_task(self.follow_size()) if self.terminal.editor else None
+        try:
+            await self.loop()
+        finally:
+            if follow is not None:
+                follow.cancel()
         if self.session.game is not None:
             await self.conn.request("close_game", game=self.session.game)
         return 0
+
+    async def follow_size(self) -> None:
+        """Draw the board again, for the new size, whenever the terminal is resized."""
+        last = self.terminal.size()
+        while True:
+            await asyncio.sleep(SIZE_POLL_SECONDS)
+            size = self.terminal.size()
+            if size != last and self.session.board is not None:
+                last = size
+                self.terminal.clear()
+                self.session.show()
 
     async def loop(self) -> None:
         while True:
@@ -314,7 +336,7 @@ class App:
             try:
                 command = parse(line)
             except CommandError as exc:
-                self.say(str(exc))
+                self.tell("command", str(exc))
                 continue
             if command is None:
                 continue
@@ -328,15 +350,17 @@ class App:
         self.say(_("menu.title"))
         for number, level in enumerate(LEVEL_ORDER, 1):
             self.say(f"  {number}  {self._menu_line(level, rows.get(level))}")
-        chosen = await self._ask(_("menu.level_prompt", default=DEFAULT_LEVEL))
+        chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
         level = DEFAULT_LEVEL
         if chosen:
             if chosen.isdigit() and 1 <= int(chosen) <= len(LEVEL_ORDER):
                 level = LEVEL_ORDER[int(chosen) - 1]
             elif chosen in LEVEL_ORDER:
                 level = chosen
+            elif chosen in (names := {level_name(each).lower(): each for each in LEVEL_ORDER}):
+                level = names[chosen]
             else:
-                self.notice("menu.bad_level", level=DEFAULT_LEVEL)
+                self.notice("menu.bad_level", level=level_name(DEFAULT_LEVEL))
         if level == "easy":
             self.notice("menu.easy_winnable")
             return level, None
@@ -368,7 +392,7 @@ class App:
 
     async def confirm(self, key: str, **fields: Any) -> bool:
         """Ask a yes/no question (no is the default); False at the end of input."""
-        self.say(_(key, **fields) + " " + _("app.yes_no"))
+        self.tell(key, _(key, **fields) + " " + _("app.yes_no"))
         answer = await self.terminal.readline("? ")
         if (answer or "").strip().lower() in YES:
             return True
@@ -425,18 +449,17 @@ class App:
         elif kind == "board":
             self.session.show()
         elif kind == "guide":
-            self.say(self.guide())
+            self.tell("guide", self.guide())
         elif kind == "help":
-            self.say(help_text())
+            self.tell("help", help_text(self.terminal.size()[0]))
 
     def guide(self) -> str:
-        """The rules of the level being played, then the tips."""
+        """The rules of the level being played, then the tips, wrapped to the terminal."""
         level = self._level()
-        lines = [_("guide.title", level=level_name(level))]
-        lines += [f"  - {line}" for line in rules_text(level)]
-        lines += ["", _("tips.title")]
-        lines += [f"  - {_(f'tips.{n}')}" for n in range(1, TIPS + 1)]
-        return "\n".join(lines)
+        width = max(20, self.terminal.size()[0] - 1)
+        tips = [_(f"tips.{n}") for n in range(1, TIPS + 1)]
+        lines = [_("guide.title", level=level_name(level)), *_items(rules_text(level), width)]
+        return "\n".join([*lines, "", _("tips.title"), *_items(tips, width)])
 
     def _playing(self) -> bool:
         """A game is open and not finished (else say why nothing happens)."""
@@ -493,3 +516,11 @@ class App:
 
 
 TIPS = 6
+
+
+def _items(texts: list[str], width: int) -> list[str]:
+    """Each text as a ``  - `` list item wrapped to ``width``."""
+    lines: list[str] = []
+    for text in texts:
+        lines += textwrap.wrap(text, width, initial_indent="  - ", subsequent_indent="    ")
+    return lines

@@ -13,6 +13,7 @@ after them (``r!``, ``resign!``, ``n!``) skips the question.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 from clients.cli.i18n import _
@@ -56,8 +57,8 @@ _FORCEABLE = frozenset({"restart", "resign"})
 COMMAND_WORDS: tuple[str, ...] = (*_WORDS, "n", "new", "n!", "r!", "resign!")
 
 
-def help_text() -> str:
-    """The command list in the current language."""
+def help_text(width: int = 80) -> str:
+    """The command list in the current language, wrapped to ``width`` columns."""
     rows = [
         ("4h, 4♥, 10h", "help.move"),
         ("4h 7", "help.move_to"),
@@ -73,9 +74,17 @@ def help_text() -> str:
         ("?", "help.help"),
         ("q", "help.quit"),
     ]
-    width = max(len(left) for left, _key in rows)
-    lines = [_("help.title"), *(f"  {left.ljust(width)}  {_(key)}" for left, key in rows)]
-    lines.append(_("help.levels", levels=", ".join(LEVELS)))
+    left_width = max(len(left) for left, _key in rows)
+    lines = [_("help.title")]
+    for left, key in rows:
+        prefix = f"  {left.ljust(left_width)}  "
+        lines += textwrap.wrap(
+            _(key),
+            max(20, width - 1),
+            initial_indent=prefix,
+            subsequent_indent=" " * len(prefix),
+        )
+    lines += textwrap.wrap(_("help.levels", levels=", ".join(LEVELS)), max(20, width - 1))
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.typing import Subprotocol
 
+from clients.cli.i18n import _
 from protocol import MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, encode, new_request
 
 __all__ = ["Connection", "ConnectionFailed", "Message", "ServerError", "decode"]
@@ -195,7 +196,7 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
 
     async def _reconnect(self) -> None:
-        last: Exception = ConnectionFailed("connection lost")
+        last: Exception = ConnectionFailed(_("connection.lost", url=self.url))
         for delay in self.delays:
             await asyncio.sleep(delay)
             try:
@@ -205,14 +206,14 @@ class Connection:
                 last = exc
                 continue
             except ServerError as exc:  # the token is refused: no point retrying
-                raise ConnectionFailed(str(exc)) from exc
+                raise ConnectionFailed(_("connection.refused", url=self.url)) from exc
             self._ws = ws
             self.reconnects += 1
             retries = [message for message, _future, _tries in self._pending.values()]
             self._online.set()
             self._spawn(self._resync(retries))
             return
-        raise ConnectionFailed(f"cannot reconnect to {self.url}: {last}")
+        raise ConnectionFailed(_("connection.lost", url=self.url)) from last
 
     async def _resync(self, retries: list[Message]) -> None:
         if self.on_reconnect is not None:
@@ -233,10 +234,12 @@ class Connection:
                 open_timeout=self.timeout,
             )
         except InvalidURI as exc:
-            raise ConnectionFailed(f"not a WebSocket URL: {self.url}") from exc
+            raise ConnectionFailed(_("connection.bad_url", url=self.url)) from exc
         if ws.subprotocol != SUBPROTOCOL:
             await ws.close()
-            raise ConnectionFailed(f"{self.url} is not a Scorpion server (no {SUBPROTOCOL})")
+            raise ConnectionFailed(
+                _("connection.not_scorpion", url=self.url, subprotocol=SUBPROTOCOL)
+            )
         return ws
 
     async def _hello(self, ws: ClientConnection) -> Message:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import sys
 import threading
@@ -94,8 +95,11 @@ class Terminal:
         """(columns, rows) of the terminal now; (80, None) when not a terminal."""
         if not (self.editor or self.isatty()):
             return 80, None
-        size = shutil.get_terminal_size((80, 24))
-        return size.columns, size.lines
+        try:  # the terminal itself: COLUMNS and LINES may be stale after a resize
+            size = os.get_terminal_size((sys.__stdout__ or sys.stdout).fileno())
+        except (AttributeError, ValueError, OSError):
+            size = shutil.get_terminal_size((80, 24))
+        return max(1, size.columns), max(1, size.lines)
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
@@ -157,6 +161,11 @@ class Terminal:
                 return
             if not line:
                 return
+
+    def clear(self) -> None:
+        """Clear the screen (on a terminal only), before a board drawn for a new size."""
+        if self.editor:
+            self.out.write("\x1b[2J\x1b[H")
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")

@@ -23,8 +23,10 @@ from tests.cli.test_render import VIEWS, WON
 SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
 KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
 FAMILIES = {key.split(".")[0] for key in catalogue("en")}
-# Words the player types, the same in every language: commands, level ids, the program.
-TYPED = {"scorpion", "play", "new", "register", "resign", "hard", "enter", *COMMAND_WORDS}
+# Words the player types, the same in every language: commands, level ids, the program;
+# and names: the Enter key, WebSocket.
+TYPED = {"scorpion", "play", "new", "register", "resign", "hard", *COMMAND_WORDS}
+TYPED |= {"enter", "websocket"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
 NOT_WORDS = re.compile(r"`[^`]*`|\{[^}]*\}")  # `typed text` and {fields}

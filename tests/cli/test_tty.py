@@ -8,6 +8,7 @@ with ``send-keys`` and reads the screen with ``capture-pane``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -63,20 +64,26 @@ async def ada(server: Running, tmp_path: Path) -> str:
     return token
 
 
-@pytest.fixture
-async def screen(server: Running, tmp_path: Path, ada: str) -> AsyncIterator[Screen]:
-    socket = f"scorpion-test-{os.getpid()}-{id(tmp_path)}"
-    shown = Screen(socket)
+@contextlib.asynccontextmanager
+async def launch(server: Running, home: Path, *args: str) -> AsyncIterator[Screen]:
+    """``scorpion ARGS`` in a detached 80x24 tmux session of its own."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(home)}")
     command = (
-        f"cd {ROOT} && XDG_CONFIG_HOME={tmp_path} SCORPION_SERVER={server.url} "
-        f"{sys.executable} -m clients.cli --no-color play --level hard --deal 1"
+        f"cd {ROOT} && unset COLUMNS LINES && XDG_CONFIG_HOME={home} "
+        f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color " + " ".join(args)
     )
     await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
     try:
-        await shown.wait_for(r"(?m)^>")
         yield shown
     finally:
         await shown.tmux("kill-server")
+
+
+@pytest.fixture
+async def screen(server: Running, tmp_path: Path, ada: str) -> AsyncIterator[Screen]:
+    async with launch(server, tmp_path, "play", "--level", "hard", "--deal", "1") as shown:
+        await shown.wait_for(r"(?m)^>")
+        yield shown
 
 
 def clock(text: str) -> int:
@@ -131,3 +138,33 @@ async def test_a_notice_arrives_while_a_command_is_typed(
     prompt = [line for line in lines if line.startswith("> ")]
     assert prompt and prompt[-1].rstrip() == "> 4s", text  # the typed command is intact
     assert lines.index(prompt[-1]) > max(i for i, row in enumerate(lines) if "moved 7♣" in row)
+
+
+async def test_the_board_follows_the_terminal_size(screen: Screen) -> None:
+    await screen.tmux("resize-window", "-t", "cli", "-x", "30", "-y", "24")
+    text = await screen.wait_for(r"(?m)^ 7: ")  # one line per column
+    assert all(len(line) <= 30 for line in text.splitlines())
+    await screen.tmux("resize-window", "-t", "cli", "-x", "160", "-y", "50")
+    text = await screen.wait_for(r"(?m)^ +1 {7}2")  # side by side again, in wide cells
+    assert " 7: " not in text
+
+
+async def test_the_level_menu_and_a_chosen_deal(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "--lang", "fi", "play") as shown:
+        text = await shown.wait_for(r"taso \(numero tai nimi")
+        assert "Valitse taso:" in text and "6  kolme sokeaa hiirtä" in text
+        assert "1  helppo" in text and "ei vielä pelattu" in text
+        await shown.keys("3", "Enter")
+        await shown.wait_for("jaon numero")
+        await shown.keys("5", "Enter")
+        text = await shown.wait_for("vaikea · jako 5")
+        await shown.keys("i", "Enter")
+        text = await shown.wait_for("Vinkit:")
+        assert "Tyhjään sarakkeeseen käy vain kuningas." in text
+
+
+async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "--lang", "fi", "play", "--level", "hard") as shown:
+        text = await shown.wait_for(r"(?m)^>")
+        assert "siirrot 0" in text and "pakka: 3" in text
+        assert len(text.splitlines()) <= 24 and all(len(row) <= 80 for row in text.splitlines())
