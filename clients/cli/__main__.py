@@ -1,8 +1,9 @@
 """``scorpion`` / ``python -m clients.cli``: parse the command line and run it.
 
 No input ends in a traceback: a bad argument is one line naming it (exit 2),
-an interrupt exits 130, and a closed pipe (``scorpion replay 3 | head``)
-ends the program quietly.
+an interrupt exits 130, a closed pipe (``scorpion replay 3 | head``)
+ends the program quietly, and even a bug is one line on stderr (set
+``SCORPION_DEBUG=1`` for its traceback).
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_pipe()
         return 141
+    except Exception as exc:  # a bug: one line, not a traceback (SCORPION_DEBUG=1 shows it)
+        if os.environ.get("SCORPION_DEBUG"):
+            raise
+        print(f"scorpion: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 def quiet_pipe() -> None:

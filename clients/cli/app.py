@@ -28,7 +28,7 @@ from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text
 from clients.cli.connection import Connection, ConnectionFailed, Message, ServerError
 from clients.cli.game import GameSession
 from clients.cli.i18n import _, catalogue, use
-from clients.cli.levels import LEVEL_ORDER, level_name, rules_text
+from clients.cli.levels import LEVEL_ORDER, info, level_name, rules_text
 from clients.cli.options import Options
 from clients.cli.render import (
     Style,
@@ -39,8 +39,8 @@ from clients.cli.render import (
     time_text,
 )
 from clients.cli.terminal import Terminal
-from protocol import RULE_CODES
-from protocol.constants import MAX_NAME_CHARS
+from protocol import RULE_CODES, InvalidMessage
+from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
 
 __all__ = ["DEFAULT_LEVEL", "App", "error_text", "run"]
 
@@ -48,6 +48,7 @@ DEFAULT_LEVEL = "medium"
 CLIENT = f"scorpion-cli/{VERSION}"
 YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
 NAME_TRIES = 5
+WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемая"
 SIZE_POLL_SECONDS = 0.25
 
 
@@ -299,10 +300,10 @@ class App:
             if self.options.level or self.options.deal:
                 self.notice("app.continuing")
         else:
-            level, deal = self.options.level, self.options.deal
+            level, deal, winnable = self.options.level, self.options.deal, False
             if level is None and deal is None and self.terminal.editor and not self.options.json:
-                level, deal = await self.menu()
-            if not await self.new_game(level, deal):
+                level, deal, winnable = await self.menu()
+            if not await self.new_game(level, deal, winnable=winnable):
                 return 1
         self.session.show()
         if self.terminal.interactive:
@@ -344,7 +345,7 @@ class App:
                 return
             await self.execute(command)
 
-    async def menu(self) -> tuple[str | None, int | None]:
+    async def menu(self) -> tuple[str, int | None, bool]:
         """The level menu: each level with the player's statistics, then the deal."""
         rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
         self.say(_("menu.title"))
@@ -363,13 +364,13 @@ class App:
                 self.notice("menu.bad_level", level=level_name(DEFAULT_LEVEL))
         if level == "easy":
             self.notice("menu.easy_winnable")
-            return level, None
+            return level, None, False
         answer = await self._ask(_("menu.deal_prompt"))
-        if answer and answer.isdigit() and int(answer) >= 1:
-            return level, int(answer)
-        if answer:
+        if answer and answer.isdigit() and 1 <= int(answer) <= MAX_DEAL:
+            return level, int(answer), False
+        if answer and answer not in WINNABLE:
             self.notice("menu.random_deal")
-        return level, None
+        return level, None, answer in WINNABLE
 
     def _menu_line(self, level: str, row: dict[str, Any] | None) -> str:
         name = level_name(level).ljust(max(len(level_name(other)) for other in LEVEL_ORDER))
@@ -399,12 +400,23 @@ class App:
         self.notice("app.kept")
         return False
 
-    async def new_game(self, level: str | None, deal: int | None) -> bool:
+    async def new_game(
+        self, level: str | None, deal: int | None, *, winnable: bool = False
+    ) -> bool:
+        """Start a game on ``deal``, or a random one (a deal the solver has won if ``winnable``)."""
         assert self.conn is not None
         fields: dict[str, Any] = {"level": level or self._level()}
-        if deal is not None:
+        if winnable:
+            fields["winnable"] = True
+        elif deal is not None:
             fields["deal"] = deal
-        reply = await self.conn.request("new_game", **fields)
+        try:
+            reply = await self.conn.request("new_game", **fields)
+        except InvalidMessage:  # this protocol version has no winnable option
+            reply = {"type": "error", "code": "bad_request"}
+        if reply.get("code") == "bad_request" and fields.pop("winnable", False):
+            self.notice("menu.no_winnable")  # a server without the option: a random deal
+            reply = await self.conn.request("new_game", **fields)
         if reply.get("type") != "game":
             self.rejected(reply)
             return False
@@ -481,7 +493,13 @@ class App:
         if reply.get("type") == "ack":
             await session.until(int(reply["v"]))
             return
-        self.rejected(reply, game=session.game)
+        board = session.board
+        limited = reply.get("code") == "nothing_to_undo" and board and board.undo_limit_reached
+        if limited and board is not None and not self.options.json:
+            found = info(board.level)
+            self.notice("app.undo_limit", limit=found.undo_limit if found else "?")
+        else:
+            self.rejected(reply, game=session.game)
         if reply.get("code") == "stale":
             await session.resync()
             self.notice("app.changed_elsewhere")

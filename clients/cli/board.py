@@ -13,11 +13,20 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from clients.cli.levels import info
+
 __all__ = ["UNKNOWN", "Board", "Column", "suit_run"]
 
 UNKNOWN = "??"
 _RANKS_DOWN = "KQJT98765432A"
 _UNRECORDED = frozenset({"clock", "lost_position"})
+
+
+def _played(level: str, depth: int) -> int:
+    """What a view says of the moves played: at least ``depth``, more if at the limit."""
+    found = info(level)
+    at_limit = found is not None and found.undo_limit is not None and depth >= found.undo_limit
+    return depth + 1 if at_limit else depth
 
 
 def suit_run(suit: str) -> list[str]:
@@ -56,6 +65,8 @@ class Board:
     running: bool = False
     lost: str | None = None
     lost_position: bool = False
+    undo_depth: int = 0  # how many moves and deals undo can still take back (R18)
+    played: int = 0  # moves and deals since the deal or the last restart, net of undos
     result: dict[str, Any] | None = None
     needs_snapshot: bool = False
 
@@ -82,6 +93,8 @@ class Board:
             won=bool(view.get("won", False)),
             stuck=bool(view.get("stuck", False)),
             running=bool(view.get("running", False)),
+            undo_depth=int(view.get("undo_depth", 0)),
+            played=_played(str(view["level"]), int(view.get("undo_depth", 0))),
         )
 
     def copy(self) -> Board:
@@ -103,6 +116,8 @@ class Board:
         if recorded and any(event.get("type") not in _UNRECORDED for event in events):
             self.stuck = False
             self.lost_position = False
+        if recorded:
+            self._count_undo(events)
         for event in events:
             if recorded or event.get("type") in _UNRECORDED:
                 self.apply(event)
@@ -162,6 +177,26 @@ class Board:
             self.foundations = [None] * 4
         elif kind == "restarted":  # a server older than the position in the event
             self.needs_snapshot = True
+
+    def _count_undo(self, events: list[dict[str, Any]]) -> None:
+        """Follow the undo depth: an undo takes one back, a restart all, a play adds one."""
+        kinds = {event.get("type") for event in events}
+        if "restarted" in kinds:
+            self.undo_depth = self.played = 0
+        elif "undone" in kinds:
+            self.undo_depth, self.played = max(0, self.undo_depth - 1), max(0, self.played - 1)
+        elif kinds & {"moved", "dealt"}:
+            found = info(self.level)
+            limit = None if found is None else found.undo_limit
+            self.played += 1
+            self.undo_depth += 1
+            if limit is not None:
+                self.undo_depth = min(limit, self.undo_depth)
+
+    @property
+    def undo_limit_reached(self) -> bool:
+        """Undo has nothing left because of the level's limit, not because nothing was played."""
+        return self.undo_depth == 0 and self.played > 0
 
     # -- backward ---------------------------------------------------------
 

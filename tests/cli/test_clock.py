@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from clients.cli.board import Board
 from clients.cli.game import GameSession
 from clients.cli.levels import INFO, timed_score
 from clients.cli.render import Style
@@ -73,3 +74,29 @@ def test_the_score_follows_the_clock() -> None:
     game._clock_at = time.monotonic() - 11  # 31 s of play: one full period
     assert game.score() == 70
     assert "score 70" in game.status() and "time 0:31" in game.status()
+
+
+def test_a_lost_position_said_again_for_the_same_version_is_printed_once() -> None:
+    out = io.StringIO()
+    game = GameSession(Terminal(out, []), Style(), json_mode=False)
+    game.take({"type": "game", "game": 7, "v": 0, "view": VIEWS["hard-deal"]})
+    lost = {"type": "events", "game": 7, "v": 0, "events": [{"type": "lost_position"}]}
+    game.on_push(lost)
+    game.on_push(lost)
+    assert out.getvalue().count("can no longer be won") == 1
+
+
+def test_the_undo_limit_is_told_apart_from_nothing_played() -> None:
+    board = Board.from_view({**VIEWS["hard-deal"], "level": "classic"})
+    assert not board.undo_limit_reached
+    move = {"type": "moved", "card": "7C", "from": 7, "to": 5, "count": 1}
+    back = {"type": "moved", "card": "7C", "from": 5, "to": 7, "count": 1}
+    for _ in range(101):
+        board.apply_batch([move])
+        board.apply_batch([back])  # positions do not matter here, only the counting
+    assert board.undo_depth == 100 and board.played == 202
+    for _ in range(100):
+        board.apply_batch([{"type": "undone", "action": "move"}, move])
+    assert board.undo_depth == 0 and board.undo_limit_reached
+    board.apply_batch([{"type": "restarted"}])
+    assert not board.undo_limit_reached

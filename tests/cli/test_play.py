@@ -19,6 +19,7 @@ from engine.replay import verify
 from engine.solver.easy import shipped_easy_deals
 from engine.solver.search import solve
 from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running
 
 DEAL = shipped_easy_deals()[0]
 
@@ -150,3 +151,43 @@ async def test_not_a_scorpion_server(config_dir: Path) -> None:
         out = io.StringIO()
         code = await run(options, Terminal(out, []), config_dir=config_dir)
     assert code == 1 and "not a Scorpion server" in out.getvalue()
+
+
+async def test_resign_and_an_abandoning_new_game_ask_first(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["resign", "no", "n hard 2", "", "n hard 2", "y", "resign", "y"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert out.count("Resign? The game counts as lost. [y/N]") == 2
+    assert out.count("Your unfinished game will count as a loss. Start a new game? [y/N]") == 2
+    assert out.count("nothing was changed") == 2
+    assert "game 1 was abandoned and counts as lost" in out
+    assert "Scorpion · game 2 · hard · deal 2" in out and "the game is lost (resigned)" in out
+
+
+async def test_json_mode_prints_only_json(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["fly", "?", "i", "7c 5", "th", "p", "p", "r", "n", "b"]
+    code, out = await cli("--json", "play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0
+    objects = [json.loads(line) for line in out.splitlines()]  # every line is JSON
+    notices = [obj["notice"] for obj in objects if obj.get("type") == "notice"]
+    assert {"command", "help", "guide", "app.paused", "app.confirm_restart"} <= set(notices)
+    assert any(obj.get("code") == "no_destination" for obj in objects)
+
+
+async def test_finnish_and_russian_server_errors(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("--lang", "ru", "replay", "6")
+    assert code == 1 and out == "отклонено (not_found): Игры 6 нет.\n"
+    code, out = await cli("--lang", "fi", "register", "bob")
+    assert code == 0
+    code, out = await cli("--lang", "fi", "play", lines=["th"])
+    assert "hylätty" in out
+
+
+async def test_a_finnish_taken_name(cli: CliRunner, server: Running) -> None:
+    await server.player("ada")
+    code, out = await cli("--lang", "fi", "register", "ada")
+    assert code == 1
+    assert out == "hylätty (duplicate_name): Nimi ada on jo toisella pelaajalla; valitse toinen.\n"

@@ -168,3 +168,15 @@ async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: s
         text = await shown.wait_for(r"(?m)^>")
         assert "siirrot 0" in text and "pakka: 3" in text
         assert len(text.splitlines()) <= 24 and all(len(row) <= 80 for row in text.splitlines())
+
+
+async def test_the_menu_asks_for_a_winnable_deal(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "play") as shown:
+        await shown.wait_for(r"level \(number or name")
+        await shown.keys("hard", "Enter")
+        await shown.wait_for("w for a winnable deal")
+        await shown.keys("w", "Enter")
+        text = await shown.wait_for(r"(?m)^>")
+        if "cannot choose a winnable deal" not in text:  # a server with the option
+            assert "rejected" not in text
+        assert "Scorpion · game 1 · hard · deal" in text
