@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 import string
@@ -14,6 +15,7 @@ from clients.cli.board import Board
 from clients.cli.commands import COMMAND_WORDS, help_text
 from clients.cli.i18n import LANGS, catalogue, use
 from clients.cli.levels import rules_text
+from clients.cli.options import build_parser
 from clients.cli.render import Style, describe_event, render_board, render_results, render_stats
 from protocol import LEVELS
 from protocol.errors import PROTOCOL_CODES
@@ -23,13 +25,14 @@ from tests.cli.test_render import VIEWS, WON
 SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
 KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
 FAMILIES = {key.split(".")[0] for key in catalogue("en")}
-# Words the player types, the same in every language: commands, level ids, the program;
-# and names: the Enter key, WebSocket.
-TYPED = {"scorpion", "play", "new", "register", "resign", "hard", *COMMAND_WORDS}
-TYPED |= {"enter", "websocket"}
+# Words the player types, the same in every language: commands, subcommands, level ids;
+# and names: the Enter key, WebSocket, ANSI, JSON, ws:// and wss://.
+TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
+TYPED |= {"enter", "websocket", "ansi", "json", "wss"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
-NOT_WORDS = re.compile(r"`[^`]*`|\{[^}]*\}")  # `typed text` and {fields}
+# `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists
+NOT_WORDS = re.compile(r"`[^`]*`|\{[^}]*\}|--[\w-]+|\b[A-Z]+_[A-Z_]+\b|\w+(?:\|\w+)+")
 
 
 def words(text: str) -> list[str]:
@@ -103,6 +106,10 @@ def screens() -> list[str]:
     for spec in EVENTS.values():
         for example in spec.examples:
             out.append(describe_event(dict(example)) or "")
+    parser = build_parser()
+    out.append(parser.format_help())
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out += [sub.format_help() for sub in subparsers.choices.values()]
     out += list(catalogue("en").keys())  # every message, by key
     return out
 

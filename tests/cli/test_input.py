@@ -126,3 +126,25 @@ async def test_replay_into_a_closed_pipe_is_quiet(
     args = ["-m", "clients.cli", "replay", "1", "--speed", "0"]
     code, err = await asyncio.to_thread(closed_pipe_run, args, env)
     assert err == "" and code != 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--lang", "fi", "play", "--deal", "0"],
+            "scorpion: argumentti --deal: '0' ei ole jaon numero (1..9223372036854775807)",
+        ),
+        (
+            ["--lang=ru", "stats", "--level", "x"],
+            "scorpion: аргумент --level: 'x' — не одно из: "
+            "easy, medium, hard, classic, relaxed, three-blind-mice",
+        ),
+        (["--lang", "fi", "replay"], "scorpion: puuttuu: PELI"),
+    ],
+)
+def test_bad_arguments_in_the_players_language(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == line + "\n"
