@@ -158,6 +158,8 @@ class App:
             self.say(text)
 
     def rejected(self, reply: Message, **context: Any) -> None:
+        if reply.get("code") == "paused":  # the game was paused elsewhere (or before)
+            self.session.set_paused(True)
         if self.options.json:
             self.terminal.json(reply)
         else:
@@ -522,7 +524,7 @@ class App:
         if reply.get("type") != "ack":
             self.rejected(reply, game=session.game)
             return
-        session.paused = not session.paused
+        session.set_paused(type_ == "pause")
         self.notice("app.paused" if session.paused else "app.resumed")
 
     async def start_over(self, command: Command) -> None:

@@ -82,6 +82,17 @@ class GameSession:
             return board.score
         return timed_score(board.level, board.score, board.score_at, self.time_ms())
 
+    def set_paused(self, paused: bool) -> None:
+        """The server acknowledged a pause or resume: its clock stopped, or runs."""
+        self.paused = paused
+        board = self.board
+        if board is None or board.won or board.lost is not None:
+            return
+        if paused and board.running:
+            board.time_ms, board.running = self.time_ms(), False
+        elif not paused and not board.running:
+            board.running, self._clock_at = True, time.monotonic()
+
     def status(self) -> str:
         """The status line (the terminal's status bar draws it every second)."""
         if self.board is None:
@@ -107,6 +118,7 @@ class GameSession:
             time_ms=self.time_ms(),
             paused=self.paused,
             score=self.score(),
+            status=not self.terminal.editor,  # the status bar shows it, ticking
         )
 
     # -- opening -----------------------------------------------------------

@@ -245,13 +245,19 @@ def render_board(
     time_ms: int | None = None,
     paused: bool = False,
     score: int | None = None,
+    status: bool = True,
 ) -> str:
-    """The whole screen for a position: header, columns, stock and status line."""
+    """The whole screen for a position: header, columns, stock and status line.
+
+    ``status=False`` leaves the status line out (the line editor's status bar,
+    redrawn every second, shows it instead of a copy that would go stale).
+    """
     extras = _extras(board, style)
-    room = None if style.height is None else style.height - RESERVED_ROWS - 2 - len(extras)
-    body = _body(board, style, room)
+    room = None if style.height is None else style.height - RESERVED_ROWS - 1 - len(extras)
+    body = _body(board, style, None if room is None else room - status)
     lines = [style.paint(BOLD, _header(board, game)), *body, *extras]
-    lines.append(style.paint(DIM, render_status(board, time_ms, paused, score)))
+    if status:
+        lines.append(style.paint(DIM, render_status(board, time_ms, paused, score)))
     return "\n".join(lines)
 
 

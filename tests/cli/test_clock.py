@@ -100,3 +100,17 @@ def test_the_undo_limit_is_told_apart_from_nothing_played() -> None:
     assert board.undo_depth == 0 and board.undo_limit_reached
     board.apply_batch([{"type": "restarted"}])
     assert not board.undo_limit_reached
+
+
+def test_pausing_stops_the_shown_clock_at_once() -> None:
+    game = session()
+    game.take({"type": "game", "game": 7, "v": 0, "view": {**VIEWS["hard-deal"], "time_ms": 0}})
+    game.on_push({"type": "events", "game": 7, "v": 0, "events": [clock(True, 10_000)]})
+    game._clock_at = time.monotonic() - 2
+    game.set_paused(True)
+    held = game.time_ms()
+    assert 12_000 <= held < 13_000
+    game._clock_at = time.monotonic() - 60
+    assert game.time_ms() == held and "PAUSED" in game.status()
+    game.set_paused(False)
+    assert held <= game.time_ms() < held + 1000 and "PAUSED" not in game.status()

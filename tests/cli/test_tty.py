@@ -180,3 +180,15 @@ async def test_the_menu_asks_for_a_winnable_deal(server: Running, tmp_path: Path
         if "cannot choose a winnable deal" not in text:  # a server with the option
             assert "rejected" not in text
         assert "Scorpion · game 1 · hard · deal" in text
+
+
+async def test_the_clock_stops_while_paused(screen: Screen) -> None:
+    await screen.keys("p", "Enter")
+    text = await screen.wait_for(r"PAUSED")
+    held = clock(text)
+    await asyncio.sleep(2.2)
+    assert clock(await screen.text()) == held
+    await screen.keys("p", "Enter")
+    await screen.wait_for("resumed")
+    await asyncio.sleep(2.2)
+    assert clock(await screen.text()) >= held + 2
