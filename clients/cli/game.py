@@ -3,7 +3,8 @@
 ``GameSession`` applies ``events`` pushes in version order (PROTOCOL.md
 section 5): the next version is applied, the same version only for its
 unrecorded events (clock, lost_position), an older one ignored, a gap
-answered with ``open_game`` since the last version seen. It reports each
+answered with ``open_game`` since the last version seen, and a ``snapshot``
+event replaces the board whatever version it carries. It reports each
 event to the terminal (a line, or a JSON object with ``--json``) and lets
 the app wait until an acknowledged version has arrived.
 
@@ -182,6 +183,10 @@ class GameSession:
 
     def receive(self, v: int, events: list[dict[str, Any]]) -> None:
         board = self.board
+        snapshot = next((e for e in events if e.get("type") == "snapshot"), None)
+        if board is not None and snapshot is not None:
+            self._replace(v, snapshot)
+            return
         if board is None or v < self.v:
             return
         if v > self.v + 1:
@@ -204,6 +209,14 @@ class GameSession:
             board.needs_snapshot = False
             self._spawn(self.snapshot())
         self._changed.set()
+
+    def _replace(self, v: int, snapshot: dict[str, Any]) -> None:
+        """A ``snapshot`` event: the whole view at ``v``, whatever version was seen."""
+        if self.json_mode:
+            self.terminal.json({"game": self.game, "v": v, **snapshot})
+        self.take({"type": "game", "game": self.game, "v": v, "view": snapshot["view"]})
+        if self.terminal.interactive and not self.json_mode:
+            self.show()
 
     def _after_apply(self, events: list[dict[str, Any]], now: int, recorded: bool) -> None:
         """Anchor the clock and the score on what the events just said."""

@@ -114,3 +114,15 @@ def test_pausing_stops_the_shown_clock_at_once() -> None:
     assert game.time_ms() == held and "PAUSED" in game.status()
     game.set_paused(False)
     assert held <= game.time_ms() < held + 1000 and "PAUSED" not in game.status()
+
+
+def test_a_snapshot_event_replaces_the_board_at_its_version() -> None:
+    game = session()
+    game.take({"type": "game", "game": 7, "v": 0, "view": VIEWS["hard-deal"]})
+    game.on_push({"type": "events", "game": 7, "v": 0, "events": [clock(True, 0)]})
+    view = {**VIEWS["medium-two-suits"], "time_ms": 49_000}
+    game.on_push(
+        {"type": "events", "game": 7, "v": 9, "events": [{"type": "snapshot", "view": view}]}
+    )
+    assert game.v == 9 and game.board is not None and game.board.level == "medium"
+    assert game.board.running and 49_000 <= game.time_ms() < 50_000
