@@ -328,8 +328,7 @@ class App:
             size = self.terminal.size()
             if size != last and self.session.board is not None:
                 last = size
-                self.terminal.clear()
-                self.session.show()
+                self.session.show()  # below what the old size garbled (no clear: see terminal)
 
     async def loop(self) -> None:
         while True:

@@ -98,7 +98,8 @@ class GameSession:
         """The status line (the terminal's status bar draws it every second)."""
         if self.board is None:
             return ""
-        return render_status(self.board, self.time_ms(), self.paused, self.score())
+        width = self.terminal.size()[0]
+        return render_status(self.board, self.time_ms(), self.paused, self.score(), width - 1)
 
     def show(self) -> None:
         if self.board is None:

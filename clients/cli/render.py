@@ -17,6 +17,7 @@ column is drawn on its own line, wrapped where need be.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,10 +107,28 @@ def time_text(ms: int) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
+def fit(parts: list[str], width: int | None, sep: str = " · ") -> str:
+    """``parts`` joined by ``sep``, broken into lines no wider than ``width`` where need be."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and (width is None or len(lines[-1]) + len(sep) + len(part) <= width):
+            lines[-1] += sep + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
 def render_status(
-    board: Board, time_ms: int | None = None, paused: bool = False, score: int | None = None
+    board: Board,
+    time_ms: int | None = None,
+    paused: bool = False,
+    score: int | None = None,
+    width: int | None = None,
 ) -> str:
-    """The status line: level, moves, play time, score (and undos, hints, pause)."""
+    """The status line: level, moves, play time, score (and undos, hints, pause).
+
+    With ``width``, it is broken into as many lines as that width needs.
+    """
     ms = board.time_ms if time_ms is None else time_ms
     parts = [
         level_name(board.level),
@@ -121,13 +140,15 @@ def render_status(
         parts.append(_("status.undos_hints", undos=board.undos, hints=board.hints))
     if paused:
         parts.append(_("status.paused"))
-    return " · ".join(parts)
+    return fit(parts, width)
 
 
-def _header(board: Board, game: int | None) -> str:
+def _header(board: Board, game: int | None, width: int) -> list[str]:
     deal = _("board.deal_hidden") if board.deal is None else _("board.deal", deal=board.deal)
-    name = _("board.game", game=game) + " · " if game is not None else ""
-    return f"Scorpion · {name}{level_name(board.level)} · {deal}"
+    parts = ["Scorpion", level_name(board.level), deal]
+    if game is not None:
+        parts.insert(1, _("board.game", game=game))
+    return fit(parts, width).splitlines()
 
 
 def _extras(board: Board, style: Style) -> list[str]:
@@ -139,14 +160,17 @@ def _extras(board: Board, style: Style) -> list[str]:
     if board.reserve:
         reserve = " ".join(_card(card, style) for card in board.reserve)
         lines.append(_("board.reserve", cards=reserve))
+    banner = None
     if board.won:
-        lines.append(_("board.won"))
+        banner = _("board.won")
     elif board.lost:
-        lines.append(_("board.lost", reason=_(f"lost.{board.lost}")))
+        banner = _("board.lost", reason=_(f"lost.{board.lost}"))
     elif board.stuck:
-        lines.append(_("board.stuck"))
+        banner = _("board.stuck")
     elif board.lost_position:
-        lines.append(_("board.lost_position"))
+        banner = _("board.lost_position")
+    if banner is not None:
+        lines += textwrap.wrap(banner, max(20, style.width))
     return lines
 
 
@@ -253,11 +277,15 @@ def render_board(
     redrawn every second, shows it instead of a copy that would go stale).
     """
     extras = _extras(board, style)
-    room = None if style.height is None else style.height - RESERVED_ROWS - 1 - len(extras)
-    body = _body(board, style, None if room is None else room - status)
-    lines = [style.paint(BOLD, _header(board, game)), *body, *extras]
+    top = len(_header(board, game, style.width))
+    bottom = len(render_status(board, width=style.width).splitlines()) if status else 0
+    used = RESERVED_ROWS + top + len(extras) + bottom
+    body = _body(board, style, None if style.height is None else style.height - used)
+    header = [style.paint(BOLD, line) for line in _header(board, game, style.width)]
+    lines = [*header, *body, *extras]
     if status:
-        lines.append(style.paint(DIM, render_status(board, time_ms, paused, score)))
+        status_text = render_status(board, time_ms, paused, score, style.width)
+        lines += [style.paint(DIM, line) for line in status_text.splitlines()]
     return "\n".join(lines)
 
 

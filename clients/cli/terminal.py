@@ -6,7 +6,9 @@ of commands and cards (Tab) and a status bar under the prompt that is drawn
 again every second (``status``: the clock ticks there). The program runs
 inside ``patch_stdout``, so whatever is printed while a command is being
 typed (a move from another device, a notice) appears above the prompt and
-never inside it. When standard input is not a terminal the client is in
+never inside it. Nothing here clears the screen: prompt_toolkit keeps track of
+where its prompt is, and a clear under it loses what was printed after. When
+standard input is not a terminal the client is in
 script mode: one command per line, read on a daemon thread (an interrupt
 never waits for a line), no prompts, plain text.
 
@@ -161,11 +163,6 @@ class Terminal:
                 return
             if not line:
                 return
-
-    def clear(self) -> None:
-        """Clear the screen (on a terminal only), before a board drawn for a new size."""
-        if self.editor:
-            self.out.write("\x1b[2J\x1b[H")
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
