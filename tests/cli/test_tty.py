@@ -195,3 +195,10 @@ async def test_the_clock_stops_while_paused(screen: Screen) -> None:
     await screen.wait_for("resumed")
     await asyncio.sleep(2.2)
     assert clock(await screen.text()) >= held + 1
+
+
+async def test_tab_completes_commands_and_cards(screen: Screen) -> None:
+    await screen.keys("gu", "Tab")
+    await screen.wait_for(r"(?m)^> guide")
+    await screen.keys("C-u", "9", "Tab")  # 9♦ is the only nine face up on hard deal 1
+    await screen.wait_for(r"(?m)^> 9♦")
