@@ -19,7 +19,6 @@ the context, and so the server needs no catalogue of its own for them.
 from __future__ import annotations
 
 import asyncio
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,11 @@ from clients.cli import VERSION, config
 from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, parse
 from clients.cli.connection import Connection, ConnectionFailed, Message, ServerError
 from clients.cli.game import GameSession
+from clients.cli.guide import guide_text, menu_line
 from clients.cli.i18n import _, catalogue, use
-from clients.cli.levels import LEVEL_ORDER, info, level_name, rules_text
+from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
-from clients.cli.render import (
-    Style,
-    card_text,
-    cards_in_text,
-    render_games,
-    render_stats,
-    time_text,
-)
+from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
 from clients.cli.terminal import Terminal
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
@@ -351,7 +344,7 @@ class App:
         rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
         self.say(_("menu.title"))
         for number, level in enumerate(LEVEL_ORDER, 1):
-            self.say(f"  {number}  {self._menu_line(level, rows.get(level))}")
+            self.say(f"  {number}  {menu_line(level, rows.get(level))}")
         chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
         level = DEFAULT_LEVEL
         if chosen:
@@ -372,21 +365,6 @@ class App:
         if answer and answer not in WINNABLE:
             self.notice("menu.random_deal")
         return level, None, answer in WINNABLE
-
-    def _menu_line(self, level: str, row: dict[str, Any] | None) -> str:
-        name = level_name(level).ljust(max(len(level_name(other)) for other in LEVEL_ORDER))
-        if row is None or not row.get("games"):
-            return f"{name}  {_('menu.no_games')}"
-        fastest = row.get("fastest_win_ms")
-        stats = _(
-            "menu.stats",
-            games=row["games"],
-            wins=row["wins"],
-            rate=f"{100 * float(row['win_rate']):.0f}%",
-            best="-" if row.get("best_score") is None else row["best_score"],
-            fastest="-" if fastest is None else time_text(int(fastest)),
-        )
-        return f"{name}  {stats}"
 
     async def _ask(self, question: str) -> str:
         answer = await self.terminal.readline(question)
@@ -468,11 +446,7 @@ class App:
 
     def guide(self) -> str:
         """The rules of the level being played, then the tips, wrapped to the terminal."""
-        level = self._level()
-        width = max(20, self.terminal.size()[0] - 1)
-        tips = [_(f"tips.{n}") for n in range(1, TIPS + 1)]
-        lines = [_("guide.title", level=level_name(level)), *_items(rules_text(level), width)]
-        return "\n".join([*lines, "", _("tips.title"), *_items(tips, width)])
+        return guide_text(self._level(), self.terminal.size()[0] - 1)
 
     def _playing(self) -> bool:
         """A game is open and not finished (else say why nothing happens)."""
@@ -532,14 +506,3 @@ class App:
             return
         if await self.new_game(command.level or self._level(), command.deal):
             self.session.show()
-
-
-TIPS = 6
-
-
-def _items(texts: list[str], width: int) -> list[str]:
-    """Each text as a ``  - `` list item wrapped to ``width``."""
-    lines: list[str] = []
-    for text in texts:
-        lines += textwrap.wrap(text, width, initial_indent="  - ", subsequent_indent="    ")
-    return lines

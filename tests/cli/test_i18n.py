@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from clients.cli.app import TIPS
 from clients.cli.board import Board
 from clients.cli.commands import COMMAND_WORDS, help_text
+from clients.cli.guide import TIPS, guide_text, menu_line
 from clients.cli.i18n import LANGS, catalogue, use
-from clients.cli.levels import rules_text
 from clients.cli.options import build_parser
 from clients.cli.render import Style, describe_event, render_board, render_results, render_stats
 from protocol import LEVELS
@@ -102,7 +101,8 @@ def screens() -> list[str]:
     for view in VIEWS.values():
         board = Board.from_view(view)
         out.append(render_board(board, Style(width=80, height=24), game=1, paused=True))
-        out += rules_text(board.level)
+    for level in LEVELS:
+        out += [guide_text(level), menu_line(level, None), menu_line(level, WON["stats"])]
     for spec in EVENTS.values():
         for example in spec.examples:
             out.append(describe_event(dict(example)) or "")
