@@ -6,6 +6,7 @@ import argparse
 import ast
 import re
 import string
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,12 @@ def test_no_english_word_on_a_finnish_or_russian_screen(lang: str) -> None:
 
 def test_the_english_check_would_see_a_leak() -> None:
     assert "moves" in english_words() and "dead" in english_words()
+
+
+def test_the_catalogues_ship_in_the_wheel() -> None:
+    """The .po files are read at run time, so they must be package data (pyproject.toml)."""
+    pyproject = tomllib.loads((SOURCE.parents[1] / "pyproject.toml").read_text("utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["clients.cli"]
+    for lang in LANGS:
+        assert any((SOURCE / "locale" / f"{lang}.po").match(p) for p in patterns)
+        assert (SOURCE / "locale" / f"{lang}.po").exists()
