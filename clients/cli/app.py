@@ -217,10 +217,15 @@ class App:
             return _("app.name_empty")
         if len(name) > MAX_NAME_CHARS:
             return _("app.name_long", limit=MAX_NAME_CHARS)
+        if not name.isprintable():
+            return _("app.name_unprintable")
         return None
 
     async def _register(self, conn: Connection, name: str) -> bool:
         reply = await conn.request("register", name=name)
+        if reply.get("code") == "bad_request" and not self.options.json:
+            self.notice("app.name_refused", name=name)  # the server's rules for names
+            return False
         if reply.get("type") != "registered":
             self.rejected(reply, name=name)
             return False

@@ -148,3 +148,10 @@ def test_bad_arguments_in_the_players_language(
 ) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+async def test_an_unprintable_name_is_asked_again(cli: CliRunner) -> None:
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["a\x07b", "bob", "q"])
+    assert code == 0 and "a name has only printable characters" in out
+    code, out = await cli("register", "x" * 40)
+    assert code == 2 and out == "a name has at most 32 characters; type a shorter one\n"
