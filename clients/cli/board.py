@@ -126,7 +126,8 @@ class Board:
         """Play one event forward; unknown event types are ignored (section 2)."""
         kind = event.get("type")
         if kind == "moved":
-            self._move(event["from"], event["to"], int(event["count"]), event["card"])
+            index = event.get("index")  # an undone reserve move: the card's old place
+            self._move(event["from"], event["to"], int(event["count"]), event["card"], index)
         elif kind == "flipped":
             column = self._column(event["column"])
             column.down = max(0, column.down - 1)
@@ -247,9 +248,12 @@ class Board:
         del column.cards[len(column.cards) - len(taken) :]
         return taken
 
-    def _move(self, source: Any, target: Any, count: int, card: str) -> None:
+    def _move(
+        self, source: Any, target: Any, count: int, card: str, index: int | None = None
+    ) -> None:
         cards = self._take(source, count, card)
         if target == "reserve":
-            self.reserve.extend(cards)
+            at = len(self.reserve) if index is None else max(0, int(index) - 1)
+            self.reserve[at:at] = cards
         else:
             self._column(target).cards.extend(cards)

@@ -174,3 +174,12 @@ def test_the_board_follows_the_protocols_view_fields() -> None:
     assert (board.lost, board.deal) == ("resigned", 77)
     points = Board.from_view({**view, "scoring": "points", "score": 7, "earned": 7})
     assert points.score_at(10**7) == 7
+
+
+def test_an_undone_reserve_move_puts_the_card_back_at_its_place() -> None:
+    board = Board.from_view(json.loads((GOLDEN / "views.json").read_text("utf-8"))["tbm-deal"])
+    assert board.reserve == ["5S", "5C"]
+    board.apply({"type": "moved", "card": "5S", "from": "reserve", "to": 9, "count": 1})
+    assert board.reserve == ["5C"]
+    board.apply({"type": "moved", "card": "5S", "from": 9, "to": "reserve", "count": 1, "index": 1})
+    assert board.reserve == ["5S", "5C"]
