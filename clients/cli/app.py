@@ -151,8 +151,6 @@ class App:
             self.say(text)
 
     def rejected(self, reply: Message, **context: Any) -> None:
-        if reply.get("code") == "paused":  # the game was paused elsewhere (or before)
-            self.session.set_paused(True)
         if self.options.json:
             self.terminal.json(reply)
         else:
@@ -480,10 +478,18 @@ class App:
             self.notice("app.undo_limit", limit=found.undo_limit if found else "?")
         else:
             self.rejected(reply, game=session.game)
+        await self.reopen_if(reply)
         if reply.get("code") == "stale":
-            await session.resync()
             self.notice("app.changed_elsewhere")
             session.show()
+
+    async def reopen_if(self, reply: Message) -> None:
+        """After ``stale`` or ``id_reused`` catch up; after ``not_open`` open the game here again.
+
+        ``open_game`` with ``since`` does both (PROTOCOL.md sections 4 and 5).
+        """
+        if reply.get("code") in ("stale", "id_reused", "not_open"):
+            await self.session.resync()
 
     async def hint(self) -> None:
         session = self.session
@@ -491,6 +497,7 @@ class App:
         reply = await self.conn.request("hint", game=session.game)
         if reply.get("type") != "hint":
             self.rejected(reply, game=session.game)
+            await self.reopen_if(reply)
             return
         await session.until(int(reply["v"]))  # its hint event prints the advice
 
@@ -501,6 +508,7 @@ class App:
         reply = await self.conn.request(type_, game=session.game)
         if reply.get("type") != "ack":
             self.rejected(reply, game=session.game)
+            await self.reopen_if(reply)
             return
         session.set_paused(type_ == "pause")
         self.notice("app.paused" if session.paused else "app.resumed")

@@ -1,10 +1,17 @@
 """A game's position as the client knows it: a protocol view kept current by events.
 
 ``Board.from_view`` reads a ``view`` (PROTOCOL.md, Objects); ``apply`` plays
-one event forward, as section 4 describes; ``unapply`` plays one backward,
-which ``scorpion replay`` uses to find the deal's position from a finished
-game's final view (see docs/cli.md). Cards are the wire's two-character form
-(``TH``); a card the client cannot name (taken back face down) is ``"??"``.
+one event forward, as section 4's "Keeping the view" table says: everything
+the view shows comes from the events (the score's fields, the undo depth and
+``stuck`` from ``score``, the deal's position from ``restarted``, the deal
+number from ``won`` and ``game_lost``), and ``score_at`` gives the score at
+a play time with section 6's formula. The one thing kept here that no view
+field says is ``played``: whether anything is left on the table for undo to
+take back once the undo limit (R18) has emptied the undo depth.
+``unapply`` plays one event backward, which ``scorpion replay`` uses to find
+the deal's position from a finished game's final view (see docs/cli.md).
+Cards are the wire's two-character form (``TH``); a card the client cannot
+name (taken back face down) is ``"??"``.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.cli.levels import info
+from clients.cli.levels import PENALTY_PERIOD_MS, PENALTY_POINTS, info
 
 __all__ = ["UNKNOWN", "Board", "Column", "suit_run"]
 
@@ -59,11 +66,11 @@ class Board:
     undos: int = 0
     hints: int = 0
     time_ms: int = 0
-    score_at: int = 0  # the play time at which the server computed ``score``
+    status: str = "active"  # active, won or lost (R17)
     won: bool = False
     stuck: bool = False
     running: bool = False
-    lost: str | None = None
+    lost: str | None = None  # why the game was lost, when an event said it
     lost_position: bool = False
     undo_depth: int = 0  # how many moves and deals undo can still take back (R18)
     played: int = 0  # moves and deals since the deal or the last restart, net of undos
@@ -89,7 +96,7 @@ class Board:
             undos=int(view.get("undos", 0)),
             hints=int(view.get("hints", 0)),
             time_ms=int(view.get("time_ms", 0)),
-            score_at=int(view.get("time_ms", 0)),
+            status=str(view.get("status", "won" if view.get("won") else "active")),
             won=bool(view.get("won", False)),
             stuck=bool(view.get("stuck", False)),
             running=bool(view.get("running", False)),
@@ -99,6 +106,22 @@ class Board:
 
     def copy(self) -> Board:
         return copy.deepcopy(self)
+
+    @property
+    def finished(self) -> bool:
+        return self.status != "active"
+
+    def score_at(self, time_ms: int) -> int:
+        """The score shown at play time ``time_ms`` (PROTOCOL.md section 6, R24).
+
+        A won game's score is the ``won`` event's (it has the win bonus); else
+        ``earned``, less 30 points for every full 30 seconds under timed scoring.
+        """
+        if self.won:
+            return self.score
+        if self.scoring != "timed":
+            return self.earned
+        return max(0, self.earned - PENALTY_POINTS * (time_ms // PENALTY_PERIOD_MS))
 
     @property
     def removed(self) -> list[str]:
@@ -114,10 +137,9 @@ class Board:
         that a catch-up already delivered is never applied twice.
         """
         if recorded and any(event.get("type") not in _UNRECORDED for event in events):
-            self.stuck = False
-            self.lost_position = False
+            self.lost_position = False  # said of the version before
         if recorded:
-            self._count_undo(events)
+            self._count_played(events)
         for event in events:
             if recorded or event.get("type") in _UNRECORDED:
                 self.apply(event)
@@ -156,43 +178,35 @@ class Board:
         elif kind == "score":
             self.score, self.moves = int(event["score"]), int(event["moves"])
             self.undos, self.hints = int(event["undos"]), int(event["hints"])
-            self.earned = int(event.get("earned", event["score"]))
-            self.stuck = bool(event.get("stuck", self.stuck))
+            self.earned, self.undo_depth = int(event["earned"]), int(event["undo_depth"])
+            self.stuck = bool(event["stuck"])
         elif kind == "won":
-            self.won, self.result, self.running = True, dict(event), False
+            self.won, self.status, self.result, self.running = True, "won", dict(event), False
             self.score, self.moves, self.time_ms = event["score"], event["moves"], event["time_ms"]
-            self.score_at = self.time_ms
             self.deal = event.get("deal", self.deal)
         elif kind == "stuck":
             self.stuck = True
         elif kind == "lost_position":
             self.lost_position = True
         elif kind == "game_lost":
-            self.lost, self.running = str(event.get("reason", "resigned")), False
-            self.deal = event.get("deal", self.deal)
+            self.lost, self.status = str(event.get("reason", "resigned")), "lost"
+            self.running, self.deal = False, event.get("deal", self.deal)
         elif kind == "clock" and not self.won:  # a won game's clock is its winning time
             self.running, self.time_ms = bool(event["running"]), int(event["time_ms"])
-        elif kind == "restarted" and "columns" in event:
+        elif kind == "restarted":  # the deal's position, given whole
             self.columns = [Column(int(c["down"]), list(c["cards"])) for c in event["columns"]]
             self.stock, self.reserve = int(event["stock"]), list(event["reserve"])
             self.foundations = [None] * 4
-        elif kind == "restarted":  # a server older than the position in the event
-            self.needs_snapshot = True
 
-    def _count_undo(self, events: list[dict[str, Any]]) -> None:
-        """Follow the undo depth: an undo takes one back, a restart all, a play adds one."""
+    def _count_played(self, events: list[dict[str, Any]]) -> None:
+        """Moves and deals on the table: an undo takes one back, a restart all, a play adds one."""
         kinds = {event.get("type") for event in events}
         if "restarted" in kinds:
-            self.undo_depth = self.played = 0
+            self.played = 0
         elif "undone" in kinds:
-            self.undo_depth, self.played = max(0, self.undo_depth - 1), max(0, self.played - 1)
+            self.played = max(0, self.played - 1)
         elif kinds & {"moved", "dealt"}:
-            found = info(self.level)
-            limit = None if found is None else found.undo_limit
             self.played += 1
-            self.undo_depth += 1
-            if limit is not None:
-                self.undo_depth = min(limit, self.undo_depth)
 
     @property
     def undo_limit_reached(self) -> bool:
@@ -231,7 +245,7 @@ class Board:
             del self._column(event["column"]).cards[-13:]
             self.foundations[int(event["slot"]) - 1] = event["suit"]
         elif kind in ("won", "game_lost"):
-            self.won, self.lost, self.result = False, None, None
+            self.won, self.lost, self.result, self.status = False, None, None, "active"
 
     # -- helpers ----------------------------------------------------------
 

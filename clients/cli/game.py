@@ -9,14 +9,20 @@ event to the terminal (a line, or a JSON object with ``--json``) and lets
 the app wait until an acknowledged version has arrived.
 
 The clock (section 6): the play time shown is the ``time_ms`` of the last
-``clock`` event (or snapshot) plus, while that event said ``running``, the
-time elapsed since it arrived; the server's clock is the only authority.
+``clock`` event, snapshot or ``catch_up`` plus, while that said ``running``,
+the time elapsed since it arrived; the server's clock is the only authority.
 The server queues a game's first ``clock`` push right after the ``game``
 reply that opens it, so the push usually arrives before the app has taken
 the reply: pushes for a game not adopted yet are kept (``_early``) and
-applied once it is. The score shown follows the clock too (R24, see
-``levels.timed_score``), from the play time at which the server last
-computed it.
+applied once it is. The score shown is section 6's formula at that play
+time (``Board.score_at``: ``earned`` less the R24 decay).
+
+Paused: while this connection has an unfinished game open, its clock stops
+only for a pause (R22), so a ``clock`` push with ``running: false`` means
+paused and one with ``running: true`` means not; a view or ``catch_up``
+that says ``running: true`` also means not paused. (A view's ``running:
+false`` says nothing: the clock of a game nobody had open starts only with
+the push that follows the opening.)
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ from typing import Any
 from clients.cli.board import Board
 from clients.cli.connection import Connection, Message
 from clients.cli.i18n import _
-from clients.cli.levels import timed_score
 from clients.cli.render import Style, describe_event, render_board, render_results, render_status
 from clients.cli.terminal import Terminal
 
@@ -65,7 +70,7 @@ class GameSession:
 
     @property
     def finished(self) -> bool:
-        return self.board is not None and (self.board.won or self.board.lost is not None)
+        return self.board is not None and self.board.finished
 
     def time_ms(self) -> int:
         """The game's play time now, as the server's last clock event implies."""
@@ -75,19 +80,14 @@ class GameSession:
         return self.board.time_ms + int(extra * 1000)
 
     def score(self) -> int:
-        """The score now: the server's last score, less the R24 decay since."""
-        board = self.board
-        if board is None:
-            return 0
-        if board.won or board.lost is not None:
-            return board.score
-        return timed_score(board.level, board.score, board.score_at, self.time_ms())
+        """The score now: section 6's formula at the play time now."""
+        return 0 if self.board is None else self.board.score_at(self.time_ms())
 
     def set_paused(self, paused: bool) -> None:
         """The server acknowledged a pause or resume: its clock stopped, or runs."""
         self.paused = paused
         board = self.board
-        if board is None or board.won or board.lost is not None:
+        if board is None or board.finished:
             return
         if paused and board.running:
             board.time_ms, board.running = self.time_ms(), False
@@ -130,13 +130,10 @@ class GameSession:
         if reply.get("type") == "game":
             game = int(reply["game"])
             same = game == self.game and self.board is not None
-            running = self.board.running if same and self.board is not None else True
             self.game, self.v = game, int(reply["v"])
             self.board = Board.from_view(reply["view"])
-            if "running" not in reply["view"]:  # the view does not say: assume it runs
-                self.board.running = running and not self.board.won
-            if not same:
-                self.paused = bool(reply["view"].get("paused", False))
+            if self.board.running or not same:
+                self.paused = False  # a paused game opened here stays unknown until resumed
             self._clock_at = time.monotonic()
             if self.json_mode:
                 self.terminal.json(reply)
@@ -144,7 +141,19 @@ class GameSession:
         elif reply.get("type") == "catch_up":
             for batch in reply.get("events", []):
                 self.receive(int(batch["v"]), list(batch["events"]))
+            self._take_clock(reply)
         self._changed.set()
+
+    def _take_clock(self, reply: Message) -> None:
+        """A ``catch_up``'s clock now (its batches hold no ``clock`` events)."""
+        board = self.board
+        if board is None or reply.get("game") != self.game or "time_ms" not in reply:
+            return
+        running = bool(reply.get("running", board.running))
+        board.apply({"type": "clock", "running": running, "time_ms": int(reply["time_ms"])})
+        self._clock_at = time.monotonic()
+        if running:
+            self.paused = False
 
     def _drain_early(self) -> None:
         early, self._early = self._early, []
@@ -194,13 +203,12 @@ class GameSession:
             self._spawn(self.resync())
             return
         recorded = v == self.v + 1
-        now = self.time_ms()
         was_lost = board.lost_position and not recorded
         try:
             board.apply_batch(events, recorded=recorded)
         except (KeyError, IndexError, TypeError, ValueError):
             board.needs_snapshot = True  # events this client cannot follow: fetch the view
-        self._after_apply(events, now, recorded)
+        self._after_apply(events)
         self.v = v
         shown = events if recorded else [e for e in events if e.get("type") in _UNRECORDED]
         if was_lost:  # said already for this position
@@ -219,16 +227,14 @@ class GameSession:
         if self.terminal.interactive and not self.json_mode:
             self.show()
 
-    def _after_apply(self, events: list[dict[str, Any]], now: int, recorded: bool) -> None:
-        """Anchor the clock and the score on what the events just said."""
+    def _after_apply(self, events: list[dict[str, Any]]) -> None:
+        """Anchor the clock on a ``clock`` event; it also says whether the game is paused."""
         board = self.board
         assert board is not None
         for event in events:
-            kind = event.get("type")
-            if kind == "clock":
+            if event.get("type") == "clock":
                 self._clock_at = time.monotonic()
-            elif kind == "score" and recorded:
-                board.score_at = int(event.get("time_ms", now))
+                self.paused = not board.running and not board.finished
 
     def _report(self, v: int, events: list[dict[str, Any]]) -> None:
         for event in events:

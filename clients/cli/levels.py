@@ -4,13 +4,10 @@ The protocol names the levels but does not describe them; the client needs
 a little of each to draw and explain it: whether it has a stock (not on
 three-blind-mice, R5), whether it is scored ``timed`` (R24: the score drops
 by 30 points for every full 30 seconds of play time) and the rules the
-guide shows. tests/cli/test_levels.py compares this table with
-``engine.levels``.
-
-``timed_score`` follows the score between the server's ``score`` events: the
-server computes a score at some play time ``t0``; later, at ``t``, the same
-earned points are worth ``30 * (t // 30000 - t0 // 30000)`` less (never
-below 0), which is exactly R24's formula (a score already clamped at 0 stays 0).
+guide shows. tests/cli/test_clock.py compares this table with
+``engine.levels``. How a game is scored comes from its view (``scoring``);
+the table only explains it. ``PENALTY_POINTS`` and ``PENALTY_PERIOD_MS`` are
+the numbers of PROTOCOL.md section 6's formula.
 """
 
 from __future__ import annotations
@@ -28,7 +25,6 @@ __all__ = [
     "has_stock",
     "info",
     "level_name",
-    "timed_score",
 ]
 
 PENALTY_POINTS = 30
@@ -72,15 +68,6 @@ def level_name(level: str) -> str:
 def has_stock(level: str) -> bool:
     found = INFO.get(level)
     return found is None or not found.reserve
-
-
-def timed_score(level: str, score: int, at_ms: int, now_ms: int) -> int:
-    """The score at play time ``now_ms`` of a score the server gave at ``at_ms`` (R24)."""
-    found = INFO.get(level)
-    if found is None or not found.timed or now_ms <= at_ms:
-        return score
-    periods = now_ms // PENALTY_PERIOD_MS - at_ms // PENALTY_PERIOD_MS
-    return max(0, score - PENALTY_POINTS * periods)
 
 
 def rules_text(level: str) -> list[str]:

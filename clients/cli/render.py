@@ -134,7 +134,7 @@ def render_status(
         level_name(board.level),
         _("status.moves", moves=board.moves),
         _("status.time", time=time_text(ms)),
-        _("status.score", score=board.score if score is None else score),
+        _("status.score", score=board.score_at(ms) if score is None else score),
     ]
     if board.undos or board.hints:
         parts.append(_("status.undos_hints", undos=board.undos, hints=board.hints))
@@ -165,6 +165,8 @@ def _extras(board: Board, style: Style) -> list[str]:
         banner = _("board.won")
     elif board.lost:
         banner = _("board.lost", reason=_(f"lost.{board.lost}"))
+    elif board.status == "lost":  # a view says lost, not why
+        banner = _("board.lost_plain")
     elif board.stuck:
         banner = _("board.stuck")
     elif board.lost_position:

@@ -4,9 +4,10 @@ The client has no rules engine, so it cannot compute positions from the
 replay document's actions. It uses what the protocol offers instead
 (docs/cli.md): ``open_game`` of the finished game gives its final view, and
 ``open_game`` with ``since: 0`` a ``catch_up`` with the events of every
-version. Taking the events after the last restart back from the final view
-(``Board.unapply``) gives the deal's position; the playback then applies
-every batch forward, as a live game would.
+version. The deal's position is the first ``restarted`` event's, which
+carries it whole; a game never restarted has it found by taking every event
+back from the final view (``Board.unapply``). The playback then applies every
+batch forward, as a live game would.
 """
 
 from __future__ import annotations
@@ -30,20 +31,19 @@ Batch = dict[str, Any]
 
 
 def initial_board(final: Board, batches: list[Batch]) -> Board:
-    """The position at the deal, found by taking ``batches`` back from ``final``.
-
-    Only the batches after the last ``restarted`` are needed: a restart puts
-    the game back at its deal.
-    """
+    """The deal's position: a ``restarted`` event's, else ``batches`` undone from ``final``."""
     board = final.copy()
-    for batch in reversed(batches):
-        events = list(batch["events"])
-        if any(event.get("type") == "restarted" for event in events):
-            break
+    events = [event for batch in batches for event in batch["events"]]
+    restart = next((event for event in events if event.get("type") == "restarted"), None)
+    if restart is not None:
+        board.apply(restart)
+    else:
         for event in reversed(events):
             board.unapply(event)
-    board.score = board.moves = board.undos = board.hints = board.time_ms = 0
+    board.score = board.earned = board.moves = board.undos = board.hints = board.time_ms = 0
+    board.undo_depth = board.played = 0
     board.won, board.stuck, board.lost, board.result = False, False, None, None
+    board.status, board.running, board.lost_position = "active", False, False
     return board
 
 
@@ -53,10 +53,7 @@ def playback(start: Board, batches: list[Batch]) -> list[tuple[int, list[dict[st
     steps = []
     for batch in batches:
         events = list(batch["events"])
-        if any(event.get("type") == "restarted" for event in events):
-            board = start.copy()
-        board.apply_batch(events)
-        board.needs_snapshot = False
+        board.apply_batch(events)  # a restart's event puts the deal's position back
         steps.append((int(batch["v"]), events, board.copy()))
     return steps
 

@@ -138,7 +138,8 @@ def test_suits_and_unrecorded_events() -> None:
     assert board.columns[2].cards == [] and board.removed == ["H"]
     board.apply({"type": "suit_restored", "suit": "H", "column": 3, "slot": 1})
     assert len(board.columns[2].cards) == 13 and board.removed == []
-    score = {"type": "score", "score": 9, "moves": 9, "undos": 0, "hints": 0}
+    score = {"type": "score", "score": 9, "moves": 9, "undos": 0, "hints": 0, "earned": 9}
+    score |= {"undo_depth": 1, "stuck": False}
     board.apply_batch([score, {"type": "clock", "running": True, "time_ms": 5}], recorded=False)
     assert board.moves == 0 and board.running and board.time_ms == 5
     board.apply_batch([{"type": "stuck"}])
