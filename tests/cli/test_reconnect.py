@@ -93,3 +93,22 @@ async def test_a_game_not_open_here_is_opened_again(cli: CliRunner) -> None:
     assert "it is open again now" in out
     assert "=== You won! ===" in out and f"moves  {len(lines)}" in out
 
+
+async def test_two_devices_do_not_share_request_ids(server: Running) -> None:
+    """Ids are unique within a game (section 5): the other device's move is stale, not a retry."""
+    first = Connection(server.url)
+    await first.open()
+    token = str((await first.call("register", name="ada"))["token"])
+    await first.close()
+    one, two = Connection(server.url, token=token), Connection(server.url, token=token)
+    try:
+        await one.open()
+        await two.open()
+        game = (await one.call("new_game", level="hard", deal=1))["game"]
+        await two.call("open_game", game=game)
+        assert (await one.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+        reply = await two.request("move", game=game, v=0, card="TH")
+        assert reply.get("code") == "stale", reply
+    finally:
+        await one.close()
+        await two.close()
