@@ -17,7 +17,9 @@ Everything that leaves the server about a position comes from
 ``engine.view.public_view`` (snapshots) or from the engine's own events,
 which never name a face-down card; ``hidden_cards`` lets the catch-up path
 refuse a history that names a card which has since been turned face down
-again (it answers a snapshot instead).
+again (it answers a snapshot instead). A finished game gives its whole
+history: its replay reveals every card anyway, and clients play it back
+from these events.
 """
 
 from __future__ import annotations
@@ -142,6 +144,8 @@ class LiveGame:
         if since > self.version or since < 0 or len(self.batches) != self.version:
             return None
         batches = self.batches[since:]
+        if self.finished:
+            return batches  # a finished game's replay reveals everything anyway (section 7)
         return batches if self.can_show(batches) else None
 
     def can_show(self, batches: list[list[EventDict]]) -> bool:

@@ -1,30 +1,48 @@
 """The programs behind ``scorpion``: play, register, stats, games (replay: ``replay.py``).
 
 ``run(options, terminal)`` connects, makes sure there is a player (asking
-for a name and registering the first time), and runs the command. The play
-loop reads one command per line (from the keyboard, or from a script when
-standard input is not a terminal), sends it, waits for its reply and for
-the events of the version it produced, and prints what happened.
+for a name and registering the first time, again until a name is taken),
+and runs the command. The play loop reads one command per line (from the
+line editor, or from a script when standard input is not a terminal),
+sends it, waits for its reply and for the events of the version it
+produced, and prints what happened. Restart, resign and a new game that
+abandons an unfinished one ask first (``!`` skips the question).
+
+Error replies are shown in the player's language: the rule violations
+(``RULE_CODES``) with the server's own message, which the server already
+writes in the hello's ``locale``; every other code from the client's
+catalogue (``error.<code>``), filled in with what the client asked for
+(the game, the name). The codes are stable (PROTOCOL.md), the client knows
+the context, and so the server needs no catalogue of its own for them.
 """
 
 from __future__ import annotations
 
-import shutil
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from clients.cli import VERSION, config
-from clients.cli.commands import HELP, Command, CommandError, parse
+from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, parse
 from clients.cli.connection import Connection, ConnectionFailed, Message, ServerError
 from clients.cli.game import GameSession
+from clients.cli.guide import guide_text, menu_line
+from clients.cli.i18n import _, catalogue, use
+from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
-from clients.cli.render import Style, render_games, render_stats
+from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
 from clients.cli.terminal import Terminal
+from protocol import RULE_CODES, InvalidMessage
+from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
 
-__all__ = ["DEFAULT_LEVEL", "App", "run"]
+__all__ = ["DEFAULT_LEVEL", "App", "error_text", "run"]
 
 DEFAULT_LEVEL = "medium"
 CLIENT = f"scorpion-cli/{VERSION}"
+YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
+NAME_TRIES = 5
+WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемая"
+SIZE_POLL_SECONDS = 0.25
 
 
 async def run(
@@ -34,29 +52,45 @@ async def run(
     connection_class: type[Connection] = Connection,
     config_dir: Path | None = None,
 ) -> int:
-    """Run one ``scorpion`` command; the exit status (0 ok, 1 failure)."""
+    """Run one ``scorpion`` command; the exit status (0 ok, 1 failure, 2 bad input)."""
+    use(options.lang)
     app = App(options, terminal, connection_class, config_dir)
     try:
-        return await app.main()
+        with terminal.session():
+            return await app.main()
     except ConnectionFailed as exc:
-        terminal.say(f"cannot talk to the server: {exc}")
+        app.notice("app.connection_failed", reason=exc)
         return 1
-    except OSError as exc:
-        terminal.say(f"cannot connect to {options.server}: {exc}")
+    except BrokenPipeError:
+        raise  # the reader went away: __main__ ends quietly
+    except OSError:
+        app.notice("app.no_server", url=options.server)
         return 1
     except TimeoutError:
-        terminal.say(f"the server at {options.server} does not answer")
+        app.notice("app.no_answer", url=options.server)
         return 1
     finally:
         await app.close()
 
 
+def error_text(reply: Message, **context: Any) -> str:
+    """An ``error`` reply as one line in the player's language."""
+    code = str(reply.get("code", "internal"))
+    message = str(reply.get("message", ""))
+    if code in RULE_CODES and message:
+        text = cards_in_text(message)  # the server wrote it in the hello's locale
+    elif f"error.{code}" in catalogue("en"):
+        fields = {"game": "?", "name": "?", "v": reply.get("v", "?"), **context}
+        text = _(f"error.{code}", **fields)
+    else:
+        text = message or code
+    return _("app.rejected", code=code, message=text)
+
+
 def _style(options: Options, terminal: Terminal) -> Style:
-    isatty = getattr(terminal.out, "isatty", None)
-    tty = bool(isatty()) if callable(isatty) else False
-    width = shutil.get_terminal_size((80, 24)).columns if tty else 80
+    tty = terminal.isatty() or terminal.editor
     color = options.color and tty and terminal.interactive and not options.json
-    return Style(color=color, width=width)
+    return Style(color=color, width=terminal.size()[0])
 
 
 class App:
@@ -75,6 +109,8 @@ class App:
         self.config_dir = config_dir or config.config_dir()
         self.session = GameSession(terminal, _style(options, terminal), options.json)
         self.conn: Connection | None = None
+        terminal.status = self.session.status
+        terminal.words = self.words
 
     async def main(self) -> int:
         command = self.options.command
@@ -98,16 +134,39 @@ class App:
         if self.conn is not None:
             await self.conn.close()
 
-    # -- players -----------------------------------------------------------
+    # -- output ------------------------------------------------------------
 
     def say(self, text: str) -> None:
         self.terminal.say(text)
 
-    def rejected(self, reply: Message) -> None:
+    def notice(self, key: str, **fields: Any) -> None:
+        """A message of the client's own: a line, or with ``--json`` a JSON object."""
+        self.tell(key, _(key, **fields))
+
+    def tell(self, kind: str, text: str) -> None:
+        """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text)."""
+        if self.options.json:
+            self.terminal.json({"type": "notice", "notice": kind, "text": text})
+        else:
+            self.say(text)
+
+    def rejected(self, reply: Message, **context: Any) -> None:
         if self.options.json:
             self.terminal.json(reply)
         else:
-            self.say(f"rejected ({reply.get('code')}): {reply.get('message', '')}")
+            self.say(error_text(reply, **context))
+
+    def words(self) -> list[str]:
+        """What Tab completes: the face-up cards, the commands and the levels."""
+        board = self.session.board
+        cards: list[str] = []
+        if board is not None:
+            for column in board.columns:
+                cards += [card_text(card).lower() for card in column.cards if card != "??"]
+            cards += [card_text(card).lower() for card in board.reserve]
+        return [*cards, *COMMAND_WORDS, *LEVEL_ORDER]
+
+    # -- players -----------------------------------------------------------
 
     def _connection(self, token: str | None) -> Connection:
         return self.connection_class(
@@ -127,28 +186,63 @@ class App:
         try:
             welcome = await conn.open()
         except ServerError as exc:
-            self.say(f"the server refused the stored player: {exc}")
-            self.say("register again with: scorpion register NAME")
+            self.notice("app.token_refused", reason=error_text(exc.reply))
+            self.notice("app.register_again")
             return None
-        if welcome.get("player") is None:
-            name = await self.terminal.readline("player name: ")
-            if not name or not await self._register(conn, name.strip()):
-                return None
+        if welcome.get("player") is None and not await self._ask_name(conn):
+            return None
         return conn
+
+    async def _ask_name(self, conn: Connection) -> bool:
+        """Ask for a name until one is registered (or input ends)."""
+        for _attempt in range(NAME_TRIES):
+            line = await self.terminal.readline(_("app.name_prompt"))
+            if line is None:
+                self.notice("app.no_name")
+                return False
+            name = line.strip()
+            problem = self._name_problem(name)
+            if problem is not None:
+                self.tell("name", problem)
+                continue
+            if await self._register(conn, name):
+                return True
+        return False
+
+    @staticmethod
+    def _name_problem(name: str) -> str | None:
+        if not name:
+            return _("app.name_empty")
+        if len(name) > MAX_NAME_CHARS:
+            return _("app.name_long", limit=MAX_NAME_CHARS)
+        if not name.isprintable():
+            return _("app.name_unprintable")
+        return None
 
     async def _register(self, conn: Connection, name: str) -> bool:
         reply = await conn.request("register", name=name)
+        if reply.get("code") == "bad_request" and not self.options.json:
+            self.notice("app.name_refused", name=name)  # the server's rules for names
+            return False
         if reply.get("type") != "registered":
-            self.rejected(reply)
+            self.rejected(reply, name=name)
             return False
         conn.token = str(reply["token"])
-        path = config.save(
-            self.options.server, config.Credentials(name, conn.token), self.config_dir
-        )
-        self.say(f"registered as {name}; the token is kept in {path}")
+        credentials = config.Credentials(name, conn.token)
+        path = config.save(self.options.server, credentials, self.config_dir)
+        self.notice("app.registered", name=name, path=path)
         return True
 
     async def register(self, name: str) -> int:
+        name = name.strip()
+        problem = self._name_problem(name)
+        if problem is not None:
+            self.tell("name", problem)
+            return 2
+        stored = config.load(self.options.server, self.config_dir)
+        if stored is not None and stored.name == name:
+            self.notice("app.already_registered", name=name, server=self.options.server)
+            return 0
         conn = self._connection(None)
         self.conn = conn
         await conn.open()
@@ -156,17 +250,23 @@ class App:
 
     # -- lists -------------------------------------------------------------
 
-    async def stats(self, level: str | None) -> int:
+    async def _stats_rows(self, level: str | None) -> list[dict[str, Any]] | None:
         assert self.conn is not None
         fields: dict[str, Any] = {} if level is None else {"level": level}
         reply = await self.conn.request("stats", **fields)
         if reply.get("type") != "stats":
             self.rejected(reply)
-            return 1
+            return None
         if self.options.json:
             self.terminal.json(reply)
-        else:
-            self.say(render_stats(list(reply["stats"])))
+        return list(reply["stats"])
+
+    async def stats(self, level: str | None) -> int:
+        rows = await self._stats_rows(level)
+        if rows is None:
+            return 1
+        if not self.options.json:
+            self.say(render_stats(rows))
         return 0
 
     async def games(self, status: str | None) -> int:
@@ -192,45 +292,118 @@ class App:
             chosen = unfinished[0]
             reply = await self.conn.request("open_game", game=int(chosen["game"]))
             if reply.get("type") != "game":
-                self.rejected(reply)
+                self.rejected(reply, game=chosen["game"])
                 return 1
             self.session.take(reply)
             if self.options.level or self.options.deal:
-                self.say("continuing your unfinished game (scorpion play --new starts another)")
-        elif not await self.new_game(self.options.level, self.options.deal):
-            return 1
+                self.notice("app.continuing")
+        else:
+            level, deal, winnable = self.options.level, self.options.deal, False
+            if level is None and deal is None and self.terminal.editor and not self.options.json:
+                level, deal, winnable = await self.menu()
+            if not await self.new_game(level, deal, winnable=winnable):
+                return 1
         self.session.show()
         if self.terminal.interactive:
-            self.say("? for help, q to quit")
-        while True:
-            line = await self.terminal.readline("> ")
-            if line is None:
-                break
-            try:
-                command = parse(line)
-            except CommandError as exc:
-                self.say(str(exc))
-                continue
-            if command is None:
-                continue
-            if command.kind == "quit":
-                break
-            await self.execute(command)
+            self.notice("app.help_hint")
+        follow = asyncio.create_task(self.follow_size()) if self.terminal.editor else None
+        try:
+            await self.loop()
+        finally:
+            if follow is not None:
+                follow.cancel()
         if self.session.game is not None:
             await self.conn.request("close_game", game=self.session.game)
         return 0
 
-    async def new_game(self, level: str | None, deal: int | None) -> bool:
+    async def follow_size(self) -> None:
+        """Draw the board again, for the new size, whenever the terminal is resized."""
+        last = self.terminal.size()
+        while True:
+            await asyncio.sleep(SIZE_POLL_SECONDS)
+            size = self.terminal.size()
+            if size != last and self.session.board is not None:
+                last = size
+                self.session.show()  # below what the old size garbled (no clear: see terminal)
+
+    async def loop(self) -> None:
+        while True:
+            line = await self.terminal.readline("> ")
+            if line is None:
+                return
+            try:
+                command = parse(line)
+            except CommandError as exc:
+                self.tell("command", str(exc))
+                continue
+            if command is None:
+                continue
+            if command.kind == "quit":
+                return
+            await self.execute(command)
+
+    async def menu(self) -> tuple[str, int | None, bool]:
+        """The level menu: each level with the player's statistics, then the deal."""
+        rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
+        self.say(_("menu.title"))
+        for number, level in enumerate(LEVEL_ORDER, 1):
+            self.say(f"  {number}  {menu_line(level, rows.get(level))}")
+        chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
+        level = DEFAULT_LEVEL
+        if chosen:
+            if chosen.isdigit() and 1 <= int(chosen) <= len(LEVEL_ORDER):
+                level = LEVEL_ORDER[int(chosen) - 1]
+            elif chosen in LEVEL_ORDER:
+                level = chosen
+            elif chosen in (names := {level_name(each).lower(): each for each in LEVEL_ORDER}):
+                level = names[chosen]
+            else:
+                self.notice("menu.bad_level", level=level_name(DEFAULT_LEVEL))
+        if level == "easy":
+            self.notice("menu.easy_winnable")
+            return level, None, False
+        answer = await self._ask(_("menu.deal_prompt"))
+        if answer and answer.isdigit() and 1 <= int(answer) <= MAX_DEAL:
+            return level, int(answer), False
+        if answer and answer not in WINNABLE:
+            self.notice("menu.random_deal")
+        return level, None, answer in WINNABLE
+
+    async def _ask(self, question: str) -> str:
+        answer = await self.terminal.readline(question)
+        return (answer or "").strip().lower()
+
+    async def confirm(self, key: str, **fields: Any) -> bool:
+        """Ask a yes/no question (no is the default); False at the end of input."""
+        self.tell(key, _(key, **fields) + " " + _("app.yes_no"))
+        answer = await self.terminal.readline("? ")
+        if (answer or "").strip().lower() in YES:
+            return True
+        self.notice("app.kept")
+        return False
+
+    async def new_game(
+        self, level: str | None, deal: int | None, *, winnable: bool = False
+    ) -> bool:
+        """Start a game on ``deal``, or a random one (a deal the solver has won if ``winnable``)."""
         assert self.conn is not None
         fields: dict[str, Any] = {"level": level or self._level()}
-        if deal is not None:
+        if winnable:
+            fields["winnable"] = True
+        elif deal is not None:
             fields["deal"] = deal
-        reply = await self.conn.request("new_game", **fields)
+        try:
+            reply = await self.conn.request("new_game", **fields)
+        except InvalidMessage:  # this protocol version has no winnable option
+            reply = {"type": "error", "code": "bad_request"}
+        if reply.get("code") == "bad_request" and fields.pop("winnable", False):
+            self.notice("menu.no_winnable")  # a server without the option: a random deal
+            reply = await self.conn.request("new_game", **fields)
         if reply.get("type") != "game":
             self.rejected(reply)
             return False
         if reply.get("lost") is not None:
-            self.say(f"game {reply['lost']} was abandoned and counts as lost")
+            self.notice("app.abandoned", game=reply["lost"])
         self.session.take(reply)
         return True
 
@@ -245,24 +418,48 @@ class App:
             if command.to is not None:
                 fields["to"] = command.to
             await self.act("move", **fields)
-        elif kind in ("deal", "undo", "restart"):
+        elif kind in ("deal", "undo"):
             await self.act(kind)
+        elif kind == "restart":
+            if self._playing() and (command.force or await self.confirm("app.confirm_restart")):
+                await self.act("restart")
+        elif kind == "resign":
+            if self._playing() and (command.force or await self.confirm("app.confirm_resign")):
+                await self.act("resign", versioned=False)
         elif kind == "hint":
             await self.hint()
         elif kind == "pause":
             await self.pause()
-        elif kind == "resign":
-            await self.act("resign", versioned=False)
         elif kind == "new":
             await self.start_over(command)
-        elif kind == "stats":
+        else:
+            await self.show(kind)
+
+    async def show(self, kind: str) -> None:
+        if kind == "stats":
             await self.stats(None)
         elif kind == "games":
             await self.games(None)
         elif kind == "board":
             self.session.show()
+        elif kind == "guide":
+            self.tell("guide", self.guide())
         elif kind == "help":
-            self.say(HELP)
+            self.tell("help", help_text(self.terminal.size()[0]))
+
+    def guide(self) -> str:
+        """The rules of the level being played, then the tips, wrapped to the terminal."""
+        return guide_text(self._level(), self.terminal.size()[0] - 1)
+
+    def _playing(self) -> bool:
+        """A game is open and not finished (else say why nothing happens)."""
+        if self.session.game is None:
+            self.notice("game.none_open")
+            return False
+        if self.session.finished:
+            self.notice("error.game_over")
+            return False
+        return True
 
     async def act(self, type_: str, versioned: bool = True, **fields: Any) -> None:
         """Send an action with the version last seen; wait for its events."""
@@ -274,21 +471,33 @@ class App:
         if reply.get("type") == "ack":
             await session.until(int(reply["v"]))
             return
-        self.rejected(reply)
+        board = session.board
+        limited = reply.get("code") == "nothing_to_undo" and board and board.undo_limit_reached
+        if limited and board is not None and not self.options.json:
+            found = info(board.level)
+            self.notice("app.undo_limit", limit=found.undo_limit if found else "?")
+        else:
+            self.rejected(reply, game=session.game)
+        await self.reopen_if(reply)
         if reply.get("code") == "stale":
-            await session.resync()
-            self.say("the game changed elsewhere; here it is now:")
+            self.notice("app.changed_elsewhere")
             session.show()
+
+    async def reopen_if(self, reply: Message) -> None:
+        """After ``stale`` or ``id_reused`` catch up; after ``not_open`` open the game here again.
+
+        ``open_game`` with ``since`` does both (PROTOCOL.md sections 4 and 5).
+        """
+        if reply.get("code") in ("stale", "id_reused", "not_open"):
+            await self.session.resync()
 
     async def hint(self) -> None:
         session = self.session
         assert self.conn is not None and session.game is not None
         reply = await self.conn.request("hint", game=session.game)
         if reply.get("type") != "hint":
-            self.rejected(reply)
-            return
-        if self.options.json or session.v >= int(reply["v"]):
-            await session.until(int(reply["v"]))
+            self.rejected(reply, game=session.game)
+            await self.reopen_if(reply)
             return
         await session.until(int(reply["v"]))  # its hint event prints the advice
 
@@ -298,17 +507,15 @@ class App:
         type_ = "resume" if session.paused else "pause"
         reply = await self.conn.request(type_, game=session.game)
         if reply.get("type") != "ack":
-            self.rejected(reply)
+            self.rejected(reply, game=session.game)
+            await self.reopen_if(reply)
             return
-        session.paused = not session.paused
-        self.say("paused (p resumes)" if session.paused else "resumed")
+        session.set_paused(type_ == "pause")
+        self.notice("app.paused" if session.paused else "app.resumed")
 
     async def start_over(self, command: Command) -> None:
-        if not self.session.finished and self.session.game is not None and not command.force:
-            self.say("Your unfinished game will count as a loss. Start a new game? [y/N]")
-            answer = await self.terminal.readline("? ")
-            if (answer or "").strip().lower() not in ("y", "yes"):
-                self.say("keeping the current game")
-                return
-        if await self.new_game(command.level or self._level(), None):
+        unfinished = not self.session.finished and self.session.game is not None
+        if unfinished and not command.force and not await self.confirm("app.confirm_new"):
+            return
+        if await self.new_game(command.level or self._level(), command.deal):
             self.session.show()

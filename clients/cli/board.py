@@ -1,10 +1,17 @@
 """A game's position as the client knows it: a protocol view kept current by events.
 
 ``Board.from_view`` reads a ``view`` (PROTOCOL.md, Objects); ``apply`` plays
-one event forward, as section 4 describes; ``unapply`` plays one backward,
-which ``scorpion replay`` uses to find the deal's position from a finished
-game's final view (see docs/cli.md). Cards are the wire's two-character form
-(``TH``); a card the client cannot name (taken back face down) is ``"??"``.
+one event forward, as section 4's "Keeping the view" table says: everything
+the view shows comes from the events (the score's fields, the undo depth and
+``stuck`` from ``score``, the deal's position from ``restarted``, the deal
+number from ``won`` and ``game_lost``), and ``score_at`` gives the score at
+a play time with section 6's formula. The one thing kept here that no view
+field says is ``played``: whether anything is left on the table for undo to
+take back once the undo limit (R18) has emptied the undo depth.
+``unapply`` plays one event backward, which ``scorpion replay`` uses to find
+the deal's position from a finished game's final view (see docs/cli.md).
+Cards are the wire's two-character form (``TH``); a card the client cannot
+name (taken back face down) is ``"??"``.
 """
 
 from __future__ import annotations
@@ -13,11 +20,20 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from clients.cli.levels import PENALTY_PERIOD_MS, PENALTY_POINTS, info
+
 __all__ = ["UNKNOWN", "Board", "Column", "suit_run"]
 
 UNKNOWN = "??"
 _RANKS_DOWN = "KQJT98765432A"
 _UNRECORDED = frozenset({"clock", "lost_position"})
+
+
+def _played(level: str, depth: int) -> int:
+    """What a view says of the moves played: at least ``depth``, more if at the limit."""
+    found = info(level)
+    at_limit = found is not None and found.undo_limit is not None and depth >= found.undo_limit
+    return depth + 1 if at_limit else depth
 
 
 def suit_run(suit: str) -> list[str]:
@@ -50,11 +66,14 @@ class Board:
     undos: int = 0
     hints: int = 0
     time_ms: int = 0
+    status: str = "active"  # active, won or lost (R17)
     won: bool = False
     stuck: bool = False
     running: bool = False
-    lost: str | None = None
+    lost: str | None = None  # why the game was lost, when an event said it
     lost_position: bool = False
+    undo_depth: int = 0  # how many moves and deals undo can still take back (R18)
+    played: int = 0  # moves and deals since the deal or the last restart, net of undos
     result: dict[str, Any] | None = None
     needs_snapshot: bool = False
 
@@ -77,19 +96,32 @@ class Board:
             undos=int(view.get("undos", 0)),
             hints=int(view.get("hints", 0)),
             time_ms=int(view.get("time_ms", 0)),
+            status=str(view.get("status", "won" if view.get("won") else "active")),
             won=bool(view.get("won", False)),
             stuck=bool(view.get("stuck", False)),
             running=bool(view.get("running", False)),
+            undo_depth=int(view.get("undo_depth", 0)),
+            played=_played(str(view["level"]), int(view.get("undo_depth", 0))),
         )
 
     def copy(self) -> Board:
         return copy.deepcopy(self)
 
+    @property
+    def finished(self) -> bool:
+        return self.status != "active"
+
     def score_at(self, time_ms: int) -> int:
-        """The score shown at play time ``time_ms`` (PROTOCOL.md section 6, R24)."""
-        if self.won or self.scoring != "timed":
-            return self.score if self.won else self.earned
-        return max(0, self.earned - 30 * (time_ms // 30000))
+        """The score shown at play time ``time_ms`` (PROTOCOL.md section 6, R24).
+
+        A won game's score is the ``won`` event's (it has the win bonus); else
+        ``earned``, less 30 points for every full 30 seconds under timed scoring.
+        """
+        if self.won:
+            return self.score
+        if self.scoring != "timed":
+            return self.earned
+        return max(0, self.earned - PENALTY_POINTS * (time_ms // PENALTY_PERIOD_MS))
 
     @property
     def removed(self) -> list[str]:
@@ -105,8 +137,9 @@ class Board:
         that a catch-up already delivered is never applied twice.
         """
         if recorded and any(event.get("type") not in _UNRECORDED for event in events):
-            self.stuck = False
-            self.lost_position = False
+            self.lost_position = False  # said of the version before
+        if recorded:
+            self._count_played(events)
         for event in events:
             if recorded or event.get("type") in _UNRECORDED:
                 self.apply(event)
@@ -115,7 +148,8 @@ class Board:
         """Play one event forward; unknown event types are ignored (section 2)."""
         kind = event.get("type")
         if kind == "moved":
-            self._move(event["from"], event["to"], int(event["count"]), event["card"])
+            index = event.get("index")  # an undone reserve move: the card's old place
+            self._move(event["from"], event["to"], int(event["count"]), event["card"], index)
         elif kind == "flipped":
             column = self._column(event["column"])
             column.down = max(0, column.down - 1)
@@ -144,10 +178,10 @@ class Board:
         elif kind == "score":
             self.score, self.moves = int(event["score"]), int(event["moves"])
             self.undos, self.hints = int(event["undos"]), int(event["hints"])
-            self.earned = int(event.get("earned", event["score"]))
-            self.stuck = bool(event.get("stuck", self.stuck))
+            self.earned, self.undo_depth = int(event["earned"]), int(event["undo_depth"])
+            self.stuck = bool(event["stuck"])
         elif kind == "won":
-            self.won, self.result = True, dict(event)
+            self.won, self.status, self.result, self.running = True, "won", dict(event), False
             self.score, self.moves, self.time_ms = event["score"], event["moves"], event["time_ms"]
             self.deal = event.get("deal", self.deal)
         elif kind == "stuck":
@@ -155,16 +189,29 @@ class Board:
         elif kind == "lost_position":
             self.lost_position = True
         elif kind == "game_lost":
-            self.lost = str(event.get("reason", "resigned"))
-            self.deal = event.get("deal", self.deal)
-        elif kind == "clock":
+            self.lost, self.status = str(event.get("reason", "resigned")), "lost"
+            self.running, self.deal = False, event.get("deal", self.deal)
+        elif kind == "clock" and not self.won:  # a won game's clock is its winning time
             self.running, self.time_ms = bool(event["running"]), int(event["time_ms"])
-        elif kind == "restarted" and "columns" in event:
+        elif kind == "restarted":  # the deal's position, given whole
             self.columns = [Column(int(c["down"]), list(c["cards"])) for c in event["columns"]]
             self.stock, self.reserve = int(event["stock"]), list(event["reserve"])
             self.foundations = [None] * 4
-        elif kind == "restarted":  # a server older than the position in the event
-            self.needs_snapshot = True
+
+    def _count_played(self, events: list[dict[str, Any]]) -> None:
+        """Moves and deals on the table: an undo takes one back, a restart all, a play adds one."""
+        kinds = {event.get("type") for event in events}
+        if "restarted" in kinds:
+            self.played = 0
+        elif "undone" in kinds:
+            self.played = max(0, self.played - 1)
+        elif kinds & {"moved", "dealt"}:
+            self.played += 1
+
+    @property
+    def undo_limit_reached(self) -> bool:
+        """Undo has nothing left because of the level's limit, not because nothing was played."""
+        return self.undo_depth == 0 and self.played > 0
 
     # -- backward ---------------------------------------------------------
 
@@ -198,7 +245,7 @@ class Board:
             del self._column(event["column"]).cards[-13:]
             self.foundations[int(event["slot"]) - 1] = event["suit"]
         elif kind in ("won", "game_lost"):
-            self.won, self.lost, self.result = False, None, None
+            self.won, self.lost, self.result, self.status = False, None, None, "active"
 
     # -- helpers ----------------------------------------------------------
 
@@ -215,9 +262,12 @@ class Board:
         del column.cards[len(column.cards) - len(taken) :]
         return taken
 
-    def _move(self, source: Any, target: Any, count: int, card: str) -> None:
+    def _move(
+        self, source: Any, target: Any, count: int, card: str, index: int | None = None
+    ) -> None:
         cards = self._take(source, count, card)
         if target == "reserve":
-            self.reserve.extend(cards)
+            at = len(self.reserve) if index is None else max(0, int(index) - 1)
+            self.reserve[at:at] = cards
         else:
             self._column(target).cards.extend(cards)

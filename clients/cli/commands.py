@@ -3,19 +3,24 @@
 ``parse`` turns one line into a ``Command``: a card alone (``4h``, ``4♥``,
 ``10h``, ``TH``) is an auto-move, a card and a column (``4h 7``) a move
 there; ``d`` deal, ``u`` undo, ``r`` restart, ``h`` hint, ``p`` pause or
-resume, ``n [level]`` new game (``n!`` without asking), ``s`` stats, ``b``
-board, ``g`` games, ``resign``, ``?`` help, ``q`` quit. Longer words
-(``deal``, ``undo``, ``hint``...) work too.
+resume, ``n [level] [deal]`` new game, ``s`` stats, ``b`` board, ``g``
+games, ``resign``, ``i`` the guide, ``?`` help, ``q`` quit. Longer words
+(``deal``, ``undo``, ``hint``...) work too. The destructive commands
+(``r``, ``resign``, ``n`` while a game is unfinished) ask first; a ``!``
+after them (``r!``, ``resign!``, ``n!``) skips the question.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
+from clients.cli.i18n import _
 from protocol import LEVELS
+from protocol.constants import MAX_DEAL
 
-__all__ = ["HELP", "Command", "CommandError", "parse", "parse_card"]
+__all__ = ["COMMAND_WORDS", "Command", "CommandError", "help_text", "parse", "parse_card"]
 
 _CARD = re.compile(r"^(10|[2-9atjqk])([shdc♠♥♦♣♤♡♢♧])$", re.IGNORECASE)
 _SUIT = {"♠": "S", "♤": "S", "♥": "H", "♡": "H", "♦": "D", "♢": "D", "♣": "C", "♧": "C"}
@@ -39,27 +44,48 @@ _WORDS = {
     "g": "games",
     "games": "games",
     "resign": "resign",
+    "i": "guide",
+    "guide": "guide",
+    "rules": "guide",
     "?": "help",
     "help": "help",
     "q": "quit",
     "quit": "quit",
     "exit": "quit",
 }
+_FORCEABLE = frozenset({"restart", "resign"})
+COMMAND_WORDS: tuple[str, ...] = (*_WORDS, "n", "new", "n!", "r!", "resign!")
 
-HELP = """\
-commands:
-  4h, 4♥, 10h    move a card where it fits (auto-move)
-  4h 7           move a card (with what lies on it) to column 7
-  d              deal the stock onto columns 1-3
-  u / r          undo / restart from the deal
-  h              hint: which card to move where
-  p              pause or resume the clock
-  n [level]      new game (an unfinished game counts as a loss; n! skips the question)
-  resign         give the game up
-  s / g / b      statistics / your games / show the board
-  ?              this help
-  q              quit (the game stays open; `scorpion play` continues it)
-levels: """ + ", ".join(LEVELS)
+
+def help_text(width: int = 80) -> str:
+    """The command list in the current language, wrapped to ``width`` columns."""
+    rows = [
+        ("4h, 4♥, 10h", "help.move"),
+        ("4h 7", "help.move_to"),
+        ("d", "help.deal"),
+        ("u", "help.undo"),
+        ("r", "help.restart"),
+        ("h", "help.hint"),
+        ("p", "help.pause"),
+        (_("help.new_syntax"), "help.new"),
+        ("resign", "help.resign"),
+        ("s / g / b", "help.lists"),
+        ("i", "help.guide"),
+        ("?", "help.help"),
+        ("q", "help.quit"),
+    ]
+    left_width = max(len(left) for left, _key in rows)
+    lines = [_("help.title")]
+    for left, key in rows:
+        prefix = f"  {left.ljust(left_width)}  "
+        lines += textwrap.wrap(
+            _(key),
+            max(20, width - 1),
+            initial_indent=prefix,
+            subsequent_indent=" " * len(prefix),
+        )
+    lines += textwrap.wrap(_("help.levels", levels=", ".join(LEVELS)), max(20, width - 1))
+    return "\n".join(lines)
 
 
 class CommandError(ValueError):
@@ -75,6 +101,7 @@ class Command:
     to: int | None = None
     level: str | None = None
     force: bool = False
+    deal: int | None = None
 
 
 def parse_card(text: str) -> str | None:
@@ -86,6 +113,29 @@ def parse_card(text: str) -> str | None:
     return ("T" if rank == "10" else rank) + _SUIT.get(suit, suit.upper())
 
 
+def parse_deal(text: str) -> int:
+    """A deal number 1..MAX_DEAL; CommandError naming the bad text otherwise."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_DEAL:
+        raise CommandError(_("command.bad_deal", deal=text, limit=MAX_DEAL))
+    return int(text)
+
+
+def _new(words: list[str], force: bool) -> Command:
+    if len(words) > 3:
+        raise CommandError(_("command.usage_new"))
+    level = deal = None
+    for word in words[1:]:
+        if word.lower() in LEVELS and level is None:
+            level = word.lower()
+        elif word.isdigit() and deal is None:
+            deal = parse_deal(word)
+        elif word.lstrip("-").isdigit():
+            raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))
+        else:
+            raise CommandError(_("command.bad_level", level=word, levels=", ".join(LEVELS)))
+    return Command("new", level=level, force=force, deal=deal)
+
+
 def parse(line: str) -> Command | None:
     """The command on ``line``; None for an empty line. Raises CommandError."""
     words = line.strip().split()
@@ -93,19 +143,16 @@ def parse(line: str) -> Command | None:
         return None
     head = words[0].lower()
     if head in ("n", "new", "n!", "new!"):
-        if len(words) > 2:
-            raise CommandError("usage: n [level]")
-        level = words[1].lower() if len(words) == 2 else None
-        if level is not None and level not in LEVELS:
-            raise CommandError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
-        return Command("new", level=level, force=head.endswith("!"))
+        return _new(words, head.endswith("!"))
     card = parse_card(words[0])
     if card is not None and not (len(words) == 1 and head in _WORDS):
         if len(words) == 1:
             return Command("move", card=card)
         if len(words) == 2 and words[1].isdigit():
             return Command("move", card=card, to=int(words[1]))
-        raise CommandError(f"usage: {words[0]} [column]")
-    if head in _WORDS and len(words) == 1:
-        return Command(_WORDS[head])
-    raise CommandError(f"unknown command {line.strip()!r} (? for help)")
+        raise CommandError(_("command.usage_move", card=words[0]))
+    force = head.endswith("!") and head[:-1] in _WORDS and _WORDS[head[:-1]] in _FORCEABLE
+    word = head[:-1] if force else head
+    if word in _WORDS and len(words) == 1:
+        return Command(_WORDS[word], force=force)
+    raise CommandError(_("command.unknown", line=line.strip()))

@@ -12,6 +12,13 @@ game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
 An ``internal`` error is retried the same way, once.
+
+Request ids count up from a random start, so that they stay unique within a
+game (section 5) across the player's devices and runs of the client: the
+server takes a request that repeats the id of the action after its ``v`` for
+a retry (or refuses it with ``id_reused``), never for the ``stale`` action of
+another device that happened to count the same. The start leaves room below
+the protocol's integer limit (2^53 - 1).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -27,9 +35,12 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.typing import Subprotocol
 
+from clients.cli.i18n import _
 from protocol import MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, encode, new_request
 
 __all__ = ["Connection", "ConnectionFailed", "Message", "ServerError", "decode"]
+
+ID_START_BITS = 52  # the first id is below 2^52: 2^52 more requests fit below 2^53 - 1
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
@@ -85,7 +96,7 @@ class Connection:
         self.welcome: Message | None = None
         self.reconnects = 0
         self._ws: ClientConnection | None = None
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(secrets.randbelow(2**ID_START_BITS) + 1)
         self._pending: dict[Any, tuple[Message, asyncio.Future[Message], int]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._online = asyncio.Event()
@@ -195,7 +206,7 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
 
     async def _reconnect(self) -> None:
-        last: Exception = ConnectionFailed("connection lost")
+        last: Exception = ConnectionFailed(_("connection.lost", url=self.url))
         for delay in self.delays:
             await asyncio.sleep(delay)
             try:
@@ -205,14 +216,14 @@ class Connection:
                 last = exc
                 continue
             except ServerError as exc:  # the token is refused: no point retrying
-                raise ConnectionFailed(str(exc)) from exc
+                raise ConnectionFailed(_("connection.refused", url=self.url)) from exc
             self._ws = ws
             self.reconnects += 1
             retries = [message for message, _future, _tries in self._pending.values()]
             self._online.set()
             self._spawn(self._resync(retries))
             return
-        raise ConnectionFailed(f"cannot reconnect to {self.url}: {last}")
+        raise ConnectionFailed(_("connection.lost", url=self.url)) from last
 
     async def _resync(self, retries: list[Message]) -> None:
         if self.on_reconnect is not None:
@@ -233,10 +244,12 @@ class Connection:
                 open_timeout=self.timeout,
             )
         except InvalidURI as exc:
-            raise ConnectionFailed(f"not a WebSocket URL: {self.url}") from exc
+            raise ConnectionFailed(_("connection.bad_url", url=self.url)) from exc
         if ws.subprotocol != SUBPROTOCOL:
             await ws.close()
-            raise ConnectionFailed(f"{self.url} is not a Scorpion server (no {SUBPROTOCOL})")
+            raise ConnectionFailed(
+                _("connection.not_scorpion", url=self.url, subprotocol=SUBPROTOCOL)
+            )
         return ws
 
     async def _hello(self, ws: ClientConnection) -> Message:

@@ -1,11 +1,28 @@
-"""One open game on the client: its version, its board and the events that move it.
+"""One open game on the client: its version, its board, its clock and the events that move it.
 
 ``GameSession`` applies ``events`` pushes in version order (PROTOCOL.md
 section 5): the next version is applied, the same version only for its
-unrecorded events (clock), an older one ignored, a gap answered with
-``open_game`` since the last version seen. It reports each event to the
-terminal (a line, or a JSON object with ``--json``) and lets the app wait
-until an acknowledged version has arrived.
+unrecorded events (clock, lost_position), an older one ignored, a gap
+answered with ``open_game`` since the last version seen, and a ``snapshot``
+event replaces the board whatever version it carries. It reports each
+event to the terminal (a line, or a JSON object with ``--json``) and lets
+the app wait until an acknowledged version has arrived.
+
+The clock (section 6): the play time shown is the ``time_ms`` of the last
+``clock`` event, snapshot or ``catch_up`` plus, while that said ``running``,
+the time elapsed since it arrived; the server's clock is the only authority.
+The server queues a game's first ``clock`` push right after the ``game``
+reply that opens it, so the push usually arrives before the app has taken
+the reply: pushes for a game not adopted yet are kept (``_early``) and
+applied once it is. The score shown is section 6's formula at that play
+time (``Board.score_at``: ``earned`` less the R24 decay).
+
+Paused: while this connection has an unfinished game open, its clock stops
+only for a pause (R22), so a ``clock`` push with ``running: false`` means
+paused and one with ``running: true`` means not; a view or ``catch_up``
+that says ``running: true`` also means not paused. (A view's ``running:
+false`` says nothing: the clock of a game nobody had open starts only with
+the push that follows the opening.)
 """
 
 from __future__ import annotations
@@ -17,7 +34,8 @@ from typing import Any
 
 from clients.cli.board import Board
 from clients.cli.connection import Connection, Message
-from clients.cli.render import Style, describe_event, render_board, render_results
+from clients.cli.i18n import _
+from clients.cli.render import Style, describe_event, render_board, render_results, render_status
 from clients.cli.terminal import Terminal
 
 __all__ = ["GameSession"]
@@ -27,6 +45,8 @@ _SHOWN = frozenset(
     {"moved", "flipped", "unflipped", "dealt", "undealt", "suit_removed", "suit_restored"}
     | {"won", "stuck", "game_lost"}
 )
+_UNRECORDED = ("clock", "lost_position")
+_EARLY_LIMIT = 32  # pushes kept for games not adopted yet
 
 
 class GameSession:
@@ -44,45 +64,102 @@ class GameSession:
         self._clock_at = time.monotonic()
         self._changed = asyncio.Event()
         self._tasks: set[asyncio.Future[None]] = set()
+        self._early: list[Message] = []
 
     # -- state -------------------------------------------------------------
 
     @property
     def finished(self) -> bool:
-        return self.board is not None and (self.board.won or self.board.lost is not None)
+        return self.board is not None and self.board.finished
 
     def time_ms(self) -> int:
+        """The game's play time now, as the server's last clock event implies."""
         if self.board is None:
             return 0
         extra = time.monotonic() - self._clock_at if self.board.running else 0.0
         return self.board.time_ms + int(extra * 1000)
 
+    def score(self) -> int:
+        """The score now: section 6's formula at the play time now."""
+        return 0 if self.board is None else self.board.score_at(self.time_ms())
+
+    def set_paused(self, paused: bool) -> None:
+        """The server acknowledged a pause or resume: its clock stopped, or runs."""
+        self.paused = paused
+        board = self.board
+        if board is None or board.finished:
+            return
+        if paused and board.running:
+            board.time_ms, board.running = self.time_ms(), False
+        elif not paused and not board.running:
+            board.running, self._clock_at = True, time.monotonic()
+
+    def status(self) -> str:
+        """The status line (the terminal's status bar draws it every second)."""
+        if self.board is None:
+            return ""
+        width = self.terminal.size()[0]
+        return render_status(self.board, self.time_ms(), self.paused, self.score(), width - 1)
+
     def show(self) -> None:
         if self.board is None:
-            self.terminal.say("no game is open")
+            self.terminal.say(_("game.none_open"))
         elif self.json_mode:
             self.terminal.json({"type": "board", "game": self.game, "v": self.v})
         else:
-            text = render_board(
-                self.board, self.style, game=self.game, time_ms=self.time_ms(), paused=self.paused
-            )
-            self.terminal.say(text)
+            self.terminal.say(self.screen())
+
+    def screen(self) -> str:
+        assert self.board is not None
+        width, height = self.terminal.size()
+        style = Style(color=self.style.color, width=width, height=height)
+        return render_board(
+            self.board,
+            style,
+            game=self.game,
+            time_ms=self.time_ms(),
+            paused=self.paused,
+            score=self.score(),
+            status=not self.terminal.editor,  # the status bar shows it, ticking
+        )
 
     # -- opening -----------------------------------------------------------
 
     def take(self, reply: Message) -> None:
         """Adopt a ``game`` snapshot or apply a ``catch_up`` reply."""
         if reply.get("type") == "game":
-            self.game, self.v = int(reply["game"]), int(reply["v"])
+            game = int(reply["game"])
+            same = game == self.game and self.board is not None
+            self.game, self.v = game, int(reply["v"])
             self.board = Board.from_view(reply["view"])
-            self.paused = False
+            if self.board.running or not same:
+                self.paused = False  # a paused game opened here stays unknown until resumed
             self._clock_at = time.monotonic()
             if self.json_mode:
                 self.terminal.json(reply)
+            self._drain_early()
         elif reply.get("type") == "catch_up":
             for batch in reply.get("events", []):
                 self.receive(int(batch["v"]), list(batch["events"]))
+            self._take_clock(reply)
         self._changed.set()
+
+    def _take_clock(self, reply: Message) -> None:
+        """A ``catch_up``'s clock now (its batches hold no ``clock`` events)."""
+        board = self.board
+        if board is None or reply.get("game") != self.game or "time_ms" not in reply:
+            return
+        running = bool(reply.get("running", board.running))
+        board.apply({"type": "clock", "running": running, "time_ms": int(reply["time_ms"])})
+        self._clock_at = time.monotonic()
+        if running:
+            self.paused = False
+
+    def _drain_early(self) -> None:
+        early, self._early = self._early, []
+        for message in early:
+            if message.get("game") == self.game:
+                self.receive(int(message["v"]), list(message.get("events", [])))
 
     async def resync(self) -> None:
         """``open_game`` since the last version seen (after a gap or a reconnect)."""
@@ -107,30 +184,57 @@ class GameSession:
     # -- events ------------------------------------------------------------
 
     def on_push(self, message: Message) -> None:
-        if message.get("type") == "events" and message.get("game") == self.game:
+        if message.get("type") != "events":
+            return
+        if message.get("game") == self.game and self.board is not None:
             self.receive(int(message["v"]), list(message.get("events", [])))
+        else:  # perhaps the game whose reply is on its way: keep it for ``take``
+            self._early = [*self._early, message][-_EARLY_LIMIT:]
 
     def receive(self, v: int, events: list[dict[str, Any]]) -> None:
         board = self.board
+        snapshot = next((e for e in events if e.get("type") == "snapshot"), None)
+        if board is not None and snapshot is not None:
+            self._replace(v, snapshot)
+            return
         if board is None or v < self.v:
             return
         if v > self.v + 1:
             self._spawn(self.resync())
             return
         recorded = v == self.v + 1
+        was_lost = board.lost_position and not recorded
         try:
             board.apply_batch(events, recorded=recorded)
         except (KeyError, IndexError, TypeError, ValueError):
             board.needs_snapshot = True  # events this client cannot follow: fetch the view
-        if any(event.get("type") == "clock" for event in events):
-            self._clock_at = time.monotonic()
+        self._after_apply(events)
         self.v = v
-        unrecorded = [e for e in events if e.get("type") in ("clock", "lost_position")]
-        self._report(v, events if recorded else unrecorded)
+        shown = events if recorded else [e for e in events if e.get("type") in _UNRECORDED]
+        if was_lost:  # said already for this position
+            shown = [event for event in shown if event.get("type") != "lost_position"]
+        self._report(v, shown)
         if board.needs_snapshot:
             board.needs_snapshot = False
             self._spawn(self.snapshot())
         self._changed.set()
+
+    def _replace(self, v: int, snapshot: dict[str, Any]) -> None:
+        """A ``snapshot`` event: the whole view at ``v``, whatever version was seen."""
+        if self.json_mode:
+            self.terminal.json({"game": self.game, "v": v, **snapshot})
+        self.take({"type": "game", "game": self.game, "v": v, "view": snapshot["view"]})
+        if self.terminal.interactive and not self.json_mode:
+            self.show()
+
+    def _after_apply(self, events: list[dict[str, Any]]) -> None:
+        """Anchor the clock on a ``clock`` event; it also says whether the game is paused."""
+        board = self.board
+        assert board is not None
+        for event in events:
+            if event.get("type") == "clock":
+                self._clock_at = time.monotonic()
+                self.paused = not board.running and not board.finished
 
     def _report(self, v: int, events: list[dict[str, Any]]) -> None:
         for event in events:
@@ -140,7 +244,7 @@ class GameSession:
             if event.get("type") == "won":
                 self.terminal.say(render_results(event))
                 if self.terminal.interactive:
-                    self.terminal.say("n [level] starts a new game, q quits")
+                    self.terminal.say(_("game.after_win"))
                 continue
             line = describe_event(event)
             if line is not None:

@@ -1,17 +1,128 @@
-"""The command line: ``scorpion [play|register|stats|games|replay] [options]``."""
+"""The command line: ``scorpion [play|register|stats|games|replay] [options]``.
+
+The language (``--lang``, else the locale's) is read before parsing, so the
+help and every complaint about an argument are in it: the checks are ours
+(``one_of``, ``deal_number``...), and argparse's few own messages are
+reworded (``_reworded``); the headings are ours too.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from clients.cli import VERSION
 from clients.cli.config import DEFAULT_SERVER
+from clients.cli.i18n import _, use
 from protocol import LEVELS, LOCALES
+from protocol.constants import MAX_DEAL
 
-__all__ = ["Options", "build_parser", "detect_locale", "parse_args"]
+__all__ = ["Options", "UsageError", "build_parser", "detect_locale", "parse_args"]
+
+
+class UsageError(Exception):
+    """A bad command line; the message is one line naming the argument."""
+
+
+# argparse's own complaints (Python 3.11+), reworded in the player's language.
+_ARGPARSE = (
+    (
+        re.compile(r"^invalid choice: (?P<value>.+?) \(choose from (?P<choices>.*)\)$"),
+        "args.one_of",
+    ),
+    (re.compile(r"^unrecognized arguments: (?P<args>.*)$"), "args.unrecognized"),
+    (re.compile(r"^the following arguments are required: (?P<names>.*)$"), "args.required"),
+    (re.compile(r"^expected one argument$"), "args.expected_one"),
+)
+_ARGUMENT = re.compile(r"^argument (?P<name>[^:]+): (?P<message>.*)$")
+
+
+def _reworded(message: str) -> str:
+    found = _ARGUMENT.match(message)
+    if found is not None:
+        return _("args.argument", name=found["name"], message=_reworded(found["message"]))
+    for pattern, key in _ARGPARSE:
+        matched = pattern.match(message)
+        if matched is not None:
+            return _(key, **matched.groupdict())
+    return message
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help with its ``usage:`` heading in the player's language."""
+
+    def add_usage(
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[argparse._MutuallyExclusiveGroup],
+        prefix: str | None = None,
+    ) -> None:
+        super().add_usage(usage, actions, groups, prefix or _("args.usage") + " ")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (in the player's language) instead of exiting."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "add_help": False, "formatter_class": _Formatter})
+        self._positionals.title = _("args.positionals")
+        self._optionals.title = _("args.options")
+        self.add_argument("-h", "--help", action="help", help=_("args.help_help"))
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(_reworded(message))
+
+
+def _number(text: str) -> int | None:
+    stripped = text.strip()
+    return int(stripped) if stripped.isdigit() and 1 <= int(stripped) <= MAX_DEAL else None
+
+
+def deal_number(text: str) -> int:
+    """A deal number as the wire allows it: 1..2^63-1."""
+    number = _number(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(_("command.bad_deal", deal=repr(text), limit=MAX_DEAL))
+    return number
+
+
+def game_number(text: str) -> int:
+    number = _number(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(_("args.bad_game", value=repr(text)))
+    return number
+
+
+def speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_SPEED:
+        raise argparse.ArgumentTypeError(_("args.bad_speed", value=repr(text), limit=MAX_SPEED))
+    return value
+
+
+def one_of(choices: Sequence[str]) -> Callable[[str], str]:
+    """An argument type accepting only ``choices`` (argparse's own message is English)."""
+
+    def check(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(
+                _("args.one_of", value=repr(text), choices=", ".join(choices))
+            )
+        return text
+
+    return check
+
+
+MAX_SPEED = 1000
 
 
 @dataclass(frozen=True)
@@ -45,49 +156,88 @@ def detect_locale(env: Mapping[str, str]) -> str:
 
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
-    parser.add_argument("--server", default=default, help="ws:// or wss:// URL of the server")
-    parser.add_argument("--lang", choices=LOCALES, default=default, help="language of messages")
+    parser.add_argument(
+        "--server", default=default, metavar=_("args.metavar_server"), help=_("args.help_server")
+    )
+    parser.add_argument(
+        "--lang",
+        type=one_of(LOCALES),
+        metavar="|".join(LOCALES),
+        default=default,
+        help=_("args.help_lang"),
+    )
     parser.add_argument(
         "--no-color",
         dest="no_color",
         action="store_true",
         default=default or False,
-        help="no ANSI colours (also with NO_COLOR set)",
+        help=_("args.help_no_color"),
     )
     parser.add_argument(
-        "--json", action="store_true", default=default or False, help="one JSON object per event"
+        "--json", action="store_true", default=default or False, help=_("args.help_json")
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scorpion", description="Play Scorpion solitaire.")
-    parser.add_argument("--version", action="version", version=f"scorpion-cli {VERSION}")
+    """The parser, its help in the current language (``i18n.use``)."""
+    parser = _Parser(prog="scorpion", description=_("args.description"))
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"scorpion-cli {VERSION}",
+        help=_("args.help_version"),
+    )
     _common(parser, top=True)
-    sub = parser.add_subparsers(dest="command")
-    play = sub.add_parser("play", help="continue the unfinished game or start one (default)")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar=_("args.command"))
+    levels = {"type": one_of(LEVELS), "metavar": _("args.metavar_level"), "help": ", ".join(LEVELS)}
+    play = sub.add_parser("play", help=_("args.help_play"))
     _common(play, top=False)
-    play.add_argument("--level", choices=LEVELS)
-    play.add_argument("--deal", type=int, help="deal number (not on easy)")
-    play.add_argument("--new", action="store_true", help="start a new game even if one is open")
-    register = sub.add_parser("register", help="register a player and keep its token")
+    play.add_argument("--level", **levels)  # type: ignore[arg-type]
+    play.add_argument(
+        "--deal", type=deal_number, metavar=_("args.metavar_deal"), help=_("args.help_deal")
+    )
+    play.add_argument("--new", action="store_true", help=_("args.help_new"))
+    register = sub.add_parser("register", help=_("args.help_register"))
     _common(register, top=False)
-    register.add_argument("name")
-    stats = sub.add_parser("stats", help="your statistics per level")
+    register.add_argument("name", metavar=_("args.metavar_name"))
+    stats = sub.add_parser("stats", help=_("args.help_stats"))
     _common(stats, top=False)
-    stats.add_argument("--level", choices=LEVELS)
-    games = sub.add_parser("games", help="your games, newest first")
+    stats.add_argument("--level", **levels)  # type: ignore[arg-type]
+    games = sub.add_parser("games", help=_("args.help_games"))
     _common(games, top=False)
-    games.add_argument("--status", choices=("active", "won", "lost"))
-    replay = sub.add_parser("replay", help="play a finished game back, or export it")
+    statuses = ("active", "won", "lost")
+    games.add_argument("--status", type=one_of(statuses), metavar="|".join(statuses))
+    replay = sub.add_parser("replay", help=_("args.help_replay"))
     _common(replay, top=False)
-    replay.add_argument("game", type=int)
-    replay.add_argument("--speed", type=float, default=1.0, help="steps per second; 0: no pause")
-    replay.add_argument("--export", metavar="FILE", help="write the replay document to FILE")
+    replay.add_argument("game", type=game_number, metavar=_("args.metavar_game"))
+    replay.add_argument(
+        "--speed",
+        type=speed,
+        default=1.0,
+        metavar=_("args.metavar_speed"),
+        help=_("args.help_speed"),
+    )
+    replay.add_argument("--export", metavar=_("args.metavar_file"), help=_("args.help_export"))
     return parser
+
+
+def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
+    """The language asked for, read before parsing so that parsing speaks it."""
+    for index, word in enumerate(argv):
+        value = None
+        if word == "--lang" and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif word.startswith("--lang="):
+            value = word.split("=", 1)[1]
+        if value in LOCALES:
+            return value
+    return detect_locale(env)
 
 
 def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None) -> Options:
     env = os.environ if env is None else env
+    argv = list(sys.argv[1:] if argv is None else argv)
+    use(_lang(argv, env))
     args = build_parser().parse_args(argv)
     no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR"))
     return Options(

@@ -1,20 +1,34 @@
 """Text for the terminal: the board, events, results, stats and game lists.
 
-Everything here is a pure function of its arguments (no I/O, no clock), so
-golden tests can pin it. ``Style`` says whether to use ANSI colours and how
-wide the terminal is; a board too wide for it is drawn one line per column.
+Everything here is a pure function of its arguments and of the language
+chosen with ``i18n.use`` (no I/O, no clock), so golden tests can pin it.
+``Style`` says whether to use ANSI colours and how big the terminal is.
+
+Fitting the board (``render_board``): the columns are drawn side by side in
+cells as wide as the terminal allows (5 to 8 characters). When the screen
+is too short for the longest column, the board is compressed step by step
+until it fits: first the face-down cards of a column become one ``#n``
+cell, then the middle of every same-suit run of five or more cards becomes
+one ``⋮`` cell (the run's top and bottom cards stay, so the hidden ones
+follow from them). When the columns do not fit side by side at all, each
+column is drawn on its own line, wrapped where need be.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
 from clients.cli.board import UNKNOWN, Board
+from clients.cli.i18n import _
+from clients.cli.levels import LEVEL_ORDER, has_stock, level_name
 
 __all__ = [
     "Style",
     "card_text",
+    "cards_in_text",
     "describe_event",
     "render_board",
     "render_games",
@@ -27,21 +41,27 @@ __all__ = [
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 RED = frozenset("HD")
-CELL = 5  # "10♥" plus spacing
+CELL = 5  # "10♥" plus spacing: the narrowest cell
+WIDEST_CELL = 8
+RESERVED_ROWS = 2  # the prompt and the status bar below the board
+RUN = 5  # a same-suit run this long or longer may be shown as top, ⋮, bottom
 RESET = "\x1b[0m"
 RED_CARD = "\x1b[31;47m"
 BLACK_CARD = "\x1b[30;47m"
 BACK = "\x1b[37;44m"
 DIM = "\x1b[2m"
 BOLD = "\x1b[1m"
+_RANKS = "A23456789TJQK"
+_WIRE_CARD = re.compile(r"\b(10|[2-9TJQKA])([SHDC])\b")
 
 
 @dataclass(frozen=True)
 class Style:
-    """How to draw: ANSI colours or not, and the terminal's width in columns."""
+    """How to draw: ANSI colours or not, and the terminal's size."""
 
     color: bool = False
     width: int = 80
+    height: int | None = None  # None: as tall as need be (scripts, pipes)
 
     def paint(self, code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
@@ -53,6 +73,11 @@ def card_text(card: str) -> str:
         return card
     rank = "10" if card[0] == "T" else card[0]
     return rank + SUITS.get(card[1], card[1])
+
+
+def cards_in_text(text: str) -> str:
+    """A server message with its wire card names (``3C``) as the board shows them (``3♣``)."""
+    return _WIRE_CARD.sub(lambda m: card_text(("T" if m[1] == "10" else m[1]) + m[2]), text)
 
 
 def _card(card: str, style: Style) -> str:
@@ -82,69 +107,132 @@ def time_text(ms: int) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
-def render_status(board: Board, time_ms: int | None = None, paused: bool = False) -> str:
+def fit(parts: list[str], width: int | None, sep: str = " · ") -> str:
+    """``parts`` joined by ``sep``, broken into lines no wider than ``width`` where need be."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and (width is None or len(lines[-1]) + len(sep) + len(part) <= width):
+            lines[-1] += sep + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+def render_status(
+    board: Board,
+    time_ms: int | None = None,
+    paused: bool = False,
+    score: int | None = None,
+    width: int | None = None,
+) -> str:
+    """The status line: level, moves, play time, score (and undos, hints, pause).
+
+    With ``width``, it is broken into as many lines as that width needs.
+    """
     ms = board.time_ms if time_ms is None else time_ms
     parts = [
-        f"level {board.level}",
-        f"moves {board.moves}",
-        f"time {time_text(ms)}",
-        f"score {board.score_at(ms)}",
+        level_name(board.level),
+        _("status.moves", moves=board.moves),
+        _("status.time", time=time_text(ms)),
+        _("status.score", score=board.score_at(ms) if score is None else score),
     ]
     if board.undos or board.hints:
-        parts.append(f"undos {board.undos} · hints {board.hints}")
+        parts.append(_("status.undos_hints", undos=board.undos, hints=board.hints))
     if paused:
-        parts.append("PAUSED")
-    return " · ".join(parts)
+        parts.append(_("status.paused"))
+    return fit(parts, width)
 
 
-def _header(board: Board, game: int | None) -> str:
-    deal = "deal ?" if board.deal is None else f"deal {board.deal}"
-    name = f"game {game} · " if game is not None else ""
-    return f"Scorpion · {name}{board.level} · {deal}"
+def _header(board: Board, game: int | None, width: int) -> list[str]:
+    deal = _("board.deal_hidden") if board.deal is None else _("board.deal", deal=board.deal)
+    parts = ["Scorpion", level_name(board.level), deal]
+    if game is not None:
+        parts.insert(1, _("board.game", game=game))
+    return fit(parts, width).splitlines()
 
 
 def _extras(board: Board, style: Style) -> list[str]:
-    removed = " ".join(_suit(suit, style) for suit in board.removed)
-    lines = [f"stock: {board.stock}   removed: {removed or '-'}"]
+    removed = " ".join(_suit(suit, style) for suit in board.removed) or "-"
+    parts = [_("board.removed", suits=removed)]
+    if has_stock(board.level):
+        parts.insert(0, _("board.stock", count=board.stock))
+    lines = ["   ".join(parts)]
     if board.reserve:
-        lines.append("reserve: " + " ".join(_card(card, style) for card in board.reserve))
+        reserve = " ".join(_card(card, style) for card in board.reserve)
+        lines.append(_("board.reserve", cards=reserve))
+    banner = None
     if board.won:
-        lines.append("*** won ***")
+        banner = _("board.won")
     elif board.lost:
-        lines.append(f"*** lost ({board.lost}) ***")
+        banner = _("board.lost", reason=_(f"lost.{board.lost}"))
+    elif board.status == "lost":  # a view says lost, not why
+        banner = _("board.lost_plain")
     elif board.stuck:
-        lines.append("dead end: no useful move is left (u undo, r restart, n new game)")
+        banner = _("board.stuck")
     elif board.lost_position:
-        lines.append("this position can no longer be won (u undo, r restart, n new game)")
+        banner = _("board.lost_position")
+    if banner is not None:
+        lines += textwrap.wrap(banner, max(20, style.width))
     return lines
 
 
-def _wide(board: Board, style: Style) -> list[str]:
+Item = tuple[str, str]  # (visible text, painted text)
+
+
+def _runs(cards: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of each same-suit descending run of face-up cards, bottom to top."""
+    runs, start = [], 0
+    for index in range(1, len(cards) + 1):
+        ends = index == len(cards) or not _follows(cards[index - 1], cards[index])
+        if ends:
+            runs.append((start, index))
+            start = index
+    return runs
+
+
+def _follows(lower: str, upper: str) -> bool:
+    if UNKNOWN in (lower, upper) or lower[1] != upper[1]:
+        return False
+    return _RANKS.index(lower[0]) == _RANKS.index(upper[0]) + 1
+
+
+def _stack(column: Any, style: Style, level: int) -> list[Item]:
+    """One column's cells at compression ``level`` (0 full, 1 ``#n``, 2 also ``⋮``)."""
+    items: list[Item]
+    if level >= 1 and column.down > 1:
+        items = [(f"#{column.down}", style.paint(BACK, f"#{column.down}"))]
+    else:
+        items = [("##", _back(style))] * column.down
+    cards: list[str] = column.cards
+    for start, end in _runs(cards):
+        run = [(card_text(card), _card(card, style)) for card in cards[start:end]]
+        if level >= 2 and len(run) >= RUN:
+            run = [run[0], ("⋮", "⋮"), run[-1]]
+        items += run
+    return items
+
+
+def _wide(board: Board, style: Style, cell: int, level: int) -> list[str]:
     count = len(board.columns)
-    lines = ["".join(_cell(str(i), CELL, str(i)) for i in range(1, count + 1))]
-    stacks: list[list[tuple[str, str]]] = []
-    for column in board.columns:
-        stack = [("##", _back(style))] * column.down
-        stack += [(card_text(card), _card(card, style)) for card in column.cards]
-        stacks.append(stack)
+    lines = ["".join(_cell(str(i), cell, str(i)) for i in range(1, count + 1))]
+    stacks = [_stack(column, style, level) for column in board.columns]
     depth = max((len(stack) for stack in stacks), default=0)
     for row in range(depth):
         cells = []
         for stack in stacks:
             visible, painted = stack[row] if row < len(stack) else ("", "")
-            cells.append(_cell(visible, CELL, painted))
+            cells.append(_cell(visible, cell, painted))
         lines.append("".join(cells).rstrip())
     if depth == 0:
-        lines.append("".join(_cell("·", CELL, "·") for _ in board.columns))
+        lines.append("".join(_cell("·", cell, "·") for _ in board.columns))
     return lines
 
 
-def _narrow(board: Board, style: Style) -> list[str]:
+def _narrow(board: Board, style: Style, level: int) -> list[str]:
     """One line per column, wrapped (indented) where the terminal is narrower still."""
     lines = []
     for number, column in enumerate(board.columns, 1):
-        items = [("##", _back(style))] * column.down
-        items += [(card_text(card), _card(card, style)) for card in column.cards]
+        items = _stack(column, style, level)
         line, used = f"{number:>2}:", 3
         if not items:
             line += " ·"
@@ -158,6 +246,23 @@ def _narrow(board: Board, style: Style) -> list[str]:
     return lines
 
 
+def _body(board: Board, style: Style, room: int | None) -> list[str]:
+    """The columns, compressed as little as ``room`` lines allow (see the module doc)."""
+    count = max(1, len(board.columns))
+    cell = min(WIDEST_CELL, (style.width - 1) // count)
+    if cell >= CELL:
+        for level in range(3):
+            lines = _wide(board, style, cell, level)
+            if room is None or len(lines) <= room:
+                return lines
+    best: list[str] = []
+    for level in range(3):
+        best = _narrow(board, style, level)
+        if room is None or len(best) <= room:
+            break
+    return best
+
+
 def render_board(
     board: Board,
     style: Style,
@@ -165,17 +270,29 @@ def render_board(
     game: int | None = None,
     time_ms: int | None = None,
     paused: bool = False,
+    score: int | None = None,
+    status: bool = True,
 ) -> str:
-    """The whole screen for a position: header, columns, stock and status line."""
-    wide = len(board.columns) * CELL + 1 <= style.width
-    body = _wide(board, style) if wide else _narrow(board, style)
-    lines = [style.paint(BOLD, _header(board, game)), *body, *_extras(board, style)]
-    lines.append(style.paint(DIM, render_status(board, time_ms, paused)))
+    """The whole screen for a position: header, columns, stock and status line.
+
+    ``status=False`` leaves the status line out (the line editor's status bar,
+    redrawn every second, shows it instead of a copy that would go stale).
+    """
+    extras = _extras(board, style)
+    top = len(_header(board, game, style.width))
+    bottom = len(render_status(board, width=style.width).splitlines()) if status else 0
+    used = RESERVED_ROWS + top + len(extras) + bottom
+    body = _body(board, style, None if style.height is None else style.height - used)
+    header = [style.paint(BOLD, line) for line in _header(board, game, style.width)]
+    lines = [*header, *body, *extras]
+    if status:
+        status_text = render_status(board, time_ms, paused, score, style.width)
+        lines += [style.paint(DIM, line) for line in status_text.splitlines()]
     return "\n".join(lines)
 
 
 def _where(place: Any) -> str:
-    return "the reserve" if place == "reserve" else f"column {place}"
+    return _("where.reserve") if place == "reserve" else _("where.column", column=place)
 
 
 def describe_event(event: dict[str, Any]) -> str | None:
@@ -183,52 +300,58 @@ def describe_event(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
     if kind == "moved":
         count = int(event["count"])
-        group = f" ({count} cards)" if count > 1 else ""
-        places = f"from {_where(event['from'])} to {_where(event['to'])}"
-        return f"moved {card_text(event['card'])}{group} {places}"
+        fields = {
+            "card": card_text(event["card"]),
+            "count": count,
+            "source": _where(event["from"]),
+            "target": _where(event["to"]),
+        }
+        return _("event.moved_group" if count > 1 else "event.moved", **fields)
     if kind == "flipped":
-        return f"flipped {card_text(event['card'])} in column {event['column']}"
+        return _("event.flipped", card=card_text(event["card"]), column=event["column"])
     if kind == "dealt":
-        return "dealt " + " ".join(card_text(card) for card in event["cards"])
+        return _("event.dealt", cards=" ".join(card_text(card) for card in event["cards"]))
     if kind == "suit_removed":
-        return f"removed {SUITS.get(event['suit'], event['suit'])} from column {event['column']}"
+        suit = SUITS.get(event["suit"], event["suit"])
+        return _("event.suit_removed", suit=suit, column=event["column"])
     if kind == "undone":
-        return f"undone: {event.get('action', 'move')}"
+        return _("event.undone")
     if kind == "restarted":
-        return "restarted from the deal"
+        return _("event.restarted")
     if kind == "stuck":
-        return "dead end: no useful move is left. Try u (undo), r (restart) or n (new game)."
+        return _("event.stuck")
     if kind == "lost_position":
-        return "this position can no longer be won: u (undo), r (restart) or n (new game)."
+        return _("event.lost_position")
     if kind == "game_lost":
-        return f"the game is lost ({event.get('reason', 'resigned')})"
+        return _("event.game_lost", reason=_(f"lost.{event.get('reason', 'resigned')}"))
     if kind == "hint":
         return render_hint(event)
     if kind == "won":
-        return "won!"
+        return _("event.won")
     return None
 
 
 def render_hint(hint: dict[str, Any]) -> str:
     action = hint.get("action")
     if action == "move":
-        return f"hint: move {card_text(str(hint.get('card')))} to column {hint.get('to')}"
+        return _("hint.move", card=card_text(str(hint.get("card"))), column=hint.get("to"))
     if action == "deal":
-        return "hint: deal the stock (d)"
-    return "hint: no useful move is left"
+        return _("hint.deal")
+    return _("hint.none")
 
 
 def render_results(won: dict[str, Any]) -> str:
     """The results screen after a win, with the level's statistics when sent."""
-    lines = [
-        "=== You won! ===",
-        f"moves  {won.get('moves', 0)}",
-        f"time   {time_text(int(won.get('time_ms', 0)))}",
-        f"score  {won.get('score', 0)}",
-        f"suits  {won.get('suits', 4)}",
-        f"hints  {won.get('hints', 0)}",
-        f"undos  {won.get('undos', 0)}",
+    rows = [
+        [_("results.moves"), str(won.get("moves", 0))],
+        [_("results.time"), time_text(int(won.get("time_ms", 0)))],
+        [_("results.score"), str(won.get("score", 0))],
+        [_("results.suits"), str(won.get("suits", 4))],
+        [_("results.hints"), str(won.get("hints", 0))],
+        [_("results.undos"), str(won.get("undos", 0))],
     ]
+    width = max(len(label) for label, _value in rows)
+    lines = [_("results.title"), *(f"{label.ljust(width)}  {value}" for label, value in rows)]
     stats = won.get("stats")
     if isinstance(stats, dict):
         lines += ["", render_stats([stats])]
@@ -251,14 +374,29 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def _level_rank(row: dict[str, Any]) -> int:
+    level = str(row.get("level"))
+    return LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER)
+
+
 def render_stats(rows: list[dict[str, Any]]) -> str:
-    """The per-level table: games, wins, losses, win rate, streaks, best score, fastest win."""
+    """The per-level table in the levels' own order (easiest first)."""
     if not rows:
-        return "no finished games yet"
-    header = ["level", "games", "wins", "losses", "win%", "streak", "best", "best score", "fastest"]
+        return _("stats.none")
+    header = [
+        _("stats.level"),
+        _("stats.games"),
+        _("stats.wins"),
+        _("stats.losses"),
+        _("stats.win_rate"),
+        _("stats.streak"),
+        _("stats.best_streak"),
+        _("stats.best_score"),
+        _("stats.fastest"),
+    ]
     body = [
         [
-            str(row["level"]),
+            level_name(str(row["level"])),
             str(row["games"]),
             str(row["wins"]),
             str(row["losses"]),
@@ -268,7 +406,7 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
             _opt(row.get("best_score")),
             "-" if row.get("fastest_win_ms") is None else time_text(int(row["fastest_win_ms"])),
         ]
-        for row in rows
+        for row in sorted(rows, key=_level_rank)
     ]
     return _table(header, body)
 
@@ -276,13 +414,22 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
 def render_games(games: list[dict[str, Any]]) -> str:
     """The player's games, newest first."""
     if not games:
-        return "no games yet"
-    header = ["game", "level", "status", "moves", "score", "time", "deal", "updated"]
+        return _("games.none")
+    header = [
+        _("games.game"),
+        _("stats.level"),
+        _("games.status"),
+        _("results.moves"),
+        _("results.score"),
+        _("results.time"),
+        _("games.deal"),
+        _("games.updated"),
+    ]
     body = [
         [
             str(game["game"]),
-            str(game["level"]),
-            str(game["status"]),
+            level_name(str(game["level"])),
+            _(f"status.{game['status']}"),
             str(game["moves"]),
             str(game["score"]),
             time_text(int(game["time_ms"])),

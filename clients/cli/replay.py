@@ -4,9 +4,10 @@ The client has no rules engine, so it cannot compute positions from the
 replay document's actions. It uses what the protocol offers instead
 (docs/cli.md): ``open_game`` of the finished game gives its final view, and
 ``open_game`` with ``since: 0`` a ``catch_up`` with the events of every
-version. Taking the events after the last restart back from the final view
-(``Board.unapply``) gives the deal's position; the playback then applies
-every batch forward, as a live game would.
+version. The deal's position is the first ``restarted`` event's, which
+carries it whole; a game never restarted has it found by taking every event
+back from the final view (``Board.unapply``). The playback then applies every
+batch forward, as a live game would.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from clients.cli.app import error_text
 from clients.cli.board import Board
 from clients.cli.connection import Connection
+from clients.cli.i18n import _
 from clients.cli.options import Options
 from clients.cli.render import Style, describe_event, render_board, render_results
 from clients.cli.terminal import Terminal
@@ -28,20 +31,19 @@ Batch = dict[str, Any]
 
 
 def initial_board(final: Board, batches: list[Batch]) -> Board:
-    """The position at the deal, found by taking ``batches`` back from ``final``.
-
-    Only the batches after the last ``restarted`` are needed: a restart puts
-    the game back at its deal.
-    """
+    """The deal's position: a ``restarted`` event's, else ``batches`` undone from ``final``."""
     board = final.copy()
-    for batch in reversed(batches):
-        events = list(batch["events"])
-        if any(event.get("type") == "restarted" for event in events):
-            break
+    events = [event for batch in batches for event in batch["events"]]
+    restart = next((event for event in events if event.get("type") == "restarted"), None)
+    if restart is not None:
+        board.apply(restart)
+    else:
         for event in reversed(events):
             board.unapply(event)
-    board.score = board.moves = board.undos = board.hints = board.time_ms = 0
+    board.score = board.earned = board.moves = board.undos = board.hints = board.time_ms = 0
+    board.undo_depth = board.played = 0
     board.won, board.stuck, board.lost, board.result = False, False, None, None
+    board.status, board.running, board.lost_position = "active", False, False
     return board
 
 
@@ -51,10 +53,7 @@ def playback(start: Board, batches: list[Batch]) -> list[tuple[int, list[dict[st
     steps = []
     for batch in batches:
         events = list(batch["events"])
-        if any(event.get("type") == "restarted" for event in events):
-            board = start.copy()
-        board.apply_batch(events)
-        board.needs_snapshot = False
+        board.apply_batch(events)  # a restart's event puts the deal's position back
         steps.append((int(batch["v"]), events, board.copy()))
     return steps
 
@@ -64,25 +63,25 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
     assert game is not None
     reply = await conn.request("replay", game=game)
     if reply.get("type") != "replay":
-        terminal.say(f"rejected ({reply.get('code')}): {reply.get('message', '')}")
+        terminal.say(error_text(reply, game=game))
         return 1
     if reply.get("replay") is None:
-        terminal.say(f"game {game} is not finished: only finished games have a replay")
+        terminal.say(_("replay.unfinished", game=game))
         return 1
     if options.export:
         text = json.dumps(reply["replay"], indent=2, ensure_ascii=False) + "\n"
         Path(options.export).write_text(text, encoding="utf-8")
-        terminal.say(f"wrote the replay of game {game} to {options.export}")
+        terminal.say(_("replay.written", game=game, path=options.export))
         return 0
     final = await conn.request("open_game", game=game)
     history = await conn.request("open_game", game=game, since=0)
     await conn.request("close_game", game=game)
     if final.get("type") != "game":
-        terminal.say(f"rejected ({final.get('code')}): {final.get('message', '')}")
+        terminal.say(error_text(final, game=game))
         return 1
     end = Board.from_view(final["view"])
     if history.get("type") != "catch_up":
-        terminal.say("the server cannot give this game's history; its final position:")
+        terminal.say(_("replay.no_history"))
         terminal.say(render_board(end, style, game=game))
         return 0
     batches = list(history["events"])
@@ -99,7 +98,7 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
                 terminal.json({"game": game, "v": v, **event})
             continue
         terminal.say("")
-        terminal.say(f"-- step {v} --")
+        terminal.say(_("replay.step", step=v))
         for event in events:
             line = render_results(event) if event.get("type") == "won" else describe_event(event)
             if line is not None:

@@ -1,21 +1,60 @@
-"""Input and output: a terminal with prompts and colours, or plain lines for scripts.
+"""Input and output: a line editor on a terminal, or plain lines for scripts.
 
-``Terminal.standard()`` reads standard input; when it is not a terminal the
-client is in script mode (one command per line, no prompts, plain text).
-Tests build a ``Terminal`` from a list of lines and a ``StringIO``. Standard
-input is read on a daemon thread, so an interrupt never waits for a line.
+``Terminal.standard()`` looks at standard input. On a terminal it reads
+commands with prompt_toolkit: line editing, a history (up/down), completion
+of commands and cards (Tab) and a status bar under the prompt that is drawn
+again every second (``status``: the clock ticks there). The program runs
+inside ``patch_stdout``, so whatever is printed while a command is being
+typed (a move from another device, a notice) appears above the prompt and
+never inside it. Nothing here clears the screen: prompt_toolkit keeps track of
+where its prompt is, and a clear under it loses what was printed after. When
+standard input is not a terminal the client is in
+script mode: one command per line, read on a daemon thread (an interrupt
+never waits for a line), no prompts, plain text.
+
+Tests build a ``Terminal`` from a list of lines and a ``StringIO``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import shutil
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-__all__ = ["Terminal"]
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.patch_stdout import patch_stdout
+
+__all__ = ["Terminal", "WordCompleter"]
+
+Words = Callable[[], Iterable[str]]
+
+
+class WordCompleter(Completer):
+    """Completes the word under the cursor from ``words()`` (asked anew each time)."""
+
+    def __init__(self, words: Words) -> None:
+        self.words = words
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        word = document.get_word_before_cursor(WORD=True)
+        lower = word.lower()
+        seen: set[str] = set()
+        for candidate in self.words():
+            if candidate.lower().startswith(lower) and candidate not in seen:
+                seen.add(candidate)
+                yield Completion(candidate, start_position=-len(word))
 
 
 class Terminal:
@@ -23,24 +62,60 @@ class Terminal:
 
     def __init__(
         self,
-        out: TextIO,
+        out: TextIO | None,
         lines: Iterable[str] | None = None,
         *,
         interactive: bool = False,
         stdin: TextIO | None = None,
+        editor: bool = False,
     ) -> None:
-        self.out = out
+        self._out = out
         self.interactive = interactive
+        self.editor = editor
         self._lines = iter(lines) if lines is not None else None
         self._stdin = stdin
         self._queue: asyncio.Queue[str] | None = None
+        self._session: PromptSession[str] | None = None
+        self.status: Callable[[], str] | None = None
+        self.words: Words = lambda: ()
 
     @classmethod
     def standard(cls) -> Terminal:
-        return cls(sys.stdout, interactive=sys.stdin.isatty(), stdin=sys.stdin)
+        tty = sys.stdin.isatty() and sys.stdout.isatty()
+        return cls(None, interactive=sys.stdin.isatty(), stdin=sys.stdin, editor=tty)
+
+    @property
+    def out(self) -> TextIO:
+        """The output stream (``sys.stdout`` as it is now: patched while editing)."""
+        return self._out if self._out is not None else sys.stdout
+
+    def isatty(self) -> bool:
+        isatty = getattr(self.out, "isatty", None)
+        return bool(isatty()) if callable(isatty) else False
+
+    def size(self) -> tuple[int, int | None]:
+        """(columns, rows) of the terminal now; (80, None) when not a terminal."""
+        if not (self.editor or self.isatty()):
+            return 80, None
+        try:  # the terminal itself: COLUMNS and LINES may be stale after a resize
+            size = os.get_terminal_size((sys.__stdout__ or sys.stdout).fileno())
+        except (AttributeError, ValueError, OSError):
+            size = shutil.get_terminal_size((80, 24))
+        return max(1, size.columns), max(1, size.lines)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """While the program runs: printing goes above the prompt (editor mode)."""
+        if not self.editor:
+            yield
+            return
+        with patch_stdout(raw=True):
+            yield
 
     async def readline(self, prompt: str = "> ") -> str | None:
         """The next line without its newline, or None at the end of input."""
+        if self.editor:
+            return await self._edit(prompt)
         if self.interactive:
             self.out.write(prompt)
             self.out.flush()
@@ -56,6 +131,23 @@ class Terminal:
             thread.start()
         line = await self._queue.get()
         return line.rstrip("\r\n") if line else None
+
+    async def _edit(self, prompt: str) -> str | None:
+        if self._session is None:
+            self._session = PromptSession(
+                history=InMemoryHistory(),
+                completer=WordCompleter(lambda: self.words()),
+                complete_while_typing=False,
+                refresh_interval=1.0,
+            )
+        status = self.status
+        toolbar = None if status is None else (lambda: ANSI(status()))
+        try:
+            return await self._session.prompt_async(prompt, bottom_toolbar=toolbar)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            return ""
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         """Read standard input on a daemon thread, so Ctrl-C never waits for a line."""

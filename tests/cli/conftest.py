@@ -8,18 +8,27 @@ the config directory is private to the test.
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from clients.cli.app import run
 from clients.cli.connection import Connection
+from clients.cli.i18n import use
 from clients.cli.options import parse_args
 from clients.cli.terminal import Terminal
 from tests.server.conftest import Running, quiet_settings
 
 CliRunner = Callable[..., Awaitable[tuple[int, str]]]
+
+
+@pytest.fixture(autouse=True)
+def english() -> Iterator[None]:
+    """Each test starts in English (``run`` switches to ``--lang``) and leaves it so."""
+    use("en")
+    yield
+    use("en")
 
 
 @pytest.fixture

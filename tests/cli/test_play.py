@@ -19,6 +19,7 @@ from engine.replay import verify
 from engine.solver.easy import shipped_easy_deals
 from engine.solver.search import solve
 from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running
 
 DEAL = shipped_easy_deals()[0]
 
@@ -52,7 +53,7 @@ async def test_first_run_asks_for_a_name(cli: CliRunner) -> None:
     code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["bob", "q"])
     assert code == 0, out
     assert "registered as bob" in out
-    assert "level hard" in out and "deal 1" in out
+    assert "hard · moves 0" in out and "deal 1" in out
 
 
 async def test_win_a_whole_game_in_script_mode(cli: CliRunner, tmp_path: Path) -> None:
@@ -89,7 +90,7 @@ async def test_rejections_show_the_servers_reason(cli: CliRunner) -> None:
     assert (await cli("register", "ada"))[0] == 0
     code, out = await cli("--lang", "fi", "play", "--level", "hard", "--deal", "1", lines=["th"])
     assert code == 0
-    assert "rejected (no_destination)" in out
+    assert "hylätty (no_destination): Kortille 10♥ ei ole paikkaa." in out
 
 
 async def test_json_mode_prints_one_object_per_event(cli: CliRunner) -> None:
@@ -113,17 +114,30 @@ async def test_json_mode_prints_one_object_per_event(cli: CliRunner) -> None:
 
 async def test_restart_shows_the_deal_again(cli: CliRunner) -> None:
     assert (await cli("register", "ada"))[0] == 0
-    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["7c 5", "r", "b"])
-    assert code == 0 and "restarted from the deal" in out
+    lines = ["7c 5", "r", "n", "r", "y", "b"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0 and out.count("restarted from the deal") == 1
+    assert out.count("Restart from the deal? Your moves and undo history will be gone.") == 2
+    assert "nothing was changed" in out
     boards = out.split("Scorpion · game")
-    assert boards[1].split("level hard")[0] == boards[-1].split("level hard")[0]
+    assert boards[1].split("hard · moves")[0] == boards[-1].split("hard · moves")[0]
+
+
+async def test_restart_and_resign_skip_the_question_with_a_bang(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["7c 5", "r!", "resign!"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0 and "?" not in out.split("restarted from the deal")[0].splitlines()[-1]
+    assert "restarted from the deal" in out and "the game is lost (resigned)" in out
+    assert "[y/N]" not in out
 
 
 async def test_no_server(config_dir: Path) -> None:
     options = parse_args(["--server", "ws://127.0.0.1:9", "games"], env={})
     out = io.StringIO()
     code = await run(options, Terminal(out, []), config_dir=config_dir)
-    assert code == 1 and "cannot connect" in out.getvalue()
+    assert code == 1
+    assert out.getvalue() == "no server at ws://127.0.0.1:9: start one with `make run`\n"
 
 
 async def test_not_a_scorpion_server(config_dir: Path) -> None:
@@ -137,3 +151,43 @@ async def test_not_a_scorpion_server(config_dir: Path) -> None:
         out = io.StringIO()
         code = await run(options, Terminal(out, []), config_dir=config_dir)
     assert code == 1 and "not a Scorpion server" in out.getvalue()
+
+
+async def test_resign_and_an_abandoning_new_game_ask_first(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["resign", "no", "n hard 2", "", "n hard 2", "y", "resign", "y"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert out.count("Resign? The game counts as lost. [y/N]") == 2
+    assert out.count("Your unfinished game will count as a loss. Start a new game? [y/N]") == 2
+    assert out.count("nothing was changed") == 2
+    assert "game 1 was abandoned and counts as lost" in out
+    assert "Scorpion · game 2 · hard · deal 2" in out and "the game is lost (resigned)" in out
+
+
+async def test_json_mode_prints_only_json(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["fly", "?", "i", "7c 5", "th", "p", "p", "r", "n", "b"]
+    code, out = await cli("--json", "play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0
+    objects = [json.loads(line) for line in out.splitlines()]  # every line is JSON
+    notices = [obj["notice"] for obj in objects if obj.get("type") == "notice"]
+    assert {"command", "help", "guide", "app.paused", "app.confirm_restart"} <= set(notices)
+    assert any(obj.get("code") == "no_destination" for obj in objects)
+
+
+async def test_finnish_and_russian_server_errors(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("--lang", "ru", "replay", "6")
+    assert code == 1 and out == "отклонено (not_found): Игры 6 нет.\n"
+    code, out = await cli("--lang", "fi", "register", "bob")
+    assert code == 0
+    code, out = await cli("--lang", "fi", "play", lines=["th"])
+    assert "hylätty" in out
+
+
+async def test_a_finnish_taken_name(cli: CliRunner, server: Running) -> None:
+    await server.player("ada")
+    code, out = await cli("--lang", "fi", "register", "ada")
+    assert code == 1
+    assert out == "hylätty (duplicate_name): Nimi ada on jo toisella pelaajalla; valitse toinen.\n"

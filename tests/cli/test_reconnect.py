@@ -57,3 +57,58 @@ async def test_a_dropped_connection_loses_no_move(cli: CliRunner, server: Runnin
     assert code == 0
     status, moves = out.splitlines()[1].split()[2:4]
     assert status == "won" and int(moves) == len(lines)
+
+
+class ClosedBehind(Connection):
+    """A connection on which the game is closed, as if by a lost open, before the third move."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moves = 0
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        if type_ == "move":
+            self.moves += 1
+            if self.moves == 3:
+                await super().request("close_game", game=fields["game"])
+        return await super().request(type_, **fields)
+
+
+async def test_a_game_not_open_here_is_opened_again(cli: CliRunner) -> None:
+    """PROTOCOL.md section 4: ``not_open`` is answered by ``open_game``; the move then goes."""
+    lines = solution_lines("medium", DEAL)
+    script = [*lines[:3], *lines[2:]]  # the refused third move is typed again
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli(
+        "play",
+        "--level",
+        "medium",
+        "--deal",
+        str(DEAL),
+        lines=script,
+        connection_class=ClosedBehind,
+    )
+    assert code == 0, out
+    assert out.count("rejected") == 1 and "rejected (not_open)" in out
+    assert "it is open again now" in out
+    assert "=== You won! ===" in out and f"moves  {len(lines)}" in out
+
+
+async def test_two_devices_do_not_share_request_ids(server: Running) -> None:
+    """Ids are unique within a game (section 5): the other device's move is stale, not a retry."""
+    first = Connection(server.url)
+    await first.open()
+    token = str((await first.call("register", name="ada"))["token"])
+    await first.close()
+    one, two = Connection(server.url, token=token), Connection(server.url, token=token)
+    try:
+        await one.open()
+        await two.open()
+        game = (await one.call("new_game", level="hard", deal=1))["game"]
+        await two.call("open_game", game=game)
+        assert (await one.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+        reply = await two.request("move", game=game, v=0, card="TH")
+        assert reply.get("code") == "stale", reply
+    finally:
+        await one.close()
+        await two.close()

@@ -1,4 +1,4 @@
-"""Golden tests of the board rendering: recorded views, colour and plain, narrow and wide.
+"""Golden tests of the screens: recorded views in each language, at 80x24, 160x50 and 30 columns.
 
 The views in ``golden/views.json`` were recorded from the engine's
 ``public_view`` (what the server sends). Regenerate the expected files with
@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clients.cli.board import Board
+from clients.cli.commands import help_text
+from clients.cli.i18n import LANGS, use
 from clients.cli.render import (
+    RESERVED_ROWS,
     Style,
     card_text,
+    cards_in_text,
     describe_event,
     render_board,
     render_results,
@@ -27,12 +32,8 @@ from protocol.events import EVENTS
 
 GOLDEN = Path(__file__).parent / "golden"
 VIEWS: dict[str, dict[str, Any]] = json.loads((GOLDEN / "views.json").read_text("utf-8"))
-STYLES = {
-    "plain-wide": Style(color=False, width=80),
-    "plain-narrow": Style(color=False, width=30),
-    "color-wide": Style(color=True, width=80),
-    "color-narrow": Style(color=True, width=30),
-}
+SIZES = {"80x24": (80, 24), "160x50": (160, 50)}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The protocol catalogue's own example of a won event (with the level's stats).
 WON = dict(EVENTS["won"].examples[0])
 
@@ -44,34 +45,86 @@ def check(name: str, text: str) -> None:
     assert text + "\n" == path.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("style", sorted(STYLES))
+def fits(text: str, width: int, height: int) -> bool:
+    lines = ANSI.sub("", text).splitlines()
+    return len(lines) <= height - RESERVED_ROWS and all(len(line) <= width for line in lines)
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("view", sorted(VIEWS))
-def test_board(view: str, style: str) -> None:
+def test_screen(view: str, lang: str, size: str) -> None:
+    use(lang)
+    width, height = SIZES[size]
     board = Board.from_view(VIEWS[view])
-    check(f"{view}-{style}", render_board(board, STYLES[style], game=42))
+    text = render_board(board, Style(width=width, height=height), game=42)
+    check(f"screen-{view}-{lang}-{size}", text)
+    assert fits(text, width, height)
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_colour_and_narrow(view: str) -> None:
+    board = Board.from_view(VIEWS[view])
+    check(f"{view}-color-80x24", render_board(board, Style(True, 80, 24), game=42))
+    check(f"{view}-plain-30", render_board(board, Style(False, 30), game=42))
 
 
 def test_plain_has_no_ansi_and_colour_does() -> None:
     board = Board.from_view(VIEWS["hard-deal"])
-    assert "\x1b[" not in render_board(board, STYLES["plain-wide"])
-    coloured = render_board(board, STYLES["color-wide"])
+    assert "\x1b[" not in render_board(board, Style(width=80))
+    coloured = render_board(board, Style(color=True, width=80))
     assert "\x1b[31;47m4♥" in coloured and "\x1b[30;47mA♠" in coloured
+
+
+def test_a_long_column_is_compressed_to_fit_80x24() -> None:
+    board = Board.from_view(VIEWS["medium-two-suits"])
+    assert max(len(column.cards) for column in board.columns) == 22
+    assert not fits(render_board(board, Style(width=80)), 80, 24)  # uncompressed: too tall
+    text = render_board(board, Style(width=80, height=24))
+    assert fits(text, 80, 24) and "⋮" in text
+
+
+def test_a_wide_terminal_gets_wider_cells() -> None:
+    board = Board.from_view(VIEWS["hard-deal"])
+    narrow = render_board(board, Style(width=40)).splitlines()[1]
+    wide = render_board(board, Style(width=160)).splitlines()[1]
+    assert len(wide) > len(narrow)
 
 
 def test_narrow_falls_back_to_one_line_per_column() -> None:
     board = Board.from_view(VIEWS["tbm-deal"])
-    lines = render_board(board, STYLES["plain-narrow"]).splitlines()
-    assert [line[:3] for line in lines[1:11]] == [f"{n:>2}:" for n in range(1, 11)]
-    assert all(len(line) <= 30 for line in lines[1:11])
+    lines = render_board(board, Style(width=30)).splitlines()
+    first = lines.index(next(line for line in lines if line.startswith(" 1:")))
+    assert [line[:3] for line in lines[first : first + 10]] == [f"{n:>2}:" for n in range(1, 11)]
+    assert all(len(line) <= 30 for line in lines)
 
 
-def test_results_and_stats() -> None:
-    check("results", render_results(WON))
-    check("stats-empty", render_stats([]))
+def test_three_blind_mice_has_no_stock_line() -> None:
+    board = Board.from_view(VIEWS["tbm-deal"])
+    assert "stock" not in render_board(board, Style(width=80))
+    assert "stock: 3" in render_board(Board.from_view(VIEWS["hard-deal"]), Style(width=80))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_results_stats_and_help(lang: str) -> None:
+    use(lang)
+    check(f"results-{lang}", render_results(WON))
+    check(f"stats-empty-{lang}", render_stats([]))
+    check(f"help-{lang}", help_text())
+
+
+def test_stats_follow_the_level_order() -> None:
+    row = dict(WON["stats"])
+    rows = [{**row, "level": level} for level in ("relaxed", "easy", "hard")]
+    lines = render_stats(rows).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["easy", "hard", "relaxed"]
+    assert "longest streak" in lines[0]
 
 
 def test_cards_and_events() -> None:
     assert card_text("TH") == "10♥" and card_text("AS") == "A♠" and card_text("??") == "??"
+    assert cards_in_text("3C must go onto a card exactly one rank higher.").startswith("3♣ ")
+    assert cards_in_text("TH has nowhere to go.") == "10♥ has nowhere to go."
     moved = {"type": "moved", "card": "4H", "from": 2, "to": 7, "count": 3}
     assert describe_event(moved) == "moved 4♥ (3 cards) from column 2 to column 7"
     assert describe_event({"type": "score", "score": 1, "moves": 1, "undos": 0, "hints": 0}) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
+from tests.server.test_resync import first_flipping_move
 
 
 def boards(out: str) -> list[list[str]]:
@@ -14,7 +15,7 @@ def boards(out: str) -> list[list[str]]:
         if line.startswith("Scorpion · game"):
             current = []
         if current is not None:
-            if line.startswith("level "):
+            if line.startswith("medium · moves"):
                 found.append(current)
                 current = None
             else:
@@ -24,7 +25,7 @@ def boards(out: str) -> list[list[str]]:
 
 async def test_replay_rebuilds_the_deal_and_ends_where_the_game_did(cli: CliRunner) -> None:
     line = solution_lines("medium", DEAL)
-    script = [*line[:3], "d", "u", "u", line[2], "d", "r", *line[:5], "d", "b", "resign"]
+    script = [*line[:3], "d", "u", "u", line[2], "d", "r!", *line[:5], "d", "b", "resign!"]
     assert (await cli("register", "ada"))[0] == 0
     code, played = await cli("play", "--level", "medium", "--deal", str(DEAL), lines=script)
     assert code == 0 and "rejected" not in played, played
@@ -48,3 +49,17 @@ async def test_an_unfinished_game_has_no_replay(cli: CliRunner) -> None:
     game = (await cli("games"))[1].splitlines()[1].split()[0]
     code, out = await cli("replay", game)
     assert code == 1 and "not finished" in out
+
+
+async def test_a_game_with_a_restart_is_played_back(cli: CliRunner) -> None:
+    deal, card, to = first_flipping_move("medium")
+    assert (await cli("register", "ada"))[0] == 0
+    script = [f"{card} {to}", "r!", "resign!"]
+    code, played = await cli("play", "--level", "medium", "--deal", str(deal), lines=script)
+    assert code == 0 and "turned up" in played, played
+    code, shown = await cli("replay", "1", "--speed", "0")
+    assert code == 0, shown
+    assert "cannot give this game's history" not in shown
+    assert "-- step 3 --" in shown and "restarted from the deal" in shown
+    replayed = boards(shown)
+    assert replayed[0] == replayed[2]  # the restart is back at the deal

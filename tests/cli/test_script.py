@@ -40,4 +40,4 @@ async def test_a_piped_script(server: Running, tmp_path: Path) -> None:
     assert "\x1b[" not in out  # not a terminal: plain text
     assert "moved 7♣ (7 cards) from column 7 to column 5" in out
     code, out = await scorpion("games", stdin="", env=env)
-    assert code == 0 and "active" in out
+    assert code == 0 and "playing" in out

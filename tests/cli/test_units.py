@@ -138,7 +138,8 @@ def test_suits_and_unrecorded_events() -> None:
     assert board.columns[2].cards == [] and board.removed == ["H"]
     board.apply({"type": "suit_restored", "suit": "H", "column": 3, "slot": 1})
     assert len(board.columns[2].cards) == 13 and board.removed == []
-    score = {"type": "score", "score": 9, "moves": 9, "undos": 0, "hints": 0}
+    score = {"type": "score", "score": 9, "moves": 9, "undos": 0, "hints": 0, "earned": 9}
+    score |= {"undo_depth": 1, "stuck": False}
     board.apply_batch([score, {"type": "clock", "running": True, "time_ms": 5}], recorded=False)
     assert board.moves == 0 and board.running and board.time_ms == 5
     board.apply_batch([{"type": "stuck"}])
@@ -174,3 +175,12 @@ def test_the_board_follows_the_protocols_view_fields() -> None:
     assert (board.lost, board.deal) == ("resigned", 77)
     points = Board.from_view({**view, "scoring": "points", "score": 7, "earned": 7})
     assert points.score_at(10**7) == 7
+
+
+def test_an_undone_reserve_move_puts_the_card_back_at_its_place() -> None:
+    board = Board.from_view(json.loads((GOLDEN / "views.json").read_text("utf-8"))["tbm-deal"])
+    assert board.reserve == ["5S", "5C"]
+    board.apply({"type": "moved", "card": "5S", "from": "reserve", "to": 9, "count": 1})
+    assert board.reserve == ["5C"]
+    board.apply({"type": "moved", "card": "5S", "from": 9, "to": "reserve", "count": 1, "index": 1})
+    assert board.reserve == ["5S", "5C"]

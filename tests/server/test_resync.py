@@ -68,3 +68,19 @@ async def test_a_failed_commit_applies_nothing(
     view = await olga.request("open_game", game=game)
     assert view["v"] == 0 and view["view"]["moves"] == 0
     assert (await olga.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+
+
+async def test_a_finished_game_gives_its_whole_history(server: Running) -> None:
+    """A replay reveals everything (section 7): after a restart and a resignation
+    the history of every version is given, so clients can play the game back."""
+    deal, card, to = first_flipping_move("medium")
+    ned = await server.player("ned")
+    game = (await ned.request("new_game", level="medium", deal=deal))["game"]
+    assert (await ned.request("move", game=game, v=0, card=card, to=to))["v"] == 1
+    assert (await ned.request("restart", game=game, v=1))["v"] == 2
+    hidden = await ned.request("open_game", game=game, since=0)
+    assert hidden["type"] == "game"  # unfinished: the flipped card is face down again
+    assert (await ned.request("resign", game=game))["type"] == "ack"
+    history = await ned.request("open_game", game=game, since=0)
+    assert history["type"] == "catch_up" and [b["v"] for b in history["events"]] == [1, 2, 3]
+    assert any(e["type"] == "flipped" for e in history["events"][0]["events"])

@@ -1,0 +1,137 @@
+"""The catalogues: every key in every language; no English on a Finnish or Russian screen."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import string
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from clients.cli.board import Board
+from clients.cli.commands import COMMAND_WORDS, help_text
+from clients.cli.guide import TIPS, guide_text, menu_line
+from clients.cli.i18n import LANGS, catalogue, use
+from clients.cli.options import build_parser
+from clients.cli.render import Style, describe_event, render_board, render_results, render_stats
+from protocol import LEVELS
+from protocol.errors import PROTOCOL_CODES
+from protocol.events import EVENTS
+from tests.cli.test_render import VIEWS, WON
+
+SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
+KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
+FAMILIES = {key.split(".")[0] for key in catalogue("en")}
+# Words the player types, the same in every language: commands, subcommands, level ids;
+# and names: the Enter key, WebSocket, ANSI, JSON, ws:// and wss://.
+TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
+TYPED |= {"enter", "websocket", "ansi", "json", "wss"}
+TYPED |= {part for level in LEVELS for part in level.split("-")}
+WORD = re.compile(r"[A-Za-z]{3,}")
+# `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists
+NOT_WORDS = re.compile(r"`[^`]*`|\{[^}]*\}|--[\w-]+|\b[A-Z]+_[A-Z_]+\b|\w+(?:\|\w+)+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(NOT_WORDS.sub(" ", text))
+
+
+def keys_in_source() -> set[str]:
+    """Every string constant of the client that has the shape of a catalogue key."""
+    found = set()
+    for path in SOURCE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            value = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(value, str) and KEY.match(value) and value.split(".")[0] in FAMILIES:
+                found.add(value)
+    return found
+
+
+def dynamic_keys() -> set[str]:
+    """The keys the client builds from wire values."""
+    keys = {f"level.{level}" for level in LEVELS}
+    keys |= {f"lost.{reason}" for reason in ("resigned", "abandoned")}
+    keys |= {f"status.{status}" for status in ("active", "won", "lost")}
+    keys |= {f"error.{code}" for code in PROTOCOL_CODES}
+    return keys | {f"tips.{n}" for n in range(1, TIPS + 1)}
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def problems(messages: dict[str, str]) -> list[str]:
+    """What is wrong with one language's catalogue: missing, extra or mismatched keys."""
+    wanted = keys_in_source() | dynamic_keys()
+    found = [f"missing {key}" for key in sorted(wanted - set(messages))]
+    found += [f"unused {key}" for key in sorted(set(messages) - set(catalogue("en")))]
+    found += [
+        f"fields of {key}"
+        for key, text in catalogue("en").items()
+        if key in messages and fields(messages[key]) != fields(text)
+    ]
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_key_is_in_every_catalogue(lang: str) -> None:
+    assert len(keys_in_source() | dynamic_keys()) > 150
+    assert problems(catalogue(lang)) == []
+
+
+def test_the_check_sees_a_missing_key_and_a_wrong_field() -> None:
+    partial = dict(catalogue("fi"))
+    del partial["status.moves"]
+    partial["status.time"] = "aika {aika}"
+    assert problems(partial) == ["missing status.moves", "fields of status.time"]
+
+
+def english_words() -> set[str]:
+    found: set[str] = set()
+    for text in catalogue("en").values():
+        found |= {word.lower() for word in words(text)}
+    return found - TYPED
+
+
+def screens() -> list[str]:
+    """Everything the client shows in the current language, rendered from real data."""
+    out = [help_text(), render_results(WON), render_stats([WON["stats"]]), render_stats([])]
+    for view in VIEWS.values():
+        board = Board.from_view(view)
+        out.append(render_board(board, Style(width=80, height=24), game=1, paused=True))
+    for level in LEVELS:
+        out += [guide_text(level), menu_line(level, None), menu_line(level, WON["stats"])]
+    for spec in EVENTS.values():
+        for example in spec.examples:
+            out.append(describe_event(dict(example)) or "")
+    parser = build_parser()
+    out.append(parser.format_help())
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out += [sub.format_help() for sub in subparsers.choices.values()]
+    out += list(catalogue("en").keys())  # every message, by key
+    return out
+
+
+@pytest.mark.parametrize("lang", ["fi", "ru"])
+def test_no_english_word_on_a_finnish_or_russian_screen(lang: str) -> None:
+    english = english_words()
+    use(lang)
+    texts = [*screens()[: -len(catalogue("en"))], *(catalogue(lang)[k] for k in catalogue("en"))]
+    leaks = {(word, text) for text in texts for word in words(text) if word.lower() in english}
+    assert sorted(leaks) == []
+
+
+def test_the_english_check_would_see_a_leak() -> None:
+    assert "moves" in english_words() and "dead" in english_words()
+
+
+def test_the_catalogues_ship_in_the_wheel() -> None:
+    """The .po files are read at run time, so they must be package data (pyproject.toml)."""
+    pyproject = tomllib.loads((SOURCE.parents[1] / "pyproject.toml").read_text("utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["clients.cli"]
+    for lang in LANGS:
+        assert any((SOURCE / "locale" / f"{lang}.po").match(p) for p in patterns)
+        assert (SOURCE / "locale" / f"{lang}.po").exists()

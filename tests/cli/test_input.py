@@ -1,0 +1,157 @@
+"""No input ends in a traceback: names, arguments, deals and closed pipes (issue 16, item 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clients.cli.__main__ import main
+from clients.cli.commands import CommandError, parse
+from tests.cli.conftest import CliRunner
+from tests.cli.test_play import DEAL, solution_lines
+from tests.server.conftest import Running
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_an_empty_name_is_asked_again(cli: CliRunner) -> None:
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["", "  ", "bob", "q"])
+    assert code == 0, out
+    assert out.count("a name cannot be empty; type a name") == 2
+    assert "registered as bob" in out
+
+
+async def test_a_taken_name_is_asked_again(cli: CliRunner, server: Running) -> None:
+    await server.player("ada")
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["ada", "bob", "q"])
+    assert code == 0, out
+    assert "rejected (duplicate_name): Another player already has the name ada" in out
+    assert "registered as bob" in out
+
+
+async def test_input_ending_at_the_name_question(cli: CliRunner) -> None:
+    code, out = await cli("play", lines=[])
+    assert code == 1 and out == "no name given: nothing was registered\n"
+
+
+async def test_register_an_empty_name(cli: CliRunner) -> None:
+    code, out = await cli("register", "")
+    assert code == 2 and out == "a name cannot be empty; type a name\n"
+
+
+async def test_registering_your_own_name_again(cli: CliRunner, server: Running) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("register", "ada")
+    assert code == 0 and out == f"you are already registered as ada on {server.url}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["play", "--deal", "0"], "--deal"),
+        (["play", "--deal", "-1"], "--deal"),
+        (["play", "--deal", str(2**64)], "--deal"),
+        (["play", "--deal", "x"], "--deal"),
+        (["play", "--level", "nightmare"], "--level"),
+        (["replay", "0"], "game"),
+        (["replay", "3", "--speed", "fast"], "--speed"),
+        (["--lang", "de"], "--lang"),
+        (["fly"], "fly"),
+    ],
+)
+def test_a_bad_argument_is_one_line_naming_it(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1 and named in captured.err, captured.err
+
+
+@pytest.mark.parametrize("line", ["n hard 0", "n hard -1", f"n hard {2**64}", "n hard 5 6"])
+def test_a_bad_deal_inside_the_game(line: str) -> None:
+    with pytest.raises(CommandError):
+        parse(line)
+
+
+def test_choosing_a_deal_inside_the_game() -> None:
+    assert parse("n hard 5").deal == 5 and parse("n hard 5").level == "hard"  # type: ignore[union-attr]
+    assert parse("n! 7").deal == 7 and parse("n! 7").force  # type: ignore[union-attr]
+
+
+def closed_pipe_run(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run a command whose standard output is a pipe nobody reads any more."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        process = subprocess.run(
+            [sys.executable, *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    return process.returncode, process.stderr.decode()
+
+
+def test_engine_solve_into_a_closed_pipe_is_quiet() -> None:
+    code, err = closed_pipe_run(
+        ["-m", "engine", "solve", "--level", "hard", "--number", "1", "--budget-ms", "200"],
+        dict(os.environ),
+    )
+    assert err == "" and code != 0
+
+
+async def test_replay_into_a_closed_pipe_is_quiet(
+    cli: CliRunner, server: Running, tmp_path: Path
+) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    lines = solution_lines("medium", DEAL)
+    assert (await cli("play", "--level", "medium", "--deal", str(DEAL), lines=lines))[0] == 0
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "SCORPION_SERVER": server.url}
+    (tmp_path / "scorpion").mkdir()
+    (tmp_path / "scorpion" / "credentials.json").write_text(
+        (tmp_path / "config" / "credentials.json").read_text()
+    )
+    args = ["-m", "clients.cli", "replay", "1", "--speed", "0"]
+    code, err = await asyncio.to_thread(closed_pipe_run, args, env)
+    assert err == "" and code != 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--lang", "fi", "play", "--deal", "0"],
+            "scorpion: argumentti --deal: '0' ei ole jaon numero (1..9007199254740991)",
+        ),
+        (
+            ["--lang=ru", "stats", "--level", "x"],
+            "scorpion: аргумент --level: 'x' — не одно из: "
+            "easy, medium, hard, classic, relaxed, three-blind-mice",
+        ),
+        (["--lang", "fi", "replay"], "scorpion: puuttuu: PELI"),
+    ],
+)
+def test_bad_arguments_in_the_players_language(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
+async def test_an_unprintable_name_is_asked_again(cli: CliRunner) -> None:
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["a\x07b", "bob", "q"])
+    assert code == 0 and "a name has only printable characters" in out
+    code, out = await cli("register", "x" * 40)
+    assert code == 2 and out == "a name has at most 32 characters; type a shorter one\n"

@@ -1,0 +1,204 @@
+"""The client on a real terminal, driven through tmux: the clock, questions, editing, notices.
+
+Each test starts ``python -m clients.cli play`` in a detached tmux session of
+its own (a private socket, 80x24) against the test's server, types into it
+with ``send-keys`` and reads the screen with ``capture-pane``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from clients.cli import config
+from tests.server.conftest import Running
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+@dataclass
+class Screen:
+    socket: str
+
+    async def tmux(self, *args: str) -> str:
+        process = await asyncio.create_subprocess_exec(
+            "tmux", "-L", self.socket, *args, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 10)
+        return out.decode()
+
+    async def text(self) -> str:
+        return await self.tmux("capture-pane", "-p", "-t", "cli")
+
+    async def keys(self, *keys: str) -> None:
+        await self.tmux("send-keys", "-t", "cli", *keys)
+
+    async def wait_for(self, pattern: str, timeout: float = 15.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = await self.text()
+            if re.search(pattern, screen):
+                return screen
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{pattern!r} never appeared on:\n{screen}")
+
+
+@pytest.fixture
+async def ada(server: Running, tmp_path: Path) -> str:
+    """A registered player whose token the terminal's client has; returns the token."""
+    client = await server.player("ada")
+    token = str(client.token)
+    config.save(server.url, config.Credentials("ada", token), tmp_path / "scorpion")
+    return token
+
+
+@contextlib.asynccontextmanager
+async def launch(server: Running, home: Path, *args: str) -> AsyncIterator[Screen]:
+    """``scorpion ARGS`` in a detached 80x24 tmux session of its own."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(home)}")
+    command = (
+        f"cd {ROOT} && unset COLUMNS LINES && XDG_CONFIG_HOME={home} "
+        f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color " + " ".join(args)
+    )
+    await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
+    try:
+        yield shown
+    finally:
+        await shown.tmux("kill-server")
+
+
+@pytest.fixture
+async def screen(server: Running, tmp_path: Path, ada: str) -> AsyncIterator[Screen]:
+    async with launch(server, tmp_path, "play", "--level", "hard", "--deal", "1") as shown:
+        await shown.wait_for(r"(?m)^>")
+        yield shown
+
+
+def clock(text: str) -> int:
+    """The seconds on the status bar (the last status line on the screen)."""
+    found = re.findall(r"time (\d+):(\d\d)", text)
+    assert found, text
+    minutes, seconds = found[-1]
+    return int(minutes) * 60 + int(seconds)
+
+
+async def test_the_clock_ticks_on_the_status_bar(screen: Screen) -> None:
+    first = clock(await screen.wait_for(r"time 0:0\d"))
+    await asyncio.sleep(3.2)
+    later = clock(await screen.text())
+    assert 2 <= later - first <= 4
+
+
+async def test_restart_asks_first(screen: Screen) -> None:
+    await screen.keys("7c 5", "Enter")
+    await screen.wait_for("moved 7♣")
+    await screen.keys("r", "Enter")
+    await screen.wait_for(r"Restart from the deal\? .* \[y/N\]")
+    await screen.keys("n", "Enter")
+    await screen.wait_for("nothing was changed")
+    await screen.keys("r", "Enter")
+    await screen.wait_for(r"(?m)\[y/N\]\n\?")
+    await screen.keys("y", "Enter")
+    await screen.wait_for("restarted from the deal")
+
+
+async def test_line_editing_with_the_arrow_keys(screen: Screen) -> None:
+    await screen.keys("7 5", "Left", "Left", "c", "Enter")  # "7 5" becomes "7c 5"
+    text = await screen.wait_for("moved 7♣ \\(7 cards\\)")
+    assert "^[[D" not in text
+    await screen.keys("Up")  # the history gives the last command back
+    await screen.wait_for(r"(?m)^> 7c 5$")
+
+
+async def test_a_notice_arrives_while_a_command_is_typed(
+    screen: Screen, server: Running, ada: str
+) -> None:
+    await screen.keys("4s")
+    await screen.wait_for("> 4s")
+    other = await server.connect()
+    await other.hello(token=ada)
+    games = await other.request("games")
+    game = games["games"][0]["game"]
+    assert (await other.request("open_game", game=game))["type"] == "game"
+    assert (await other.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    text = await screen.wait_for("moved 7♣ \\(7 cards\\)")
+    lines = text.rstrip("\n").splitlines()
+    prompt = [line for line in lines if line.startswith("> ")]
+    assert prompt and prompt[-1].rstrip() == "> 4s", text  # the typed command is intact
+    assert lines.index(prompt[-1]) > max(i for i, row in enumerate(lines) if "moved 7♣" in row)
+
+
+async def test_the_board_follows_the_terminal_size(screen: Screen) -> None:
+    await screen.tmux("resize-window", "-t", "cli", "-x", "30", "-y", "24")
+    text = await screen.wait_for(r"(?m)^ 7: ")  # one line per column
+    assert all(len(line) <= 30 for line in text.splitlines())
+    await screen.tmux("resize-window", "-t", "cli", "-x", "160", "-y", "50")
+    # The board drawn last is side by side again, in wide cells.
+    await screen.wait_for(
+        r"Scorpion ·(?:(?!Scorpion ·)[\s\S])*\n +1 {7}2(?:(?!Scorpion ·)[\s\S])*$"
+    )
+
+
+async def test_the_level_menu_and_a_chosen_deal(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "--lang", "fi", "play") as shown:
+        text = await shown.wait_for(r"taso \(numero tai nimi")
+        assert "Valitse taso:" in text and "6  kolme sokeaa hiirtä" in text
+        assert "1  helppo" in text and "ei vielä pelattu" in text
+        await shown.keys("3", "Enter")
+        await shown.wait_for("jaon numero")
+        await shown.keys("5", "Enter")
+        text = await shown.wait_for("vaikea · jako 5")
+        await shown.keys("i", "Enter")
+        text = await shown.wait_for("Vinkit:")
+        assert "Tyhjään sarakkeeseen käy vain kuningas." in text
+
+
+async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "--lang", "fi", "play", "--level", "hard") as shown:
+        text = await shown.wait_for(r"(?m)^>")
+        assert "siirrot 0" in text and "pakka: 3" in text
+        assert len(text.splitlines()) <= 24 and all(len(row) <= 80 for row in text.splitlines())
+
+
+async def test_the_menu_asks_for_a_winnable_deal(server: Running, tmp_path: Path, ada: str) -> None:
+    async with launch(server, tmp_path, "play") as shown:
+        await shown.wait_for(r"level \(number or name")
+        await shown.keys("hard", "Enter")
+        await shown.wait_for("w for a winnable deal")
+        await shown.keys("w", "Enter")
+        text = await shown.wait_for(r"(?m)^>")
+        if "cannot choose a winnable deal" not in text:  # a server with the option
+            assert "rejected" not in text
+        assert "Scorpion · game 1 · hard · deal" in text
+
+
+async def test_the_clock_stops_while_paused(screen: Screen) -> None:
+    await screen.keys("p", "Enter")
+    await screen.wait_for(r"PAUSED")
+    await asyncio.sleep(1.2)  # the server's clock event may move it by a rounding
+    held = clock(await screen.text())
+    await asyncio.sleep(2.2)
+    assert clock(await screen.text()) == held
+    await screen.keys("p", "Enter")
+    await screen.wait_for("resumed")
+    await asyncio.sleep(2.2)
+    assert clock(await screen.text()) >= held + 1
+
+
+async def test_tab_completes_commands_and_cards(screen: Screen) -> None:
+    await screen.keys("gu", "Tab")
+    await screen.wait_for(r"(?m)^> guide")
+    await screen.keys("C-u", "9", "Tab")  # 9♦ is the only nine face up on hard deal 1
+    await screen.wait_for(r"(?m)^> 9♦")
