@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import stat
 from pathlib import Path
 
@@ -161,8 +162,9 @@ async def test_resign_and_an_abandoning_new_game_ask_first(cli: CliRunner) -> No
     assert out.count("Resign? The game counts as lost. [y/N]") == 2
     assert out.count("Your unfinished game will count as a loss. Start a new game? [y/N]") == 2
     assert out.count("nothing was changed") == 2
-    assert "game 1 was abandoned and counts as lost" in out
-    assert "Scorpion · game 2 · hard · deal 2" in out and "the game is lost (resigned)" in out
+    assert re.search(r"game \d+ was abandoned and counts as lost", out), out
+    assert re.search(r"Scorpion · game \d+ · hard · deal 2", out), out
+    assert "the game is lost (resigned)" in out
 
 
 async def test_json_mode_prints_only_json(cli: CliRunner) -> None:

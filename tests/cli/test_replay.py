@@ -57,7 +57,8 @@ async def test_a_game_with_a_restart_is_played_back(cli: CliRunner) -> None:
     script = [f"{card} {to}", "r!", "resign!"]
     code, played = await cli("play", "--level", "medium", "--deal", str(deal), lines=script)
     assert code == 0 and "turned up" in played, played
-    code, shown = await cli("replay", "1", "--speed", "0")
+    game = (await cli("games"))[1].splitlines()[1].split()[0]
+    code, shown = await cli("replay", game, "--speed", "0")
     assert code == 0, shown
     assert "cannot give this game's history" not in shown
     assert "-- step 3 --" in shown and "restarted from the deal" in shown
