@@ -41,6 +41,7 @@ class SqliteLock:
         if self.path is None or self._fd is not None:
             return
         lock_path = self.path.with_name(self.path.name + ".lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)  # a first run makes the data dir
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

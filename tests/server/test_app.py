@@ -134,6 +134,14 @@ def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert last.startswith(f"scorpion-server: cannot listen on 127.0.0.1:{port}: ")
 
 
+async def test_a_first_run_creates_the_data_directory(tmp_path: Path) -> None:
+    settings = quiet_settings(tmp_path / "not" / "there yet")
+    server = ScorpionServer(settings)
+    await server.start()
+    await server.stop()
+    assert (tmp_path / "not" / "there yet" / "scorpion.db").is_file()
+
+
 async def test_a_second_server_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
     settings = quiet_settings(tmp_path)
     first = ScorpionServer(settings)
