@@ -54,6 +54,7 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "forbidden": "Not allowed here: a deal number chosen on the easy level.",
     "stale": "The request's `v` is not the game's current version (nothing was applied); "
     "`v` carries the current version.",
+    "paused": "The game is paused: move, deal, undo, restart and hint wait for `resume`.",
     "duplicate_name": "Another player already has that name.",
     "unauthenticated": "The request needs a player: register, or hello with a valid token.",
     "rate_limited": "Too many requests; wait a little and retry.",

@@ -69,7 +69,7 @@ _RULES_MOVE = (
 )
 _GAME_ACCESS = ("unauthenticated", "not_found")
 _OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
-_ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over")
+_ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 _HINT_ACTION = Str(choices=("move", "deal", "none"))
@@ -206,12 +206,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "hint",
         "Asks for one useful move (R20). Hints are counted and recorded, so the version grows.",
         ("hint",),
-        (*_OPEN_ACCESS, "game_over"),
+        (*_OPEN_ACCESS, "game_over", "paused"),
         {"type": "hint", "id": 13, "game": 42},
     )(_game()),
     _request(
         "pause",
-        "Stops the game's clock (R22) until `resume`; the game stays open. A paused game "
+        "Stops the game's clock (R22) until `resume`; the game stays open. While paused, "
+        "move, deal, undo, restart and hint are refused with `paused`. A paused game "
         "stays paused when its connections close, on every device, and across server restarts.",
         ("ack",),
         _OPEN_ACCESS,

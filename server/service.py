@@ -778,10 +778,16 @@ class GameService:
     # -- actions ----------------------------------------------------------------------------
 
     @staticmethod
-    def _play_time(live: LiveGame) -> int:
-        """Call holding the lock: the play time now, for an action on an unfinished game."""
+    def _play_time(live: LiveGame, *, playing: bool = True) -> int:
+        """Call holding the lock: the play time now, for an action on an unfinished game.
+
+        A paused game takes no action until ``resume`` (its clock is stopped,
+        so play time and timed scores would stand still): ``paused``.
+        """
         if live.finished:
             raise GameOver()
+        if playing and live.clock.paused:
+            raise _fail("paused", "The game is paused; resume it first.")
         return live.clock.now_ms()
 
     async def _act(self, session: Session, request: Request) -> Reply:
@@ -915,7 +921,7 @@ class GameService:
     async def _resign_once(self, live: LiveGame, request: Request) -> Reply:
         async with live.lock:
             self._check_fresh(live)
-            t = self._play_time(live)
+            t = self._play_time(live, playing=False)  # giving up needs no resume first
             write = GameWrite(live.id, live.log_version, live.progress(t), ending=Ending.RESIGNED)
             committed = await self._commit(live, write)
             self._end_lost(live, committed.game, "resigned")

@@ -115,8 +115,8 @@ def test_error_codes_are_described_and_disjoint() -> None:
     assert not PROTOCOL_CODES.keys() & RULE_CODES.keys()
     assert set(ERROR_CODES) == {
         "bad_request", "hello_required", "unsupported_version", "not_found", "forbidden",
-        "stale", "duplicate_name", "unauthenticated", "rate_limited", "unavailable", "internal",
-        "already_signed_in", "not_open", "id_reused", *RULE_CODES,
+        "stale", "paused", "duplicate_name", "unauthenticated", "rate_limited", "unavailable",
+        "internal", "already_signed_in", "not_open", "id_reused", *RULE_CODES,
     }  # fmt: skip
     for code, description in ERROR_CODES.items():
         assert code.isidentifier() and code.islower()

@@ -43,8 +43,8 @@ async def test_clock_events_on_open_pause_resume_close(server: Running) -> None:
     assert running is False and paused_at >= 40
     await asyncio.sleep(0.05)
     move = await lee.request("move", game=game, v=0, card="7C", to=5)
-    assert move["v"] == 1
-    assert (await lee.request("resume", game=game))["v"] == 1
+    assert move["code"] == "paused"  # a pause pauses play, not only the clock
+    assert (await lee.request("resume", game=game))["v"] == 0
     [(running, resumed_at)] = await clock_events(lee)
     assert running is True and resumed_at == paused_at  # paused time is not play time
     other = await server.connect()

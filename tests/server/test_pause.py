@@ -1,0 +1,47 @@
+"""A pause pauses: nothing that changes the game or its clock is taken while it is paused."""
+
+from __future__ import annotations
+
+from tests.server.conftest import Running
+
+
+async def test_a_paused_game_refuses_every_action_until_resume(server: Running) -> None:
+    pia = await server.player("pia")
+    start = await pia.request("new_game", level="hard", deal=1)
+    game, v = start["game"], start["v"]
+    assert (await pia.request("move", game=game, v=v, card="7C", to=5))["type"] == "ack"
+    v += 1
+    assert (await pia.request("pause", game=game))["type"] == "ack"
+    refused = [
+        await pia.request("move", game=game, v=v, card="4S", to=6),
+        await pia.request("deal", game=game, v=v),
+        await pia.request("undo", game=game, v=v),
+        await pia.request("restart", game=game, v=v),
+        await pia.request("hint", game=game),
+    ]
+    for reply in refused:
+        assert reply["type"] == "error" and reply["code"] == "paused", reply
+    opened = await pia.request("open_game", game=game)
+    assert opened["v"] == v and opened["view"]["moves"] == 1 and opened["view"]["hints"] == 0
+    assert (await pia.request("resume", game=game))["type"] == "ack"
+    assert (await pia.request("undo", game=game, v=v))["type"] == "ack"
+
+
+async def test_a_retry_of_an_action_applied_before_the_pause_still_gets_its_ack(
+    server: Running,
+) -> None:
+    ray = await server.player("ray")
+    start = await ray.request("new_game", level="hard", deal=1)
+    game = start["game"]
+    first = await ray.request("move", id_="m1", game=game, v=0, card="7C", to=5)
+    assert first["type"] == "ack"
+    await ray.request("pause", game=game)
+    again = await ray.request("move", id_="m1", game=game, v=0, card="7C", to=5)
+    assert again == first
+
+
+async def test_resigning_a_paused_game_is_allowed(server: Running) -> None:
+    sam = await server.player("sam")
+    game = (await sam.request("new_game", level="hard", deal=1))["game"]
+    await sam.request("pause", game=game)
+    assert (await sam.request("resign", game=game))["type"] == "ack"
