@@ -84,6 +84,11 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "fi": "Pakka on jo jaettu.",
         "ru": "Колода уже сдана.",
     },
+    "stock_empty.none": {
+        "en": "This level has no stock to deal.",
+        "fi": "Tällä tasolla ei ole pakkaa jaettavaksi.",
+        "ru": "На этом уровне нет колоды для сдачи.",
+    },
     "stock_not_allowed": {
         "en": "The stock may be dealt only when no other move is left.",
         "fi": "Pakan saa jakaa vasta, kun muita siirtoja ei ole.",
@@ -99,12 +104,27 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "fi": "Tämä peli on jo voitettu.",
         "ru": "Эта партия уже выиграна.",
     },
+    "game_over.resigned": {
+        "en": "This game is over: it was resigned.",
+        "fi": "Tämä peli on päättynyt: se luovutettiin.",
+        "ru": "Эта партия окончена: вы сдались.",
+    },
+    "game_over.abandoned": {
+        "en": "This game is over: it was abandoned for a new game.",
+        "fi": "Tämä peli on päättynyt: se jätettiin uuden pelin vuoksi.",
+        "ru": "Эта партия окончена: её бросили ради новой.",
+    },
 }
 
 
-def message_for(code: str, locale: str = "en", **details: object) -> str:
-    """The readable reason for ``code`` in ``locale`` (English when unknown)."""
-    templates = _MESSAGES[code]
+def message_for(code: str, locale: str = "en", variant: str = "", **details: object) -> str:
+    """The readable reason for ``code`` in ``locale`` (English when unknown).
+
+    ``variant`` words one code for a particular case (``game_over`` of a
+    ``resigned`` game, ``stock_empty`` on a level with ``none``); the code
+    stays the same, only the message differs.
+    """
+    templates = _MESSAGES.get(f"{code}.{variant}", _MESSAGES[code])
     template = templates.get(locale, templates["en"])
     return template.format(**details)
 
@@ -118,13 +138,14 @@ class RuleViolation(EngineError):
 
     code: ClassVar[str] = "illegal_move"
 
-    def __init__(self, card: str = "", column: int | None = None) -> None:
+    def __init__(self, card: str = "", column: int | None = None, *, variant: str = "") -> None:
         self.card = card
         self.column = column
+        self.variant = variant
         super().__init__(self.message("en"))
 
     def message(self, locale: str = "en") -> str:
-        return message_for(self.code, locale, card=self.card, column=self.column)
+        return message_for(self.code, locale, self.variant, card=self.card, column=self.column)
 
 
 class NotFaceUp(RuleViolation):

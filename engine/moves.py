@@ -119,7 +119,7 @@ def auto_move(state: State, rules: Rules, card: int) -> Move:
 def check_deal(state: State, rules: Rules) -> None:
     """Raise unless the stock may be dealt now (R13)."""
     if not state.stock:
-        raise errors.StockEmpty()
+        raise errors.StockEmpty(variant="none" if rules.layout == "three-blind-mice" else "")
     if rules.stock_only_when_stuck and legal_moves(state, rules, useful_only=True):
         raise errors.StockNotAllowed()
 

@@ -38,9 +38,10 @@ class PlayClock:
         if self._since is None:
             self._since = self._monotonic()
 
-    def stop(self) -> None:
+    def stop(self, at_ms: int | None = None) -> None:
+        """Stop counting; ``at_ms``: at that play time (a finished game's recorded one)."""
         if self._since is not None:
-            self.base_ms = self.now_ms()
+            self.base_ms = self.now_ms() if at_ms is None else at_ms
             self._since = None
 
     def advance_to(self, t_ms: int) -> None:

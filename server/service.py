@@ -752,7 +752,9 @@ class GameService:
         if should_run:
             live.clock.start()
         else:
-            live.clock.stop()
+            # A finished game's clock stops at its recorded time, so the clock
+            # event, the view, the summary and the replay give one figure.
+            live.clock.stop(live.record.time_ms if live.finished else None)
             self._save_time(live)
         # A won game's play time is the win's (the view's), not when its clock stopped.
         event = build.clock(running=should_run, time_ms=live.play_time())
@@ -785,7 +787,7 @@ class GameService:
         so play time and timed scores would stand still): ``paused``.
         """
         if live.finished:
-            raise GameOver()
+            raise GameOver(variant=live.lost_reason or "")
         if playing and live.clock.paused:
             raise _fail("paused", "The game is paused; resume it first.")
         return live.clock.now_ms()
