@@ -174,17 +174,23 @@ class Restarted:
 
 @dataclass(frozen=True, slots=True)
 class Hinted:
-    """A hint (R20): move ``card`` to column ``to``, or deal the stock, or nothing."""
+    """A hint (R20): move ``card`` to column ``to``, or deal the stock, or nothing.
+
+    ``reason`` says why a hint is ``none`` (given by whoever computed it).
+    """
 
     action: str  # "move", "deal" or "none"
     card: int | None = None
     to: int | None = None
+    reason: str | None = None
 
     def to_dict(self) -> EventDict:
         out: EventDict = {"type": "hint", "action": self.action}
         if self.card is not None:
             out["card"] = card_str(self.card)
             out["to"] = self.to
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 

@@ -53,12 +53,18 @@ ACTION_TYPES = ("move", "deal", "undo", "restart", "hint")
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One player action as the replay file records it (replay.md)."""
+    """One player action as the replay file records it (replay.md).
+
+    A hint action carries the suggestion it gave (``hinted``), so a game
+    rebuilt from its actions gives the same hint events as the original,
+    whoever computed the suggestion (the solver, in another process).
+    """
 
     type: str
     card: int | None = None
     to: int | None = None
     t: int = 0
+    hinted: Hinted | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -66,6 +72,10 @@ class Action:
             out["card"] = card_str(self.card)
         if self.to is not None:
             out["to"] = self.to
+        if self.hinted is not None:
+            suggested = self.hinted.to_dict()
+            del suggested["type"]
+            out["suggested"] = suggested
         out["t"] = self.t
         return out
 
@@ -160,11 +170,12 @@ class Game:
             if action.card is None:
                 raise ValueError("a move names a card")
             return self.move(action.card, action.to, action.t)
+        if action.type == "hint":
+            return self.hint(action.t, action.hinted)
         handlers = {
             "deal": self.deal,
             "undo": self.undo,
             "restart": self.restart,
-            "hint": self.hint,
         }
         if action.type not in handlers:
             raise ValueError(f"unknown action type {action.type!r}")
@@ -232,7 +243,7 @@ class Game:
         if suggestion is None:
             suggestion = suggest(self.state, self.rules)
         self.hints += 1
-        return self._after(Action("hint", t=when), [suggestion])
+        return self._after(Action("hint", t=when, hinted=suggestion), [suggestion])
 
     def suggestion(self) -> Hinted:
         """The hint for the current position, without recording a request."""

@@ -16,6 +16,7 @@ from typing import Any
 from engine.cards import CardParseError, parse_card
 from engine.deal import DealNumberError, deal_layout
 from engine.errors import ReplayFormatError, RuleViolation
+from engine.events import Hinted
 from engine.game import ACTION_TYPES, Action, Game
 from engine.levels import Rules, UnknownLevel, get_level
 from engine.view import full_layout
@@ -31,6 +32,7 @@ __all__ = [
     "verify",
 ]
 
+HINT_ACTIONS = ("move", "deal", "none")
 FORMAT = "scorpion-replay"
 VERSION = 1
 
@@ -80,6 +82,8 @@ def _parse_action(index: int, raw: object, previous_t: int) -> Action:
     t = raw.get("t", previous_t)
     _require(_is_int(t) and t >= 0, f"{where} has a bad t {t!r}")
     _require(t >= previous_t, f"{where}: t decreases ({t} < {previous_t})")
+    if kind == "hint" and "suggested" in raw:
+        return Action("hint", t=t, hinted=_parse_suggested(where, raw["suggested"]))
     if kind != "move":
         return Action(str(kind), t=t)
     _require("card" in raw, f"{where} is a move without a card")
@@ -90,6 +94,25 @@ def _parse_action(index: int, raw: object, previous_t: int) -> Action:
     to = raw.get("to")
     _require(to is None or _is_int(to), f"{where} has a non-integer 'to' {to!r}")
     return Action("move", card, to, t)
+
+
+def _parse_suggested(where: str, raw: object) -> Hinted:
+    """A hint action's ``suggested`` object: what the hint said (replay-format.md)."""
+    _require(isinstance(raw, dict), f"{where}: 'suggested' is not an object")
+    assert isinstance(raw, dict)
+    action = raw.get("action")
+    _require(action in HINT_ACTIONS, f"{where}: 'suggested' has an unknown action {action!r}")
+    reason = raw.get("reason")
+    _require(reason is None or isinstance(reason, str), f"{where}: a non-text reason {reason!r}")
+    if action != "move":
+        return Hinted(str(action), reason=reason)
+    try:
+        card = parse_card(raw.get("card"))  # type: ignore[arg-type]
+    except (CardParseError, TypeError) as exc:
+        raise ReplayFormatError(f"{where}: 'suggested' names no card: {exc}") from exc
+    to = raw.get("to")
+    _require(_is_int(to), f"{where}: 'suggested' has a non-integer 'to' {to!r}")
+    return Hinted("move", card, to, reason)
 
 
 def parse_replay(doc: object) -> Replay:

@@ -15,10 +15,11 @@ given to ``verify`` may name any deal the rules know (up to 10^20).
 from __future__ import annotations
 
 from protocol.errors import RULE_CODES
-from protocol.fields import Bool, Choice, Field, Int, ListOf, Shape, Str, Tagged
+from protocol.fields import Bool, Choice, Field, Int, ListOf, Obj, Shape, Str, Tagged
 from protocol.shapes import CARD, COLUMN, COUNT, DEAL, LEVEL, MILLISECONDS
 
 __all__ = [
+    "HINT_SUGGESTION",
     "REPLAY",
     "REPLAY_ACTION",
     "REPLAY_ACTIONS",
@@ -48,6 +49,24 @@ def _action(type_: str, doc: str, *fields: Field) -> Shape:
     )
 
 
+HINT_SUGGESTION = Shape(
+    "hint_suggestion",
+    "hint suggestion",
+    (
+        Field("action", Str(choices=("move", "deal", "none")), "What the hint suggested."),
+        Field("card", CARD, "The card to move (action `move`).", required=False),
+        Field("to", COLUMN, "The column to move it to (action `move`).", required=False),
+        Field(
+            "reason",
+            Str(choices=("lost", "seen", "stuck")),
+            "Why `none` (the `hint` event's `reason`).",
+            required=False,
+        ),
+    ),
+    "A hint as the `hint` event gives it, without its `type`.",
+    extensible=True,
+)
+
 REPLAY_ACTIONS: tuple[Shape, ...] = (
     _action(
         "move",
@@ -59,7 +78,18 @@ REPLAY_ACTIONS: tuple[Shape, ...] = (
     _action("deal", "The stock is dealt onto columns 1, 2, 3 (R13)."),
     _action("undo", "The last move or deal is taken back (R18)."),
     _action("restart", "The game goes back to its deal (R19)."),
-    _action("hint", "A hint was requested (R20): counted, changes no card."),
+    _action(
+        "hint",
+        "A hint was requested (R20): counted, changes no card.",
+        Field(
+            "suggested",
+            Obj(HINT_SUGGESTION),
+            "What the hint said (exports always carry it: the server stores each hint's "
+            "suggestion); re-playing gives that hint again. Without it (older files) a re-play "
+            "computes the engine's heuristic hint for the position.",
+            required=False,
+        ),
+    ),
 )
 
 REPLAY_ACTION = Tagged("replay_action", "replay action", REPLAY_ACTIONS)
@@ -117,7 +147,13 @@ VERIFY_INVALID = Shape(
     extensible=True,
 )
 
-REPLAY_SHAPES: tuple[Shape, ...] = (REPLAY, *REPLAY_ACTIONS, VERIFY_VALID, VERIFY_INVALID)
+REPLAY_SHAPES: tuple[Shape, ...] = (
+    REPLAY,
+    *REPLAY_ACTIONS,
+    HINT_SUGGESTION,
+    VERIFY_VALID,
+    VERIFY_INVALID,
+)
 
 REPLAY_EXAMPLE: dict[str, object] = {
     "format": "scorpion-replay",
@@ -129,7 +165,7 @@ REPLAY_EXAMPLE: dict[str, object] = {
         {"type": "move", "card": "KS", "t": 9100},
         {"type": "deal", "t": 12000},
         {"type": "undo", "t": 15000},
-        {"type": "hint", "t": 16000},
+        {"type": "hint", "suggested": {"action": "move", "card": "9C", "to": 5}, "t": 16000},
         {"type": "restart", "t": 20000},
     ],
 }

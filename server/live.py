@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.cards import card_str, parse_card
-from engine.events import Event
+from engine.events import Event, Hinted
 from engine.game import Action, Game
 from engine.levels import get_level
 from engine.view import public_view
@@ -128,7 +128,19 @@ class LiveGame:
     def last_action(game: Game) -> NewAction:
         action = game.actions[-1]
         card = None if action.card is None else card_str(action.card)
-        return NewAction(action.type, card, action.to, action.t)
+        hinted = action.hinted
+        if hinted is None:
+            return NewAction(action.type, card, action.to, action.t)
+        return NewAction(
+            action.type,
+            card,
+            action.to,
+            action.t,
+            hint_action=hinted.action,
+            hint_card=None if hinted.card is None else card_str(hinted.card),
+            hint_to=hinted.to,
+            hint_reason=hinted.reason,
+        )
 
     def hidden_cards(self) -> set[str]:
         """The names of every card now face down or in the stock."""
@@ -171,7 +183,15 @@ class LiveGame:
 
 def to_action(record: ActionRecord) -> Action:
     card = None if record.card is None else parse_card(record.card)
-    return Action(record.type, card, record.to, record.t)
+    return Action(record.type, card, record.to, record.t, _hinted(record))
+
+
+def _hinted(record: ActionRecord) -> Hinted | None:
+    """The suggestion a stored hint gave (None before it was stored: the engine recomputes)."""
+    if record.hint_action is None:
+        return None
+    card = None if record.hint_card is None else parse_card(record.hint_card)
+    return Hinted(record.hint_action, card, record.hint_to, record.hint_reason)
 
 
 def event_dicts(events: Iterable[Event]) -> list[EventDict]:

@@ -25,6 +25,11 @@ Decisions worth knowing:
 - CHECK constraints keep a finished game's fields consistent, so a bug in a
   writer cannot record a lost game without a reason or a won one unfinished.
 - ``games.paused`` survives a restart, so a paused game's clock stays stopped.
+- A hint action stores the suggestion it gave (``game_actions.hint_*``): the
+  solver's answer depends on its time budget and on the machine, so a game
+  rebuilt on another node or after a restart must read it back, not
+  recompute it. Hint actions stored before revision 0003 have none; a
+  rebuild gives the heuristic's hint for those, as before.
 - ``easy_deals`` holds the winnable deal numbers the server found while
   running, beyond the list shipped with the engine (``engine.solver.easy``).
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
@@ -219,6 +224,11 @@ class ActionRow(Base):
     t: Mapped[int] = mapped_column(BigInteger)
     request_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # A hint action's suggestion (R20), so every rebuild gives the hint that was given.
+    hint_action: Mapped[str | None] = mapped_column(String(8))
+    hint_card: Mapped[str | None] = mapped_column(String(3))
+    hint_to: Mapped[int | None] = mapped_column(Integer)
+    hint_reason: Mapped[str | None] = mapped_column(String(16))
 
 
 class LevelStatsRow(Base):

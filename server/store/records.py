@@ -121,6 +121,10 @@ class ActionRecord:
     t: int
     request_id: str | None
     created_at: datetime
+    hint_action: str | None = None  # a hint's suggestion: "move", "deal" or "none"
+    hint_card: str | None = None
+    hint_to: int | None = None
+    hint_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +156,18 @@ class NewAction:
     card: str | None = None
     to: int | None = None
     t: int = 0
+    hint_action: str | None = None  # a hint's suggestion (type "hint" only)
+    hint_card: str | None = None
+    hint_to: int | None = None
+    hint_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.type not in ACTION_TYPES:
             raise ValueError(f"unknown action type {self.type!r}")
+        if self.hint_action is not None and self.type != "hint":
+            raise ValueError(f"a {self.type!r} action with a hint's suggestion")
+        if self.hint_action not in (None, "move", "deal", "none"):
+            raise ValueError(f"unknown hint action {self.hint_action!r}")
         if (self.card is not None) != (self.type == "move"):
             raise ValueError(f"a {self.type!r} action with card {self.card!r}")
         if self.card is not None and not 0 < len(self.card) <= 3:

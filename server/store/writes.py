@@ -93,6 +93,10 @@ _ACTION_ROW: Final = (
     ("to_col", "INTEGER"),
     ("t", "BIGINT"),
     ("request_id", "VARCHAR"),
+    ("hint_action", "VARCHAR"),
+    ("hint_card", "VARCHAR"),
+    ("hint_to", "INTEGER"),
+    ("hint_reason", "VARCHAR"),
 )
 _SET: Final = (
     *(f"{name} = v.{name}" for name, _type in _GAME_ROW[2:]),
@@ -257,6 +261,10 @@ def _action_record(write: GameWrite, now: datetime) -> ActionRecord:
         t=action.t,
         request_id=write.request_id,
         created_at=now,
+        hint_action=action.hint_action,
+        hint_card=action.hint_card,
+        hint_to=action.hint_to,
+        hint_reason=action.hint_reason,
     )
 
 
@@ -269,6 +277,10 @@ def _action_row(record: ActionRecord) -> tuple[Any, ...]:
         record.to,
         record.t,
         record.request_id,
+        record.hint_action,
+        record.hint_card,
+        record.hint_to,
+        record.hint_reason,
     )
 
 

@@ -116,7 +116,11 @@ def test_export_of_a_played_game() -> None:
         "actions": [
             {"type": "move", "card": "5H", "to": 3, "t": 1_000},
             {"type": "move", "card": "JC", "t": 1_000},
-            {"type": "hint", "t": 2_500},
+            {
+                "type": "hint",
+                "suggested": {"action": "move", "card": "9H", "to": 5},  # what the hint said
+                "t": 2_500,
+            },
             {"type": "deal", "t": 3_000},
             {"type": "undo", "t": 4_000},
             {"type": "restart", "t": 4_000},
@@ -125,6 +129,49 @@ def test_export_of_a_played_game() -> None:
     }
     assert json.loads(json.dumps(exported)) == exported
     assert export_replay(rebuild(parse_replay(exported))) == exported
+
+
+def test_a_replayed_hint_gives_the_suggestion_it_records() -> None:
+    document = {
+        "format": "scorpion-replay",
+        "version": 1,
+        "level": "hard",
+        "deal": 5,
+        "actions": [
+            {"type": "hint", "suggested": {"action": "none", "reason": "lost"}, "t": 10},
+            {"type": "hint", "suggested": {"action": "move", "card": "kd", "to": 2}, "t": 20},
+            {"type": "hint", "t": 30},  # a replay without suggestions: the heuristic's
+        ],
+    }
+    game = rebuild(parse_replay(document))
+    hinted = [action.hinted for action in game.actions]
+    assert [h.to_dict() if h else None for h in hinted] == [
+        {"type": "hint", "action": "none", "reason": "lost"},
+        {"type": "hint", "action": "move", "card": "KD", "to": 2},
+        Game(LEVELS["hard"], 5).hint(30)[0].to_dict(),
+    ]
+
+
+@pytest.mark.parametrize(
+    "suggested",
+    [
+        "move",
+        {"action": "jump"},
+        {"action": "move", "card": "ZZ", "to": 1},
+        {"action": "move", "card": "KD"},
+        {"action": "none", "reason": 7},
+    ],
+)
+def test_a_bad_suggestion_is_no_replay(suggested: object) -> None:
+    document = {
+        "format": "scorpion-replay",
+        "version": 1,
+        "level": "hard",
+        "deal": 5,
+        "actions": [{"type": "hint", "suggested": suggested}],
+    }
+    with pytest.raises(ReplayFormatError):
+        parse_replay(document)
 
 
 @pytest.mark.parametrize("level", LEVEL_NAMES)
