@@ -254,8 +254,10 @@ def hint(
     action: str,
     card: str | None = None,
     to: int | None = None,
+    reason: str | None = None,
 ) -> Message:
-    return _server("hint", re=re, game=game, v=v, action=action, card=card, to=to)
+    """``reason`` (action ``none`` only): ``lost``, ``seen`` or ``stuck``."""
+    return _server("hint", re=re, game=game, v=v, action=action, card=card, to=to, reason=reason)
 
 
 def games(re: RequestId, *, games: Sequence[Mapping[str, Any]]) -> Message:

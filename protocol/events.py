@@ -141,6 +141,12 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field("action", Str(choices=("move", "deal", "none")), "What the hint suggests."),
         Field("card", CARD, "The card to move (action `move` only).", required=False),
         Field("to", COLUMN, "The column to move it to (action `move` only).", required=False),
+        Field(
+            "reason",
+            Str(choices=("lost", "seen", "stuck")),
+            "With action `none`, why (the `hint` reply's `reason`).",
+            required=False,
+        ),
     ),
     _event(
         "score",

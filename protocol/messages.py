@@ -73,6 +73,12 @@ _ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 _HINT_ACTION = Str(choices=("move", "deal", "none"))
+HINT_REASON = Str(choices=("lost", "seen", "stuck"))
+HINT_REASON_DOC = (
+    "With action `none`, why: `lost` (the solver proved that no sequence of actions wins "
+    "from here), `seen` (every move not proved lost leads back to a position this game has "
+    "already been in: undo or restart to try another way), `stuck` (no move and no stock, R16)."
+)
 
 
 def _game() -> Field:
@@ -204,7 +210,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(_game(), _v()),
     _request(
         "hint",
-        "Asks for one useful move (R20). Hints are counted and recorded, so the version grows.",
+        "Asks for one useful move (R20). Hints are counted and recorded, so the version grows. "
+        "Where the solver has a winning line the hint is its next step, so following the hints "
+        "wins without meeting a position twice; otherwise it is the best move by the heuristic "
+        "that leads neither back to a position this game has been in nor into one proved lost, "
+        "and `none` (with a `reason`) when there is no such move. A whole column is never "
+        "hinted into an empty column, unless the stock is still to come and one of the two "
+        "columns is among those the deal covers.",
         ("hint",),
         (*_OPEN_ACCESS, "game_over", "paused"),
         {"type": "hint", "id": 13, "game": 42},
@@ -444,13 +456,14 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         "hint",
         "Answers hint (R20): `move` card `card` to column `to`, `deal` the stock, or `none`.",
         {"type": "hint", "re": 13, "game": 42, "v": 1, "action": "move", "card": "7C", "to": 5},
-        {"type": "hint", "re": 13, "game": 42, "v": 9, "action": "none"},
+        {"type": "hint", "re": 13, "game": 42, "v": 9, "action": "none", "reason": "lost"},
     )(
         _game(),
         _v("The game's version after the hint."),
         Field("action", _HINT_ACTION, "What the hint suggests."),
         Field("card", CARD, "The card to move (action `move`).", required=False),
         Field("to", COLUMN, "The column to move it to (action `move`).", required=False),
+        Field("reason", HINT_REASON, HINT_REASON_DOC, required=False),
     ),
     _reply(
         "games",

@@ -42,9 +42,11 @@ work (``lost_position``), only after checking that its version is still the
 cached one, with no ``await`` between the check and the push.
 
 Hints and lost-position checks run the solver in worker processes
-(``SolverPool``). A lost-position check follows every action but a hint,
-unless the workers are busy or the game's previous check is still running
-(then one more runs when it ends); a position proved lost is pushed as
+(``SolverPool``); hints are steps of a plan (``HintAdvisor``: a winning line
+followed, else a move that neither goes back nor into a known loss). A
+lost-position check follows every action but a hint, unless the workers are
+busy or the game's previous check is still running (then one more runs when
+it ends); a position proved lost is pushed as
 ``lost_position``. The pool remembers definitive verdicts (lost or won) per
 position, so a position reached again (undo, restart) is answered without a
 search and, if lost, announced again.
@@ -101,6 +103,7 @@ from protocol import (
     build,
     encode,
 )
+from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
 from server.live import EventDict, LiveGame, event_dicts, to_action
 from server.sessions import SignedIn
@@ -230,6 +233,7 @@ class GameService:
         self.signed_in: SignedIn[Session] = SignedIn()
         self.hub = hub
         self.solver = solver
+        self.advisor = HintAdvisor(solver)
         self.easy_deals = easy_deals if easy_deals is not None else WinnableDeals()
         self.cache_size = cache_size
         self.rng = rng if rng is not None else random.SystemRandom()
@@ -901,7 +905,7 @@ class GameService:
         async with live.lock:
             self._check_fresh(live)
             t = self._play_time(live)
-            suggestion: Hinted = await self.solver.hint(live.game.state, live.game.rules)
+            suggestion: Hinted = await self.advisor.hint(live)
             trial = live.game.fork()
             events = [e.to_dict() for e in trial.hint(t, suggestion)]
             await self._record(live, trial, events, t, None)
@@ -913,6 +917,7 @@ class GameService:
                 action=hint["action"],
                 card=hint.get("card"),
                 to=hint.get("to"),
+                reason=hint.get("reason"),
             )
 
     async def _resign(self, session: Session, request: Request) -> Reply:

@@ -5,8 +5,9 @@ stall every other player, and in a thread it would still hold the GIL. So
 ``SolverPool`` sends a copy of the position and the (frozen, picklable)
 rules to a ``ProcessPoolExecutor`` and awaits the answer. ``pending`` counts
 searches in flight so optional work (the lost-position check) can be
-skipped when the workers are busy. If the pool breaks, hints fall back to
-the engine's one-move heuristic, computed in-process (it is cheap).
+skipped when the workers are busy. Hints are searched by
+``server.hint_plan.plan_hint``; if the pool breaks, they fall back to its
+choice without a search, computed in-process (it is cheap).
 
 Lost-position checks remember their proofs. A check asks the solver for its
 verdict on the position; a definitive one (``lost``: no sequence of actions
@@ -38,19 +39,17 @@ import select
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Final, TypeVar
 
-from engine.events import Hinted
-from engine.hints import suggest
 from engine.levels import Rules
 from engine.solver import native
-from engine.solver.advice import solver_hint
 from engine.solver.easy import find_winnable
 from engine.solver.search import solve
 from engine.state import State
+from server.hint_plan import HintAnswer, plan_hint
 
 __all__ = ["LOST_VERDICTS", "SolverPool"]
 
@@ -91,10 +90,34 @@ class SolverPool:
     def busy(self) -> bool:
         return self.pending >= self.workers
 
-    async def hint(self, state: State, rules: Rules) -> Hinted:
-        """The solver's hint for ``state``; the heuristic if the pool fails."""
-        hinted = await self._in_worker(solver_hint, state.copy(), rules, self.hint_budget_ms)
-        return suggest(state, rules) if hinted is None else hinted
+    async def plan_hint(
+        self, state: State, rules: Rules, seen: frozenset[bytes], known_lost: frozenset[bytes]
+    ) -> HintAnswer:
+        """A hint for ``state`` that goes forward (``server.hint_plan``); searched in a worker.
+
+        If the pool fails, the same choice without a search, in-process (cheap).
+        """
+        answer = await self._in_worker(
+            plan_hint, state.copy(), rules, seen, known_lost, self.hint_budget_ms
+        )
+        if answer is None:
+            return plan_hint(state.copy(), rules, seen, known_lost, 0, search=False)
+        return answer
+
+    def known_lost(self, rules: Rules, key: bytes) -> bool:
+        """Whether the position with ``key`` is remembered as proved lost."""
+        return self._verdicts.get((rules, key)) is True
+
+    def remember_lost(self, rules: Rules, keys: Iterable[bytes]) -> None:
+        """Keep positions proved lost elsewhere (a hint's search) among the verdicts."""
+        for key in keys:
+            self._remember((rules, key), True)
+
+    def _remember(self, key: tuple[Rules, bytes], lost: bool) -> None:
+        self._verdicts[key] = lost
+        self._verdicts.move_to_end(key)
+        while len(self._verdicts) > LOST_VERDICTS:
+            self._verdicts.popitem(last=False)
 
     async def lost(self, state: State, rules: Rules) -> bool:
         """Whether the solver proves ``state`` lost within the budget (or did before)."""
@@ -109,9 +132,7 @@ class SolverPool:
         if verdict is None:
             return False  # the pool failed: no check this time
         if verdict != "unknown":  # a proof either way: the position's, for good
-            self._verdicts[key] = verdict == "lost"
-            while len(self._verdicts) > LOST_VERDICTS:
-                self._verdicts.popitem(last=False)
+            self._remember(key, verdict == "lost")
         return verdict == "lost"
 
     async def find_easy(self, seed: int, budget_ms: int) -> int | None:
@@ -138,7 +159,7 @@ class SolverPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-_KINDS: Final = {"solver_hint": "hint", "_lost_verdict": "lost", "_find_easy": "easy"}
+_KINDS: Final = {"plan_hint": "hint", "_lost_verdict": "lost", "_find_easy": "easy"}
 
 
 def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:

@@ -337,6 +337,10 @@ def render_hint(hint: dict[str, Any]) -> str:
         return _("hint.move", card=card_text(str(hint.get("card"))), column=hint.get("to"))
     if action == "deal":
         return _("hint.deal")
+    if hint.get("reason") == "lost":
+        return _("hint.none_lost")
+    if hint.get("reason") == "seen":
+        return _("hint.none_seen")
     return _("hint.none")
 
 

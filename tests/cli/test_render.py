@@ -25,6 +25,7 @@ from clients.cli.render import (
     cards_in_text,
     describe_event,
     render_board,
+    render_hint,
     render_results,
     render_stats,
 )
@@ -130,3 +131,10 @@ def test_cards_and_events() -> None:
     assert describe_event({"type": "score", "score": 1, "moves": 1, "undos": 0, "hints": 0}) is None
     assert "undo" in str(describe_event({"type": "stuck"}))
     assert describe_event({"type": "something_new"}) is None
+
+
+def test_a_none_hint_says_why() -> None:
+    assert "can no longer be won" in render_hint({"action": "none", "reason": "lost"})
+    assert "back to a position" in render_hint({"action": "none", "reason": "seen"})
+    assert render_hint({"action": "none", "reason": "stuck"}) == "hint: no useful move is left"
+    assert render_hint({"action": "none"}) == "hint: no useful move is left"

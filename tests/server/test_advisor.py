@@ -1,0 +1,83 @@
+"""``HintAdvisor``: a line once found is followed without searching; known losses are avoided."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+import server.workers
+from engine.game import Game
+from engine.levels import LEVELS
+from server.advisor import HintAdvisor
+from server.hint_plan import HintAnswer, candidates, plan_hint
+from server.live import LiveGame
+from server.store import GameRecord, GameStatus
+from server.workers import SolverPool
+
+MEDIUM, HARD = LEVELS["medium"], LEVELS["hard"]
+
+
+def live_game(level: str, deal: int) -> LiveGame:
+    now = datetime.now(UTC)
+    record = GameRecord(
+        1, 1, level, deal, GameStatus.ACTIVE, 0, 0, 0, 0, 0, 0, 0, now, now, None, None
+    )
+    return LiveGame(record, Game(LEVELS[level], deal), [])
+
+
+@pytest.fixture
+def pool() -> Iterator[SolverPool]:
+    pool = SolverPool(1, hint_budget_ms=2000, lost_budget_ms=10)
+    pool.close()
+    pool._pool = ThreadPoolExecutor(max_workers=1)  # type: ignore[assignment]
+    yield pool
+    pool._pool.shutdown()
+
+
+async def test_a_found_line_is_followed_to_the_win_without_another_search(pool: SolverPool) -> None:
+    advisor = HintAdvisor(pool)
+    live = live_game("hard", 5)
+    t = 0
+    while not live.game.won:
+        hinted = await advisor.hint(live)
+        t += 1
+        live.game.hint(t, hinted)
+        if hinted.action == "deal":
+            live.game.deal(t)
+        else:
+            assert hinted.action == "move" and hinted.card is not None
+            live.game.move(hinted.card, hinted.to, t)
+    hints = live.game.hints
+    assert advisor.planned == hints - 1  # one search, at the first hint
+    seen = advisor.memory(live).seen(live.game)
+    moves = sum(action.type in ("move", "deal") for action in live.game.actions)
+    assert len(seen) == moves + 1  # every position once: the deal and one per move
+
+
+async def test_after_an_undo_the_hint_avoids_the_move_into_a_known_loss(
+    pool: SolverPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unsearched(*args: Any, **options: Any) -> HintAnswer:
+        return plan_hint(*args, **{**options, "search": False})  # as if the budget ran out
+
+    monkeypatch.setattr(server.workers, "plan_hint", unsearched)
+    advisor = HintAdvisor(pool)
+    live = live_game("medium", 3)
+    state = live.game.state
+    options = candidates(state, MEDIUM)
+    first = await advisor.hint(live)
+    assert first == options[0][0]
+    pool.remember_lost(MEDIUM, [options[0][1].key()])  # the lost-position check proved it
+    assert await advisor.hint(live) == options[1][0]
+
+
+async def test_a_position_known_lost_hints_none_at_once(pool: SolverPool) -> None:
+    advisor = HintAdvisor(pool)
+    live = live_game("hard", 2)
+    pool.remember_lost(HARD, [live.game.state.key()])
+    hinted = await advisor.hint(live)
+    assert (hinted.action, hinted.reason) == ("none", "lost")
