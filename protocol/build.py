@@ -175,8 +175,9 @@ def clock(*, running: bool, time_ms: int) -> Message:
     return _compose(EVENTS["clock"].shape, type="clock", running=running, time_ms=time_ms)
 
 
-def lost_position() -> Message:
-    return {"type": "lost_position"}
+def lost_position(*, from_deal: bool) -> Message:
+    """``from_deal``: the deal itself is proved lost (not the player's moves)."""
+    return _compose(EVENTS["lost_position"].shape, type="lost_position", from_deal=from_deal)
 
 
 def snapshot(view: Mapping[str, Any]) -> Message:

@@ -217,8 +217,17 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
     ),
     _event(
         "lost_position",
-        "The solver proved that the position can no longer be won (undo may still help).",
-        {},
+        "The solver proved that the position can no longer be won. Checked when a game "
+        "starts (so a deal that cannot be won is said at once), after each action and at the "
+        "first open_game of a game the server had not checked.",
+        {"from_deal": False},
+        Field(
+            "from_deal",
+            Bool(),
+            "`true`: the deal itself is proved lost, whatever is played (say so: no move "
+            "spoiled it). `false`: the deal is not proved lost (the solver won it, or did not "
+            "decide it): the position was lost by the moves since, and undo may still help.",
+        ),
     ),
     _event(
         "game_lost",

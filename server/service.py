@@ -46,8 +46,10 @@ Hints and lost-position checks run the solver in worker processes
 followed, else a move that neither goes back nor into a known loss). A
 lost-position check follows every action but a hint, unless the workers are
 busy or the game's previous check is still running (then one more runs when
-it ends); a position proved lost is pushed as
-``lost_position``. The pool remembers definitive verdicts (lost or won) per
+it ends); so does a new game (at its deal) and the first ``open_game`` of a
+game loaded from the store. A position proved lost is pushed as
+``lost_position``, telling whether the deal itself was lost (``LostChecks``,
+which keeps deal verdicts in the store). The pool remembers definitive verdicts (lost or won) per
 position, so a position reached again (undo, restart) is answered without a
 search and, if lost, announced again.
 
@@ -126,6 +128,7 @@ from server.store import (
     StoreUnavailable,
     VersionConflict,
 )
+from server.verdicts import LostChecks
 from server.workers import SolverPool
 
 __all__ = ["SERVER_NAME", "GameService", "Session"]
@@ -234,6 +237,7 @@ class GameService:
         self.hub = hub
         self.solver = solver
         self.advisor = HintAdvisor(solver)
+        self.lost_checks = LostChecks(store, solver)
         self.easy_deals = easy_deals if easy_deals is not None else WinnableDeals()
         self.cache_size = cache_size
         self.rng = rng if rng is not None else random.SystemRandom()
@@ -637,6 +641,7 @@ class GameService:
             self.hub.send(session.outbox, reply)
             self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
+            self._check_lost(live)  # say it at the deal when the deal cannot be won
         return None
 
     async def _draw_deal(self, player: Player, rules: Rules) -> int:
@@ -709,6 +714,8 @@ class GameService:
             self.hub.send(session.outbox, self._opening(live, request.id, since))
             self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
+            if not live.finished and not self.lost_checks.seen(live):
+                self._check_lost(live)
         return None
 
     def _opening(self, live: LiveGame, re: RequestId, since: int | None) -> Reply:
@@ -959,10 +966,10 @@ class GameService:
             while True:
                 live.recheck = False
                 version = live.version  # the committed game: actions only land on a fork
-                lost = await self.solver.lost(live.game.state.copy(), live.game.rules)
+                lost = await self.lost_checks.check(live)
                 current = live.version == version and self._games.get(live.id) is live
-                if lost and current and not live.finished:
-                    event = build.lost_position()
+                if lost is not None and current and not live.finished:
+                    event = build.lost_position(from_deal=lost)
                     message = build.events(game=live.id, v=version, events=[event])
                     self.hub.push(live.id, message)
                 if not live.recheck:

@@ -121,19 +121,23 @@ class SolverPool:
 
     async def lost(self, state: State, rules: Rules) -> bool:
         """Whether the solver proves ``state`` lost within the budget (or did before)."""
+        return await self.verdict(state, rules) == "lost"
+
+    async def verdict(self, state: State, rules: Rules) -> str:
+        """``won``, ``lost`` (proved, now or before) or ``unknown``, with the lost budget."""
         key = (rules, state.key())
         known = self._verdicts.get(key)
         if known is not None:
             self._verdicts.move_to_end(key)
             self.lost_remembered += 1
-            return known
+            return "lost" if known else "won"
         self.lost_searches += 1
         verdict = await self._in_worker(_lost_verdict, state.copy(), rules, self.lost_budget_ms)
         if verdict is None:
-            return False  # the pool failed: no check this time
+            return "unknown"  # the pool failed: no check this time
         if verdict != "unknown":  # a proof either way: the position's, for good
             self._remember(key, verdict == "lost")
-        return verdict == "lost"
+        return verdict
 
     async def find_easy(self, seed: int, budget_ms: int) -> int | None:
         """A random deal number (from ``seed``) the solver wins under easy rules, or None."""

@@ -74,6 +74,7 @@ class Board:
     lost_position: bool = False
     undo_depth: int = 0  # how many moves and deals undo can still take back (R18)
     played: int = 0  # moves and deals since the deal or the last restart, net of undos
+    lost_from_deal: bool = False  # the deal itself cannot be won
     result: dict[str, Any] | None = None
     needs_snapshot: bool = False
 
@@ -188,6 +189,7 @@ class Board:
             self.stuck = True
         elif kind == "lost_position":
             self.lost_position = True
+            self.lost_from_deal = bool(event.get("from_deal"))
         elif kind == "game_lost":
             self.lost, self.status = str(event.get("reason", "resigned")), "lost"
             self.running, self.deal = False, event.get("deal", self.deal)

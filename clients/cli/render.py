@@ -169,6 +169,8 @@ def _extras(board: Board, style: Style) -> list[str]:
         banner = _("board.lost_plain")
     elif board.stuck:
         banner = _("board.stuck")
+    elif board.lost_position and board.lost_from_deal:
+        banner = _("board.lost_from_deal")
     elif board.lost_position:
         banner = _("board.lost_position")
     if banner is not None:
@@ -320,6 +322,8 @@ def describe_event(event: dict[str, Any]) -> str | None:
         return _("event.restarted")
     if kind == "stuck":
         return _("event.stuck")
+    if kind == "lost_position" and event.get("from_deal"):
+        return _("event.lost_from_deal")
     if kind == "lost_position":
         return _("event.lost_position")
     if kind == "game_lost":

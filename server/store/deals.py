@@ -1,4 +1,4 @@
-"""Deal numbers: the winnable easy deals found at run time, and the deals a player has had.
+"""Deal numbers: winnable deals found at run time, deal verdicts, and the deals a player had.
 
 The easy level offers only deals the solver has won (seed 004). The engine
 ships a list of them; a server grows that pool while it runs and keeps what
@@ -15,9 +15,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.store.errors import integrity_kind
-from server.store.models import EASY_DEALS, GAMES
+from server.store.models import DEAL_VERDICTS, EASY_DEALS, GAMES
 
-__all__ = ["fetch_easy_deals", "fetch_played_deals", "insert_easy_deal"]
+__all__ = [
+    "fetch_deal_verdict",
+    "fetch_easy_deals",
+    "fetch_played_deals",
+    "insert_deal_verdict",
+    "insert_easy_deal",
+]
 
 
 async def fetch_easy_deals(conn: AsyncConnection, level: str) -> list[int]:
@@ -50,3 +56,26 @@ async def fetch_played_deals(conn: AsyncConnection, player_id: int, level: str) 
         .distinct()
     )
     return set((await conn.execute(statement)).scalars())
+
+
+async def fetch_deal_verdict(conn: AsyncConnection, level: str, deal: int) -> str | None:
+    """``"won"`` or ``"lost"`` if the solver decided ``deal`` under ``level`` before."""
+    statement = select(DEAL_VERDICTS.c.verdict).where(
+        DEAL_VERDICTS.c.level == level, DEAL_VERDICTS.c.deal == deal
+    )
+    return (await conn.execute(statement)).scalar_one_or_none()
+
+
+async def insert_deal_verdict(
+    conn: AsyncConnection, level: str, deal: int, verdict: str, now: datetime
+) -> bool:
+    """Keep a deal's verdict; False if one was there (verdicts never change)."""
+    row = {"level": level, "deal": deal, "verdict": verdict, "decided_at": now}
+    try:
+        async with conn.begin_nested():
+            await conn.execute(DEAL_VERDICTS.insert().values(**row))
+    except IntegrityError as exc:
+        if integrity_kind(exc) == "unique":
+            return False
+        raise
+    return True

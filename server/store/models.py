@@ -32,6 +32,10 @@ Decisions worth knowing:
   rebuild gives the heuristic's hint for those, as before.
 - ``easy_deals`` holds the winnable deal numbers the server found while
   running, beyond the list shipped with the engine (``engine.solver.easy``).
+- ``deal_verdicts`` remembers what the solver proved about a deal number
+  under a level's rules (won or lost; an undecided search is not kept): a
+  deal's verdict never changes, so each deal is searched once per database,
+  by whichever node meets it first.
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
   later migrations can drop or alter them by name on both databases.
 """
@@ -61,6 +65,7 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = [
     "ACTIONS",
+    "DEAL_VERDICTS",
     "EASY_DEALS",
     "GAMES",
     "LEVEL_STATS",
@@ -68,6 +73,7 @@ __all__ = [
     "ActionRow",
     "Base",
     "DealNumber",
+    "DealVerdictRow",
     "EasyDealRow",
     "GameRow",
     "LevelStatsRow",
@@ -261,9 +267,22 @@ class EasyDealRow(Base):
     found_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class DealVerdictRow(Base):
+    """The solver's proof about deal ``deal`` under ``level``'s rules: won or lost, for good."""
+
+    __tablename__ = "deal_verdicts"
+    __table_args__ = (CheckConstraint("verdict IN ('won', 'lost')", name="verdict"),)
+
+    level: Mapped[str] = mapped_column(String(32), primary_key=True)
+    deal: Mapped[int] = mapped_column(DealNumber(), primary_key=True)
+    verdict: Mapped[str] = mapped_column(String(4))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 # The Core tables, for statements built once and executed many times: cheaper
 # than statements on the ORM classes, which go through the ORM's plugins.
 GAMES: Final = cast(Table, GameRow.__table__)
 ACTIONS: Final = cast(Table, ActionRow.__table__)
 LEVEL_STATS: Final = cast(Table, LevelStatsRow.__table__)
 EASY_DEALS: Final = cast(Table, EasyDealRow.__table__)
+DEAL_VERDICTS: Final = cast(Table, DealVerdictRow.__table__)

@@ -260,6 +260,18 @@ class Store:
         async with self._transaction() as conn:
             return await deals.insert_easy_deal(conn, level, deal, self._clock())
 
+    async def deal_verdict(self, level: str, deal: int) -> str | None:
+        """What the solver proved about ``deal`` under ``level`` (won, lost), if anything."""
+        async with self._reading() as conn:
+            return await deals.fetch_deal_verdict(conn, level, deal)
+
+    async def add_deal_verdict(self, level: str, deal: int, verdict: str) -> bool:
+        """Keep a proof about a deal (``"won"`` or ``"lost"``); False if one was kept."""
+        if verdict not in ("won", "lost"):
+            raise ValueError(f"only a proof is kept, not {verdict!r}")
+        async with self._transaction() as conn:
+            return await deals.insert_deal_verdict(conn, level, deal, verdict, self._clock())
+
     async def played_deals(self, player_id: int, level: str) -> set[int]:
         """The deals of every game the player has started on ``level``."""
         async with self._reading() as conn:

@@ -138,3 +138,10 @@ def test_a_none_hint_says_why() -> None:
     assert "back to a position" in render_hint({"action": "none", "reason": "seen"})
     assert render_hint({"action": "none", "reason": "stuck"}) == "hint: no useful move is left"
     assert render_hint({"action": "none"}) == "hint: no useful move is left"
+
+
+def test_lost_from_the_deal_is_worded_apart_from_lost_after_the_moves() -> None:
+    from_deal = describe_event({"type": "lost_position", "from_deal": True}) or ""
+    after_moves = describe_event({"type": "lost_position", "from_deal": False}) or ""
+    assert "deal cannot be won" in from_deal and "undo" not in from_deal
+    assert "position can no longer be won" in after_moves and "undo" in after_moves

@@ -208,7 +208,7 @@ def test_catch_up_and_events_builders() -> None:
 
 def test_server_event_builders() -> None:
     assert build.game_lost("resigned", 1) == example(EVENTS["game_lost"])
-    assert build.lost_position() == example(EVENTS["lost_position"])
+    assert build.lost_position(from_deal=False) == example(EVENTS["lost_position"])
     assert build.clock(running=False, time_ms=83000) == example(EVENTS["clock"])
     won = example(EVENTS["won"])
     engine_won = {key: value for key, value in won.items() if key != "stats"}

@@ -218,25 +218,28 @@ async def test_lost_position_names_only_a_version_already_sent(
     service.solver.lost_budget_ms = 1000
     first_check, calls = asyncio.Event(), 0
 
-    async def lost(state: object, rules: object) -> bool:
+    async def verdict(state: object, rules: object) -> str:
         nonlocal calls
         calls += 1
         if calls == 1:
+            return "unknown"  # the check at the deal, as the game starts
+        if calls == 2:
             await first_check.wait()
-            return False
-        return True  # as if remembered: answered at once
+            return "unknown"
+        return "lost"  # as if remembered: answered at once
 
-    monkeypatch.setattr(service.solver, "lost", lost)
+    monkeypatch.setattr(service.solver, "verdict", verdict)
     mia = await server.player("mia")
     game = (await mia.request("new_game", level="hard", deal=1))["game"]
+    await until(lambda: calls == 1)
     assert (await mia.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
-    await until(lambda: calls == 1)  # the check of v1 is running
+    await until(lambda: calls == 2)  # the check of v1 is running
     assert (await mia.request("undo", game=game, v=1))["v"] == 2  # asks for a recheck
     entered, release = hold_commits(server, monkeypatch)
     third = asyncio.create_task(mia.request("move", game=game, v=2, card="7C", to=5))
     await entered.wait()  # v3 is being stored, not yet sent
     first_check.set()
-    await until(lambda: calls == 2)
+    await until(lambda: calls == 3)
     await asyncio.sleep(0.05)  # let a (wrong) push of the recheck through, if any
     release.set()
     assert (await third)["v"] == 3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from engine.events import Hinted
 from engine.levels import Rules
 from engine.state import State
 from server.hub import Hub, Outbox
@@ -39,24 +38,27 @@ class ProvesEverythingLost:
     busy = False
     lost_budget_ms = 1
 
-    async def hint(self, state: State, rules: Rules) -> Hinted:
-        return Hinted("none")
+    async def verdict(self, state: State, rules: Rules) -> str:
+        return "lost"
 
-    async def lost(self, state: State, rules: Rules) -> bool:
+    def known_lost(self, rules: Rules, key: bytes) -> bool:
         return True
 
 
 async def test_a_proved_lost_position_is_pushed(server: Running) -> None:
     service = server.server.service
     assert service is not None
-    service.solver = ProvesEverythingLost()  # type: ignore[assignment]
+    solver = ProvesEverythingLost()
+    service.solver = service.advisor.solver = service.lost_checks.solver = solver  # type: ignore[assignment]
     max_ = await server.player("max")
     game = (await max_.request("new_game", level="hard", deal=1))["game"]
+    lost = [{"type": "lost_position", "from_deal": True}]
+    while (push := await max_.push()).get("events") != lost:
+        pass
+    assert push["v"] == 0  # said at the deal
     assert (await max_.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
-    while True:
-        push = await max_.push()
-        if push.get("events") == [{"type": "lost_position"}]:
-            assert push["v"] == 1
-            break
+    while (push := await max_.push()).get("events") != lost:
+        pass
+    assert push["v"] == 1
     hint = await max_.request("hint", game=game)
-    assert hint["action"] == "none" and hint["v"] == 2
+    assert (hint["action"], hint["reason"], hint["v"]) == ("none", "lost", 2)

@@ -21,7 +21,15 @@ from server.store.models import metadata
 from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
 
 ROOT = Path(__file__).resolve().parents[3]
-TABLES = {"players", "tokens", "games", "game_actions", "level_stats", "easy_deals"}
+TABLES = {
+    "players",
+    "tokens",
+    "games",
+    "game_actions",
+    "level_stats",
+    "easy_deals",
+    "deal_verdicts",
+}
 
 
 def _differences(connection: Connection) -> list[Any]:

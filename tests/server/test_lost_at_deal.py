@@ -1,0 +1,93 @@
+"""Say it at the deal: a deal that cannot be won is announced before the first move.
+
+``lost_position`` tells "lost from the deal" from "lost after your moves";
+deal verdicts are kept in the database and never searched twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from server.config import Settings
+from tests.server.client import Client
+from tests.server.conftest import Running
+
+LOST_DEAL, WON_DEAL = 1, 5  # hard: deal 1 is proved lost at once, deal 5 won (until dealt)
+
+
+@pytest.fixture
+async def checking(settings: Settings) -> AsyncIterator[Running]:
+    running = Running(dataclasses.replace(settings, lost_budget_ms=1000))
+    await running.start()
+    yield running
+    await running.stop()
+
+
+async def lost_pushes(client: Client, running: Running, game: int) -> list[dict[str, Any]]:
+    """Every lost_position push once the game's checks are done."""
+    assert running.server.service is not None
+    live = running.server.service.cached(game)
+    assert live is not None
+    for _ in range(200):
+        if not live.checking:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.05)
+    return [
+        {"v": push["v"], **event}
+        for push in client.drain()
+        for event in push.get("events", [])
+        if event["type"] == "lost_position"
+    ]
+
+
+async def test_a_lost_deal_is_said_at_the_deal(checking: Running) -> None:
+    kim = await checking.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+    assert await lost_pushes(kim, checking, game) == [
+        {"v": 0, "type": "lost_position", "from_deal": True}
+    ]
+    assert checking.server.store is not None
+    assert await checking.server.store.deal_verdict("hard", LOST_DEAL) == "lost"
+
+
+async def test_a_won_deal_lost_by_a_move_says_so(checking: Running) -> None:
+    lev = await checking.player("lev")
+    game = (await lev.request("new_game", level="hard", deal=WON_DEAL))["game"]
+    assert await lost_pushes(lev, checking, game) == []
+    assert (await lev.request("deal", game=game, v=0))["type"] == "ack"  # loses this deal
+    assert await lost_pushes(lev, checking, game) == [
+        {"v": 1, "type": "lost_position", "from_deal": False}
+    ]
+    assert checking.server.store is not None
+    assert await checking.server.store.deal_verdict("hard", WON_DEAL) == "won"
+
+
+async def test_open_game_checks_a_game_loaded_from_the_store(checking: Running) -> None:
+    mo = await checking.player("mo")
+    token = mo.token
+    game = (await mo.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+    await lost_pushes(mo, checking, game)
+    await checking.restart()
+    again = await checking.connect()
+    await again.hello(token)
+    await again.request("open_game", game=game)
+    assert await lost_pushes(again, checking, game) == [
+        {"v": 0, "type": "lost_position", "from_deal": True}
+    ]
+    assert checking.server.service is not None
+    assert checking.server.service.solver.lost_searches == 0  # the kept verdict answered
+
+
+async def test_the_deal_verdict_is_searched_once_per_database(checking: Running) -> None:
+    ned = await checking.player("ned")
+    for _ in range(2):
+        game = (await ned.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+        await lost_pushes(ned, checking, game)
+    assert checking.server.service is not None
+    assert checking.server.service.solver.lost_searches == 1
