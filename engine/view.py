@@ -18,18 +18,23 @@ from engine.state import State
 __all__ = ["full_layout", "public_view"]
 
 
-def public_view(game: Game, t: int | None = None, *, running: bool = False) -> dict[str, Any]:
+def public_view(
+    game: Game, t: int | None = None, *, running: bool = False, withhold_deal: bool = False
+) -> dict[str, Any]:
     """The position and record as a player sees them, at play time ``t``.
 
     ``running`` says whether the caller's clock is counting play time (the
     engine keeps none, R22): a client adds the time since to ``time_ms``.
+    ``withhold_deal``: the deal was chosen by the solver on any level (a
+    winnable game): withheld until the game is won, as on easy.
     """
+    solver_dealt = game.rules.solver_deals or withhold_deal
     state = game.state
     results = game.results(t)
     finished = game.won
     view: dict[str, Any] = {
         "level": game.rules.name,
-        "deal": game.deal_number if finished or not game.rules.solver_deals else None,
+        "deal": game.deal_number if finished or not solver_dealt else None,
         "columns": [
             {"down": down, "cards": [card_str(card) for card in col[down:]]}
             for col, down in zip(state.cols, state.down, strict=True)

@@ -96,8 +96,9 @@ def summary(
     deal: int | None,
     started: datetime,
     updated: datetime,
+    winnable: bool | None = None,
 ) -> Message:
-    """A game summary. ``deal`` must already be None for an unfinished easy game."""
+    """A game summary. ``deal`` must already be None for an unfinished easy or winnable game."""
     return _compose(
         GAME_SUMMARY,
         game=game,
@@ -110,12 +111,14 @@ def summary(
         deal=deal,
         started=iso8601(started),
         updated=iso8601(updated),
+        winnable=winnable,
     )
 
 
 def stats_row(
     *,
     level: str,
+    winnable: bool = False,
     wins: int,
     losses: int,
     current_streak: int,
@@ -129,6 +132,7 @@ def stats_row(
     return _compose(
         STATS_ROW,
         level=level,
+        winnable=winnable,
         games=games_played,
         wins=wins,
         losses=losses,

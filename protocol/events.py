@@ -180,6 +180,7 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
             "deal": 1,
             "stats": {
                 "level": "hard",
+                "winnable": False,
                 "games": 12,
                 "wins": 5,
                 "losses": 7,

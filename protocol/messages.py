@@ -138,15 +138,27 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "new_game",
         "Starts a game and opens it on this connection. Without `deal` the server picks one "
         "(on easy, always one the solver has won, and one this player has not had while any "
-        "is left: choosing it there is `forbidden`). "
+        "is left: choosing it there is `forbidden`). With `winnable: true` it deals, on any "
+        "level, a deal the solver has won under that level's rules, chosen the same way; "
+        "such games keep statistics of their own (a stats row with `winnable: true`), and "
+        "their deal number is withheld until they end. A level whose winnable deals are "
+        "still being found answers `unavailable`: retry shortly. "
         "Abandoning an unfinished game loses it (R17).",
         ("game",),
-        ("unauthenticated", "forbidden"),
+        ("unauthenticated", "forbidden", "unavailable"),
         {"type": "new_game", "id": 3, "level": "hard", "deal": 1},
         {"type": "new_game", "id": 4, "level": "easy"},
+        {"type": "new_game", "id": 5, "level": "relaxed", "winnable": True},
     )(
         Field("level", LEVEL, "The level (rules.md, level table)."),
         Field("deal", DEAL, "The deal number (docs/deals.md).", required=False),
+        Field(
+            "winnable",
+            Bool(),
+            "Deal a deal the solver has won under this level's rules (no `deal` with it: "
+            "`forbidden`). On easy every deal is one already.",
+            required=False,
+        ),
     ),
     _request(
         "open_game",
@@ -255,7 +267,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "stats",
         "The player's statistics: one row for every level, in the level table's order "
-        "(easy, medium, hard, classic, relaxed, three-blind-mice), or only the given level's.",
+        "(easy, medium, hard, classic, relaxed, three-blind-mice), or only the given level's; "
+        "a level on which the player finished a game asked for as winnable has a second row "
+        "for those, right after (`winnable: true`).",
         ("stats",),
         ("unauthenticated",),
         {"type": "stats", "id": 19, "level": "hard"},
@@ -323,6 +337,7 @@ _EASY_SUMMARY = {
 }
 _STATS_EXAMPLE = {
     "level": "hard",
+    "winnable": False,
     "games": 11,
     "wins": 4,
     "losses": 7,
@@ -473,7 +488,8 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     _reply(
         "stats",
         "Answers stats: one row for every level in the level table's order, zeros (and nulls) "
-        "for a level with no finished game; with `level`, that level's row only.",
+        "for a level with no finished game, each followed by the level's winnable games' row "
+        "when there is one; with `level`, that level's rows only.",
         {"type": "stats", "re": 19, "stats": [_STATS_EXAMPLE]},
     )(Field("stats", ListOf(Obj(STATS_ROW)), "The rows.")),
     _reply(

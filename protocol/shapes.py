@@ -94,10 +94,16 @@ GAME_SUMMARY = Shape(
         Field(
             "deal",
             AnyOf((DEAL, Null())),
-            "The deal number; null for an unfinished easy game (hidden information).",
+            "The deal number; null for an unfinished easy or winnable game (hidden information).",
         ),
         Field("started", TIMESTAMP, "When the game was created (UTC)."),
         Field("updated", TIMESTAMP, "When the game last changed (UTC)."),
+        Field(
+            "winnable",
+            Bool(),
+            "`true` for a game asked for as winnable (absent otherwise).",
+            required=False,
+        ),
     ),
     "One line of a player's game list.",
     extensible=True,
@@ -110,6 +116,13 @@ STATS_ROW = Shape(
     "stats row",
     (
         Field("level", LEVEL, "The level these figures are for."),
+        Field(
+            "winnable",
+            Bool(),
+            "`true`: the row of games asked for as winnable (`new_game` with `winnable`); "
+            "`false`: the row of the level's other games (random or chosen deals; on easy, "
+            "every game). The two rows never mix: a winnable streak is not the level's streak.",
+        ),
         Field("games", COUNT, "Finished games (won + lost)."),
         Field("wins", COUNT, "Games won."),
         Field("losses", COUNT, "Games lost (resigned or abandoned, R17)."),

@@ -7,9 +7,10 @@ store and its schema, waiting up to ``db_wait_s`` for a database that does not
 answer yet (retrying with doubling pauses, each attempt logged; exit code 1 if
 it never does), its (SQLite is created or upgraded automatically; PostgreSQL must already
 be current, else the server refuses to start and names ``scorpion-server
---migrate``), the solver pool, the easy level's deal pool (``server.easy_pool``: loaded,
-then grown in the background), the service and hub, on PostgreSQL the change listener that
-hears other nodes' commits (``server.store.notify``), then the listener
+--migrate``), the solver pool, the winnable deal pools of every level
+(``server.winnable_pools``: loaded, then grown in the background), the
+service and hub, on PostgreSQL the change listener that hears other nodes'
+commits (``server.store.notify``), then the listener
 (``server.connection.Listener``: subprotocol ``scorpion.v1``, frame limit
 MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``),
 with plain HTTP beside it (``server.http``) and TLS when a certificate is
@@ -42,7 +43,6 @@ from protocol import CLOSE_GOING_AWAY
 from server import logs
 from server.config import Settings, SettingsError, load_settings
 from server.connection import ConnectionHandler, Listener
-from server.easy_pool import EasyDealFinder
 from server.http import HttpRoutes
 from server.hub import Hub
 from server.logs import configure_logging
@@ -51,6 +51,7 @@ from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
 from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
+from server.winnable_pools import WinnableDealFinder, WinnablePools
 from server.workers import SolverPool
 
 __all__ = [
@@ -123,14 +124,21 @@ async def _open_store(settings: Settings) -> Store:
 class ScorpionServer:
     """One running server: ``await start()``, then ``port``, then ``await stop()``."""
 
-    def __init__(self, settings: Settings, *, easy_deals: WinnableDeals | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        easy_deals: WinnableDeals | None = None,
+        pools: WinnablePools | None = None,
+    ) -> None:
         self.settings = settings
         self.easy_deals = easy_deals
+        self.pools = pools
         self.hub = Hub()
         self.store: Store | None = None
         self.solver: SolverPool | None = None
         self.service: GameService | None = None
-        self.finder: EasyDealFinder | None = None
+        self.finder: WinnableDealFinder | None = None
         self.metrics = Metrics()
         self._listener: Listener | None = None
         self._sqlite_lock: SqliteLock | None = None
@@ -161,14 +169,15 @@ class ScorpionServer:
         self.solver.on_run = lambda kind, seconds: metrics.solver_seconds.labels(kind).observe(
             seconds
         )
-        pool = self.easy_deals if self.easy_deals is not None else WinnableDeals()
-        self.finder = EasyDealFinder(self.store, self.solver, pool, target=settings.easy_pool)
+        pools = self.pools if self.pools is not None else WinnablePools(self.easy_deals)
+        targets = dict.fromkeys(pools.names, settings.winnable_pool) | {"easy": settings.easy_pool}
+        self.finder = WinnableDealFinder(self.store, self.solver, pools, targets)
         await self.finder.load()
         self.service = GameService(
             self.store,
             self.hub,
             self.solver,
-            easy_deals=pool,
+            pools=pools,
             cache_size=settings.cache_size,
             token_max_age=(
                 timedelta(days=settings.token_ttl_days) if settings.token_ttl_days else None

@@ -47,7 +47,8 @@ class Settings:
     cache_size: int = 10_000  # live games kept in memory
     token_ttl_days: int = 0  # tokens older than this stop working (0: never)
     commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
-    easy_pool: int = 5000  # winnable easy deals to find in the background (server.easy_pool)
+    easy_pool: int = 5000  # winnable easy deals to find in the background (server.winnable_pools)
+    winnable_pool: int = 200  # winnable deals per other level to find, for new_game winnable
     migrate: bool = False  # upgrade the schema and exit
 
     @property
@@ -93,6 +94,7 @@ _HELP: dict[str, str] = {
     "token_ttl_days": "a token stops working this many days after it was issued (0: never)",
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
+    "winnable_pool": "grow each other level's winnable deals to this many in the background",
     "migrate": "upgrade the database schema to this version and exit",
 }
 
@@ -139,6 +141,7 @@ _AT_LEAST: Final = {
     "token_ttl_days": 0,
     "commit_batch": 1,
     "easy_pool": 0,
+    "winnable_pool": 0,
     "db_timeout_ms": 1,
     "db_wait_s": 0,
 }

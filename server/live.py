@@ -98,8 +98,13 @@ class LiveGame:
 
     def view(self) -> dict[str, Any]:
         """The engine's view with what only the server knows: a lost game is ``lost``,
-        and its deal number (withheld on easy while unfinished) is shown."""
-        view = public_view(self.game, self.clock.now_ms(), running=self.clock.running)
+        and its deal number (withheld on easy and winnable games while unfinished) is shown."""
+        view = public_view(
+            self.game,
+            self.clock.now_ms(),
+            running=self.clock.running,
+            withhold_deal=self.record.winnable,
+        )
         if self.status is GameStatus.LOST:
             view.update(status=GameStatus.LOST.value, deal=self.record.deal)
         return view
@@ -175,10 +180,16 @@ class LiveGame:
             moves=self.game.moves,
             score=self.game.score(self.clock.now_ms()) if not self.finished else record.score,
             time_ms=self.clock.now_ms() if not self.finished else record.time_ms,
-            deal=None if not self.finished and self.game.rules.solver_deals else record.deal,
+            deal=None if not self.finished and self.solver_dealt else record.deal,
             started=record.created_at,
             updated=record.updated_at,
+            winnable=record.winnable or None,
         )
+
+    @property
+    def solver_dealt(self) -> bool:
+        """The deal was the solver's choice (easy, or asked winnable): its number is withheld."""
+        return self.game.rules.solver_deals or self.record.winnable
 
 
 def to_action(record: ActionRecord) -> Action:

@@ -95,7 +95,7 @@ from engine.events import Hinted
 from engine.game import Game
 from engine.levels import Rules, get_level
 from engine.replay import export_replay
-from engine.solver.easy import DRAW_LIMIT, WinnableDeals
+from engine.solver.easy import DRAW_LIMIT
 from protocol import (
     LEVELS,
     MAX_SERVER_FRAME_BYTES,
@@ -129,6 +129,7 @@ from server.store import (
     VersionConflict,
 )
 from server.verdicts import LostChecks
+from server.winnable_pools import WinnablePools
 from server.workers import SolverPool
 
 __all__ = ["SERVER_NAME", "GameService", "Session"]
@@ -161,7 +162,8 @@ def record_version(record: GameRecord) -> int:
 
 
 def record_summary(record: GameRecord) -> dict[str, Any]:
-    hide = record.status is GameStatus.ACTIVE and get_level(record.level).solver_deals
+    solver_dealt = get_level(record.level).solver_deals or record.winnable
+    hide = record.status is GameStatus.ACTIVE and solver_dealt
     return build.summary(
         game=record.id,
         level=record.level,
@@ -173,12 +175,14 @@ def record_summary(record: GameRecord) -> dict[str, Any]:
         deal=None if hide else record.deal,
         started=record.created_at,
         updated=record.updated_at,
+        winnable=record.winnable or None,
     )
 
 
 def stats_row(stats: LevelStats) -> dict[str, Any]:
     return build.stats_row(
         level=stats.level,
+        winnable=stats.winnable,
         wins=stats.wins,
         losses=stats.losses,
         current_streak=stats.current_streak,
@@ -226,7 +230,7 @@ class GameService:
         hub: Hub,
         solver: SolverPool,
         *,
-        easy_deals: WinnableDeals | None = None,
+        pools: WinnablePools | None = None,
         cache_size: int = 10_000,
         rng: random.Random | None = None,
         token_max_age: timedelta | None = None,
@@ -238,7 +242,8 @@ class GameService:
         self.solver = solver
         self.advisor = HintAdvisor(solver)
         self.lost_checks = LostChecks(store, solver)
-        self.easy_deals = easy_deals if easy_deals is not None else WinnableDeals()
+        self.pools = pools if pools is not None else WinnablePools()
+        self.easy_deals = self.pools.easy
         self.cache_size = cache_size
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
@@ -625,13 +630,17 @@ class GameService:
         level = request.get_str("level")
         rules = get_level(level)
         deal = request.opt_int("deal")
+        # Easy deals only winnable deals: its games are its only kind (no winnable row).
+        winnable = bool(request.opt_bool("winnable")) and not rules.solver_deals
         if deal is not None and rules.solver_deals:
             raise _fail("forbidden", "Deal numbers cannot be chosen on the easy level.")
+        if deal is not None and winnable:
+            raise _fail("forbidden", "A winnable game's deal is the server's to choose.")
         if deal is None:
-            deal = await self._draw_deal(session.player, rules)
+            deal = await self._draw_deal(session.player, rules, winnable)
         lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
         async with lock:
-            record, lost = await self._start(session.player, level, deal)
+            record, lost = await self._start(session.player, NewGame(level, deal, winnable))
         live = LiveGame(record, Game(rules, deal), [])
         self._remember(live)
         async with live.lock:
@@ -644,14 +653,21 @@ class GameService:
             self._check_lost(live)  # say it at the deal when the deal cannot be won
         return None
 
-    async def _draw_deal(self, player: Player, rules: Rules) -> int:
-        """A random deal; on the easy level a winnable one the player has not had, if any."""
-        if rules.solver_deals:
+    async def _draw_deal(self, player: Player, rules: Rules, winnable: bool) -> int:
+        """A random deal; on easy or asked ``winnable``, a solver-won one the player has not had.
+
+        A level whose pool is still empty (its first deals are being found)
+        answers ``unavailable``: starting a game never waits for a search.
+        """
+        if rules.solver_deals or winnable:
             played = await self.store.played_deals(player.id, rules.name)
-            return self.easy_deals.draw(self.rng, avoid=played)
+            deal = self.pools.draw(rules.name, self.rng, avoid=played)
+            if deal is None:
+                raise _fail("unavailable", "No winnable deal of this level is ready yet; retry.")
+            return deal
         return self.rng.randrange(1, DRAW_LIMIT)
 
-    async def _start(self, player: Player, level: str, deal: int) -> tuple[GameRecord, int | None]:
+    async def _start(self, player: Player, new: NewGame) -> tuple[GameRecord, int | None]:
         """Create the game, abandoning the player's unfinished one first (R17).
 
         Abandoning writes at the old game's stored version; when another device changed
@@ -664,12 +680,15 @@ class GameService:
             unfinished = await self.store.unfinished_games(player.id)
             if not unfinished:
                 try:
-                    return await self.store.create_game(player.id, level, deal), None
+                    created = await self.store.create_game(
+                        player.id, new.level, new.deal, winnable=new.winnable
+                    )
+                    return created, None
                 except GameInProgress:
                     continue
             old = await self._live(unfinished[0].id)
             try:
-                started = await self._abandon(old, NewGame(level, deal))
+                started = await self._abandon(old, new)
             except VersionConflict:
                 await self._catch_up(old)
                 continue
@@ -880,7 +899,9 @@ class GameService:
 
     async def _add_stats(self, live: LiveGame, events: list[EventDict]) -> list[EventDict]:
         try:
-            rows = await self.store.level_stats(live.player_id, live.level)
+            rows = await self.store.level_stats(
+                live.player_id, live.level, winnable=live.record.winnable
+            )
         except StoreError:
             log.warning("no stats for the won event of game %d", live.id, exc_info=True)
             return events
@@ -991,8 +1012,16 @@ class GameService:
         level = request.opt_str("level")
         rows = await self.store.level_stats(session.player.id, level)
         if level is None:  # every level, in the level table's order (PROTOCOL.md section 4)
-            found = {row.level: row for row in rows}
-            rows = [found.get(name) or _no_stats(session.player.id, name) for name in LEVELS]
+            found = {(row.level, row.winnable): row for row in rows}
+            rows = [
+                row
+                for name in LEVELS
+                for row in (
+                    found.get((name, False)) or _no_stats(session.player.id, name),
+                    found.get((name, True)),  # winnable games' row, once there is one
+                )
+                if row is not None
+            ]
         return build.stats(request.id, stats=[stats_row(row) for row in rows])
 
     async def _replay(self, session: Session, request: Request) -> Reply:

@@ -46,7 +46,7 @@ from typing import Any, Final, TypeVar
 
 from engine.levels import Rules
 from engine.solver import native
-from engine.solver.easy import find_winnable
+from engine.solver.easy import DRAW_LIMIT, verify_deal
 from engine.solver.search import solve
 from engine.state import State
 from server.hint_plan import HintAnswer, plan_hint
@@ -139,9 +139,9 @@ class SolverPool:
             self._remember(key, verdict == "lost")
         return verdict
 
-    async def find_easy(self, seed: int, budget_ms: int) -> int | None:
-        """A random deal number (from ``seed``) the solver wins under easy rules, or None."""
-        return await self._in_worker(_find_easy, seed, budget_ms)
+    async def find_winnable(self, rules: Rules, seed: int, budget_ms: int) -> int | None:
+        """A random deal number (from ``seed``) the solver wins under ``rules``, or None."""
+        return await self._in_worker(_find_winnable, rules, seed, budget_ms)
 
     async def _in_worker(self, work: Callable[..., T], *args: Any) -> T | None:
         """``work(*args)`` in a worker process; None (and ``broken`` set) if the pool failed."""
@@ -163,7 +163,7 @@ class SolverPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-_KINDS: Final = {"plan_hint": "hint", "_lost_verdict": "lost", "_find_easy": "easy"}
+_KINDS: Final = {"plan_hint": "hint", "_lost_verdict": "lost", "_find_winnable": "winnable"}
 
 
 def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:
@@ -171,9 +171,10 @@ def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:
     return solve(state, rules, budget_ms=budget_ms).result
 
 
-def _find_easy(seed: int, budget_ms: int) -> int | None:
-    """In a worker: one attempt at a winnable easy deal."""
-    return find_winnable(random.Random(seed), budget_ms, attempts=1)
+def _find_winnable(rules: Rules, seed: int, budget_ms: int) -> int | None:
+    """In a worker: one attempt at a winnable deal under ``rules``."""
+    number = random.Random(seed).randrange(1, DRAW_LIMIT)
+    return number if verify_deal(number, rules, budget_ms) else None
 
 
 def _watch_server(pid: int) -> None:

@@ -295,11 +295,18 @@ class App:
                 self.rejected(reply, game=chosen["game"])
                 return 1
             self.session.take(reply)
-            if self.options.level or self.options.deal:
+            if self.options.level or self.options.deal or self.options.winnable:
                 self.notice("app.continuing")
         else:
-            level, deal, winnable = self.options.level, self.options.deal, False
-            if level is None and deal is None and self.terminal.editor and not self.options.json:
+            level, deal = self.options.level, self.options.deal
+            winnable = self.options.winnable  # play --winnable
+            if (
+                level is None
+                and deal is None
+                and not winnable
+                and self.terminal.editor
+                and not self.options.json
+            ):
                 level, deal, winnable = await self.menu()
             if not await self.new_game(level, deal, winnable=winnable):
                 return 1

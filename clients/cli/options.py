@@ -136,6 +136,7 @@ class Options:
     json: bool = False
     level: str | None = None
     deal: int | None = None
+    winnable: bool = False
     new: bool = False
     name: str | None = None
     status: str | None = None
@@ -196,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--deal", type=deal_number, metavar=_("args.metavar_deal"), help=_("args.help_deal")
     )
+    play.add_argument("--winnable", action="store_true", help=_("args.help_winnable"))
     play.add_argument("--new", action="store_true", help=_("args.help_new"))
     register = sub.add_parser("register", help=_("args.help_register"))
     _common(register, top=False)
@@ -248,6 +250,7 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
         json=bool(getattr(args, "json", False)),
         level=getattr(args, "level", None),
         deal=getattr(args, "deal", None),
+        winnable=bool(getattr(args, "winnable", False)),
         new=bool(getattr(args, "new", False)),
         name=getattr(args, "name", None),
         status=getattr(args, "status", None),

@@ -404,7 +404,8 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
     ]
     body = [
         [
-            level_name(str(row["level"])),
+            level_name(str(row["level"]))
+            + (" " + _("stats.winnable") if row.get("winnable") else ""),
             str(row["games"]),
             str(row["wins"]),
             str(row["losses"]),

@@ -79,6 +79,7 @@ async def insert_game(
             player_id=player_id,
             level=game.level,
             deal=game.deal,
+            winnable=game.winnable,
             status=GameStatus.ACTIVE.value,
             **dict.fromkeys(_COUNTERS, 0),
             created_at=now,

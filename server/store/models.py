@@ -30,8 +30,14 @@ Decisions worth knowing:
   rebuilt on another node or after a restart must read it back, not
   recompute it. Hint actions stored before revision 0003 have none; a
   rebuild gives the heuristic's hint for those, as before.
-- ``easy_deals`` holds the winnable deal numbers the server found while
-  running, beyond the list shipped with the engine (``engine.solver.easy``).
+- ``easy_deals`` holds, per level, the winnable deal numbers the server found
+  while running (beyond the easy list shipped with the engine,
+  ``engine.solver.easy``): easy's, and since revision 0005 every level's
+  pool for ``new_game`` with ``winnable``. The name stayed from when only
+  easy had one.
+- ``games.winnable`` marks a game dealt from such a pool on request; its
+  statistics are a ``level_stats`` row of their own (``winnable`` is part of
+  the key), so a player's winnable streak on hard is not their hard streak.
 - ``deal_verdicts`` remembers what the solver proved about a deal number
   under a level's rules (won or lost; an undecided search is not kept): a
   deal's verdict never changes, so each deal is searched once per database,
@@ -209,6 +215,7 @@ class GameRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     lost_reason: Mapped[str | None] = mapped_column(String(16))
     paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    winnable: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class ActionRow(Base):
@@ -247,6 +254,7 @@ class LevelStatsRow(Base):
         ForeignKey("players.id", ondelete="CASCADE"), primary_key=True
     )
     level: Mapped[str] = mapped_column(String(32), primary_key=True)
+    winnable: Mapped[bool] = mapped_column(Boolean, primary_key=True, server_default=false())
     games: Mapped[int] = mapped_column(Integer)
     wins: Mapped[int] = mapped_column(Integer)
     losses: Mapped[int] = mapped_column(Integer)

@@ -103,6 +103,7 @@ class GameRecord:
     finished_at: datetime | None
     lost_reason: str | None
     paused: bool = False  # the player paused it (R22); kept across restarts
+    winnable: bool = False  # dealt from the level's winnable pool on request
 
     @property
     def finished(self) -> bool:
@@ -141,6 +142,7 @@ class LevelStats:
     best_score: int | None  # over all finished games
     fastest_win_ms: int | None
     fewest_moves: int | None  # in a win
+    winnable: bool = False  # the row of winnable games (new_game with winnable), else random deals
 
     @property
     def win_rate(self) -> float:
@@ -192,10 +194,11 @@ class Progress:
 
 @dataclass(frozen=True, slots=True)
 class NewGame:
-    """A game to start: its level and deal number (R6)."""
+    """A game to start: its level and deal number (R6), and whether it was asked winnable."""
 
     level: str
     deal: int
+    winnable: bool = False
 
     def __post_init__(self) -> None:
         if not self.level:

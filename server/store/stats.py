@@ -6,6 +6,9 @@ lose an update (the row lock orders them) and no read-modify-write round trip
 is needed. The row is created first when missing (``INSERT ... ON CONFLICT DO
 NOTHING``, spelled per backend).
 
+A player has one row per level for random deals and, once they finish a
+game asked for as winnable (``games.winnable``), one more for those.
+
 On a win: games+1, wins+1, current_streak+1, best_streak = max(best_streak,
 the new current_streak), fastest_win_ms and fewest_moves = min with this win.
 On a loss: games+1, losses+1, current_streak = 0. Either way best_score = max
@@ -60,21 +63,28 @@ def _changes(won: bool, progress: Progress) -> dict[str, Any]:
     }
 
 
-def _ensure_row(dialect: str, player_id: int, level: str) -> Any:
-    """``INSERT`` a zero row unless the (player, level) row exists."""
+def _ensure_row(dialect: str, player_id: int, level: str, winnable: bool) -> Any:
+    """``INSERT`` a zero row unless the (player, level, winnable) row exists."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(LevelStatsRow).values(player_id=player_id, level=level, **_ZEROS)
-    return statement.on_conflict_do_nothing(index_elements=[S.player_id, S.level])
+    statement = insert(LevelStatsRow).values(
+        player_id=player_id, level=level, winnable=winnable, **_ZEROS
+    )
+    return statement.on_conflict_do_nothing(index_elements=[S.player_id, S.level, S.winnable])
 
 
 async def record_game_end(
-    conn: AsyncConnection, player_id: int, level: str, won: bool, progress: Progress
+    conn: AsyncConnection,
+    player_id: int,
+    level: str,
+    won: bool,
+    progress: Progress,
+    winnable: bool = False,
 ) -> None:
-    """Book a game of ``level`` that ended (won or lost) with ``progress``."""
-    await conn.execute(_ensure_row(conn.dialect.name, player_id, level))
+    """Book a game of ``level`` (``winnable``: asked for so) that ended with ``progress``."""
+    await conn.execute(_ensure_row(conn.dialect.name, player_id, level, winnable))
     statement = (
         update(LevelStatsRow)
-        .where(S.player_id == player_id, S.level == level)
+        .where(S.player_id == player_id, S.level == level, S.winnable == winnable)
         .values(_changes(won, progress))
     )
     await conn.execute(statement)
@@ -85,13 +95,21 @@ def _level_stats(row: Any) -> LevelStats:
 
 
 async def fetch_level_stats(
-    conn: AsyncConnection, player_id: int, level: str | None
+    conn: AsyncConnection, player_id: int, level: str | None, winnable: bool | None = None
 ) -> list[LevelStats]:
-    """The player's rows (by level name); for one ``level``, exactly one (zeros if new)."""
-    statement = select(*STATS_COLUMNS).where(S.player_id == player_id).order_by(S.level)
+    """The player's rows by level name, random deals' row first.
+
+    For one ``level`` there is always its random deals' row (zeros if new),
+    then its winnable row if any; with ``winnable`` too, exactly that row.
+    """
+    statement = select(*STATS_COLUMNS).where(S.player_id == player_id).order_by(S.level, S.winnable)
     if level is not None:
         statement = statement.where(S.level == level)
+    if winnable is not None:
+        statement = statement.where(S.winnable == winnable)
     found = [_level_stats(row) for row in await conn.execute(statement)]
-    if level is not None and not found:
-        return [LevelStats(player_id, level, 0, 0, 0, 0, 0, None, None, None)]
+    wanted = winnable or False
+    if level is not None and not any(row.winnable == wanted for row in found):
+        zero = LevelStats(player_id, level, 0, 0, 0, 0, 0, None, None, None, winnable=wanted)
+        found.insert(0 if not wanted else len(found), zero)
     return found

@@ -181,13 +181,15 @@ class Store:
 
     # -- games ----------------------------------------------------------------
 
-    async def create_game(self, player_id: int, level: str, deal: int) -> GameRecord:
+    async def create_game(
+        self, player_id: int, level: str, deal: int, *, winnable: bool = False
+    ) -> GameRecord:
         """Start a game; ``GameInProgress`` if the player has an unfinished one.
 
         To abandon that one and start this one atomically (R17), commit a
         ``GameWrite`` with ``ending=Ending.ABANDONED, then_start=NewGame(...)``.
         """
-        new_game = NewGame(level, deal)
+        new_game = NewGame(level, deal, winnable)
         async with self._transaction() as conn:
             return await games.insert_game(conn, player_id, new_game, self._clock())
 
@@ -317,10 +319,16 @@ class Store:
 
     # -- statistics -----------------------------------------------------------
 
-    async def level_stats(self, player_id: int, level: str | None = None) -> list[LevelStats]:
-        """The player's statistics per level; for a given ``level``, always one row."""
+    async def level_stats(
+        self, player_id: int, level: str | None = None, *, winnable: bool | None = None
+    ) -> list[LevelStats]:
+        """The player's statistics per level (``stats.fetch_level_stats``).
+
+        For a given ``level`` the random deals' row always comes first; with
+        ``winnable`` as well, exactly that one row.
+        """
         async with self._reading() as conn:
-            return await stats.fetch_level_stats(conn, player_id, level)
+            return await stats.fetch_level_stats(conn, player_id, level, winnable)
 
     # -- connections ----------------------------------------------------------
 

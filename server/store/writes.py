@@ -347,7 +347,7 @@ async def _end(
     if write.ending is None:
         return None
     won = write.ending == Ending.WON
-    await record_game_end(conn, game.player_id, game.level, won, write.progress)
+    await record_game_end(conn, game.player_id, game.level, won, write.progress, game.winnable)
     if write.then_start is None:
         return None
     return await insert_game(conn, game.player_id, write.then_start, now)

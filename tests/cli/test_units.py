@@ -184,3 +184,10 @@ def test_an_undone_reserve_move_puts_the_card_back_at_its_place() -> None:
     assert board.reserve == ["5C"]
     board.apply({"type": "moved", "card": "5S", "from": 9, "to": "reserve", "count": 1, "index": 1})
     assert board.reserve == ["5S", "5C"]
+
+
+def test_winnable_is_a_play_option() -> None:
+    from clients.cli.options import parse_args
+
+    assert parse_args(["play", "--level", "hard", "--winnable"], {}).winnable is True
+    assert parse_args(["play"], {}).winnable is False

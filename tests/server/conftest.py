@@ -89,6 +89,7 @@ def quiet_settings(tmp_path: Path, **changes: Any) -> Settings:
         hint_budget_ms=30,
         lost_budget_ms=0,
         easy_pool=0,  # no background deal finding: the tests' worker stays free
+        winnable_pool=0,
     )
     return dataclasses.replace(base, **changes)
 

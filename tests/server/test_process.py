@@ -29,7 +29,16 @@ SERVING = re.compile(rb"serving on ws://127\.0\.0\.1:(\d+)/")
 
 def server_command(settings: Settings) -> list[str]:
     command = [sys.executable, "-m", "server", "--port", "0", "--data-dir", settings.data_dir]
-    command += ["--workers", "1", "--lost-budget-ms", "0", "--easy-pool", "0"]
+    command += [
+        "--workers",
+        "1",
+        "--lost-budget-ms",
+        "0",
+        "--easy-pool",
+        "0",
+        "--winnable-pool",
+        "0",
+    ]
     if settings.database_url:
         command += ["--database-url", settings.database_url]
     return command

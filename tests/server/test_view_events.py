@@ -37,6 +37,7 @@ from server.clock import PlayClock
 from server.hub import Hub, Outbox
 from server.service import GameService, Session
 from server.store import Store
+from server.winnable_pools import WinnablePools
 from server.workers import SolverPool
 from tests.helpers import hint_player_win
 from tests.server.conftest import quiet_settings
@@ -260,7 +261,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         path: Path = tmp_path_factory.mktemp("view-events")
         store: Store = loop.run_until_complete(prepare_store(quiet_settings(path)))
         solver = SolverPool(1, hint_budget_ms=30, lost_budget_ms=0)
-        service = GameService(store, Hub(), solver, easy_deals=WinnableDeals([number]))
+        service = GameService(store, Hub(), solver, pools=WinnablePools(WinnableDeals([number])))
         try:
             yield Rig(loop, service, fake)
         finally:

@@ -55,10 +55,12 @@ def test_revisions_form_one_line() -> None:
     revisions = sorted(path.name for path in (MIGRATIONS_DIR / "versions").glob("*.py"))
     numbers = [name[:4] for name in revisions]
     assert numbers == [f"{n:04d}" for n in range(1, len(numbers) + 1)]  # 0001, 0002, ...
-    assert revisions[:3] == [
+    assert revisions[:5] == [
         "0001_initial_schema.py",
         "0002_paused_and_easy_deals.py",
         "0003_stored_hints.py",
+        "0004_deal_verdicts.py",
+        "0005_winnable_games.py",
     ]
     assert head_revision() == numbers[-1]
 

@@ -1,0 +1,184 @@
+"""Winnable deals for every level, grown in the background while the server runs.
+
+Theory of operation
+-------------------
+``WinnablePools`` holds, per level, deal numbers the solver has won under
+that level's rules. Easy deals only such deals (seed 004); every other level
+deals one on request (``new_game`` with ``winnable: true``). Easy and medium
+play the same rules, so they share one pool (easy's, which starts from the
+list shipped with the engine, ``engine.solver.easy``); every other level has
+a pool of its own, empty until deals are found.
+
+``WinnableDealFinder`` loads what was found before (by any node: the
+``easy_deals`` table, by level) and then keeps trying fresh random deal
+numbers in the solver workers, one at a time and only while no hint or check
+is waiting for them, until each pool holds its target. The pools below their
+target take turns, one attempt each, so a level whose deals are rarely won
+(relaxed) slows none of the others down. A deal it wins is stored first,
+then offered. Starting a game
+never waits for a search: a level whose pool is still empty answers
+``unavailable`` (retry shortly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Collection, Mapping
+from typing import Final
+
+from engine.levels import LEVEL_NAMES, get_level
+from engine.solver.easy import WinnableDeals
+from server.store import Store, StoreError
+from server.workers import SolverPool
+
+__all__ = ["FIND_BUDGET_MS", "DealPool", "WinnableDealFinder", "WinnablePools", "pool_name"]
+
+FIND_BUDGET_MS: Final = 300  # per attempt: most winnable deals are won in a few ms
+IDLE_S: Final = 1.0  # how long to wait while the workers are busy
+_SHARED: Final = {"medium": "easy"}  # the same rules (easy only adds its choice of deals)
+
+log = logging.getLogger(__name__)
+
+
+def pool_name(level: str) -> str:
+    """The pool that serves ``level``'s winnable deals."""
+    return _SHARED.get(level, level)
+
+
+class DealPool:
+    """Deal numbers to draw from, at random; may be empty."""
+
+    def __init__(self) -> None:
+        self._numbers: list[int] = []
+        self._known: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._known
+
+    def add(self, number: int) -> None:
+        if number not in self._known:
+            self._known.add(number)
+            self._numbers.append(number)
+
+    def draw(self, rng: random.Random, avoid: Collection[int] = ()) -> int:
+        """A deal at random, not one of ``avoid`` while any is left; IndexError when empty."""
+        for _ in range(8):  # cheap while ``avoid`` is a small part of the pool
+            number = rng.choice(self._numbers)
+            if number not in avoid:
+                return number
+        fresh = [number for number in self._numbers if number not in avoid]
+        return rng.choice(fresh or self._numbers)
+
+
+class WinnablePools:
+    """Per level, the deals the solver has won under its rules (module docstring)."""
+
+    def __init__(self, easy: WinnableDeals | None = None) -> None:
+        self.easy = easy if easy is not None else WinnableDeals()
+        self._pools: dict[str, WinnableDeals | DealPool] = {"easy": self.easy}
+        for level in LEVEL_NAMES:
+            self._pools.setdefault(pool_name(level), DealPool())
+
+    @property
+    def names(self) -> list[str]:
+        """Every pool's name (a level's name)."""
+        return list(self._pools)
+
+    def pool(self, level: str) -> WinnableDeals | DealPool:
+        return self._pools[pool_name(level)]
+
+    def count(self, level: str) -> int:
+        return len(self.pool(level))
+
+    def add(self, level: str, deal: int) -> None:
+        self.pool(level).add(deal)
+
+    def draw(self, level: str, rng: random.Random, avoid: Collection[int] = ()) -> int | None:
+        """A winnable deal of ``level`` (not one of ``avoid`` while any is left), or None."""
+        pool = self.pool(level)
+        return pool.draw(rng, avoid) if len(pool) else None
+
+
+class WinnableDealFinder:
+    """Fills every pool up to its target (module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        solver: SolverPool,
+        pools: WinnablePools,
+        targets: Mapping[str, int],
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.solver = solver
+        self.pools = pools
+        self.targets = {name: targets.get(name, 0) for name in pools.names}
+        self.found = 0  # deals this finder added
+        self._rng = rng if rng is not None else random.SystemRandom()
+        self._task: asyncio.Task[None] | None = None
+        self._turn = -1
+
+    async def load(self) -> None:
+        """Add the deals found before (by any node) to the pools."""
+        for name in self.pools.names:
+            for deal in await self.store.easy_deals(name):
+                self.pools.add(name, deal)
+
+    def short(self) -> list[str]:
+        """The pools below their target."""
+        return [name for name, target in self.targets.items() if self.pools.count(name) < target]
+
+    def next_pool(self) -> str | None:
+        """The pool whose turn it is (the pools below target in turn), or None when all are full."""
+        short = self.short()
+        if not short:
+            return None
+        self._turn += 1
+        return short[self._turn % len(short)]
+
+    def start(self) -> None:
+        if self.short() and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="winnable-deal-finder")
+
+    async def wait(self) -> None:
+        """Until every pool is full (for tests)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while (name := self.next_pool()) is not None:
+            if self.solver.broken:
+                log.warning("the solver pool failed: the winnable pools stop growing")
+                return
+            if self.solver.pending:
+                await asyncio.sleep(IDLE_S)  # players' hints and checks come first
+                continue
+            seed = self._rng.getrandbits(64)
+            deal = await self.solver.find_winnable(get_level(name), seed, FIND_BUDGET_MS)
+            if deal is None or deal in self.pools.pool(name):
+                continue
+            try:
+                await self.store.add_easy_deal(name, deal)
+            except StoreError:
+                log.warning("could not keep a winnable deal; retrying later", exc_info=True)
+                await asyncio.sleep(IDLE_S)
+                continue
+            self.pools.add(name, deal)
+            self.found += 1
+        counts = ", ".join(f"{name} {self.pools.count(name)}" for name in self.pools.names)
+        log.info("the winnable pools are full: %s", counts)

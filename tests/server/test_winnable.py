@@ -1,0 +1,121 @@
+"""Winnable deals on every level: dealt from pools the solver has won, kept apart in the stats."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+
+from engine.levels import LEVEL_NAMES, get_level
+from engine.solver.easy import verify_deal
+from server.app import ScorpionServer, migrate
+from server.config import Settings
+from server.winnable_pools import WinnableDealFinder, WinnablePools
+from tests.server.client import TIMEOUT, Client
+from tests.server.hint_player import play_by_hints
+
+HARD_WON = [5, 33, 37]  # deals 1..40 the solver wins under hard rules (checked below)
+
+
+async def serve(settings: Settings, pools: WinnablePools) -> ScorpionServer:
+    if not settings.is_sqlite:
+        await migrate(settings)
+    server = ScorpionServer(dataclasses.replace(settings, hint_budget_ms=1000), pools=pools)
+    await server.start()
+    return server
+
+
+@pytest.fixture
+async def hard_pool(settings: Settings) -> AsyncIterator[ScorpionServer]:
+    pools = WinnablePools()
+    for deal in HARD_WON:
+        pools.add("hard", deal)
+    server = await serve(settings, pools)
+    yield server
+    await server.stop()
+
+
+def test_the_hard_deals_used_here_are_won() -> None:
+    assert all(verify_deal(deal, get_level("hard"), 1000) for deal in HARD_WON)
+
+
+async def test_a_winnable_game_is_dealt_from_the_pool_and_hides_its_deal(
+    hard_pool: ScorpionServer,
+) -> None:
+    ann = await Client.connect(f"ws://127.0.0.1:{hard_pool.port}/")
+    try:
+        await ann.register("ann")
+        start = await ann.request("new_game", level="hard", winnable=True)
+        assert start["type"] == "game" and start["view"]["deal"] is None
+        assert hard_pool.service is not None
+        live = hard_pool.service.cached(start["game"])
+        assert live is not None and live.record.winnable and live.record.deal in HARD_WON
+        [summary] = (await ann.request("games"))["games"]
+        assert summary["winnable"] is True and summary["deal"] is None
+        chosen = await ann.request("new_game", level="hard", winnable=True, deal=5)
+        assert chosen["code"] == "forbidden"
+        empty = await ann.request("new_game", level="relaxed", winnable=True)
+        assert empty["code"] == "unavailable"  # its pool has no deal yet
+        seen = {live.record.deal}
+        for _ in range(2):
+            again = await ann.request("new_game", level="hard", winnable=True)
+            cached = hard_pool.service.cached(again["game"])
+            assert cached is not None
+            seen.add(cached.record.deal)
+        assert len(seen) == 3  # deals the player has not had first
+    finally:
+        await ann.close()
+
+
+async def test_winnable_statistics_are_a_row_of_their_own(hard_pool: ScorpionServer) -> None:
+    bo = await Client.connect(f"ws://127.0.0.1:{hard_pool.port}/")
+    try:
+        await bo.register("bo")
+        random_game = (await bo.request("new_game", level="hard", deal=1))["game"]
+        await bo.request("resign", game=random_game)
+        assert hard_pool.service is not None
+        played = await play_by_hints(bo, hard_pool.service, "hard", winnable=True)
+        assert played.won, played.fault
+        rows = (await bo.request("stats", level="hard"))["stats"]
+        assert [(r["winnable"], r["wins"], r["losses"], r["current_streak"]) for r in rows] == [
+            (False, 0, 1, 0),
+            (True, 1, 0, 1),
+        ]
+        everything = (await bo.request("stats"))["stats"]
+        assert [(r["level"], r["winnable"]) for r in everything if r["level"] == "hard"] == [
+            ("hard", False),
+            ("hard", True),
+        ]
+        assert sum(r["winnable"] for r in everything) == 1
+    finally:
+        await bo.close()
+
+
+async def test_the_finder_grows_every_short_pool_with_won_deals(settings: Settings) -> None:
+    server = await serve(settings, WinnablePools())
+    try:
+        assert server.store is not None and server.solver is not None
+        targets = {"hard": 2, "three-blind-mice": 1}
+        finder = WinnableDealFinder(server.store, server.solver, WinnablePools(), targets)
+        finder.start()
+        await asyncio.wait_for(finder.wait(), TIMEOUT * 3)
+        for level, count in targets.items():
+            found = await server.store.easy_deals(level)
+            assert len(found) == count
+            assert all(verify_deal(deal, get_level(level), 1000) for deal in found)
+        kept = WinnablePools()
+        again = WinnableDealFinder(server.store, server.solver, kept, targets)
+        await again.load()
+        assert kept.count("hard") == 2 and kept.count("three-blind-mice") == 1
+        assert kept.count("medium") == kept.count("easy")  # the same rules, one pool
+    finally:
+        await server.stop()
+
+
+def test_every_level_has_a_pool() -> None:
+    pools = WinnablePools()
+    assert {pools.count(level) >= 0 for level in LEVEL_NAMES} == {True}
+    assert pools.draw("relaxed", random.Random(1)) is None
