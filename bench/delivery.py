@@ -97,7 +97,8 @@ def nodes(database_url: str, count: int) -> Iterator[list[str]]:
     ports = [free_port() for _ in range(count)]
     with tempfile.TemporaryDirectory() as data:
         base = [sys.executable, "-m", "server", "--data-dir", data, "--log-level", "WARNING"]
-        base += ["--lost-budget-ms", "0", "--easy-pool", "0", "--database-url", database_url]
+        base += ["--lost-budget-ms", "0", "--easy-pool", "0", "--winnable-pool", "0"]
+        base += ["--database-url", database_url]
         subprocess.run([*base, "--migrate"], check=True)
         servers = [subprocess.Popen([*base, "--port", str(port)]) for port in ports]
         try:

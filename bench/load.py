@@ -137,6 +137,7 @@ async def run_load(
         command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
         command += ["--log-level", "WARNING", "--lost-budget-ms", str(lost_budget_ms)]
         command += ["--easy-pool", str(easy_pool), "--commit-batch", str(commit_batch)]
+        command += ["--winnable-pool", "0"]
         if database_url:
             subprocess.run([*command, "--database-url", database_url, "--migrate"], check=True)
             command += ["--database-url", database_url]

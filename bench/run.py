@@ -11,7 +11,9 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
 the pure-Python search is compared with the compiled one on deals 1..200),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
-skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
+skips), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint player: easy deals, and
+solver-won deals per other level, default 200 / 100; 0 easy skips),
+``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, and measure how fast an action reaches a device on another node,
 ``bench.delivery``; it must be empty or hold only earlier benchmark data).
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.delivery import format_delivery, run_delivery
+from bench.hints import format_hints, run_hints
 from bench.load import format_load, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
@@ -39,6 +42,7 @@ START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
 SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
 LOAD_START, LOAD_END = "<!-- load-bench -->", "<!-- /load-bench -->"
 DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench -->"
+HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -210,6 +214,26 @@ def delivery_section(database_url: str, actions: int = 300) -> str:
     return "\n".join(lines)
 
 
+def hint_section(easy: int, games: int) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    results = asyncio.run(
+        run_hints(easy, games, ["hard", "classic", "relaxed", "three-blind-mice"])
+    )
+    return "\n".join(
+        [
+            HINT_START,
+            f"Measured {when} on {machine()} with `make bench`, which runs",
+            f"`python -m bench.hints --easy {easy} --games {games}`: the first {easy} shipped easy",
+            f"deals and, per other level, the first {games} deal numbers the solver wins with",
+            "300 ms (as the winnable pools check), each played through the server by",
+            "following its hints only (default hint budget, 300 ms; two solver workers):",
+            "",
+            *format_hints(results),
+            HINT_END,
+        ]
+    )
+
+
 def replace_section(page: str, section: str, start: str = START, end: str = END) -> str:
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(page):
@@ -248,6 +272,11 @@ def main() -> int:
             "delivery latency across nodes skipped: set SCORPION_BENCH_DATABASE_URL",
             file=sys.stderr,
         )
+    easy = int(os.environ.get("BENCH_HINT_EASY", "200"))
+    if easy:
+        section = hint_section(easy, int(os.environ.get("BENCH_HINT_GAMES", "100")))
+        print(section)
+        page = replace_section(page, section, HINT_START, HINT_END)
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
