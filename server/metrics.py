@@ -91,7 +91,7 @@ class Metrics:
         )
         self.solver_seconds = Histogram(
             "scorpion_solver_seconds",
-            "solver run time (hint, lost, easy), including the wait for a worker",
+            "solver run time (hint, lost, winnable), including the wait for a worker",
             ["kind"],
             buckets=_SOLVER_BUCKETS,
             registry=registry,

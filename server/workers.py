@@ -20,7 +20,7 @@ who tries a move and takes it back costs one search, not one per action. An
 searched again next time.
 
 ``on_run(kind, seconds)``, if set, hears how long each trip to a worker took
-("hint", "lost" or "easy"), the wait for a free worker included (metrics).
+("hint", "lost" or "winnable"), the wait for a free worker included (metrics).
 
 Workers die with their server. Each one, as it starts, watches the server's
 process (``_watch_server``: a pidfd on Linux, polling elsewhere) and exits the
