@@ -141,8 +141,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "is left: choosing it there is `forbidden`). With `winnable: true` it deals, on any "
         "level, a deal the solver has won under that level's rules, chosen the same way; "
         "such games keep statistics of their own (a stats row with `winnable: true`), and "
-        "their deal number is withheld until they end. A level whose winnable deals are "
-        "still being found answers `unavailable`: retry shortly. "
+        "their deal number is withheld until they end. On a level with no winnable deal "
+        "found yet (a fresh server) the server searches for one for up to 3 s, then answers "
+        "`unavailable`: retry shortly. "
         "Abandoning an unfinished game loses it (R17).",
         ("game",),
         ("unauthenticated", "forbidden", "unavailable"),

@@ -87,7 +87,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from engine.cards import CardParseError, card_str, parse_card
 from engine.errors import GameOver, RuleViolation
@@ -129,11 +129,12 @@ from server.store import (
     VersionConflict,
 )
 from server.verdicts import LostChecks
-from server.winnable_pools import WinnablePools
+from server.winnable_pools import FIND_BUDGET_MS, WinnablePools, pool_name
 from server.workers import SolverPool
 
 __all__ = ["SERVER_NAME", "GameService", "Session"]
 
+FIND_NOW_S: Final = 3.0  # a winnable game on a level whose pool is empty waits this long at most
 SERVER_NAME = "scorpion-server 0.1.0"
 CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
@@ -656,16 +657,33 @@ class GameService:
     async def _draw_deal(self, player: Player, rules: Rules, winnable: bool) -> int:
         """A random deal; on easy or asked ``winnable``, a solver-won one the player has not had.
 
-        A level whose pool is still empty (its first deals are being found)
-        answers ``unavailable``: starting a game never waits for a search.
+        A level whose pool is still empty (a fresh database) searches for its
+        first deal now, for at most ``FIND_NOW_S``, and answers ``unavailable``
+        if none was won by then; with a deal in the pool nothing waits.
         """
         if rules.solver_deals or winnable:
             played = await self.store.played_deals(player.id, rules.name)
             deal = self.pools.draw(rules.name, self.rng, avoid=played)
             if deal is None:
-                raise _fail("unavailable", "No winnable deal of this level is ready yet; retry.")
+                deal = await self._find_winnable_now(rules)
             return deal
         return self.rng.randrange(1, DRAW_LIMIT)
+
+    async def _find_winnable_now(self, rules: Rules) -> int:
+        """A deal won under ``rules`` found now (kept and pooled), or ``unavailable``."""
+        deadline = asyncio.get_running_loop().time() + FIND_NOW_S
+        while asyncio.get_running_loop().time() < deadline:
+            seed = self.rng.getrandbits(64)
+            deal = await self.solver.find_winnable(rules, seed, FIND_BUDGET_MS)
+            if deal is None:
+                continue
+            try:
+                await self.store.add_easy_deal(pool_name(rules.name), deal)
+            except StoreError:
+                log.warning("a winnable deal found now was not kept", exc_info=True)
+            self.pools.add(rules.name, deal)
+            return deal
+        raise _fail("unavailable", "No winnable deal of this level is ready yet; retry.")
 
     async def _start(self, player: Player, new: NewGame) -> tuple[GameRecord, int | None]:
         """Create the game, abandoning the player's unfinished one first (R17).

@@ -15,9 +15,9 @@ numbers in the solver workers, one at a time and only while no hint or check
 is waiting for them, until each pool holds its target. The pools below their
 target take turns, one attempt each, so a level whose deals are rarely won
 (relaxed) slows none of the others down. A deal it wins is stored first,
-then offered. Starting a game
-never waits for a search: a level whose pool is still empty answers
-``unavailable`` (retry shortly).
+then offered. With a deal in the pool starting a game never waits for a search; a
+level whose pool is still empty searches for one at once, for a few seconds
+(``GameService``), else answers ``unavailable`` (retry shortly).
 """
 
 from __future__ import annotations

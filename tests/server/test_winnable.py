@@ -57,8 +57,13 @@ async def test_a_winnable_game_is_dealt_from_the_pool_and_hides_its_deal(
         assert summary["winnable"] is True and summary["deal"] is None
         chosen = await ann.request("new_game", level="hard", winnable=True, deal=5)
         assert chosen["code"] == "forbidden"
-        empty = await ann.request("new_game", level="relaxed", winnable=True)
-        assert empty["code"] == "unavailable"  # its pool has no deal yet
+        empty = await ann.request("new_game", level="three-blind-mice", winnable=True)
+        assert empty["type"] == "game"  # its pool had no deal: one was found at once
+        found = hard_pool.service.cached(empty["game"])
+        assert found is not None and found.record.winnable
+        assert verify_deal(found.record.deal, get_level("three-blind-mice"), 1000)
+        assert hard_pool.store is not None
+        assert await hard_pool.store.easy_deals("three-blind-mice") == [found.record.deal]
         seen = {live.record.deal}
         for _ in range(2):
             again = await ann.request("new_game", level="hard", winnable=True)
