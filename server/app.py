@@ -51,7 +51,7 @@ from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
 from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
-from server.webclient import WebClient
+from server.webclient import WEB_DIR, WebClient
 from server.workers import SolverPool
 
 __all__ = [
@@ -178,7 +178,7 @@ class ScorpionServer:
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
         handler = ConnectionHandler(self.service, self.hub, settings.queue_size, metrics)
         self._watch(handler)
-        web = WebClient.load()
+        web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
         routes = HttpRoutes(
             metrics,
             self.store.schema_status,

@@ -48,6 +48,7 @@ class Settings:
     token_ttl_days: int = 0  # tokens older than this stop working (0: never)
     commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
     easy_pool: int = 5000  # winnable easy deals to find in the background (server.easy_pool)
+    web_dir: str = ""  # the built web client; empty: the one installed with the server
     migrate: bool = False  # upgrade the schema and exit
 
     @property
@@ -93,6 +94,7 @@ _HELP: dict[str, str] = {
     "token_ttl_days": "a token stops working this many days after it was issued (0: never)",
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
+    "web_dir": "directory of the built web client (default: the one installed with the server)",
     "migrate": "upgrade the database schema to this version and exit",
 }
 
@@ -165,6 +167,10 @@ def problems(settings: Settings) -> list[str]:
     if settings.database_url and not settings.database_url.startswith(("sqlite", "postgresql")):
         found.append(
             f"{_label('database_url')} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"
+        )
+    if settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
+        found.append(
+            f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
         )
     found += _tls_problems(settings)
     return found

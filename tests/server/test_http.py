@@ -1,4 +1,4 @@
-"""Plain HTTP on the WebSocket port: health, readiness, metrics, the web client or a start page, 404."""
+"""Plain HTTP on the WebSocket port: health, readiness, metrics, the web client, 404."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
  * 127.0.0.1 at a free port, SQLite in a fresh temporary directory. `restart`
  * stops it and starts it again on the same port and database, as an operator
  * restarting the server would. The Python is SCORPION_PYTHON, else the
- * project's .venv, else python3.
+ * project's .venv, else python3. The client it serves is SCORPION_WEB_DIR (the
+ * server reads it), else the build `make web` put in server/web/.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -50,6 +51,10 @@ export class TestServer {
     child.stderr?.on("data", (chunk) => (this.log += chunk));
     this.child = child;
     await this.ready();
+    const page = await fetch(this.url);
+    if (!(page.headers.get("content-type") ?? "").startsWith("text/html")) {
+      throw new Error("the web client is not built: run `make web` (or set SCORPION_WEB_DIR)");
+    }
   }
 
   private async ready(): Promise<void> {
