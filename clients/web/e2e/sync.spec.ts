@@ -57,3 +57,33 @@ test("the page resumes after a server restart with the same board, and undo work
     await server.dispose();
   }
 });
+
+test("a second device signs in with the token and continues the game", async ({ page, browser, server }) => {
+  const name = uniqueName("two");
+  await register(page, server.url, name);
+  await page.locator("details.token-box summary").click();
+  const token = (await page.locator("code.token").textContent()) ?? "";
+  expect(token.length).toBeGreaterThan(8);
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD");
+  await atVersion(page, 1);
+
+  const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
+  const other = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await other.locator("details.other-device summary").click();
+  await other.locator("#token").fill("not-a-token");
+  await other.locator("form.token button").click();
+  await expect(other.locator("p.error")).toBeVisible(); // the server's unauthenticated message
+  await other.locator("details.other-device summary").click();
+  await other.locator("#token").fill(token);
+  await other.locator("form.token button").click();
+  await expect(other.locator("main.game")).toBeVisible();
+  await expect(other.locator(".who")).toHaveText(name);
+  await atVersion(other, 1);
+  await expect(other.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();
+  expect(found.problems).toEqual([]);
+  await phone.close();
+});

@@ -52,7 +52,10 @@ export class Connection {
 
   stop(): void {
     this.stopped = true;
-    this.socket?.close(1000);
+    const socket = this.socket;
+    this.socket = null;
+    this.failPending();
+    socket?.close(1000);
   }
 
   /** Sends a request (after the open hook has run, unless `early`) and waits for its reply. */
@@ -88,12 +91,15 @@ export class Connection {
         })
         .catch(() => socket.close(1000));
     };
-    socket.onmessage = (message) => this.receive(message.data);
+    socket.onmessage = (message) => {
+      if (this.socket === socket) this.receive(message.data);
+    };
     socket.onclose = () => {
       markReady();
+      if (this.socket !== socket) return; // stopped, or replaced by a newer socket
+      this.socket = null;
       this.failPending();
       this.hooks.onState("closed");
-      if (this.socket === socket) this.socket = null;
       if (!this.stopped) {
         setTimeout(() => this.open(), this.delay);
         this.delay = Math.min(this.delay * 2, 4000);
