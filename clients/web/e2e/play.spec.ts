@@ -80,8 +80,9 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   expect(await columns(page)).toEqual(dealt);
   await expect(page.locator(".stock")).toBeEnabled();
 
-  // pause hides the board; continue shows it again, with the clock where it stopped
-  await page.waitForTimeout(1200);
+  // the clock ticks between events; pause hides the board and stops it; continue shows it again
+  const running = await page.locator(".clock").textContent();
+  await expect(page.locator(".clock")).not.toHaveText(running ?? "", { timeout: 3000 });
   await page.locator('.tools [data-action="pause"]').click();
   await expect(page.locator(".paused")).toBeVisible();
   await expect(page.locator(".table")).toHaveCount(0);
