@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -28,7 +29,7 @@ WEB = Path(__file__).resolve().parents[2] / "clients" / "web"
 CHROMIUM = os.environ.get("SCORPION_CHROMIUM", "/usr/bin/chromium")
 
 
-def missing(reason: str) -> None:
+def missing(reason: str) -> NoReturn:
     if os.environ.get("SCORPION_REQUIRE_WEB"):
         pytest.fail(f"SCORPION_REQUIRE_WEB is set, but {reason}")
     pytest.skip(reason)

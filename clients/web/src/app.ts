@@ -202,7 +202,9 @@ export class App {
       if (!this.ended) this.ended = { won: null, lost: null, stats: null };
       const ended = this.ended;
       if (!ended.stats) void this.loadEndStats(view.level);
-      setTimeout(() => this.show("results"), ended.won ? 700 : 0);
+      setTimeout(() => {
+        if (this.screen === "game" && this.board?.view.status !== "active") this.show("results");
+      }, ended.won ? 700 : 0);
     }
     this.render();
     if (before) animateFrom(this.root, before);
