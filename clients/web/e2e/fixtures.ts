@@ -43,12 +43,15 @@ export const test = base.extend<{ watch: Watch }, { server: TestServer }>({
     },
     { scope: "worker", timeout: 60_000 },
   ],
-  watch: async ({ page }, use) => {
-    const found: Watch = { problems: [], allow: [] };
-    watch(page, found);
-    await use(found);
-    expect(found.problems, "console errors or failed requests").toEqual([]);
-  },
+  watch: [
+    async ({ page }, use) => {
+      const found: Watch = { problems: [], allow: [] };
+      watch(page, found);
+      await use(found);
+      expect(found.problems, "console errors or failed requests").toEqual([]);
+    },
+    { auto: true },
+  ],
 });
 
 export { expect };

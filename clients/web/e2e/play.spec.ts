@@ -93,6 +93,15 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   await page.locator('[data-action="resume-big"]').click();
   await expect(page.locator(".table")).toBeVisible();
   expect(await columns(page)).toEqual(dealt);
+
+  // Enter on a focused card is a tap
+  await page.locator('.card.up[data-card="QD"]').focus();
+  await page.keyboard.press("Enter");
+  await atVersion(page, 8);
+  expect(await columnOf(page, "QD")).toBe(7);
+  await page.keyboard.press("u");
+  await atVersion(page, 9);
+  expect(await columns(page)).toEqual(dealt);
 });
 
 test("resign asks first, then shows the results with the level's statistics", async ({ page, server }) => {
