@@ -115,3 +115,16 @@ test("resign asks first, then shows the results with the level's statistics", as
   await expect(results.locator('[data-stat="losses"] dd')).toHaveText("1");
   await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("0 %");
 });
+
+test("three blind mice shows its ten columns and the reserve", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("mice"));
+  await startGame(page, "three-blind-mice", 1);
+  await expect(page.locator(".columns .column")).toHaveCount(10);
+  await expect(page.locator(".reserve .card.up")).not.toHaveCount(0);
+  await expect(page.locator(".stock")).toHaveCount(0); // no stock on this level (R5)
+  await expect(page.locator('.tools [data-action="deal"]')).toBeDisabled();
+  const reserve = await page.locator(".reserve").boundingBox();
+  const first = await page.locator(".columns").boundingBox();
+  expect(reserve && first && reserve.y + reserve.height <= first.y).toBe(true); // above the columns
+  await shot(page, "game-three-blind-mice");
+});

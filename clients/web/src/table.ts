@@ -84,7 +84,9 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
   const top = h(
     "div.top-row",
     {},
-    h("div.stock-area", {}, stock, h("span.caption", {}, t("stock", { n: view.stock }))),
+    view.level === "three-blind-mice" // no stock on this level (R5): the reserve instead
+      ? null
+      : h("div.stock-area", {}, stock, h("span.caption", {}, t("stock", { n: view.stock }))),
     view.reserve.length
       ? h(
           "div.reserve",
@@ -95,7 +97,7 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
     h("div.foundations", { "aria-label": t("foundations"), role: "group" }, slots),
   );
   const columns = h(
-    "div.columns",
+    `div.columns.cols-${view.columns.length}`,
     { style: `--cols: ${view.columns.length}` },
     view.columns.map((_, i) => columnElement(view, i, highlight)),
   );
