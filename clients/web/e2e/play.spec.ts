@@ -128,3 +128,21 @@ test("three blind mice shows its ten columns and the reserve", async ({ page, se
   expect(reserve && first && reserve.y + reserve.height <= first.y).toBe(true); // above the columns
   await shot(page, "game-three-blind-mice");
 });
+
+test("a dead end says so and offers the ways out", async ({ page, server }) => {
+  // hard deal 637: dealing the stock at once leaves no useful move (found with the engine's is_stuck)
+  await register(page, server.url, uniqueName("stuck"));
+  await startGame(page, "hard", 637);
+  await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+  await page.locator('.tools [data-action="deal"]').click();
+  await atVersion(page, 1);
+  const notice = page.locator(".banner.dead-end");
+  await expect(notice).toContainText("No useful move is left.");
+  await expect(notice.locator('[data-action="restart"]')).toBeEnabled();
+  await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
+  await expect(notice.locator('[data-action="new"]')).toBeEnabled();
+  await shot(page, "game-stuck");
+  await notice.locator('[data-action="undo"]').click();
+  await atVersion(page, 2);
+  await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+});

@@ -630,6 +630,7 @@ export class App {
             button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
             button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
+            button("new", "newGame", () => this.startNew(view.level)),
           ),
         ),
       );
