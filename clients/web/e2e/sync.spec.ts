@@ -87,3 +87,23 @@ test("a second device signs in with the token and continues the game", async ({ 
   expect(found.problems).toEqual([]);
   await phone.close();
 });
+
+test("signing out forgets the token on every tab of the browser", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("out"));
+  const other = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await expect(other.locator("main.lobby")).toBeVisible();
+
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="sign-out"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+  await page.reload();
+  await expect(page.locator("form.register")).toBeVisible();
+
+  // the other tab's connection keeps its session (section 3); its next page load has no token
+  await other.reload();
+  await expect(other.locator("form.register")).toBeVisible();
+  expect(found.problems).toEqual([]);
+});

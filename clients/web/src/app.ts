@@ -219,7 +219,26 @@ export class App {
   }
 
   private failed(reply: ServerMessage): void {
-    if (reply.type === "error") this.say(reply.message);
+    if (reply.type !== "error") return;
+    if (reply.code === "unauthenticated") return this.signedOut(reply.message);
+    this.say(reply.message);
+  }
+
+  /** The token no longer works (revoked from another device, or expired): sign in again. */
+  private signedOut(message: string | null): void {
+    this.forgetToken();
+    this.player = null;
+    this.board = null;
+    this.unfinished = [];
+    this.signInError = message;
+    this.show("signin");
+    this.conn.stop();
+    this.conn.start();
+  }
+
+  private async signOut(): Promise<void> {
+    await this.conn.request({ type: "sign_out" }).catch(() => null);
+    this.signedOut(null);
   }
 
   // ---- actions ----------------------------------------------------------
@@ -245,7 +264,7 @@ export class App {
     }
     if (reply.type !== "error") return null;
     if (reply.code === "stale") void this.resync();
-    else this.say(reply.message);
+    else this.failed(reply);
     return reply;
   }
 
@@ -572,6 +591,7 @@ export class App {
         h("summary", {}, t("showToken")),
         h("p", {}, t("tokenNote")),
         h("code.token", {}, this.token ?? ""),
+        h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
       ),
     );
   }
