@@ -96,6 +96,11 @@ export class App {
       },
     });
     document.addEventListener("keydown", (event) => this.key(event));
+    // A request cut off by a dropped connection has no answer to show: the
+    // banner says the connection dropped, and the reconnect resyncs the game.
+    window.addEventListener("unhandledrejection", (event) => {
+      if (event.reason instanceof Disconnected) event.preventDefault();
+    });
     setInterval(() => this.tick(), 250);
   }
 
