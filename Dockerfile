@@ -6,6 +6,14 @@ FROM python:3.11 AS native
 COPY engine/solver/native.c /src/native.c
 RUN cc -O2 -std=c11 -shared -fPIC -o /src/_native.so /src/native.c
 
+# The web client (clients/web), built once; the server serves it from server/web/.
+FROM node:20-slim AS web
+WORKDIR /src
+COPY clients/web/package.json clients/web/package-lock.json ./
+RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+COPY clients/web ./
+RUN npx vite build --outDir /src/dist --emptyOutDir
+
 FROM python:3.11-slim
 
 WORKDIR /app
@@ -17,6 +25,7 @@ COPY server ./server
 COPY clients ./clients
 COPY migrations ./migrations
 COPY --from=native /src/_native.so ./engine/solver/_native.so
+COPY --from=web /src/dist ./server/web
 RUN pip install --no-cache-dir -e . \
     && useradd --system --home-dir /app --no-create-home scorpion \
     && mkdir -p /app/data && chown scorpion /app/data

@@ -51,6 +51,7 @@ from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
 from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
+from server.webclient import WEB_DIR, WebClient
 from server.winnable_pools import WinnableDealFinder, WinnablePools
 from server.workers import SolverPool
 
@@ -186,11 +187,13 @@ class ScorpionServer:
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
         handler = ConnectionHandler(self.service, self.hub, settings.queue_size, metrics)
         self._watch(handler)
+        web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
         routes = HttpRoutes(
             metrics,
             self.store.schema_status,
             timeout=settings.db_timeout_ms / 1000,
             name=SERVER_NAME,
+            web=web,
         )
         try:
             self._listener = await Listener.open(
@@ -209,6 +212,8 @@ class ScorpionServer:
             self.port,
             self.store.backend,
         )
+        if web.index is None:
+            log.info("the web client is not built (make web): / shows how to build it")
 
     def _watch(self, handler: ConnectionHandler) -> None:
         service, solver = self.service, self.solver

@@ -49,6 +49,7 @@ class Settings:
     commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
     easy_pool: int = 5000  # winnable easy deals to find in the background (server.winnable_pools)
     winnable_pool: int = 200  # winnable deals per other level to find, for new_game winnable
+    web_dir: str = ""  # the built web client; empty: the one installed with the server
     migrate: bool = False  # upgrade the schema and exit
 
     @property
@@ -95,6 +96,7 @@ _HELP: dict[str, str] = {
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
     "winnable_pool": "grow each other level's winnable deals to this many in the background",
+    "web_dir": "directory of the built web client (default: the one installed with the server)",
     "migrate": "upgrade the database schema to this version and exit",
 }
 
@@ -168,6 +170,10 @@ def problems(settings: Settings) -> list[str]:
     if settings.database_url and not settings.database_url.startswith(("sqlite", "postgresql")):
         found.append(
             f"{_label('database_url')} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"
+        )
+    if settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
+        found.append(
+            f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
         )
     found += _tls_problems(settings)
     return found

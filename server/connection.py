@@ -251,7 +251,7 @@ def _response(reply: HttpReply) -> HttpResponse:
             ("Content-Type", reply.content_type),
             ("Content-Length", str(len(reply.body))),
             ("Connection", "close"),
-            ("Cache-Control", "no-store"),
+            ("Cache-Control", reply.cache_control),
         ]
     )
     return HttpResponse(reply.status, HTTPStatus(reply.status).phrase, headers, reply.body)

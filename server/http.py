@@ -13,7 +13,10 @@ response and is still the only module that imports it):
   and its schema is this code's; 503 with a one-line reason otherwise, so a
   load balancer stops sending players to a node that cannot store a move;
 - ``/metrics``: ``server.metrics`` in Prometheus' text format;
-- ``/``: a short page naming the server and its endpoints;
+- ``/``: the web client (``server.webclient``) when it is built, else a short
+  page naming the server, its endpoints and how to build the client;
+- ``/assets/<name>``: the built client's files, cached for a year (their
+  names change with their content);
 - anything else: 404.
 
 The query string is ignored. Nothing here reads the request's body or
@@ -30,10 +33,12 @@ from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
 from server.store import SchemaStatus, StoreError
+from server.webclient import ASSET_CACHE, INDEX_CACHE, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
 
 TEXT: Final = "text/plain; charset=utf-8"
+HTML: Final = "text/html; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,7 @@ class HttpReply:
     status: int
     body: bytes
     content_type: str = TEXT
+    cache_control: str = "no-store"
 
 
 def _text(status: int, text: str) -> HttpReply:
@@ -57,7 +63,9 @@ class HttpRoutes:
         *,
         timeout: float,
         name: str,
+        web: WebClient | None = None,
     ) -> None:
+        self.web = web if web is not None else WebClient()
         self.metrics = metrics
         self._schema_status = schema_status
         self.timeout = timeout
@@ -73,7 +81,12 @@ class HttpRoutes:
         if path == "/metrics":
             return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
         if path == "/":
+            if self.web.index is not None:
+                return HttpReply(200, self.web.index, HTML, INDEX_CACHE)
             return _text(200, self._index())
+        asset = self.web.assets.get(path)
+        if asset is not None:
+            return HttpReply(200, asset.body, asset.content_type, ASSET_CACHE)
         return _text(404, "not found")
 
     async def ready(self) -> HttpReply:
@@ -93,5 +106,7 @@ class HttpRoutes:
         return (
             f"{self.name}\n\n"
             "This port speaks the Scorpion protocol over WebSocket (subprotocol scorpion.v1);\n"
-            "see protocol/PROTOCOL.md. Plain HTTP: /healthz, /readyz, /metrics."
+            "see protocol/PROTOCOL.md. Plain HTTP: /healthz, /readyz, /metrics.\n\n"
+            "The web client is not built: run `make web` (needs Node.js 20 and npm),\n"
+            "then restart the server and open this page again."
         )

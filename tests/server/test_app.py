@@ -57,6 +57,7 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         (["--keyfile", "k.pem"], {}, "--keyfile (SCORPION_KEYFILE) needs --certfile"),
         (["--certfile", "/nonexistent.pem"], {}, "--certfile (SCORPION_CERTFILE): no such file"),
         (["--database-url", "mysql://x/y"], {}, "--database-url (SCORPION_DATABASE_URL) must be"),
+        ([], {"SCORPION_WEB_DIR": "/nonexistent"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_code_2(

@@ -1,12 +1,14 @@
-"""Plain HTTP on the WebSocket port: health, readiness, metrics, a start page, 404."""
+"""Plain HTTP on the WebSocket port: health, readiness, metrics, the web client, 404."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from server.http import HttpRoutes
 from server.metrics import Metrics
 from server.store import SchemaStatus, StoreUnavailable
+from server.webclient import WebClient
 from tests.server.conftest import Running
 from tests.server.http_get import http_get
 
@@ -19,8 +21,16 @@ async def test_health_and_readiness(server: Running) -> None:
 
 
 async def test_a_plain_get_is_a_page_and_unknown_paths_are_404(server: Running) -> None:
-    status, _, body = await http_get(server.server.port, "/")
-    assert status == 200 and b"/healthz" in body
+    status, headers, body = await http_get(server.server.port, "/")
+    built = WebClient.load()  # what `make web` left in server/web/, if anything
+    if built.index is None:
+        assert status == 200 and b"/healthz" in body and b"make web" in body
+    else:
+        assert (status, body, headers["cache-control"]) == (200, built.index, "no-cache")
+        path, asset = next(iter(built.assets.items()))
+        status, headers, body = await http_get(server.server.port, path)
+        assert (status, body) == (200, asset.body)
+        assert headers["cache-control"] == "public, max-age=31536000, immutable"
     assert (await http_get(server.server.port, "/nothing/here"))[0] == 404
     # the WebSocket protocol still works beside it
     bea = await server.player("bea")
@@ -75,3 +85,37 @@ def test_each_server_has_its_own_registry() -> None:
     one.answered("ping", None)
     assert b'scorpion_requests_total{type="ping"} 1.0' in one.render()
     assert b"ping" not in two.render()
+
+
+def built_client(tmp_path: Path) -> WebClient:
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "index.html").write_text('<script src="/assets/index-ab12.js"></script>')
+    (tmp_path / "assets" / "index-ab12.js").write_text("console.log(1)")
+    (tmp_path / "assets" / "index-ab12.css").write_text("body{}")
+    return WebClient.load(tmp_path)
+
+
+async def test_the_built_client_is_served_with_its_caching(tmp_path: Path) -> None:
+    http = HttpRoutes(Metrics(), _current, timeout=1, name="t", web=built_client(tmp_path))
+    index = await http.answer("/?from=bookmark")
+    assert (index.status, index.content_type) == (200, "text/html; charset=utf-8")
+    assert index.cache_control == "no-cache" and b"/assets/index-ab12.js" in index.body
+    script = await http.answer("/assets/index-ab12.js")
+    assert script.status == 200 and script.body == b"console.log(1)"
+    assert script.content_type.startswith("text/javascript")
+    assert script.cache_control == "public, max-age=31536000, immutable"
+    assert (await http.answer("/assets/index-ab12.css")).content_type.startswith("text/css")
+    for path in ("/assets/missing.js", "/assets/../index.html", "/assets/", "/index.html"):
+        assert (await http.answer(path)).status == 404, path
+
+
+async def test_without_a_build_the_page_says_how_to_build_the_client(tmp_path: Path) -> None:
+    assert WebClient.load(tmp_path).index is None
+    http = HttpRoutes(Metrics(), _current, timeout=1, name="t", web=WebClient.load(tmp_path))
+    page = await http.answer("/")
+    assert page.status == 200 and b"make web" in page.body and b"/healthz" in page.body
+    assert (await http.answer("/assets/index-ab12.js")).status == 404
+
+
+async def _current() -> SchemaStatus:
+    return SchemaStatus.CURRENT

@@ -1,0 +1,61 @@
+// Every locale renders its own strings: no English left on a Finnish or Russian page.
+import type { Page } from "@playwright/test";
+import { STRINGS, type Locale } from "../src/i18n";
+import { knownDeal } from "./server";
+import { drag, expect, shot, startGame, test, uniqueName } from "./fixtures";
+
+const REFUSED: Record<Locale, RegExp> = {
+  en: /must go onto a card/,
+  fi: /on siirrettävä/,
+  ru: /можно положить только/,
+};
+
+/** English strings of ours on the page (header, screen and notices, not the language menu). */
+async function english(page: Page, locale: Locale): Promise<string[]> {
+  const text = await page.evaluate(() =>
+    [...document.querySelectorAll("header h1, header nav, main, .notices, .dialog")].map((n) => (n as HTMLElement).innerText).join("\n"),
+  );
+  const ours = Object.entries(STRINGS.en)
+    .filter(([key, value]) => !value.includes("{") && value !== STRINGS[locale][key as keyof typeof STRINGS.en])
+    .map(([, value]) => value);
+  return ours.filter((value) => value.length > 2 && text.includes(value));
+}
+
+for (const locale of ["fi", "ru"] as const) {
+  test(`the ${locale} pages have no English left`, async ({ page, server }) => {
+    await page.goto(server.url);
+    await page.locator("select.language").selectOption("en");
+    expect(await english(page, locale)).not.toEqual([]); // the check sees English where there is some
+    await page.locator("select.language").selectOption(locale);
+    await expect(page.locator("html")).toHaveAttribute("lang", locale);
+    await expect(page.locator("form.register button")).toHaveText(STRINGS[locale].register);
+    expect(await english(page, locale)).toEqual([]);
+
+    await page.locator("#name").fill(uniqueName(locale));
+    await page.locator("form.register button").click();
+    await expect(page.locator("main.lobby")).toBeVisible();
+    await expect(page.locator("main.lobby h2")).toHaveText(STRINGS[locale].chooseLevel);
+    expect(await english(page, locale)).toEqual([]);
+
+    await startGame(page, "medium", knownDeal());
+    await expect(page.locator('.tools [data-action="undo"]')).toHaveText(STRINGS[locale].undo);
+    expect(await english(page, locale)).toEqual([]);
+    await drag(page, "2D", 5); // 2D does not fit column 5 on this deal
+    await expect(page.locator(".toast.error")).toHaveText(REFUSED[locale]);
+    expect(await english(page, locale)).toEqual([]);
+    await shot(page, `game-${locale}`);
+
+    await page.locator('.tools [data-action="resign"]').click();
+    expect(await english(page, locale)).toEqual([]);
+    await page.locator(".dialog .yes").click();
+    await expect(page.locator("main.results")).toBeVisible();
+    await expect(page.locator('main.results [data-stat="losses"] dt')).toHaveText(STRINGS[locale].losses);
+    expect(await english(page, locale)).toEqual([]);
+    for (const nav of ["statistics", "history"] as const) {
+      await page.locator("header nav button", { hasText: STRINGS[locale][nav] }).click();
+      await expect(page.locator("main h2")).toHaveText(STRINGS[locale][nav]);
+      await page.waitForTimeout(200);
+      expect(await english(page, locale)).toEqual([]);
+    }
+  });
+}

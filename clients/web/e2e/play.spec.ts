@@ -1,0 +1,148 @@
+// Tap and drag moves, a refused move, undo, hint, deal, restart and pause on a real page.
+import type { Page } from "@playwright/test";
+import { knownDeal } from "./server";
+import { atVersion, drag, expect, register, shot, startGame, tap, test, uniqueName, version } from "./fixtures";
+
+async function columns(page: Page): Promise<string[][]> {
+  return page.locator(".columns .column").evaluateAll((nodes) =>
+    nodes.map((node) => [...node.querySelectorAll(".card")].map((card) => (card as HTMLElement).dataset.card ?? "down")),
+  );
+}
+
+async function columnOf(page: Page, card: string): Promise<number> {
+  return Number(await page.locator(`.card.up[data-card="${card}"]`).locator("xpath=..").getAttribute("data-column"));
+}
+
+test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("play"));
+  await startGame(page, "medium", knownDeal());
+  const dealt = await columns(page);
+
+  // a tap moves the card where it fits (the server's auto-move): QD onto KD in column 7
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  expect(await columnOf(page, "QD")).toBe(7);
+  await expect(page.locator(".status .moves")).toHaveText("1");
+
+  // a drag carries the card with everything on it
+  const from = await columnOf(page, "9D");
+  await drag(page, "9D", 1);
+  await atVersion(page, 2);
+  expect(await columnOf(page, "9D")).toBe(1);
+  expect(await page.locator(`.column[data-column="${from}"] .card.up[data-card="9D"]`).count()).toBe(0);
+
+  // a refused drag springs back with the server's reason
+  const twoFrom = await columnOf(page, "2D");
+  const board = await columns(page);
+  const wrong = board.findIndex((cards, i) => i + 1 !== twoFrom && cards.length > 0 && cards.at(-1) !== "3D") + 1;
+  await drag(page, "2D", wrong);
+  await expect(page.locator(".toast.error")).toContainText("must go onto a card");
+  expect(await version(page)).toBe(2);
+  expect(await columnOf(page, "2D")).toBe(twoFrom);
+  await expect(page.locator('.card.up[data-card="2D"]')).not.toHaveClass(/dragging/);
+  await expect.poll(() => page.locator('.card.up[data-card="2D"]').evaluate((n) => (n as HTMLElement).style.transform)).toBe("");
+
+  // undo takes the drag back
+  await page.locator('.tools [data-action="undo"]').click();
+  await atVersion(page, 3);
+  expect(await columnOf(page, "9D")).toBe(from);
+
+  // the hint is shown on the board
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 4);
+  await expect(page.locator(".banner.hint")).toContainText("Hint:");
+  await expect(page.locator(".card.hinted, .stock.hinted")).toHaveCount(1);
+  await shot(page, "game-hint");
+
+  // the keyboard: a focused card and a column number
+  await page.locator('.card.up[data-card="9D"]').focus();
+  await page.keyboard.press("1");
+  await atVersion(page, 5);
+  expect(await columnOf(page, "9D")).toBe(1);
+
+  // deal the stock, once
+  await expect(page.locator(".stock")).toBeEnabled();
+  await page.locator(".stock").click();
+  await atVersion(page, 6);
+  await expect(page.locator(".stock")).toBeDisabled();
+  const afterDeal = await columns(page);
+  expect(afterDeal.slice(0, 3).map((cards, i) => cards.length - dealt[i].length)).not.toEqual([0, 0, 0]);
+
+  // restart, behind a confirmation: the deal's layout again
+  await page.locator('.tools [data-action="restart"]').click();
+  await expect(page.locator(".dialog")).toBeVisible();
+  await page.locator(".dialog .no").click();
+  await expect(page.locator(".dialog")).toHaveCount(0);
+  expect(await version(page)).toBe(6);
+  await page.locator('.tools [data-action="restart"]').click();
+  await page.locator(".dialog .yes").click();
+  await atVersion(page, 7);
+  expect(await columns(page)).toEqual(dealt);
+  await expect(page.locator(".stock")).toBeEnabled();
+
+  // the clock ticks between events; pause hides the board and stops it; continue shows it again
+  const running = await page.locator(".clock").textContent();
+  await expect(page.locator(".clock")).not.toHaveText(running ?? "", { timeout: 3000 });
+  await page.locator('.tools [data-action="pause"]').click();
+  await expect(page.locator(".paused")).toBeVisible();
+  await expect(page.locator(".table")).toHaveCount(0);
+  const stopped = await page.locator(".clock").textContent();
+  await shot(page, "paused");
+  await page.waitForTimeout(1500);
+  await expect(page.locator(".clock")).toHaveText(stopped ?? "");
+  await page.locator('[data-action="resume-big"]').click();
+  await expect(page.locator(".table")).toBeVisible();
+  expect(await columns(page)).toEqual(dealt);
+
+  // Enter on a focused card is a tap
+  await page.locator('.card.up[data-card="QD"]').focus();
+  await page.keyboard.press("Enter");
+  await atVersion(page, 8);
+  expect(await columnOf(page, "QD")).toBe(7);
+  await page.keyboard.press("u");
+  await atVersion(page, 9);
+  expect(await columns(page)).toEqual(dealt);
+});
+
+test("resign asks first, then shows the results with the level's statistics", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("quit"));
+  await startGame(page, "hard", 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  const results = page.locator("main.results.lost");
+  await expect(results).toBeVisible();
+  await expect(results).toContainText("You resigned.");
+  await expect(results.locator('[data-stat="losses"] dd')).toHaveText("1");
+  await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("0 %");
+});
+
+test("three blind mice shows its ten columns and the reserve", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("mice"));
+  await startGame(page, "three-blind-mice", 1);
+  await expect(page.locator(".columns .column")).toHaveCount(10);
+  await expect(page.locator(".reserve .card.up")).not.toHaveCount(0);
+  await expect(page.locator(".stock")).toHaveCount(0); // no stock on this level (R5)
+  await expect(page.locator('.tools [data-action="deal"]')).toBeDisabled();
+  const reserve = await page.locator(".reserve").boundingBox();
+  const first = await page.locator(".columns").boundingBox();
+  expect(reserve && first && reserve.y + reserve.height <= first.y).toBe(true); // above the columns
+  await shot(page, "game-three-blind-mice");
+});
+
+test("a dead end says so and offers the ways out", async ({ page, server }) => {
+  // hard deal 637: dealing the stock at once leaves no useful move (found with the engine's is_stuck)
+  await register(page, server.url, uniqueName("stuck"));
+  await startGame(page, "hard", 637);
+  await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+  await page.locator('.tools [data-action="deal"]').click();
+  await atVersion(page, 1);
+  const notice = page.locator(".banner.dead-end");
+  await expect(notice).toContainText("No useful move is left.");
+  await expect(notice.locator('[data-action="restart"]')).toBeEnabled();
+  await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
+  await expect(notice.locator('[data-action="new"]')).toBeEnabled();
+  await shot(page, "game-stuck");
+  await notice.locator('[data-action="undo"]').click();
+  await atVersion(page, 2);
+  await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+});

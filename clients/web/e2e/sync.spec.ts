@@ -1,0 +1,109 @@
+// Two tabs of one player, a reload that continues the game, and a server restart mid-game.
+import { knownDeal, TestServer } from "./server";
+import { atVersion, drag, expect, register, startGame, tap, test, uniqueName, watch, type Watch } from "./fixtures";
+
+test("two tabs of one player stay in sync, and a reload continues the game", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("tabs"));
+  await startGame(page, "medium", knownDeal());
+  const other = await context.newPage();
+  const otherWatch: Watch = { problems: [], allow: [] };
+  watch(other, otherWatch);
+  await other.goto(server.url); // the token is shared: the unfinished game opens
+  await expect(other.locator("main.game")).toBeVisible();
+  await atVersion(other, 0);
+
+  await tap(page, "QD");
+  await atVersion(other, 1);
+  await expect(other.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();
+
+  await drag(other, "9D", 1);
+  await atVersion(page, 2);
+  await expect(page.locator('.column[data-column="1"] .card.up[data-card="9D"]')).toBeVisible();
+
+  await page.locator('.tools [data-action="pause"]').click();
+  await expect(other.locator(".paused")).toBeVisible();
+  await other.locator('[data-action="resume-big"]').click();
+  await expect(page.locator(".table")).toBeVisible();
+
+  await other.reload();
+  await atVersion(other, 2);
+  await expect(other.locator('.column[data-column="1"] .card.up[data-card="9D"]')).toBeVisible();
+  expect(otherWatch.problems).toEqual([]);
+});
+
+test("the page resumes after a server restart with the same board, and undo works", async ({ page, watch }) => {
+  const server = new TestServer();
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("back"));
+    await startGame(page, "medium", knownDeal());
+    await tap(page, "QD");
+    await atVersion(page, 1);
+    await drag(page, "9D", 1);
+    await atVersion(page, 2);
+    const before = await page.locator(".columns").innerHTML();
+
+    // the browser notes each refused connection while the server is down
+    watch.allow.push(/WebSocket connection to .* failed/);
+    await server.restart();
+    await expect(page.locator(".toast.offline")).toHaveCount(0, { timeout: 20_000 });
+    await atVersion(page, 2);
+    expect(await page.locator(".columns").innerHTML()).toBe(before);
+
+    await page.locator('.tools [data-action="undo"]').click();
+    await atVersion(page, 3);
+    await expect(page.locator('.column[data-column="1"] .card.up[data-card="9D"]')).toHaveCount(0);
+  } finally {
+    await server.dispose();
+  }
+});
+
+test("a second device signs in with the token and continues the game", async ({ page, browser, server }) => {
+  const name = uniqueName("two");
+  await register(page, server.url, name);
+  await page.locator("details.token-box summary").click();
+  const token = (await page.locator("code.token").textContent()) ?? "";
+  expect(token.length).toBeGreaterThan(8);
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD");
+  await atVersion(page, 1);
+
+  const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
+  const other = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await other.locator("details.other-device summary").click();
+  await other.locator("#token").fill("not-a-token");
+  await other.locator("form.token button").click();
+  await expect(other.locator("p.error")).toBeVisible(); // the server's unauthenticated message
+  await other.locator("details.other-device summary").click();
+  await other.locator("#token").fill(token);
+  await other.locator("form.token button").click();
+  await expect(other.locator("main.game")).toBeVisible();
+  await expect(other.locator(".who")).toHaveText(name);
+  await atVersion(other, 1);
+  await expect(other.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();
+  expect(found.problems).toEqual([]);
+  await phone.close();
+});
+
+test("signing out forgets the token on every tab of the browser", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("out"));
+  const other = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await expect(other.locator("main.lobby")).toBeVisible();
+
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="sign-out"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+  await page.reload();
+  await expect(page.locator("form.register")).toBeVisible();
+
+  // the other tab's connection keeps its session (section 3); its next page load has no token
+  await other.reload();
+  await expect(other.locator("form.register")).toBeVisible();
+  expect(found.problems).toEqual([]);
+});

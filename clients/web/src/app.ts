@@ -1,0 +1,907 @@
+/**
+ * The web client's controller: one connection, the player, the open game and
+ * the screen on show. Everything on screen is drawn again from this state after
+ * each change (`render`); the clock and score alone tick in place (`tick`).
+ *
+ * Signing in: the token lives in localStorage. Every (re)connection says hello
+ * with it and, when a game is on screen, resyncs it with `open_game` since the
+ * last version seen (PROTOCOL.md section 5); on a fresh page the unfinished
+ * game from `welcome` is opened, so a reload continues it.
+ *
+ * Paused: the view has no paused flag. A game open on this connection whose
+ * clock does not run is paused (section 6: the clock runs while a connection
+ * has it open and it is not paused); just after opening, the clock's start may
+ * still be on its way, so that conclusion waits `PAUSE_GRACE_MS`.
+ */
+import { boardFrom, catchUp, receive, scoreAt, timeAt, type GameBoard } from "./board";
+import { Connection, Disconnected } from "./conn";
+import { h } from "./dom";
+import { cardLabel, clock, percent } from "./format";
+import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
+import { animateFrom, cardPlaces, shake, springBack, tableElement, type Highlight } from "./table";
+import type {
+  ErrorReply,
+  Event as WireEvent,
+  GameLostEvent,
+  GameSummary,
+  HintEvent,
+  Player,
+  Replay,
+  Result,
+  ServerMessage,
+  StatsRow,
+  WonEvent,
+} from "./wire";
+
+type Level = StatsRow["level"];
+const LEVELS: Level[] = ["easy", "medium", "hard", "classic", "relaxed", "three-blind-mice"];
+const CLIENT = "scorpion-web/0.1";
+const PAUSE_GRACE_MS = 600;
+const TOKEN_KEY = "scorpion.token";
+const LOCALE_KEY = "scorpion.locale";
+const LEVEL_KEY = "scorpion.level";
+
+type Screen = "loading" | "signin" | "lobby" | "game" | "results" | "stats" | "history" | "replay";
+
+interface Ended {
+  won: WonEvent | null;
+  lost: GameLostEvent | null;
+  stats: StatsRow | null;
+}
+
+interface ReplayState {
+  game: number;
+  replay: Replay;
+  result: Result;
+  step: number;
+}
+
+interface Confirm {
+  text: string;
+  action: () => void;
+}
+
+export class App {
+  private screen: Screen = "loading";
+  private conn: Connection;
+  private token: string | null = localStorage.getItem(TOKEN_KEY);
+  private player: Player | null = null;
+  private unfinished: GameSummary[] = [];
+  private board: GameBoard | null = null;
+  private openedAt = 0;
+  private level: Level = (localStorage.getItem(LEVEL_KEY) as Level | null) ?? "medium";
+  private stats: StatsRow[] = [];
+  private games: GameSummary[] = [];
+  private hint: { v: number; hint: HintEvent } | null = null;
+  private lostAt: number | null = null;
+  private ended: Ended | null = null;
+  private replay: ReplayState | null = null;
+  private notice: string | null = null;
+  private noticeTimer = 0;
+  private confirm: Confirm | null = null;
+  private online: "connecting" | "open" | "closed" = "connecting";
+  private signInError: string | null = null;
+  private showToken = false;
+
+  constructor(private readonly root: HTMLElement) {
+    const saved = localStorage.getItem(LOCALE_KEY) as Locale | null;
+    setLocale(saved && LOCALES.includes(saved) ? saved : preferredLocale(navigator.languages));
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    this.conn = new Connection(`${scheme}://${location.host}/`, {
+      onOpen: () => this.hello(),
+      onPush: (push) => this.push(push),
+      onState: (state) => {
+        this.online = state;
+        this.render();
+      },
+    });
+    document.addEventListener("keydown", (event) => this.key(event));
+    // A request cut off by a dropped connection has no answer to show: the
+    // banner says the connection dropped, and the reconnect resyncs the game.
+    window.addEventListener("unhandledrejection", (event) => {
+      if (event.reason instanceof Disconnected) event.preventDefault();
+    });
+    setInterval(() => this.tick(), 250);
+  }
+
+  start(): void {
+    this.render();
+    this.conn.start();
+  }
+
+  // ---- connection -------------------------------------------------------
+
+  private async hello(): Promise<void> {
+    const reply = await this.conn.request(
+      { type: "hello", protocol: 1, client: CLIENT, locale: locale(), ...(this.token ? { token: this.token } : {}) },
+      true,
+    );
+    if (reply.type === "error" && reply.code === "unauthenticated") {
+      this.signInError = reply.message;
+      this.forgetToken();
+      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: locale() }, true);
+      this.show("signin");
+      return;
+    }
+    if (reply.type !== "welcome") throw new Error(`hello: ${reply.type}`);
+    this.player = reply.player;
+    this.unfinished = reply.games;
+    if (!this.player) {
+      this.show("signin");
+      return;
+    }
+    if (this.board) {
+      await this.resync(true);
+    } else if (this.screen === "loading" || this.screen === "signin") {
+      const active = this.unfinished.find((game) => game.status === "active");
+      if (active) await this.openGame(active.game, true);
+      else await this.lobby(true);
+    }
+  }
+
+  private forgetToken(): void {
+    this.token = null;
+    localStorage.removeItem(TOKEN_KEY);
+  }
+
+  private async openGame(game: number, early = false): Promise<void> {
+    const reply = await this.conn.request({ type: "open_game", game }, early);
+    if (reply.type !== "game") return this.failed(reply);
+    this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
+    this.openedAt = performance.now();
+    this.level = reply.view.level;
+    this.hint = null;
+    this.lostAt = null;
+    this.ended = null;
+    this.show(reply.view.status === "active" ? "game" : "lobby");
+    setTimeout(() => this.render(), PAUSE_GRACE_MS);
+  }
+
+  /** Brings the board up to date: open_game since the last version (section 5). */
+  private async resync(early = false): Promise<void> {
+    const board = this.board;
+    if (!board) return;
+    const reply = await this.conn.request({ type: "open_game", game: board.game, since: board.v }, early);
+    const now = performance.now();
+    if (reply.type === "catch_up") {
+      const events = reply.events.flatMap((batch) => batch.events);
+      this.board = catchUp(board, reply, now);
+      this.noteEvents(events, reply.v);
+    } else if (reply.type === "game") {
+      this.board = boardFrom(reply.game, reply.v, reply.view, now);
+    } else {
+      return this.failed(reply);
+    }
+    this.openedAt = now;
+    this.afterChange();
+    setTimeout(() => this.render(), PAUSE_GRACE_MS);
+  }
+
+  private push(message: ServerMessage): void {
+    if (message.type !== "events" || !this.board) return;
+    const before = cardPlaces(this.root);
+    const result = receive(this.board, message, performance.now());
+    if (result.kind === "gap") {
+      void this.resync().catch(() => {});
+      return;
+    }
+    if (result.kind === "old") return;
+    this.board = result.board;
+    this.noteEvents(message.events, message.v);
+    this.afterChange(before);
+  }
+
+  /** What the events mean beyond the view: a hint, a proof of loss, the end. */
+  private noteEvents(events: WireEvent[], v: number): void {
+    for (const event of events) {
+      if (event.type === "hint") this.hint = { v, hint: event };
+      if (event.type === "lost_position") this.lostAt = v;
+      if (event.type === "won") this.ended = { won: event, lost: null, stats: event.stats ?? null };
+      if (event.type === "game_lost") this.ended = { won: null, lost: event, stats: null };
+    }
+  }
+
+  private afterChange(before?: Map<string, DOMRect>): void {
+    const view = this.board?.view;
+    if (view && view.status !== "active" && this.screen === "game") {
+      if (!this.ended) this.ended = { won: null, lost: null, stats: null };
+      const ended = this.ended;
+      if (!ended.stats) void this.loadEndStats(view.level);
+      setTimeout(() => {
+        if (this.screen === "game" && this.board?.view.status !== "active") this.show("results");
+      }, ended.won ? 700 : 0);
+    }
+    this.render();
+    if (before) animateFrom(this.root, before);
+  }
+
+  private async loadEndStats(level: Level): Promise<void> {
+    const reply = await this.conn.request({ type: "stats", level });
+    if (reply.type === "stats" && this.ended) {
+      this.ended.stats = reply.stats[0] ?? null;
+      this.render();
+    }
+  }
+
+  private failed(reply: ServerMessage): void {
+    if (reply.type !== "error") return;
+    if (reply.code === "unauthenticated") return this.signedOut(reply.message);
+    this.say(reply.message);
+  }
+
+  /** The token no longer works (revoked from another device, or expired): sign in again. */
+  private signedOut(message: string | null): void {
+    this.forgetToken();
+    this.player = null;
+    this.board = null;
+    this.unfinished = [];
+    this.signInError = message;
+    this.show("signin");
+    this.conn.stop();
+    this.conn.start();
+  }
+
+  private async signOut(): Promise<void> {
+    await this.conn.request({ type: "sign_out" }).catch(() => null);
+    this.signedOut(null);
+  }
+
+  // ---- actions ----------------------------------------------------------
+
+  private async act(
+    body:
+      | { type: "move"; card: string; to?: number }
+      | { type: "deal" | "undo" | "restart" }
+      | { type: "hint" | "pause" | "resume" | "resign" },
+  ): Promise<ErrorReply | null> {
+    const board = this.board;
+    if (!board) return null;
+    let reply: ServerMessage;
+    try {
+      reply = await this.conn.request(
+        body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart"
+          ? { ...body, game: board.game, v: board.v }
+          : { type: body.type, game: board.game },
+      );
+    } catch (error) {
+      if (error instanceof Disconnected) return null;
+      throw error;
+    }
+    if (reply.type !== "error") return null;
+    if (reply.code === "stale") void this.resync();
+    else this.failed(reply);
+    return reply;
+  }
+
+  private async move(card: string, to?: number): Promise<void> {
+    const error = await this.act(to === undefined ? { type: "move", card } : { type: "move", card, to });
+    if (error) {
+      if (to === undefined) shake(card);
+      else springBack();
+    }
+  }
+
+  private ask(text: string, action: () => void): void {
+    this.confirm = { text, action };
+    this.render();
+    this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
+  }
+
+  private async newGame(level: Level, deal?: number): Promise<void> {
+    const reply = await this.conn.request(deal ? { type: "new_game", level, deal } : { type: "new_game", level });
+    if (reply.type !== "game") return this.failed(reply);
+    this.level = level;
+    localStorage.setItem(LEVEL_KEY, level);
+    this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
+    this.openedAt = performance.now();
+    this.unfinished = [];
+    this.hint = null;
+    this.lostAt = null;
+    this.ended = null;
+    this.show("game");
+  }
+
+  private startNew(level: Level, deal?: number): void {
+    const active = this.board?.view.status === "active" || this.unfinished.some((game) => game.status === "active");
+    if (active) this.ask(t("confirmNew"), () => void this.newGame(level, deal));
+    else void this.newGame(level, deal);
+  }
+
+  private async lobby(early = false): Promise<void> {
+    if (this.board && this.board.view.status === "active") {
+      const game = this.board.game;
+      this.unfinished = [{ ...this.summary(), game }];
+      await this.conn.request({ type: "close_game", game }, early).catch(() => null);
+    } else if (this.board) {
+      this.unfinished = [];
+    }
+    this.board = null;
+    this.show("lobby");
+    await this.loadStats(early);
+  }
+
+  private summary(): GameSummary {
+    const board = this.board as GameBoard;
+    const view = board.view;
+    const now = performance.now();
+    return {
+      game: board.game,
+      level: view.level,
+      status: view.status,
+      v: board.v,
+      moves: view.moves,
+      score: scoreAt(board, now),
+      time_ms: timeAt(board, now),
+      deal: view.deal,
+      started: "",
+      updated: "",
+    };
+  }
+
+  private async loadStats(early = false): Promise<void> {
+    const reply = await this.conn.request({ type: "stats" }, early);
+    if (reply.type === "stats") {
+      this.stats = reply.stats;
+      this.render();
+    }
+  }
+
+  private async loadGames(): Promise<void> {
+    const reply = await this.conn.request({ type: "games" });
+    if (reply.type === "games") {
+      this.games = reply.games;
+      this.render();
+    }
+  }
+
+  private async openReplay(game: number): Promise<void> {
+    const reply = await this.conn.request({ type: "replay", game });
+    if (reply.type !== "replay") return this.failed(reply);
+    if (!reply.replay || !reply.result) return;
+    this.replay = { game, replay: reply.replay, result: reply.result, step: 0 };
+    this.show("replay");
+  }
+
+  private async register(name: string): Promise<void> {
+    const reply = await this.conn.request({ type: "register", name });
+    if (reply.type === "error") {
+      this.signInError = reply.message;
+      this.render();
+      return;
+    }
+    if (reply.type !== "registered") return;
+    this.token = reply.token;
+    localStorage.setItem(TOKEN_KEY, reply.token);
+    this.player = reply.player;
+    this.signInError = null;
+    this.show("lobby");
+    await this.loadStats();
+  }
+
+  private signInWithToken(token: string): void {
+    this.token = token;
+    localStorage.setItem(TOKEN_KEY, token);
+    this.signInError = null;
+    this.conn.stop();
+    this.conn.start();
+  }
+
+  private changeLocale(next: Locale): void {
+    setLocale(next);
+    localStorage.setItem(LOCALE_KEY, next);
+    this.render();
+    if (this.online === "open") {
+      void this.conn
+        .request({ type: "hello", protocol: 1, client: CLIENT, locale: next, ...(this.token && this.player ? { token: this.token } : {}) })
+        .catch(() => null);
+    }
+  }
+
+  // ---- screens ----------------------------------------------------------
+
+  private show(screen: Screen): void {
+    this.screen = screen;
+    this.confirm = null;
+    this.render();
+    if (screen === "stats") void this.loadStats();
+    if (screen === "history") void this.loadGames();
+  }
+
+  private say(message: string): void {
+    this.notice = message;
+    clearTimeout(this.noticeTimer);
+    this.noticeTimer = window.setTimeout(() => {
+      this.notice = null;
+      this.render();
+    }, 4000);
+    this.render();
+  }
+
+  private paused(): boolean {
+    const board = this.board;
+    if (!board || board.view.status !== "active" || board.view.running) return false;
+    return performance.now() - this.openedAt >= PAUSE_GRACE_MS && this.online === "open";
+  }
+
+  private render(): void {
+    const focused = document.activeElement as HTMLElement | null;
+    const focusKey = focused?.dataset.card ?? focused?.dataset.action;
+    this.root.replaceChildren(this.header(), this.body(), this.noticeBar(), this.dialog());
+    if (focusKey) {
+      const again = this.root.querySelector<HTMLElement>(`[data-card="${focusKey}"], [data-action="${focusKey}"]`);
+      again?.focus({ preventScroll: true });
+    }
+    this.tick();
+  }
+
+  private header(): HTMLElement {
+    const select = h(
+      "select.language",
+      { "aria-label": t("language"), onchange: (event: Event) => this.changeLocale((event.target as HTMLSelectElement).value as Locale) } as never,
+      LOCALES.map((code) => h("option", { value: code, selected: code === locale() }, { en: "English", fi: "Suomi", ru: "Русский" }[code])),
+    );
+    const nav =
+      this.player && this.screen !== "game"
+        ? h(
+            "nav",
+            {},
+            this.navButton("levels", () => void this.lobby()),
+            this.navButton("statistics", () => this.show("stats")),
+            this.navButton("history", () => this.show("history")),
+          )
+        : null;
+    return h(
+      "header.top",
+      {},
+      h("h1", {}, h("span.logo", { "aria-hidden": "true" }, "♠"), t("title")),
+      nav,
+      h("span.who", {}, this.player?.name ?? ""),
+      select,
+    );
+  }
+
+  private navButton(key: Key, action: () => void): HTMLElement {
+    return h("button.link", { type: "button", onclick: action }, t(key));
+  }
+
+  private body(): HTMLElement {
+    switch (this.screen) {
+      case "loading":
+        return h("main.center", {}, h("p", {}, t("connecting")));
+      case "signin":
+        return this.signInScreen();
+      case "lobby":
+        return this.lobbyScreen();
+      case "game":
+        return this.gameScreen();
+      case "results":
+        return this.resultsScreen();
+      case "stats":
+        return this.statsScreen();
+      case "history":
+        return this.historyScreen();
+      case "replay":
+        return this.replayScreen();
+    }
+  }
+
+  private signInScreen(): HTMLElement {
+    const name = h("input", { id: "name", name: "name", required: true, maxlength: 32, autocomplete: "nickname" }) as HTMLInputElement;
+    const token = h("input", { id: "token", name: "token", required: true, maxlength: 128, autocomplete: "off" }) as HTMLInputElement;
+    return h(
+      "main.panel.signin",
+      {},
+      h("p.lead", {}, t("welcome")),
+      h(
+        "form.register",
+        { onsubmit: (event: Event) => (event.preventDefault(), void this.register(name.value.trim())) } as never,
+        h("label", { for: "name" }, t("name")),
+        name,
+        h("button.primary", { type: "submit" }, t("register")),
+      ),
+      this.signInError ? h("p.error", { role: "alert" }, this.signInError) : null,
+      h(
+        "details.other-device",
+        {},
+        h("summary", {}, t("otherDevice")),
+        h(
+          "form.token",
+          { onsubmit: (event: Event) => (event.preventDefault(), this.signInWithToken(token.value.trim())) } as never,
+          h("label", { for: "token" }, t("token")),
+          token,
+          h("button", { type: "submit" }, t("signIn")),
+        ),
+      ),
+    );
+  }
+
+  private statsTable(row: StatsRow | undefined): HTMLElement {
+    const cells: [Key, string][] = row
+      ? [
+          ["wins", String(row.wins)],
+          ["losses", String(row.losses)],
+          ["winRate", percent(row.win_rate)],
+          ["currentStreak", String(row.current_streak)],
+          ["bestStreak", String(row.best_streak)],
+        ]
+      : [];
+    return h(
+      "dl.stats",
+      {},
+      cells.map(([key, value]) => h("div", { "data-stat": key }, h("dt", {}, t(key)), h("dd", {}, value))),
+    );
+  }
+
+  private lobbyScreen(): HTMLElement {
+    const level = this.level;
+    const row = this.stats.find((each) => each.level === level);
+    const deal = h("input", { id: "deal", type: "number", min: 1, step: 1, inputmode: "numeric" }) as HTMLInputElement;
+    const active = this.unfinished.find((game) => game.status === "active");
+    return h(
+      "main.panel.lobby",
+      {},
+      active
+        ? h(
+            "section.continue",
+            {},
+            h(
+              "button.primary",
+              { type: "button", "data-action": "continue", onclick: () => void this.openGame(active.game) },
+              t("continueGame"),
+            ),
+            h("span", {}, `${t(`level_${active.level}` as Key)} · ${t("moves")} ${active.moves} · ${clock(active.time_ms)}`),
+          )
+        : null,
+      h("h2", {}, t("chooseLevel")),
+      h(
+        "div.levels",
+        { role: "radiogroup", "aria-label": t("chooseLevel") },
+        LEVELS.map((each) =>
+          h(
+            `button.level${each === level ? ".chosen" : ""}`,
+            {
+              type: "button",
+              role: "radio",
+              "aria-checked": each === level ? "true" : "false",
+              "data-level": each,
+              onclick: () => {
+                this.level = each;
+                localStorage.setItem(LEVEL_KEY, each);
+                this.render();
+              },
+            },
+            t(`level_${each}` as Key),
+          ),
+        ),
+      ),
+      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${level}` as Key) })), this.statsTable(row)),
+      level === "easy"
+        ? h("p.note", {}, t("winnable"))
+        : h("p.deal-choice", {}, h("label", { for: "deal" }, t("dealNumber")), deal),
+      h(
+        "button.primary.play",
+        {
+          type: "button",
+          "data-action": "play",
+          onclick: () => {
+            const number = Number(deal.value);
+            this.startNew(level, level !== "easy" && Number.isInteger(number) && number > 0 ? number : undefined);
+          },
+        },
+        t("play"),
+      ),
+      h(
+        "details.token-box",
+        { open: this.showToken, ontoggle: (event: Event) => (this.showToken = (event.target as HTMLDetailsElement).open) } as never,
+        h("summary", {}, t("showToken")),
+        h("p", {}, t("tokenNote")),
+        h("code.token", {}, this.token ?? ""),
+        h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
+      ),
+    );
+  }
+
+  private gameScreen(): HTMLElement {
+    const board = this.board;
+    if (!board) return h("main");
+    const view = board.view;
+    const active = view.status === "active";
+    const hint = this.hint && this.hint.v === board.v ? this.hint.hint : null;
+    const highlight: Highlight = hint ? { card: hint.card, to: hint.to, deal: hint.action === "deal" } : {};
+    const paused = this.paused();
+    const button = (action: string, key: Key, onclick: () => void, disabled = false) =>
+      h("button.tool", { type: "button", "data-action": action, onclick, disabled: disabled || !active }, t(key));
+    const tools = h(
+      "div.tools",
+      {},
+      button("deal", "deal", () => void this.act({ type: "deal" }), view.stock === 0),
+      button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
+      button("hint", "hint", () => void this.act({ type: "hint" })),
+      paused
+        ? button("resume", "resume", () => void this.act({ type: "resume" }))
+        : button("pause", "pause", () => void this.act({ type: "pause" })),
+      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
+      button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
+      h("button.tool", { type: "button", "data-action": "menu", onclick: () => void this.lobby() }, t("levels")),
+    );
+    const status = h(
+      "div.status",
+      {},
+      h("span.level-name", {}, t(`level_${view.level}` as Key) + (view.deal ? ` #${view.deal}` : "")),
+      h("span", {}, `${t("time")} `, h("b.clock", { "data-live": "clock" }, "")),
+      h("span", {}, `${t("score")} `, h("b.score", { "data-live": "score" }, "")),
+      h("span", {}, `${t("moves")} `, h("b.moves", {}, String(view.moves))),
+    );
+    const notices: HTMLElement[] = [];
+    if (hint) {
+      const text =
+        hint.action === "move" && hint.card
+          ? t("hintMove", { card: cardLabel(hint.card), to: hint.to ?? "" })
+          : hint.action === "deal"
+            ? t("hintDeal")
+            : t("hintNone");
+      notices.push(h("p.banner.hint", { role: "status" }, text));
+    }
+    if (view.stuck || this.lostAt === board.v) {
+      notices.push(
+        h(
+          "div.banner.dead-end",
+          { role: "alert" },
+          h("p", {}, view.stuck ? t("stuck") : t("lostPosition")),
+          h("p", {}, t("waysOut")),
+          h(
+            "div.ways",
+            {},
+            button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
+            button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
+            button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
+            button("new", "newGame", () => this.startNew(view.level)),
+          ),
+        ),
+      );
+    }
+    const table = paused
+      ? h(
+          "div.paused",
+          { role: "dialog", "aria-label": t("paused") },
+          h("h2", {}, t("paused")),
+          h("p", {}, t("pausedNote")),
+          h("button.primary", { type: "button", "data-action": "resume-big", onclick: () => void this.act({ type: "resume" }) }, t("resume")),
+        )
+      : tableElement(view, highlight, {
+          onMove: (card, to) => void this.move(card, to),
+          onDeal: () => void this.act({ type: "deal" }),
+        });
+    return h("main.game", { "data-v": board.v, "data-game": board.game }, status, tools, notices, table, h("p.keys", {}, t("keys")));
+  }
+
+  private resultsScreen(): HTMLElement {
+    const board = this.board;
+    const ended = this.ended;
+    if (!board || !ended) return h("main");
+    const view = board.view;
+    const won = view.status === "won";
+    const rows: [Key, string][] = [
+      ["moves", String(ended.won?.moves ?? view.moves)],
+      ["time", clock(ended.won?.time_ms ?? view.time_ms)],
+      ["score", String(ended.won?.score ?? scoreAt(board, performance.now()))],
+      ["suits", String(ended.won?.suits ?? view.foundations.length)],
+      ["hints", String(ended.won?.hints ?? view.hints)],
+      ["undos", String(ended.won?.undos ?? view.undos)],
+    ];
+    return h(
+      `main.panel.results${won ? ".won" : ".lost"}`,
+      {},
+      h("h2", {}, won ? t("won") : t("lost")),
+      ended.lost ? h("p", {}, ended.lost.reason === "resigned" ? t("resigned") : t("abandoned")) : null,
+      h("p.level-name", {}, t(`level_${view.level}` as Key) + (view.deal ? ` #${view.deal}` : "")),
+      h("dl.results-table", {}, rows.map(([key, value]) => h("div", { "data-result": key }, h("dt", {}, t(key)), h("dd", {}, value)))),
+      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${view.level}` as Key) })), this.statsTable(ended.stats ?? undefined)),
+      h(
+        "div.actions",
+        {},
+        h("button.primary", { type: "button", "data-action": "new", onclick: () => void this.newGame(view.level) }, t("newGame")),
+        h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(board.game) }, t("replay")),
+        h("button", { type: "button", "data-action": "levels", onclick: () => void this.lobby() }, t("levels")),
+      ),
+    );
+  }
+
+  private statsScreen(): HTMLElement {
+    const columns: [Key, (row: StatsRow) => string][] = [
+      ["games", (row) => String(row.games)],
+      ["wins", (row) => String(row.wins)],
+      ["losses", (row) => String(row.losses)],
+      ["winRate", (row) => percent(row.win_rate)],
+      ["currentStreak", (row) => String(row.current_streak)],
+      ["bestStreak", (row) => String(row.best_streak)],
+      ["bestScore", (row) => (row.best_score === null ? "—" : String(row.best_score))],
+      ["fastestWin", (row) => (row.fastest_win_ms === null ? "—" : clock(row.fastest_win_ms))],
+      ["fewestMoves", (row) => (row.fewest_moves === null ? "—" : String(row.fewest_moves))],
+    ];
+    return h(
+      "main.panel.stats-page",
+      {},
+      h("h2", {}, t("statistics")),
+      h(
+        "div.scroll",
+        {},
+        h(
+          "table",
+          {},
+          h("thead", {}, h("tr", {}, h("th", {}, t("level")), columns.map(([key]) => h("th", {}, t(key))))),
+          h(
+            "tbody",
+            {},
+            this.stats.map((row) =>
+              h("tr", { "data-level": row.level }, h("th", {}, t(`level_${row.level}` as Key)), columns.map(([, value]) => h("td", {}, value(row)))),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private historyScreen(): HTMLElement {
+    return h(
+      "main.panel.history",
+      {},
+      h("h2", {}, t("history")),
+      this.games.length === 0
+        ? h("p", {}, t("noGames"))
+        : h(
+            "ul.games",
+            {},
+            this.games.map((game) =>
+              h(
+                "li",
+                { "data-game": game.game },
+                h("span.level-name", {}, t(`level_${game.level}` as Key) + (game.deal ? ` #${game.deal}` : "")),
+                h("span", { class: `status ${game.status}` }, t(`status_${game.status}` as Key)),
+                h("span", {}, `${t("score")} ${game.score} · ${t("moves")} ${game.moves} · ${clock(game.time_ms)}`),
+                h("time", { datetime: game.started }, new Date(game.started).toLocaleString(locale())),
+                game.status === "active"
+                  ? h("button", { type: "button", onclick: () => void this.openGame(game.game) }, t("continueGame"))
+                  : h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(game.game) }, t("replay")),
+              ),
+            ),
+          ),
+    );
+  }
+
+  private replayScreen(): HTMLElement {
+    const state = this.replay;
+    if (!state) return h("main");
+    const { replay, result } = state;
+    const total = replay.actions.length;
+    const go = (step: number) => {
+      state.step = Math.max(0, Math.min(total, step));
+      this.render();
+    };
+    const describe = (index: number): string => {
+      const action = replay.actions[index];
+      switch (action.type) {
+        case "move":
+          return action.to === undefined
+            ? t("actionAuto", { card: cardLabel(action.card) })
+            : t("actionMove", { card: cardLabel(action.card), to: action.to });
+        case "deal":
+          return t("actionDeal");
+        case "undo":
+          return t("actionUndo");
+        case "restart":
+          return t("actionRestart");
+        case "hint":
+          return t("actionHint");
+      }
+    };
+    const times = replay.actions.map((action) => action.t);
+    let last = 0;
+    const playTimes = times.map((time) => (last = time ?? last));
+    return h(
+      "main.panel.replay",
+      {},
+      h("h2", {}, `${t("replay")}: ${t(`level_${replay.level}` as Key)} #${replay.deal}`),
+      h("p.step", { role: "status" }, t("step", { n: state.step, total }), state.step > 0 ? ` — ${describe(state.step - 1)} (${clock(playTimes[state.step - 1])})` : ` — ${t("replayStart")}`),
+      h(
+        "div.actions",
+        {},
+        h("button", { type: "button", onclick: () => go(0), disabled: state.step === 0 }, t("first")),
+        h("button", { type: "button", "data-action": "prev", onclick: () => go(state.step - 1), disabled: state.step === 0 }, t("previous")),
+        h("button.primary", { type: "button", "data-action": "next", onclick: () => go(state.step + 1), disabled: state.step === total }, t("next")),
+        h("button", { type: "button", onclick: () => go(total), disabled: state.step === total }, t("last")),
+      ),
+      h(
+        "ol.replay-actions",
+        {},
+        replay.actions.map((_, index) => h(`li${index === state.step - 1 ? ".current" : ""}`, {}, describe(index))),
+      ),
+      h(
+        "dl.results-table",
+        {},
+        h("div", {}, h("dt", {}, t("status")), h("dd", {}, result.won ? t("status_won") : t("status_lost"))),
+        h("div", {}, h("dt", {}, t("score")), h("dd", {}, String(result.score))),
+        h("div", {}, h("dt", {}, t("moves")), h("dd", {}, String(result.moves))),
+        h("div", {}, h("dt", {}, t("time")), h("dd", {}, clock(result.time_ms))),
+      ),
+      h("button", { type: "button", onclick: () => this.show("history") }, t("back")),
+    );
+  }
+
+  private noticeBar(): HTMLElement {
+    const offline = this.online !== "open" && this.player !== null;
+    return h(
+      "div.notices",
+      { "aria-live": "polite" },
+      offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
+      this.notice ? h("p.toast.error", { role: "alert" }, this.notice) : null,
+    );
+  }
+
+  private dialog(): HTMLElement {
+    const confirm = this.confirm;
+    if (!confirm) return h("div.no-dialog", { hidden: true });
+    const close = () => {
+      this.confirm = null;
+      this.render();
+    };
+    return h(
+      "div.backdrop",
+      {},
+      h(
+        "div.dialog",
+        { role: "alertdialog", "aria-modal": "true", "aria-label": confirm.text },
+        h("p", {}, confirm.text),
+        h(
+          "div.actions",
+          {},
+          h("button.primary.yes", { type: "button", onclick: () => (close(), confirm.action()) }, t("yes")),
+          h("button.no", { type: "button", onclick: close }, t("cancel")),
+        ),
+      ),
+    );
+  }
+
+  // ---- clock and keys -----------------------------------------------------
+
+  private tick(): void {
+    const board = this.board;
+    if (!board || this.screen !== "game") return;
+    const now = performance.now();
+    const clockNode = this.root.querySelector('[data-live="clock"]');
+    const scoreNode = this.root.querySelector('[data-live="score"]');
+    if (clockNode) clockNode.textContent = clock(timeAt(board, now));
+    if (scoreNode) scoreNode.textContent = String(scoreAt(board, now));
+    if (this.paused() !== Boolean(this.root.querySelector(".paused"))) this.render();
+  }
+
+  private key(event: KeyboardEvent): void {
+    if (this.confirm) {
+      if (event.key === "Escape") {
+        this.confirm = null;
+        this.render();
+      }
+      return;
+    }
+    if (this.screen !== "game" || event.ctrlKey || event.metaKey || event.altKey) return;
+    if ((event.target as HTMLElement).closest("input, select, textarea")) return;
+    const focused = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
+    if (focused && /^[0-9]$/.test(event.key)) {
+      const to = event.key === "0" ? 10 : Number(event.key);
+      void this.move(focused.dataset.card ?? "", to);
+      event.preventDefault();
+      return;
+    }
+    const actions: Record<string, () => void> = {
+      d: () => void this.act({ type: "deal" }),
+      u: () => void this.act({ type: "undo" }),
+      h: () => void this.act({ type: "hint" }),
+      p: () => void this.act({ type: this.paused() ? "resume" : "pause" }),
+    };
+    const action = actions[event.key.toLowerCase()];
+    if (action) {
+      action();
+      event.preventDefault();
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The board, kept from the server's events alone (protocol/PROTOCOL.md,
+ * "Keeping the view"): a snapshot (`game` reply, `snapshot` event) replaces it,
+ * every other event changes it as the table there says. There is no rules
+ * engine here: nothing is inferred that the server did not say.
+ *
+ * `GameBoard` adds what a client keeps beside the view: the game id, the last
+ * version seen, and the local moment the view's `time_ms` was true (`clockAt`),
+ * so the clock and the timed score can tick between events (section 6).
+ * `receive` decides what a push means for the version (section 5): the next
+ * version or the same one is applied, an older one was already applied, and a
+ * jump means events were missed and the caller must resync.
+ */
+import type { CatchUpReply, Column, Event, EventsPush, View } from "./wire";
+
+export interface GameBoard {
+  game: number;
+  v: number;
+  view: View;
+  /** performance.now() (or any monotonic ms) when view.time_ms was current. */
+  clockAt: number;
+}
+
+function cloneColumns(columns: Column[]): Column[] {
+  return columns.map((column) => ({ down: column.down, cards: [...column.cards] }));
+}
+
+function cloneView(view: View): View {
+  return {
+    ...view,
+    columns: cloneColumns(view.columns),
+    reserve: [...view.reserve],
+    foundations: [...view.foundations],
+  };
+}
+
+function column(view: View, number: number): Column {
+  const found = view.columns[number - 1];
+  if (found === undefined) throw new Error(`the view has no column ${number}`);
+  return found;
+}
+
+const SUIT_RANKS = ["K", "Q", "J", "T", "9", "8", "7", "6", "5", "4", "3", "2", "A"];
+
+function applyMoved(view: View, event: Extract<Event, { type: "moved" }>): void {
+  let cards: string[];
+  if (event.from === "reserve") {
+    view.reserve = view.reserve.filter((card) => card !== event.card);
+    cards = [event.card];
+  } else {
+    const source = column(view, event.from);
+    cards = source.cards.splice(source.cards.length - event.count, event.count);
+  }
+  if (event.to === "reserve") {
+    const at = Math.min(Math.max((event.index ?? view.reserve.length + 1) - 1, 0), view.reserve.length);
+    view.reserve.splice(at, 0, ...cards);
+  } else {
+    column(view, event.to).cards.push(...cards);
+  }
+}
+
+/** The view after one event; `view` itself is left unchanged. `now` stamps clock events. */
+export function applyEvent(view: View, event: Event): View {
+  if (event.type === "snapshot") return cloneView(event.view);
+  const next = cloneView(view);
+  switch (event.type) {
+    case "moved":
+      applyMoved(next, event);
+      break;
+    case "flipped": {
+      const target = column(next, event.column);
+      target.down -= 1;
+      target.cards = [event.card];
+      break;
+    }
+    case "unflipped": {
+      const target = column(next, event.column);
+      target.cards = [];
+      target.down += 1;
+      break;
+    }
+    case "dealt":
+      event.cards.forEach((card, i) => column(next, i + 1).cards.push(card));
+      next.stock = 0;
+      break;
+    case "undealt":
+      for (let i = 1; i <= event.count; i++) column(next, i).cards.pop();
+      next.stock = event.count;
+      break;
+    case "suit_removed": {
+      const source = column(next, event.column);
+      source.cards.splice(source.cards.length - 13, 13);
+      next.foundations.push(event.suit);
+      break;
+    }
+    case "suit_restored":
+      next.foundations.pop();
+      column(next, event.column).cards.push(...SUIT_RANKS.map((rank) => rank + event.suit));
+      break;
+    case "restarted":
+      next.columns = cloneColumns(event.columns);
+      next.stock = event.stock;
+      next.reserve = [...event.reserve];
+      next.foundations = [];
+      break;
+    case "score":
+      next.score = event.score;
+      next.moves = event.moves;
+      next.undos = event.undos;
+      next.hints = event.hints;
+      next.earned = event.earned;
+      next.undo_depth = event.undo_depth;
+      next.stuck = event.stuck;
+      break;
+    case "won":
+      next.won = true;
+      next.status = "won";
+      next.deal = event.deal;
+      next.score = event.score;
+      next.time_ms = event.time_ms;
+      break;
+    case "game_lost":
+      next.status = "lost";
+      next.deal = event.deal;
+      break;
+    case "clock":
+      next.time_ms = event.time_ms;
+      next.running = event.running;
+      break;
+    default:
+      // hint, undone, stuck, lost_position, and event types a later server adds
+      break;
+  }
+  return next;
+}
+
+/** The board from a `game` reply (or any fresh view). */
+export function boardFrom(game: number, v: number, view: View, now: number): GameBoard {
+  return { game, v, view: cloneView(view), clockAt: now };
+}
+
+function applyAll(board: GameBoard, events: Event[], now: number): GameBoard {
+  let view = board.view;
+  let clockAt = board.clockAt;
+  for (const event of events) {
+    if (event.type === "clock" || event.type === "snapshot" || event.type === "won") {
+      clockAt = now;
+    }
+    view = applyEvent(view, event);
+  }
+  return { ...board, view, clockAt };
+}
+
+export type Received =
+  | { kind: "applied"; board: GameBoard }
+  | { kind: "old" }
+  | { kind: "gap" };
+
+/** What an `events` push means for the board (section 5, "Noticing a gap"). */
+export function receive(board: GameBoard, push: EventsPush, now: number): Received {
+  if (push.game !== board.game) return { kind: "old" };
+  const hasSnapshot = push.events.some((event) => event.type === "snapshot");
+  if (hasSnapshot || push.v === board.v + 1 || push.v === board.v) {
+    return { kind: "applied", board: { ...applyAll(board, push.events, now), v: push.v } };
+  }
+  if (push.v < board.v) return { kind: "old" };
+  return { kind: "gap" };
+}
+
+/** The board after a `catch_up` reply: its batches in order, then its clock. */
+export function catchUp(board: GameBoard, reply: CatchUpReply, now: number): GameBoard {
+  let next = board;
+  for (const batch of reply.events) {
+    if (batch.v <= next.v) continue;
+    next = { ...applyAll(next, batch.events, now), v: batch.v };
+  }
+  const view = { ...next.view, time_ms: reply.time_ms, running: reply.running };
+  return { ...next, v: reply.v, view, clockAt: now };
+}
+
+/** Play time at `now` (section 6): the view's, plus the time since while running. */
+export function timeAt(board: GameBoard, now: number): number {
+  const { view } = board;
+  if (!view.running) return view.time_ms;
+  return view.time_ms + Math.max(0, Math.floor(now - board.clockAt));
+}
+
+/** The score at `now` (section 6): fixed once won, else earned less 30 per 30 s under timed. */
+export function scoreAt(board: GameBoard, now: number): number {
+  const { view } = board;
+  if (view.status === "won") return view.score;
+  if (view.scoring === "points") return view.earned;
+  return Math.max(0, view.earned - 30 * Math.floor(timeAt(board, now) / 30000));
+}

@@ -1,0 +1,23 @@
+/** A tiny element builder: h("div.card.up", {attrs}, children). */
+export type Child = Node | string | null | undefined | false;
+
+export function h(
+  tag: string,
+  attrs: Record<string, string | number | boolean | EventListener | undefined> = {},
+  ...children: (Child | Child[])[]
+): HTMLElement {
+  const [name, ...classes] = tag.split(".");
+  const element = document.createElement(name || "div");
+  if (classes.length) element.className = classes.join(" ");
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue;
+    if (typeof value === "function") element.addEventListener(key.slice(2), value);
+    else if (value === true) element.setAttribute(key, "");
+    else element.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return element;
+}

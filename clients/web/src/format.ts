@@ -1,0 +1,40 @@
+/** Formatting for people: cards, play time, rates. No game knowledge beyond the card spelling (R2). */
+
+export type Suit = "S" | "H" | "D" | "C";
+
+export const SUIT_SYMBOL: Record<Suit, string> = { S: "♠", H: "♥", D: "♦", C: "♣" };
+
+export interface CardFace {
+  rank: string;
+  suit: Suit;
+  red: boolean;
+}
+
+/** "TH" → {rank "10", suit "H", red}. The server always sends the two-character form. */
+export function cardFace(card: string): CardFace {
+  const rank = card.slice(0, -1);
+  const suit = card.slice(-1) as Suit;
+  if (!(suit in SUIT_SYMBOL) || rank.length !== 1) throw new Error(`not a card: ${card}`);
+  return { rank: rank === "T" ? "10" : rank, suit, red: suit === "H" || suit === "D" };
+}
+
+/** "10♥" */
+export function cardLabel(card: string): string {
+  const face = cardFace(card);
+  return face.rank + SUIT_SYMBOL[face.suit];
+}
+
+/** Play time as m:ss, or h:mm:ss from an hour on. */
+export function clock(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = String(total % 60).padStart(2, "0");
+  if (hours > 0) return `${hours}:${String(minutes).padStart(2, "0")}:${seconds}`;
+  return `${minutes}:${seconds}`;
+}
+
+/** A win rate in 0..1 as a whole percentage: "42 %". */
+export function percent(rate: number): string {
+  return `${Math.round(rate * 100)} %`;
+}

@@ -1,0 +1,230 @@
+/**
+ * The table on screen: columns, stock, foundations and reserve drawn from a
+ * view, and the player's gestures turned into intentions (`onMove`). A tap (or
+ * Enter on a focused card) asks for an auto-move; dragging a face-up card
+ * carries it with every card on it and drops it on the column under the
+ * pointer; a drop nowhere springs back. Nothing moves for real until the
+ * server's events redraw the table; `springBack` undoes a drag the server
+ * refused. `animateFrom` slides each card from where it was drawn before
+ * (FLIP), so a tapped card flies to its new place.
+ */
+import { cardFace, SUIT_SYMBOL, type Suit } from "./format";
+import { h } from "./dom";
+import { t } from "./i18n";
+import type { View } from "./wire";
+
+export interface TableHandlers {
+  onMove: (card: string, to?: number) => void;
+  onDeal: () => void;
+}
+
+export interface Highlight {
+  card?: string;
+  to?: number;
+  deal?: boolean;
+}
+
+export function cardElement(card: string, column: number): HTMLElement {
+  const face = cardFace(card);
+  const symbol = SUIT_SYMBOL[face.suit];
+  return h(
+    `button.card.up.suit-${face.suit}${face.red ? ".red" : ".black"}`,
+    { type: "button", "data-card": card, "data-column": column, "aria-label": face.rank + symbol },
+    h("span.corner", {}, h("span.rank", {}, face.rank), h("span.pip", {}, symbol)),
+    h("span.center", { "aria-hidden": "true" }, symbol),
+  );
+}
+
+function columnElement(view: View, index: number, highlight: Highlight): HTMLElement {
+  const number = index + 1;
+  const column = view.columns[index];
+  const size = column.down + column.cards.length;
+  const label = `${t("column", { n: number })}: ${column.down ? t("faceDown", { n: column.down }) + ", " : ""}${
+    size === 0 ? t("emptyColumn") : column.cards.length
+  }`;
+  const element = h(`div.column${size > 12 ? ".long" : ""}${size > 18 ? ".longer" : ""}`, {
+    "data-column": number,
+    role: "group",
+    "aria-label": label,
+  });
+  if (highlight.to === number) element.classList.add("hint-target");
+  element.append(h("div.slot", { "aria-hidden": "true" }, String(number)));
+  for (let i = 0; i < column.down; i++) element.append(h("div.card.down", { "aria-hidden": "true" }));
+  for (const card of column.cards) {
+    const cardNode = cardElement(card, number);
+    if (highlight.card === card) cardNode.classList.add("hinted");
+    element.append(cardNode);
+  }
+  return element;
+}
+
+export function tableElement(view: View, highlight: Highlight, handlers: TableHandlers): HTMLElement {
+  const stock = h(
+    `button.stock${view.stock === 0 ? ".empty" : ""}${highlight.deal ? ".hinted" : ""}`,
+    {
+      type: "button",
+      "data-action": "deal",
+      disabled: view.stock === 0 || view.status !== "active",
+      "aria-label": t("deal") + " — " + t("stock", { n: view.stock }),
+      onclick: () => handlers.onDeal(),
+    },
+    h("span", {}, view.stock ? String(view.stock) : ""),
+  );
+  const slots: HTMLElement[] = [];
+  for (let i = 0; i < 4; i++) {
+    const suit = view.foundations[i] as Suit | undefined;
+    slots.push(
+      suit
+        ? h(`div.foundation.full.suit-${suit}${suit === "H" || suit === "D" ? ".red" : ".black"}`, {
+            "data-suit": suit,
+          }, h("span.center", {}, SUIT_SYMBOL[suit]), h("span.corner", {}, "K" + SUIT_SYMBOL[suit]))
+        : h("div.foundation", { "aria-hidden": "true" }),
+    );
+  }
+  const top = h(
+    "div.top-row",
+    {},
+    view.level === "three-blind-mice" // no stock on this level (R5): the reserve instead
+      ? null
+      : h("div.stock-area", {}, stock, h("span.caption", {}, t("stock", { n: view.stock }))),
+    view.reserve.length
+      ? h(
+          "div.reserve",
+          { "aria-label": t("reserve"), role: "group" },
+          view.reserve.map((card) => cardElement(card, 0)),
+        )
+      : null,
+    h("div.foundations", { "aria-label": t("foundations"), role: "group" }, slots),
+  );
+  const columns = h(
+    `div.columns.cols-${view.columns.length}`,
+    { style: `--cols: ${view.columns.length}` },
+    view.columns.map((_, i) => columnElement(view, i, highlight)),
+  );
+  const table = h("div.table", {}, top, columns);
+  attachGestures(table, handlers);
+  return table;
+}
+
+const DRAG_THRESHOLD = 6;
+
+interface Drag {
+  pointer: number;
+  card: HTMLElement;
+  carried: HTMLElement[];
+  x: number;
+  y: number;
+  moved: boolean;
+}
+
+let lastDrag: HTMLElement[] = [];
+
+/** The card and every card after it in its column (what a move carries, R7). */
+function carriedBy(card: HTMLElement): HTMLElement[] {
+  const carried = [card];
+  let next = card.nextElementSibling;
+  while (next instanceof HTMLElement) {
+    carried.push(next);
+    next = next.nextElementSibling;
+  }
+  return carried;
+}
+
+function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
+  let drag: Drag | null = null;
+  let suppressClick = false;
+  table.addEventListener("pointerdown", (event) => {
+    const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
+    if (!target || event.button !== 0) return;
+    drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
+  });
+  table.addEventListener("pointermove", (event) => {
+    if (!drag || event.pointerId !== drag.pointer) return;
+    const dx = event.clientX - drag.x;
+    const dy = event.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      table.setPointerCapture(event.pointerId);
+      for (const node of drag.carried) node.classList.add("dragging");
+    }
+    for (const node of drag.carried) node.style.transform = `translate(${dx}px, ${dy}px)`;
+    event.preventDefault();
+  });
+  const finish = (event: PointerEvent) => {
+    if (!drag || event.pointerId !== drag.pointer) return;
+    const current = drag;
+    drag = null;
+    if (!current.moved) return; // a tap: the click handler moves it
+    suppressClick = true;
+    setTimeout(() => (suppressClick = false), 0);
+    for (const node of current.carried) node.style.visibility = "hidden";
+    const below = document.elementFromPoint(event.clientX, event.clientY);
+    for (const node of current.carried) node.style.visibility = "";
+    const column = below?.closest<HTMLElement>(".column");
+    const to = column ? Number(column.dataset.column) : NaN;
+    const card = current.card.dataset.card ?? "";
+    if (event.type === "pointerup" && Number.isInteger(to) && to !== Number(current.card.dataset.column)) {
+      lastDrag = current.carried;
+      handlers.onMove(card, to);
+    } else {
+      springBack(current.carried);
+    }
+  };
+  table.addEventListener("pointerup", finish);
+  table.addEventListener("pointercancel", finish);
+  table.addEventListener("click", (event) => {
+    const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
+    if (!target || suppressClick) return;
+    handlers.onMove(target.dataset.card ?? "");
+  });
+}
+
+/** Sends dragged cards back where they lie (a drop nowhere, or a refused move). */
+export function springBack(nodes: HTMLElement[] = lastDrag): void {
+  for (const node of nodes) {
+    node.classList.add("returning");
+    node.style.transform = "";
+    node.addEventListener(
+      "transitionend",
+      () => node.classList.remove("returning", "dragging"),
+      { once: true },
+    );
+    setTimeout(() => node.classList.remove("returning", "dragging"), 400);
+  }
+  lastDrag = [];
+}
+
+/** Shakes a card the server would not move (a tap with no destination). */
+export function shake(card: string): void {
+  const node = document.querySelector<HTMLElement>(`.card.up[data-card="${card}"]`);
+  if (!node) return;
+  node.classList.remove("rejected");
+  void node.offsetWidth;
+  node.classList.add("rejected");
+}
+
+/** Where each face-up card is on screen, to animate from after a redraw. */
+export function cardPlaces(root: ParentNode): Map<string, DOMRect> {
+  const places = new Map<string, DOMRect>();
+  root.querySelectorAll<HTMLElement>(".card.up").forEach((node) => {
+    if (!node.classList.contains("dragging")) places.set(node.dataset.card ?? "", node.getBoundingClientRect());
+  });
+  return places;
+}
+
+export function animateFrom(root: ParentNode, before: Map<string, DOMRect>): void {
+  if (window.matchMedia?.("(prefers-reduced-motion: reduce)").matches) return;
+  root.querySelectorAll<HTMLElement>(".card.up").forEach((node) => {
+    const old = before.get(node.dataset.card ?? "");
+    if (!old) return;
+    const now = node.getBoundingClientRect();
+    const dx = old.left - now.left;
+    const dy = old.top - now.top;
+    if (Math.abs(dx) < 1 && Math.abs(dy) < 1) return;
+    node.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], {
+      duration: 220,
+      easing: "ease-out",
+    });
+  });
+}

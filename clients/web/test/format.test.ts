@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { cardFace, cardLabel, clock, percent } from "../src/format";
+import { STRINGS, preferredLocale } from "../src/i18n";
+
+describe("format", () => {
+  it("reads the server's two-character cards", () => {
+    expect(cardFace("TH")).toEqual({ rank: "10", suit: "H", red: true });
+    expect(cardFace("AS")).toEqual({ rank: "A", suit: "S", red: false });
+    expect(cardLabel("QD")).toBe("Q♦");
+    expect(cardLabel("4C")).toBe("4♣");
+    expect(() => cardFace("1X")).toThrow();
+  });
+
+  it("shows play time as m:ss and h:mm:ss", () => {
+    expect(clock(0)).toBe("0:00");
+    expect(clock(5_999)).toBe("0:05");
+    expect(clock(402_000)).toBe("6:42");
+    expect(clock(3_723_000)).toBe("1:02:03");
+  });
+
+  it("shows a win rate as a whole percentage", () => {
+    expect(percent(0)).toBe("0 %");
+    expect(percent(0.4166)).toBe("42 %");
+    expect(percent(1)).toBe("100 %");
+  });
+});
+
+describe("strings", () => {
+  it("has every key in every language, with the same placeholders", () => {
+    const keys = Object.keys(STRINGS.en).sort();
+    for (const strings of [STRINGS.fi, STRINGS.ru]) {
+      expect(Object.keys(strings).sort()).toEqual(keys);
+      for (const key of keys) {
+        const holes = (text: string) => (text.match(/\{\w+\}/g) ?? []).sort();
+        expect(holes(strings[key as keyof typeof strings]), key).toEqual(holes(STRINGS.en[key as keyof typeof STRINGS.en]));
+      }
+    }
+  });
+
+  it("picks the browser's language when it is one of ours", () => {
+    expect(preferredLocale(["fi-FI", "en"])).toBe("fi");
+    expect(preferredLocale(["de", "ru-RU"])).toBe("ru");
+    expect(preferredLocale(["de"])).toBe("en");
+  });
+});
