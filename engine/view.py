@@ -25,8 +25,9 @@ def public_view(
 
     ``running`` says whether the caller's clock is counting play time (the
     engine keeps none, R22): a client adds the time since to ``time_ms``.
-    ``withhold_deal``: the deal was chosen by the solver on any level (a
-    winnable game): withheld until the game is won, as on easy.
+    ``withhold_deal``: the player did not choose the deal (the server drew it, at
+    random or from the solver's winnable deals): its number, which gives away
+    every face-down card, is withheld until the game is won, as always on easy.
     """
     solver_dealt = game.rules.solver_deals or withhold_deal
     state = game.state

@@ -98,12 +98,12 @@ class LiveGame:
 
     def view(self) -> dict[str, Any]:
         """The engine's view with what only the server knows: a lost game is ``lost``,
-        and its deal number (withheld on easy and winnable games while unfinished) is shown."""
+        and its deal number (withheld while unfinished unless the player chose it) is shown."""
         view = public_view(
             self.game,
             self.clock.now_ms(),
             running=self.clock.running,
-            withhold_deal=self.record.winnable,
+            withhold_deal=self.deal_withheld,
         )
         if self.status is GameStatus.LOST:
             view.update(status=GameStatus.LOST.value, deal=self.record.deal)
@@ -180,16 +180,17 @@ class LiveGame:
             moves=self.game.moves,
             score=self.game.score(self.clock.now_ms()) if not self.finished else record.score,
             time_ms=self.clock.now_ms() if not self.finished else record.time_ms,
-            deal=None if not self.finished and self.solver_dealt else record.deal,
+            deal=None if not self.finished and self.deal_withheld else record.deal,
             started=record.created_at,
             updated=record.updated_at,
             winnable=record.winnable or None,
         )
 
     @property
-    def solver_dealt(self) -> bool:
-        """The deal was the solver's choice (easy, or asked winnable): its number is withheld."""
-        return self.game.rules.solver_deals or self.record.winnable
+    def deal_withheld(self) -> bool:
+        """The server drew the deal (at random, or a winnable one): its number is withheld
+        until the game ends, since the number gives away every face-down card."""
+        return not self.record.deal_chosen
 
 
 def to_action(record: ActionRecord) -> Action:

@@ -163,8 +163,7 @@ def record_version(record: GameRecord) -> int:
 
 
 def record_summary(record: GameRecord) -> dict[str, Any]:
-    solver_dealt = get_level(record.level).solver_deals or record.winnable
-    hide = record.status is GameStatus.ACTIVE and solver_dealt
+    hide = record.status is GameStatus.ACTIVE and not record.deal_chosen  # see LiveGame
     return build.summary(
         game=record.id,
         level=record.level,
@@ -637,11 +636,13 @@ class GameService:
             raise _fail("forbidden", "Deal numbers cannot be chosen on the easy level.")
         if deal is not None and winnable:
             raise _fail("forbidden", "A winnable game's deal is the server's to choose.")
+        chosen = deal is not None
         if deal is None:
             deal = await self._draw_deal(session.player, rules, winnable)
+        new = NewGame(level, deal, winnable, chosen)
         lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
         async with lock:
-            record, lost = await self._start(session.player, NewGame(level, deal, winnable))
+            record, lost = await self._start(session.player, new)
         live = LiveGame(record, Game(rules, deal), [])
         self._remember(live)
         async with live.lock:
@@ -657,14 +658,14 @@ class GameService:
     async def _draw_deal(self, player: Player, rules: Rules, winnable: bool) -> int:
         """A random deal; on easy or asked ``winnable``, a solver-won one the player has not had.
 
-        A level whose pool is still empty (a fresh database) searches for its
-        first deal now, for at most ``FIND_NOW_S``, and answers ``unavailable``
-        if none was won by then; with a deal in the pool nothing waits.
+        A level whose pool holds nothing this player has not had (a fresh database:
+        pools start empty and grow in the background) searches for a deal now, for
+        at most ``FIND_NOW_S``, and answers ``unavailable`` if none was won by then.
         """
         if rules.solver_deals or winnable:
             played = await self.store.played_deals(player.id, rules.name)
             deal = self.pools.draw(rules.name, self.rng, avoid=played)
-            if deal is None:
+            if deal is None or deal in played:  # none left that this player has not had
                 deal = await self._find_winnable_now(rules)
             return deal
         return self.rng.randrange(1, DRAW_LIMIT)
@@ -699,7 +700,7 @@ class GameService:
             if not unfinished:
                 try:
                     created = await self.store.create_game(
-                        player.id, new.level, new.deal, winnable=new.winnable
+                        player.id, new.level, new.deal, winnable=new.winnable, chosen=new.chosen
                     )
                     return created, None
                 except GameInProgress:

@@ -80,7 +80,10 @@ class WinnablePools:
     """Per level, the deals the solver has won under its rules (module docstring)."""
 
     def __init__(self, easy: WinnableDeals | None = None) -> None:
-        self.easy = easy if easy is not None else WinnableDeals()
+        # Not the list shipped in the engine: a public list of deals would let a player
+        # find their deal among it from the first view (PROTOCOL.md section 7). A
+        # server's pools are its own, found at random in 1..2^53 and kept in its database.
+        self.easy: WinnableDeals | DealPool = easy if easy is not None else DealPool()
         self._pools: dict[str, WinnableDeals | DealPool] = {"easy": self.easy}
         for level in LEVEL_NAMES:
             self._pools.setdefault(pool_name(level), DealPool())

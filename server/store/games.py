@@ -80,6 +80,7 @@ async def insert_game(
             level=game.level,
             deal=game.deal,
             winnable=game.winnable,
+            deal_chosen=game.chosen,
             status=GameStatus.ACTIVE.value,
             **dict.fromkeys(_COUNTERS, 0),
             created_at=now,

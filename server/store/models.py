@@ -216,6 +216,7 @@ class GameRow(Base):
     lost_reason: Mapped[str | None] = mapped_column(String(16))
     paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
     winnable: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    deal_chosen: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class ActionRow(Base):

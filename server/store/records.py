@@ -104,6 +104,7 @@ class GameRecord:
     lost_reason: str | None
     paused: bool = False  # the player paused it (R22); kept across restarts
     winnable: bool = False  # dealt from the level's winnable pool on request
+    deal_chosen: bool = False  # the player named the deal; else it is withheld until the end
 
     @property
     def finished(self) -> bool:
@@ -199,6 +200,7 @@ class NewGame:
     level: str
     deal: int
     winnable: bool = False
+    chosen: bool = False  # the player named the deal (its number may be shown at once)
 
     def __post_init__(self) -> None:
         if not self.level:

@@ -182,14 +182,14 @@ class Store:
     # -- games ----------------------------------------------------------------
 
     async def create_game(
-        self, player_id: int, level: str, deal: int, *, winnable: bool = False
+        self, player_id: int, level: str, deal: int, *, winnable: bool = False, chosen: bool = False
     ) -> GameRecord:
         """Start a game; ``GameInProgress`` if the player has an unfinished one.
 
         To abandon that one and start this one atomically (R17), commit a
         ``GameWrite`` with ``ending=Ending.ABANDONED, then_start=NewGame(...)``.
         """
-        new_game = NewGame(level, deal, winnable)
+        new_game = NewGame(level, deal, winnable, chosen)
         async with self._transaction() as conn:
             return await games.insert_game(conn, player_id, new_game, self._clock())
 

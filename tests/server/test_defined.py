@@ -151,7 +151,10 @@ async def test_integers_beyond_2_53_and_extension_values_are_bad_request(
     assert (ext["code"], ext["re"]) == ("bad_request", 8)
     assert "ext" not in ext["message"].lower().replace("extension", "")
     drawn = await gus.request("new_game", level="hard")
-    assert 1 <= drawn["view"]["deal"] <= MAX_SAFE_INT
+    assert drawn["view"]["deal"] is None  # drawn by the server: withheld until the end
+    assert (await gus.request("resign", game=drawn["game"]))["type"] == "ack"
+    ended = (await gus.request("games"))["games"][0]
+    assert ended["game"] == drawn["game"] and 1 <= ended["deal"] <= MAX_SAFE_INT
 
 
 def test_deal_numbers_are_drawn_within_the_safe_range() -> None:
