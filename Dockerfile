@@ -15,7 +15,6 @@ COPY engine ./engine
 COPY protocol ./protocol
 COPY server ./server
 COPY clients ./clients
-COPY migrations ./migrations
 COPY --from=native /src/_native.so ./engine/solver/_native.so
 RUN pip install --no-cache-dir -e . \
     && useradd --system --home-dir /app --no-create-home scorpion \
