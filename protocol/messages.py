@@ -48,6 +48,7 @@ from protocol.shapes import (
     VIEW,
 )
 from protocol.spec import Kind, MessageSpec
+from protocol.version import version
 
 __all__ = [
     "ALL_MESSAGES",
@@ -364,7 +365,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         {
             "type": "welcome",
             "re": 1,
-            "server": "scorpion-server 0.1.0",
+            "server": f"scorpion-server {version()}",
             "protocol": 1,
             "player": None,
             "games": [],
@@ -372,7 +373,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         {
             "type": "welcome",
             "re": "h1",
-            "server": "scorpion-server 0.1.0",
+            "server": f"scorpion-server {version()}",
             "protocol": 1,
             "player": _PLAYER_EXAMPLE,
             "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY],
