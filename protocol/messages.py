@@ -103,7 +103,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "a player, only a hello with that player's token is answered (section 3).",
         ("welcome",),
         ("unsupported_version", "unauthenticated", "already_signed_in"),
-        {"type": "hello", "id": 1, "protocol": 1, "client": "scorpion-cli/0.1", "locale": "en"},
+        {
+            "type": "hello",
+            "id": 1,
+            "protocol": 1,
+            "client": f"scorpion-cli/{version()}",
+            "locale": "en",
+        },
         {
             "type": "hello",
             "id": "h1",
