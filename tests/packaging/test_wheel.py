@@ -53,9 +53,11 @@ SDIST_FILES = {
     "server/store/migrations/script.py.mako",
     "server/store/migrations/versions/0001_initial_schema.py",
     "docs/server.md",
+    "deploy/nginx.conf",
     "tests/packaging/test_wheel.py",
 }
 WHEEL_FILES = {
+    "clients/cli/locale/fi.po",
     "engine/solver/easy_deals.txt",
     "protocol/schema.json",
     "protocol/PROTOCOL.md",
