@@ -1,12 +1,7 @@
 # The Scorpion game server as a container image: `docker build -t scorpion-server .`
 # Configure it with SCORPION_* variables (docs/server.md); docker-compose.yml runs
 # two of these against PostgreSQL.
-# The solver's compiled search is built in the full image, which has a C compiler.
-FROM python:3.11 AS native
-COPY engine/solver/native.c /src/native.c
-RUN cc -O2 -std=c11 -shared -fPIC -o /src/_native.so /src/native.c
-
-# The web client (clients/web), built once; the server serves it from server/web/.
+# The web client (clients/web), built once; the wheel ships it in server/web/.
 FROM node:20-slim AS web
 WORKDIR /src
 COPY clients/web/package.json clients/web/package-lock.json ./
@@ -14,19 +9,23 @@ RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
 COPY clients/web ./
 RUN npx vite build --outDir /src/dist --emptyOutDir
 
+# The wheel is built in the full image, which has a C compiler, so it carries the
+# solver's compiled search (SCORPION_REQUIRE_NATIVE=1: no wheel without it) and the
+# built web client; the slim image installs that wheel with the pinned versions, as
+# any host would.
+FROM python:3.11 AS wheel
+WORKDIR /src
+COPY . .
+COPY --from=web /src/dist ./server/web
+RUN SCORPION_REQUIRE_NATIVE=1 pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+
 FROM python:3.11-slim
 
 WORKDIR /app
-# The migrations are read from the source tree, so the project is installed in place.
-COPY pyproject.toml README.md alembic.ini ./
-COPY engine ./engine
-COPY protocol ./protocol
-COPY server ./server
-COPY clients ./clients
-COPY migrations ./migrations
-COPY --from=native /src/_native.so ./engine/solver/_native.so
-COPY --from=web /src/dist ./server/web
-RUN pip install --no-cache-dir -e . \
+COPY constraints.txt /tmp/constraints.txt
+COPY --from=wheel /wheels /tmp/wheels
+RUN pip install --no-cache-dir -c /tmp/constraints.txt /tmp/wheels/*.whl \
+    && rm -rf /tmp/wheels /tmp/constraints.txt \
     && useradd --system --home-dir /app --no-create-home scorpion \
     && mkdir -p /app/data && chown scorpion /app/data
 

@@ -6,6 +6,7 @@
     scorpion-engine solve-bench --level L --deals A..B [--budget-ms B] [--json]
     scorpion-engine easy-deals --count N [--seed S] [--budget-ms B]
     scorpion-engine bench [--seconds S] [--json]
+    scorpion-engine --version      (and which search the solver runs)
 
 ``verify`` follows replay.md: it prints one JSON object and exits 0 (valid),
 1 (an action the rules reject) or 2 (not a replay; one line on stderr).
@@ -25,10 +26,11 @@ from engine.errors import ReplayFormatError
 from engine.game import Game
 from engine.levels import LEVEL_NAMES, get_level
 from engine.replay import ReplayActionError, parse_replay, rebuild, verify
-from engine.solver import solve
+from engine.solver import native, solve
 from engine.solver.bench import format_solve_bench, solve_bench
 from engine.solver.easy import generate
 from engine.state import State
+from engine.version import version
 from engine.view import full_layout
 
 __all__ = ["main", "render_board"]
@@ -141,6 +143,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scorpion-engine", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"scorpion-engine {version()} ({native.describe()})",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     deal = commands.add_parser("deal", help="print a deal's starting layout")

@@ -48,6 +48,7 @@ from protocol.shapes import (
     VIEW,
 )
 from protocol.spec import Kind, MessageSpec
+from protocol.version import version
 
 __all__ = [
     "ALL_MESSAGES",
@@ -108,7 +109,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "a player, only a hello with that player's token is answered (section 3).",
         ("welcome",),
         ("unsupported_version", "unauthenticated", "already_signed_in"),
-        {"type": "hello", "id": 1, "protocol": 1, "client": "scorpion-cli/0.1", "locale": "en"},
+        {
+            "type": "hello",
+            "id": 1,
+            "protocol": 1,
+            "client": f"scorpion-cli/{version()}",
+            "locale": "en",
+        },
         {
             "type": "hello",
             "id": "h1",
@@ -393,7 +400,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         {
             "type": "welcome",
             "re": 1,
-            "server": "scorpion-server 0.1.0",
+            "server": f"scorpion-server {version()}",
             "protocol": 1,
             "player": None,
             "games": [],
@@ -401,7 +408,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         {
             "type": "welcome",
             "re": "h1",
-            "server": "scorpion-server 0.1.0",
+            "server": f"scorpion-server {version()}",
             "protocol": 1,
             "player": _PLAYER_EXAMPLE,
             "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY],

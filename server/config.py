@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from protocol.version import version
+
 __all__ = ["LOG_FORMATS", "LOG_LEVELS", "Settings", "SettingsError", "load_settings", "parser"]
 
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -204,6 +206,7 @@ class _Parser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     """The command line of ``scorpion-server``."""
     cli = _Parser(prog="scorpion-server", description="The Scorpion solitaire game server.")
+    cli.add_argument("--version", action="version", version=f"scorpion-server {version()}")
     for each in fields(Settings):
         flag = _flag(each.name)
         env = _env_name(each.name)

@@ -105,6 +105,7 @@ from protocol import (
     build,
     encode,
 )
+from protocol.version import version
 from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
 from server.live import EventDict, LiveGame, event_dicts, to_action
@@ -135,7 +136,7 @@ from server.workers import SolverPool
 __all__ = ["SERVER_NAME", "GameService", "Session"]
 
 FIND_NOW_S: Final = 3.0  # a winnable game on a level whose pool is empty waits this long at most
-SERVER_NAME = "scorpion-server 0.1.0"
+SERVER_NAME = f"scorpion-server {version()}"
 CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
 against a game that other nodes keep changing before it answers ``unavailable``."""

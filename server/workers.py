@@ -80,11 +80,7 @@ class SolverPool:
         self.lost_remembered = 0  # ... and answered from a verdict kept before
         self._verdicts: OrderedDict[tuple[Rules, bytes], bool] = OrderedDict()
         self.on_run: Callable[[str, float], None] | None = None
-        log.info(
-            "solver: %d worker(s), %s search",
-            self.workers,
-            "compiled" if native.available() else "pure-Python (no engine/solver/_native.so)",
-        )
+        log.info("solver: %d worker(s), %s", self.workers, native.describe())
 
     @property
     def busy(self) -> bool:

@@ -12,6 +12,8 @@ script input), ``app`` (the programs), ``replay`` and ``__main__``.
 
 from __future__ import annotations
 
+from protocol.version import version
+
 __all__ = ["VERSION"]
 
-VERSION = "0.1"
+VERSION = version()  # the distribution's, as every program of the project says it

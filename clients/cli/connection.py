@@ -35,6 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.typing import Subprotocol
 
+from clients.cli import VERSION
 from clients.cli.i18n import _
 from protocol import MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, encode, new_request
 
@@ -79,7 +80,7 @@ class Connection:
         *,
         locale: str = "en",
         token: str | None = None,
-        client: str = "scorpion-cli/0.1",
+        client: str = f"scorpion-cli/{VERSION}",
         on_push: PushHandler | None = None,
         on_reconnect: ReconnectHandler | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),

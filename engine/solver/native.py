@@ -4,13 +4,17 @@
 same moves in the same order, the same pruning rules, the same positions
 treated as equal. On a node budget both give the same verdict, node count and
 winning line (``tests/engine/solver/test_native.py``); the C one is about 20
-times faster. It is a plain shared library (no Python headers needed), built by
-``make native`` (every make target builds it when a C compiler is there):
+times faster. It is a plain shared library (no Python headers needed), always
+``_native.so`` beside this file, built by either of:
 
-    cc -O2 -shared -fPIC -o engine/solver/_native.so engine/solver/native.c
+- ``make native`` in a checkout (every make target builds it when a C compiler
+  is there): ``cc -O2 -shared -fPIC -o engine/solver/_native.so engine/solver/native.c``;
+- ``setup.py`` when the package is installed or a wheel is built (``pip
+  install .``, ``python -m build``, the editable install ``make`` does).
 
 Without it, ``solve`` runs the pure-Python search; ``SCORPION_PURE_PYTHON=1``
-asks for that even when the library is built.
+asks for that even when the library is built. ``describe()`` says which one
+runs (the server logs it at start, ``scorpion-engine --version`` prints it).
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ from pathlib import Path
 
 from engine.state import State
 
-__all__ = ["LIBRARY", "NativeLine", "available", "load", "native_search"]
+__all__ = ["LIBRARY", "NativeLine", "available", "describe", "load", "native_search"]
 
 LIBRARY = Path(__file__).with_name("_native.so")
+REBUILD = "`make native` in a checkout; reinstall with a C compiler otherwise"
 
 _RESULTS = {0: "lost", 1: "won", 2: "unknown"}
 _KINGS_ONLY, _ANY_SUIT, _PRUNE = 1, 2, 4
@@ -47,7 +52,7 @@ def load(path: Path) -> ctypes.CDLL | None:
     except OSError as error:  # another machine's build, a truncated file...
         warnings.warn(
             f"cannot load the compiled solver {path} ({error}); the solver runs in pure "
-            "Python until `make native` rebuilds it",
+            f"Python until it is rebuilt ({REBUILD})",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -73,6 +78,15 @@ def available() -> bool:
     return os.environ.get("SCORPION_PURE_PYTHON", "") in ("", "0") and _library() is not None
 
 
+def describe() -> str:
+    """Which search ``solve`` runs, in words, with the reason when it is not the compiled one."""
+    if os.environ.get("SCORPION_PURE_PYTHON", "") not in ("", "0"):
+        return "pure-Python search (SCORPION_PURE_PYTHON is set)"
+    if _library() is None:
+        return f"pure-Python search (no compiled solver at {LIBRARY})"
+    return "compiled search"
+
+
 def _encode(state: State) -> list[int]:
     numbers = [len(state.cols)]
     for down, col in zip(state.down, state.cols, strict=True):
@@ -95,7 +109,7 @@ def native_search(
     """Run the compiled search: (result, nodes, the winning line when won)."""
     library = _library()
     if library is None:
-        raise RuntimeError(f"the compiled solver is not built ({LIBRARY}); run `make native`")
+        raise RuntimeError(f"the compiled solver is not built ({LIBRARY}); {REBUILD}")
     numbers = _encode(state)
     position = (ctypes.c_int * len(numbers))(*numbers)
     flags = (_KINGS_ONLY if kings_only else 0) | (_ANY_SUIT if any_suit else 0)

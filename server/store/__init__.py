@@ -17,7 +17,7 @@ Life cycle
     await store.close()               # commits writes already submitted, closes the pool
 
 ``schema_status()`` answers ``"empty"``, ``"outdated"`` or ``"current"``
-(``SchemaStatus``); Alembic owns the schema (``migrations/``, ``schema``).
+(``SchemaStatus``); Alembic owns the schema (``server/store/migrations/``, ``schema``).
 
 Players
 -------

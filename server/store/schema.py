@@ -1,9 +1,11 @@
 """Alembic owns the schema: where the migrations are, what state a database is in.
 
-The migrations live in ``migrations/`` at the top of the source tree (the
-Alembic CLI finds them through ``alembic.ini``). From code they run inside the
-store's own engine: ``run_alembic`` opens a transaction, hands its connection
-to ``migrations/env.py`` through ``Config.attributes["connection"]`` and runs
+The migrations live in ``server/store/migrations/``, inside the package, so an
+installed wheel migrates as a checkout does (the Alembic CLI finds them
+through ``alembic.ini``'s ``script_location = server.store:migrations``). From
+code they run inside the store's own engine: ``run_alembic`` opens a
+transaction, hands its connection to ``migrations/env.py`` through
+``Config.attributes["connection"]`` and runs
 the command synchronously on it (``AsyncConnection.run_sync``). So the same
 call works for SQLite and PostgreSQL, inside an already running event loop,
 and the whole upgrade commits or rolls back as one transaction (both
@@ -46,7 +48,7 @@ __all__ = [
     "run_alembic",
 ]
 
-MIGRATIONS_DIR: Final = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_DIR: Final = Path(__file__).resolve().with_name("migrations")
 _COMMANDS: Final[dict[str, Callable[[Config, str], None]]] = {
     "upgrade": command.upgrade,
     "downgrade": command.downgrade,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"engine", "protocol", "server", "clients", "tests", "bench", "migrations"}
+OURS = {"engine", "protocol", "server", "clients", "tests", "bench"}
 ALLOWED = {
     "engine": {"engine"},
     "protocol": {"protocol"},

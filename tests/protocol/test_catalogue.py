@@ -22,6 +22,7 @@ from protocol.errors import PROTOCOL_CODES
 from protocol.events import EVENT, EVENTS
 from protocol.messages import ALL_MESSAGES, PUSHES, REPLIES, REQUESTS
 from protocol.spec import Kind, MessageSpec
+from protocol.version import version
 from tests.protocol.schema_check import SchemaChecker
 
 REQUEST_TYPES = {
@@ -177,9 +178,8 @@ def test_a_stats_row_before_any_finished_game() -> None:
 
 
 def test_reply_builders() -> None:
-    assert build.welcome(1, server="scorpion-server 0.1.0", player=None, games=[]) == example(
-        REPLIES["welcome"]
-    )
+    server = f"scorpion-server {version()}"
+    assert build.welcome(1, server=server, player=None, games=[]) == example(REPLIES["welcome"])
     registered = example(REPLIES["registered"])
     assert build.registered(2, player=build.player(7, "ada"), token=registered["token"]) == (
         registered

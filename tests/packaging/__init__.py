@@ -1,0 +1,1 @@
+"""Tests of the package as a host installs it (sdist, wheel, a fresh venv)."""

@@ -1,0 +1,199 @@
+"""The package as a host installs it: sdist, wheel, a fresh venv, migrate, serve, play.
+
+``python -m build`` makes the sdist and then the wheel from the sdist, as a
+release does, so a file missing from the sdist breaks the wheel. The wheel is
+installed into a new venv outside the checkout with the pinned versions
+(``constraints.txt``; pip's cache keeps it fast), and every program then runs
+from that venv with the checkout out of reach: ``scorpion-server --migrate`` on
+a temporary SQLite file, ``scorpion-server`` on an ephemeral port of
+127.0.0.1, and the installed ``scorpion`` client plays a short game against it
+(register, a new game, a move, resign). Where a C compiler exists the wheel
+must carry the compiled search, and the server must say it runs it.
+
+Without the ``build`` package (in the ``dev`` extra) the test skips; with
+``SCORPION_REQUIRE_BUILD=1`` (CI) that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+REQUIRED = os.environ.get("SCORPION_REQUIRE_BUILD", "") not in ("", "0")
+HAS_COMPILER = shutil.which(os.environ.get("CC", "cc")) is not None
+# What building, testing and hosting need, as paths inside the sdist.
+SDIST_FILES = {
+    "LICENSE",
+    "README.md",
+    "pyproject.toml",
+    "setup.py",
+    "MANIFEST.in",
+    "constraints.txt",
+    "alembic.ini",
+    "Makefile",
+    "engine/solver/native.c",
+    "engine/solver/easy_deals.txt",
+    "protocol/schema.json",
+    "protocol/PROTOCOL.md",
+    "server/store/migrations/env.py",
+    "server/store/migrations/script.py.mako",
+    "server/store/migrations/versions/0001_initial_schema.py",
+    "docs/server.md",
+    "deploy/nginx.conf",
+    "tests/packaging/test_wheel.py",
+}
+WHEEL_FILES = {
+    "clients/cli/locale/fi.po",
+    "engine/solver/easy_deals.txt",
+    "protocol/schema.json",
+    "protocol/PROTOCOL.md",
+    "server/store/migrations/env.py",
+    "server/store/migrations/script.py.mako",
+    "server/store/migrations/versions/0001_initial_schema.py",
+    f"scorpion_server-{VERSION}.dist-info/licenses/LICENSE",
+}
+SERVING = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)/")
+
+if importlib.util.find_spec("build") is None:
+    if REQUIRED:
+        raise RuntimeError("SCORPION_REQUIRE_BUILD is set but the `build` package is missing")
+    pytest.skip("needs the `build` package (pip install -e '.[dev]')", allow_module_level=True)
+
+
+def run(*args: str | Path, cwd: Path, env: dict[str, str], stdin: str = "") -> str:
+    """Run a program to its end (bounded); its output, or a failure showing it."""
+    done = subprocess.run(
+        [str(arg) for arg in args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{args} exited {done.returncode}:\n{output}"
+    return output
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """The environment without anything that would let the checkout in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    return env | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"), "NO_COLOR": "1"}
+
+
+def build(out: Path) -> tuple[Path, Path]:
+    """(sdist, wheel), built from this checkout into ``out``; the wheel from the sdist."""
+    env = dict(os.environ) | {"SCORPION_REQUIRE_NATIVE": "1" if HAS_COMPILER else "0"}
+    run(sys.executable, "-m", "build", "--outdir", out, ROOT, cwd=ROOT, env=env)
+    (sdist,) = out.glob("*.tar.gz")
+    (wheel,) = out.glob("*.whl")
+    return sdist, wheel
+
+
+def check_sdist(sdist: Path) -> None:
+    with tarfile.open(sdist) as archive:
+        names = {name.partition("/")[2] for name in archive.getnames()}
+    assert SDIST_FILES - names == set()
+    assert not [name for name in names if "__pycache__" in name or name.endswith(".so")]
+
+
+def check_wheel(wheel: Path) -> None:
+    assert wheel.name.startswith(f"scorpion_server-{VERSION}-py3-none-")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert WHEEL_FILES - names == set()
+    assert not [name for name in names if name.startswith(("tests/", "bench/", "migrations/"))]
+    if HAS_COMPILER:
+        assert "engine/solver/_native.so" in names
+
+
+def install(wheel: Path, home: Path) -> Path:
+    """A fresh venv in ``home`` with the wheel installed: its bin directory."""
+    env = clean_env(home)
+    run(sys.executable, "-m", "venv", home / "venv", cwd=home, env=env)
+    pip = (home / "venv" / "bin" / "python", "-m", "pip", "install", "--quiet")
+    run(*pip, "-c", ROOT / "constraints.txt", wheel, cwd=home, env=env)
+    return home / "venv" / "bin"
+
+
+def check_programs(venv: Path, home: Path) -> None:
+    """Every console script runs from the venv (not the checkout) and says one version."""
+    env = clean_env(home)
+    where = run(venv / "python", "-c", "import server; print(server.__file__)", cwd=home, env=env)
+    assert Path(where.strip()).is_relative_to(venv.parent), where
+    engine = run(venv / "scorpion-engine", "--version", cwd=home, env=env)
+    assert engine.startswith(f"scorpion-engine {VERSION} ("), engine
+    if HAS_COMPILER:
+        assert "(compiled search)" in engine
+    server = run(venv / "scorpion-server", "--version", cwd=home, env=env)
+    assert server.strip() == f"scorpion-server {VERSION}"
+    client = run(venv / "scorpion", "--version", cwd=home, env=env)
+    assert client.strip() == f"scorpion-cli {VERSION}"
+
+
+@contextmanager
+def serving(venv: Path, home: Path) -> Iterator[tuple[str, list[str]]]:
+    """The installed server, migrated, then serving: (its URL, its log lines so far)."""
+    env = clean_env(home)
+    database = f"sqlite+aiosqlite:///{home / 'scorpion.db'}"
+    log = run(venv / "scorpion-server", "--migrate", "--database-url", database, cwd=home, env=env)
+    assert "schema upgraded" in log and (home / "scorpion.db").exists()
+    flags = ["--database-url", database, "--port", "0", "--workers", "1", "--easy-pool", "0"]
+    command = [str(venv / "scorpion-server"), *flags]
+    with subprocess.Popen(command, cwd=home, env=env, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        lines: list[str] = []
+        try:
+            for line in process.stderr:  # ends when the server exits
+                lines.append(line)
+                if found := SERVING.search(line):
+                    yield f"ws://127.0.0.1:{found.group(1)}", lines
+                    break
+            else:
+                pytest.fail("the installed server exited before serving:\n" + "".join(lines))
+        finally:
+            process.terminate()  # SIGTERM: a graceful stop, exit status 0
+            lines.append(process.communicate(timeout=30)[1])
+    assert process.returncode == 0, "".join(lines)
+
+
+def play(venv: Path, home: Path, url: str) -> None:
+    """Register, a new game, a move, resign, with the installed client."""
+    env = clean_env(home) | {"SCORPION_SERVER": url}
+    assert "registered" in run(venv / "scorpion", "register", "ada", cwd=home, env=env).lower()
+    game = (venv / "scorpion", "play", "--level", "hard", "--deal", "1")
+    out = run(*game, stdin="7c 5\nresign\ny\n", cwd=home, env=env)
+    assert "moved 7♣ (7 cards) from column 7 to column 5" in out
+    assert "the game is lost (resigned)" in out
+    games = run(venv / "scorpion", "games", cwd=home, env=env)
+    assert re.search(r"^\d+ +hard +lost +1 ", games, re.MULTILINE), games
+
+
+def test_a_host_installs_the_wheel_migrates_serves_and_plays(tmp_path: Path) -> None:
+    sdist, wheel = build(tmp_path / "dist")
+    check_sdist(sdist)
+    check_wheel(wheel)
+    home = tmp_path / "host"
+    home.mkdir()
+    venv = install(wheel, home)
+    check_programs(venv, home)
+    with serving(venv, home) as (url, log):
+        play(venv, home, url)
+    if HAS_COMPILER:
+        assert any("solver: 1 worker(s), compiled search" in line for line in log), log
