@@ -16,11 +16,24 @@ read why it is refused: its first frame is answered with
 ``unsupported_version`` and the connection is closed with 1002.
 
 A text frame or an undecodable one is answered with ``bad_request`` and the
-connection stays up; every ``bad_request`` is a strike on the ``AbuseMeter``,
-and too many close the connection with 1008. Frames above MAX_FRAME_BYTES
-never reach us: ``websockets`` closes with 1009 (``max_size``). An
-outbox that overflows (a peer that does not read) closes with 1001. Any
-unexpected exception becomes an ``internal`` reply; its detail is only logged.
+connection stays up. Limits (``server.limits``): every connection is
+attributed to an address (the peer, or a trusted proxy's forwarded header);
+``admit`` refuses one past the caps (1013) or from a struck address (1008);
+each request takes tokens from its kind's buckets (else ``rate_limited`` with
+``retry_after_ms``); every ``bad_request`` or ``rate_limited`` is a strike on
+the address, and too many close the connection with 1008. The reader waits
+for the first frames at most the hello deadline (then 1008), later at most
+the idle timeout (1001). Frames above MAX_FRAME_BYTES never reach us:
+``websockets`` closes with 1009 (``max_size``), 1002 for broken framing, 1007
+for a text frame that is not UTF-8, 1011 when keepalive gets no pong.
+
+The writer bounds outbound memory and time: an outbox that overflows (frames
+or bytes, ``server.hub``) or a ``send`` that cannot drain within the drain
+timeout closes with 1001; the close itself waits at most CLOSE_WAIT_S for the
+socket, then the transport is aborted, so no peer holds a writer (or
+keepalive) forever. Each close the server initiates is logged in one line.
+Any unexpected exception becomes an ``internal`` reply; its detail is only
+logged.
 
 A request that does not ask to upgrade is plain HTTP (``server.http``:
 health, readiness, metrics); ``Listener`` answers it through websockets'
