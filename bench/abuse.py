@@ -19,7 +19,10 @@ a move and its undo, alternately, for ``seconds``, while the abusers run:
 Prints one line per scenario: the bystander's median and 95th percentile
 action latency, its actions, and what the abusers got (replies, closes).
 
-    python -m bench.abuse [--seconds 5]
+    python -m bench.abuse [--seconds 5] [--other CHECKOUT]
+
+``--other`` runs the server of another checkout (e.g. one without these
+limits, for a before-and-after); its flags are left at their defaults.
 """
 
 from __future__ import annotations
@@ -55,12 +58,14 @@ ABUSERS = 4
 class Server:
     """``scorpion-server`` in a child process, on one SQLite file."""
 
-    def __init__(self, data: str, *flags: str) -> None:
+    def __init__(self, data: str, *flags: str, other: str | None = None) -> None:
         self.port = free_port()
-        command = [*PYTHON, "-m", "server", "--port", str(self.port), "--data-dir", data]
+        python = PYTHON if other is None else [str(Path(other) / ".venv/bin/python")]
+        command = [*python, "-m", "server", "--port", str(self.port), "--data-dir", data]
         command += ["--log-level", "ERROR", "--lost-budget-ms", "0", "--easy-pool", "0"]
-        command += ["--trusted-proxies", "127.0.0.1/32", *flags]
-        self.process = subprocess.Popen(command)
+        if other is None:  # an older checkout may not know the limits' flags
+            command += ["--trusted-proxies", "127.0.0.1/32", *flags]
+        self.process = subprocess.Popen(command, cwd=other)
         self.url = f"ws://127.0.0.1:{self.port}/"
 
     async def started(self) -> None:
@@ -261,15 +266,15 @@ async def scenario(server: Server, name: str, ctx: dict[str, Any], seconds: floa
     )
 
 
-async def run(seconds: float) -> list[str]:
+async def run(seconds: float, other: str | None = None) -> list[str]:
     with tempfile.TemporaryDirectory() as data:
-        setup = Server(data, "--rate-actions", "off", "--rate-reads", "off")
+        setup = Server(data, "--rate-actions", "off", "--rate-reads", "off", other=other)
         try:
             await setup.started()
             ctx = await prepare(setup.url)
         finally:
             setup.stop()
-        server = Server(data)
+        server = Server(data, other=other)
         try:
             await server.started()
             lines = [
@@ -287,8 +292,11 @@ async def run(seconds: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     cli = argparse.ArgumentParser(prog="python -m bench.abuse", description=__doc__)
     cli.add_argument("--seconds", type=float, default=5.0, help="bystander time per scenario")
+    cli.add_argument(
+        "--other", metavar="CHECKOUT", help="run the server of another checkout (its .venv)"
+    )
     args = cli.parse_args(argv)
-    print("\n".join(asyncio.run(run(args.seconds))))
+    print("\n".join(asyncio.run(run(args.seconds, args.other))))
     return 0
 
 
