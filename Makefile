@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The pinned versions every install uses (`make lock` renews them).
 CONSTRAINTS := constraints.txt
 
-.PHONY: run test check lint typecheck bench clean native web web-deps lock python-check
+.PHONY: run test check lint typecheck bench clean native web web-deps lock python-check fuzz
 
 # The solver's compiled search (engine/solver/native.c, a plain shared library
 # loaded with ctypes). Without a C compiler the solver runs in pure Python.
@@ -71,6 +71,10 @@ run: $(STAMP) $(NATIVE)
 
 test: $(STAMP) $(NATIVE) web-deps
 	$(BIN)/python -m pytest -n 2 -q
+
+# The fuzz test of the suite (tests/server/test_fuzz.py) at ten times its size: 106,000 frames.
+fuzz: $(STAMP) $(NATIVE)
+	SCORPION_FUZZ_EXAMPLES=5300 $(BIN)/python -m pytest tests/server/test_fuzz.py -q -s
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

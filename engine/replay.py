@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,14 +54,19 @@ class ReplayActionError(Exception):
         super().__init__(f"action {index}: {violation.code}: {violation}")
 
 
-def export_replay(game: Game) -> dict[str, Any]:
-    """The replay document of everything ``game`` accepted so far."""
+def export_replay(game: Game, actions: Sequence[Action] | None = None) -> dict[str, Any]:
+    """The replay document of everything ``game`` accepted so far.
+
+    With ``actions`` (a slice of ``game.actions``), the document holds only those:
+    one page of a long game's replay, which the reader appends to the others.
+    """
+    chosen = game.actions if actions is None else actions
     return {
         "format": FORMAT,
         "version": VERSION,
         "level": game.rules.name,
         "deal": game.deal_number,
-        "actions": [action.to_dict() for action in game.actions],
+        "actions": [action.to_dict() for action in chosen],
     }
 
 

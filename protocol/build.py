@@ -279,9 +279,14 @@ def replay(
     game: int,
     replay: Mapping[str, Any] | None,
     result: Mapping[str, Any] | None,
+    next_from: int | None = None,
 ) -> Message:
-    """``replay`` and ``result`` are None for an unfinished game (hidden information)."""
-    return _server("replay", re=re, game=game, replay=replay, result=result)
+    """``replay`` and ``result`` are None for an unfinished game (hidden information).
+
+    ``next_from`` (the reply's ``next``) is the ``from`` of the following page of
+    actions, None on the last.
+    """
+    return _server("replay", re=re, game=game, replay=replay, result=result, next=next_from)
 
 
 def pong(re: RequestId) -> Message:

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_SERVER_FRAME_BYTES",
     "MAX_TOKEN_CHARS",
     "PROTOCOL_VERSION",
+    "REPLAY_PAGE_ACTIONS",
     "SUBPROTOCOL",
     "SUPPORTED_VERSIONS",
 ]
@@ -38,12 +39,15 @@ SUPPORTED_VERSIONS: Final = (1,)
 SUBPROTOCOL: Final = "scorpion.v1"
 
 # Frames and abuse. A larger frame closes the connection with 1009; more than
-# ABUSE_LIMIT bad_request errors within ABUSE_WINDOW_SECONDS close it with 1008.
+# ABUSE_LIMIT bad_request or rate_limited replies within ABUSE_WINDOW_SECONDS to one
+# address close its connection with 1008 (the server may be configured tighter or looser).
 MAX_FRAME_BYTES: Final = 64 * 1024
 # Server frames (a long game's catch_up or replay) may be larger, never above this.
 MAX_SERVER_FRAME_BYTES: Final = 1024 * 1024
 ABUSE_LIMIT: Final = 20
 ABUSE_WINDOW_SECONDS: Final = 60.0
+# A replay reply carries at most this many actions; `next` asks for the rest.
+REPLAY_PAGE_ACTIONS: Final = 2000
 
 # Lengths, in characters (Unicode code points).
 MAX_ID_CHARS: Final = 64

@@ -116,8 +116,14 @@ def _limits() -> str:
         ("server frame", f"at most {constants.MAX_SERVER_FRAME_BYTES} bytes; accept up to this"),
         (
             "abuse",
-            f"more than {constants.ABUSE_LIMIT} `bad_request` errors within "
-            f"{constants.ABUSE_WINDOW_SECONDS:g} s on one connection close it with 1008",
+            f"more than {constants.ABUSE_LIMIT} `bad_request` or `rate_limited` replies within "
+            f"{constants.ABUSE_WINDOW_SECONDS:g} s to one address close its connection with "
+            "1008 (the server's defaults; an operator may set others)",
+        ),
+        (
+            "replay page",
+            f"at most {constants.REPLAY_PAGE_ACTIONS} actions per `replay` reply; "
+            "`next` asks for the rest",
         ),
         (
             "request `id`",

@@ -24,9 +24,12 @@ from typing import Any, Final
 __all__ = [
     "CLOSE_CODES",
     "CLOSE_GOING_AWAY",
+    "CLOSE_INTERNAL_ERROR",
+    "CLOSE_INVALID_DATA",
     "CLOSE_MESSAGE_TOO_BIG",
     "CLOSE_POLICY_VIOLATION",
     "CLOSE_PROTOCOL_ERROR",
+    "CLOSE_TRY_AGAIN_LATER",
     "ERROR_CODES",
     "PROTOCOL_CODES",
     "RULE_CODES",
@@ -57,7 +60,10 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "paused": "The game is paused: move, deal, undo, restart and hint wait for `resume`.",
     "duplicate_name": "Another player already has that name.",
     "unauthenticated": "The request needs a player: register, or hello with a valid token.",
-    "rate_limited": "Too many requests; wait a little and retry.",
+    "rate_limited": "Too many requests of this kind; nothing was applied. Retry after "
+    "`retry_after_ms` milliseconds (section 10).",
+    "game_too_long": "The game has as many versions as a game may have on this server "
+    "(section 10): no more moves, deals, undos, restarts or hints; resign or start a new game.",
     "unavailable": "The server cannot serve the request right now (starting, stopping, or "
     "storage unavailable or too slow); retry later. Not applied, unless the database "
     "committed it as the server stopped waiting: resend it with the same id and v to know.",
@@ -82,23 +88,36 @@ RULE_CODES: Final[dict[str, str]] = {
 
 ERROR_CODES: Final[dict[str, str]] = {**PROTOCOL_CODES, **RULE_CODES}
 
-# WebSocket close codes (RFC 6455 section 7.4.1) the server uses.
+# WebSocket close codes (RFC 6455 section 7.4.1) the server sends.
 CLOSE_GOING_AWAY: Final = 1001
 CLOSE_PROTOCOL_ERROR: Final = 1002
+CLOSE_INVALID_DATA: Final = 1007
 CLOSE_POLICY_VIOLATION: Final = 1008
 CLOSE_MESSAGE_TOO_BIG: Final = 1009
+CLOSE_INTERNAL_ERROR: Final = 1011
+CLOSE_TRY_AGAIN_LATER: Final = 1013
 
 CLOSE_CODES: Final[dict[int, str]] = {
     CLOSE_GOING_AWAY: (
-        "The server is shutting down, or this client stopped reading and its queue of "
-        "1024 outgoing frames filled up; reconnect (to another node) and resync."
+        "The server is shutting down; or this client fell behind: its outgoing frames "
+        "exceeded the per-connection (or the server's total) byte budget, or it did not "
+        "read them within the drain timeout; or it sent nothing for the idle timeout. "
+        "Reconnect (to another node) and resync."
     ),
-    CLOSE_PROTOCOL_ERROR: (
-        "The client did not offer subprotocol scorpion.v1: its first frame was answered "
-        "with unsupported_version."
+    CLOSE_PROTOCOL_ERROR: "The client did not offer subprotocol scorpion.v1 (its first frame "
+    "was answered with unsupported_version), or broke the WebSocket protocol (a malformed or "
+    "unmasked frame, a bad opcode or fragment).",
+    CLOSE_INVALID_DATA: "A text frame that is not valid UTF-8.",
+    CLOSE_POLICY_VIOLATION: (
+        "Abuse: too many `bad_request` or `rate_limited` replies to one address in a short "
+        "time (a connection from that address is closed again at once until they decay), "
+        "or no `hello` within the hello deadline."
     ),
-    CLOSE_POLICY_VIOLATION: "Repeated abuse: too many bad_request errors in a short time.",
     CLOSE_MESSAGE_TOO_BIG: "A frame was larger than the frame size limit.",
+    CLOSE_INTERNAL_ERROR: "The client did not answer the keepalive ping in time (it stopped "
+    "reading, or the network is gone), or an unexpected server error.",
+    CLOSE_TRY_AGAIN_LATER: "Too many connections: from this address, or to this server in "
+    "all; retry later with a growing delay.",
 }
 
 

@@ -21,6 +21,7 @@ from protocol.constants import (
     INT32_MIN,
     MAX_CLIENT_CHARS,
     MAX_TOKEN_CHARS,
+    REPLAY_PAGE_ACTIONS,
     SUPPORTED_VERSIONS,
 )
 from protocol.errors import ERROR_CODES
@@ -70,7 +71,7 @@ _RULES_MOVE = (
 )
 _GAME_ACCESS = ("unauthenticated", "not_found")
 _OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
-_ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused")
+_ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused", "game_too_long")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 _HINT_ACTION = Str(choices=("move", "deal", "none"))
@@ -238,7 +239,7 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "hinted into an empty column, unless the stock is still to come and one of the two "
         "columns is among those the deal covers.",
         ("hint",),
-        (*_OPEN_ACCESS, "game_over", "paused"),
+        (*_OPEN_ACCESS, "game_over", "paused", "game_too_long"),
         {"type": "hint", "id": 13, "game": 42},
     )(_game()),
     _request(
@@ -284,11 +285,23 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(Field("level", LEVEL, "Only this level.", required=False)),
     _request(
         "replay",
-        "A game's replay document and result; both null while the game is unfinished.",
+        "A game's replay document and result; both null while the game is unfinished. "
+        f"A reply holds at most {REPLAY_PAGE_ACTIONS} actions: while it has a `next`, "
+        "ask again with `from` set to it and append the page's `actions`.",
         ("replay",),
         _GAME_ACCESS,
         {"type": "replay", "id": 20, "game": 41},
-    )(_game()),
+        {"type": "replay", "id": 21, "game": 41, "from": REPLAY_PAGE_ACTIONS},
+    )(
+        _game(),
+        Field(
+            "from",
+            Int(0, INT32_MAX),
+            "The index of the first action wanted (the `next` of the previous page); "
+            "0 when left out.",
+            required=False,
+        ),
+    ),
     _request(
         "ping",
         "Checks that the server answers (after hello, like every request).",
@@ -519,6 +532,13 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "The replay document (section 14); null while unfinished.",
         ),
         Field("result", AnyOf((Obj(RESULT), Null())), "The final record; null while unfinished."),
+        Field(
+            "next",
+            Int(0, INT32_MAX),
+            "The `from` of the next page of actions; absent on the last page (and while "
+            "the game is unfinished).",
+            required=False,
+        ),
     ),
     _reply("pong", "Answers ping.", {"type": "pong", "re": 21})(),
     _reply(
@@ -555,6 +575,13 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "message": "protocol 2 is not supported; this server speaks 1",
             "supported": [1],
         },
+        {
+            "type": "error",
+            "re": 11,
+            "code": "rate_limited",
+            "message": "Too many requests; retry in 250 ms.",
+            "retry_after_ms": 250,
+        },
         {"type": "error", "code": "bad_request", "message": "a request needs an id"},
     )(
         Field("re", REQUEST_ID, "The request's id, when it could be read.", required=False),
@@ -565,6 +592,12 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "supported",
             ListOf(Int(1)),
             "With `unsupported_version`: the versions the server speaks.",
+            required=False,
+        ),
+        Field(
+            "retry_after_ms",
+            Int(0, INT32_MAX),
+            "With `rate_limited`: wait at least this long before sending that kind again.",
             required=False,
         ),
     ),

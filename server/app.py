@@ -41,10 +41,11 @@ from typing import Final
 from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
 from server import logs
-from server.config import Settings, SettingsError, load_settings
-from server.connection import ConnectionHandler, Listener
+from server.config import Settings, SettingsError, limit_settings, load_settings, origins
+from server.connection import ConnectionHandler, ConnectionSettings, Listener
 from server.http import HttpRoutes
 from server.hub import Hub
+from server.limits import Limits
 from server.logs import configure_logging
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
@@ -141,6 +142,7 @@ class ScorpionServer:
         self.service: GameService | None = None
         self.finder: WinnableDealFinder | None = None
         self.metrics = Metrics()
+        self.handler: ConnectionHandler | None = None
         self._listener: Listener | None = None
         self._sqlite_lock: SqliteLock | None = None
         self._heartbeat: asyncio.Task[None] | None = None
@@ -183,9 +185,18 @@ class ScorpionServer:
             token_max_age=(
                 timedelta(days=settings.token_ttl_days) if settings.token_ttl_days else None
             ),
+            max_versions=settings.max_versions,
+            history_keep=settings.history_keep,
         )
         await self.store.listen(self.service.remote_changed, self.service.remote_reset)
-        handler = ConnectionHandler(self.service, self.hub, settings.queue_size, metrics)
+        handler = ConnectionHandler(
+            self.service,
+            self.hub,
+            ConnectionSettings.of(settings),
+            metrics,
+            Limits(limit_settings(settings)),
+        )
+        self.handler = handler
         self._watch(handler)
         web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
         routes = HttpRoutes(
@@ -197,7 +208,13 @@ class ScorpionServer:
         )
         try:
             self._listener = await Listener.open(
-                handler, settings.host, settings.port, routes=routes, tls=settings.ssl_context()
+                handler,
+                settings.host,
+                settings.port,
+                routes=routes,
+                tls=settings.ssl_context(),
+                origins=origins(settings),
+                keepalive=settings.keepalive_ms / 1000 or None,
             )
         except OSError as exc:
             where = f"{settings.host}:{settings.port}"
@@ -222,7 +239,7 @@ class ScorpionServer:
             connections=lambda: handler.open,
             games=service.games_in_memory,
             solver_pending=lambda: solver.pending,
-            outbox_bytes=handler.queued_bytes,
+            outbox_bytes=handler.buffered_bytes,
         )
 
     async def _beat(self) -> None:

@@ -21,8 +21,18 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from protocol.version import version
+from server.limits import LimitSettings, parse_networks, parse_rate
 
-__all__ = ["LOG_FORMATS", "LOG_LEVELS", "Settings", "SettingsError", "load_settings", "parser"]
+__all__ = [
+    "LOG_FORMATS",
+    "LOG_LEVELS",
+    "Settings",
+    "SettingsError",
+    "limit_settings",
+    "load_settings",
+    "origins",
+    "parser",
+]
 
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMATS: Final = ("text", "json")
@@ -46,6 +56,28 @@ class Settings:
     hint_budget_ms: int = 300
     lost_budget_ms: int = 200  # 0 disables the lost_position check
     queue_size: int = 1024  # outbound frames buffered per connection
+    outbox_bytes: int = 4 * 1024 * 1024  # outbound bytes buffered per connection
+    outbox_total_bytes: int = 256 * 1024 * 1024  # outbound bytes buffered in all
+    drain_timeout_ms: int = 30_000  # a socket that takes longer to drain is closed (1001)
+    hello_timeout_ms: int = 10_000  # a connection must say hello this soon (1008)
+    idle_timeout_ms: int = 900_000  # a connection silent this long is closed (1001; 0: never)
+    keepalive_ms: int = 20_000  # ping this often; no pong within as long again: 1011 (0: off)
+    max_connections: int = 10_000  # open WebSocket connections in all (1013 beyond)
+    max_connections_per_address: int = 64  # from one client address (1013 beyond)
+    rate_actions: str = "30,120"  # per connection: moves, deals, undos, ... (RATE/s,BURST)
+    rate_hints: str = "3,20"
+    rate_reads: str = "50,200"  # hello, ping, open_game, games, stats, replay, ...
+    rate_registrations: str = "0.2,20"  # per address (and per connection)
+    rate_auth_failures: str = "0.2,10"  # refused tokens, per address
+    player_rate_factor: int = 2  # a player's devices share buckets this many times larger
+    address_rate_factor: int = 16  # an address's connections share buckets this much larger
+    abuse_limit: int = 20  # bad_request/rate_limited replies to one address before 1008
+    abuse_window_s: int = 60  # ... within this many seconds
+    max_versions: int = 10_000  # a game's versions: beyond, game_too_long
+    history_keep: int = 500  # versions of events kept in memory per game for catch_up
+    trusted_proxies: str = ""  # CIDRs whose forwarded header names the client
+    forwarded_header: str = "X-Forwarded-For"
+    allowed_origins: str = ""  # browser Origins accepted (comma-separated; empty: any)
     cache_size: int = 10_000  # live games kept in memory
     token_ttl_days: int = 0  # tokens older than this stop working (0: never)
     commit_batch: int = 64  # most actions per transaction (group commit; 1: one each)
@@ -93,6 +125,28 @@ _HELP: dict[str, str] = {
     "hint_budget_ms": "solver time per hint",
     "lost_budget_ms": "solver time per lost-position check (0: off)",
     "queue_size": "outbound frames buffered per connection before it is dropped",
+    "outbox_bytes": "outbound bytes buffered per connection before it is closed (1001)",
+    "outbox_total_bytes": "outbound bytes buffered in all; beyond, the largest queue is closed",
+    "drain_timeout_ms": "close a connection whose socket does not drain within this (1001)",
+    "hello_timeout_ms": "close a connection that has not said hello within this (1008)",
+    "idle_timeout_ms": "close a connection that sent nothing for this long (1001; 0: never)",
+    "keepalive_ms": "ping every this many ms; no pong within as long again closes (1011)",
+    "max_connections": "most open WebSocket connections; beyond, new ones close with 1013",
+    "max_connections_per_address": "most open connections from one client address (1013)",
+    "rate_actions": "actions per connection: RATE per second,BURST (or off)",
+    "rate_hints": "hints per connection: RATE per second,BURST (or off)",
+    "rate_reads": "other requests per connection: RATE per second,BURST (or off)",
+    "rate_registrations": "registrations per address: RATE per second,BURST (or off)",
+    "rate_auth_failures": "refused tokens per address: RATE per second,BURST (or off)",
+    "player_rate_factor": "a player's bucket is the connection's rate times this",
+    "address_rate_factor": "an address's bucket is the connection's rate times this",
+    "abuse_limit": "bad_request/rate_limited replies to one address that close it (1008)",
+    "abuse_window_s": "the window of abuse_limit, in seconds",
+    "max_versions": "most versions (actions) a game may have; beyond, game_too_long",
+    "history_keep": "versions of events kept in memory per game for catch_up",
+    "trusted_proxies": "CIDRs of reverse proxies whose forwarded header names the client",
+    "forwarded_header": "the header a trusted proxy puts the client's address in",
+    "allowed_origins": "comma-separated Origin values browsers may connect from (empty: any)",
     "cache_size": "games kept in memory",
     "token_ttl_days": "a token stops working this many days after it was issued (0: never)",
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
@@ -148,7 +202,30 @@ _AT_LEAST: Final = {
     "winnable_pool": 0,
     "db_timeout_ms": 1,
     "db_wait_s": 0,
+    "outbox_bytes": 65536,
+    "outbox_total_bytes": 65536,
+    "drain_timeout_ms": 1,
+    "hello_timeout_ms": 1,
+    "idle_timeout_ms": 0,
+    "keepalive_ms": 0,
+    "max_connections": 1,
+    "max_connections_per_address": 1,
+    "player_rate_factor": 1,
+    "address_rate_factor": 1,
+    "abuse_limit": 1,
+    "abuse_window_s": 1,
+    "max_versions": 1,
+    "history_keep": 1,
 }
+
+RATES: Final = {
+    "action": "rate_actions",
+    "hint": "rate_hints",
+    "read": "rate_reads",
+    "register": "rate_registrations",
+    "auth": "rate_auth_failures",
+}
+"""Request kind (``server.limits.KINDS``) -> the setting holding its rate."""
 
 
 def problems(settings: Settings) -> list[str]:
@@ -178,7 +255,43 @@ def problems(settings: Settings) -> list[str]:
             f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
         )
     found += _tls_problems(settings)
+    found += _limit_problems(settings)
     return found
+
+
+def _limit_problems(settings: Settings) -> list[str]:
+    found = []
+    for name in RATES.values():
+        try:
+            parse_rate(getattr(settings, name))
+        except ValueError as exc:
+            found.append(f"{_label(name)} {exc}, not {getattr(settings, name)!r}")
+    try:
+        parse_networks(settings.trusted_proxies)
+    except ValueError as exc:
+        found.append(f"{_label('trusted_proxies')}: {exc}")
+    if not settings.forwarded_header.strip():
+        found.append(f"{_label('forwarded_header')} must name a header")
+    return found
+
+
+def limit_settings(settings: Settings) -> LimitSettings:
+    """The abuse controls of ``settings`` (which ``load_settings`` has checked)."""
+    return LimitSettings(
+        rates={kind: parse_rate(getattr(settings, name)) for kind, name in RATES.items()},
+        player_factor=settings.player_rate_factor,
+        address_factor=settings.address_rate_factor,
+        abuse_limit=settings.abuse_limit,
+        abuse_window=float(settings.abuse_window_s),
+        max_per_address=settings.max_connections_per_address,
+        max_total=settings.max_connections,
+    )
+
+
+def origins(settings: Settings) -> list[str] | None:
+    """The allowed ``Origin`` values, or None when any origin may connect."""
+    allowed = [origin.strip() for origin in settings.allowed_origins.split(",") if origin.strip()]
+    return allowed or None
 
 
 def _tls_problems(settings: Settings) -> list[str]:

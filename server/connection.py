@@ -16,11 +16,24 @@ read why it is refused: its first frame is answered with
 ``unsupported_version`` and the connection is closed with 1002.
 
 A text frame or an undecodable one is answered with ``bad_request`` and the
-connection stays up; every ``bad_request`` is a strike on the ``AbuseMeter``,
-and too many close the connection with 1008. Frames above MAX_FRAME_BYTES
-never reach us: ``websockets`` closes with 1009 (``max_size``). An
-outbox that overflows (a peer that does not read) closes with 1001. Any
-unexpected exception becomes an ``internal`` reply; its detail is only logged.
+connection stays up. Limits (``server.limits``): every connection is
+attributed to an address (the peer, or a trusted proxy's forwarded header);
+``admit`` refuses one past the caps (1013) or from a struck address (1008);
+each request takes tokens from its kind's buckets (else ``rate_limited`` with
+``retry_after_ms``); every ``bad_request`` or ``rate_limited`` is a strike on
+the address, and too many close the connection with 1008. The reader waits
+for the first frames at most the hello deadline (then 1008), later at most
+the idle timeout (1001). Frames above MAX_FRAME_BYTES never reach us:
+``websockets`` closes with 1009 (``max_size``), 1002 for broken framing, 1007
+for a text frame that is not UTF-8, 1011 when keepalive gets no pong.
+
+The writer bounds outbound memory and time: an outbox that overflows (frames
+or bytes, ``server.hub``) or a ``send`` that cannot drain within the drain
+timeout closes with 1001; the close itself waits at most CLOSE_WAIT_S for the
+socket, then the transport is aborted, so no peer holds a writer (or
+keepalive) forever. Each close the server initiates is logged in one line.
+Any unexpected exception becomes an ``internal`` reply; its detail is only
+logged.
 
 A request that does not ask to upgrade is plain HTTP (``server.http``:
 health, readiness, metrics); ``Listener`` answers it through websockets'
@@ -35,9 +48,11 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import ssl
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -46,34 +61,83 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
-from websockets.typing import Subprotocol
+from websockets.typing import Origin, Subprotocol
 
 from protocol import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY_VIOLATION,
     CLOSE_PROTOCOL_ERROR,
+    CLOSE_TRY_AGAIN_LATER,
     MAX_FRAME_BYTES,
     SUBPROTOCOL,
     SUPPORTED_VERSIONS,
-    AbuseMeter,
     ProtocolError,
+    Request,
     RequestId,
     build,
     decode_request,
     encode,
 )
+from server.config import Settings
 from server.http import HttpReply, HttpRoutes
-from server.hub import Hub, Outbox
+from server.hub import Budget, Hub, Outbox
+from server.limits import (
+    KIND_OF,
+    ConnectionBuckets,
+    Limits,
+    LimitSettings,
+    Network,
+    client_address,
+    parse_networks,
+)
 from server.logs import connection_id, game_id
 from server.metrics import Metrics
 from server.service import GameService, Session
 
-__all__ = ["ConnectionHandler", "Listener"]
+__all__ = ["ConnectionHandler", "ConnectionSettings", "Listener"]
 
 log = logging.getLogger(__name__)
 
 UNREAD: Final = "unread"
 """The request type counted for a frame that did not decode into a request."""
+
+CLOSE_WAIT_S: Final = 2.0
+"""How long a server-initiated close waits to hand its close frame to the socket."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSettings:
+    """The per-connection bounds (``server.config.Settings`` has them all)."""
+
+    queue_size: int = 1024
+    outbox_bytes: int = 4 * 1024 * 1024
+    outbox_total_bytes: int = 256 * 1024 * 1024
+    drain_timeout: float = 30.0
+    hello_timeout: float = 10.0
+    idle_timeout: float = 900.0  # 0: never
+    trusted_proxies: tuple[Network, ...] = ()
+    forwarded_header: str = "X-Forwarded-For"
+
+    @classmethod
+    def of(cls, settings: Settings) -> ConnectionSettings:
+        return cls(
+            queue_size=settings.queue_size,
+            outbox_bytes=settings.outbox_bytes,
+            outbox_total_bytes=settings.outbox_total_bytes,
+            drain_timeout=settings.drain_timeout_ms / 1000,
+            hello_timeout=settings.hello_timeout_ms / 1000,
+            idle_timeout=settings.idle_timeout_ms / 1000,
+            trusted_proxies=tuple(parse_networks(settings.trusted_proxies)),
+            forwarded_header=settings.forwarded_header,
+        )
+
+
+@dataclass(eq=False)
+class Peer:
+    """Who is on the other end of one connection, and its own rate buckets."""
+
+    address: str
+    buckets: ConnectionBuckets
 
 
 class ConnectionHandler:
@@ -83,64 +147,133 @@ class ConnectionHandler:
         self,
         service: GameService,
         hub: Hub,
-        queue_size: int = 1024,
+        settings: ConnectionSettings | None = None,
         metrics: Metrics | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.service = service
         self.hub = hub
-        self.queue_size = queue_size
+        self.settings = settings if settings is not None else ConnectionSettings()
         self.metrics = metrics if metrics is not None else Metrics()
+        self.limits = limits if limits is not None else Limits(LimitSettings(rates={}))
+        self.budget = Budget(self.settings.outbox_total_bytes)
         self.open = 0
-        self._outboxes: set[Outbox] = set()
+        self._sockets: dict[Outbox, ServerConnection] = {}
         self._ids = itertools.count(1)
 
     def queued_bytes(self) -> int:
         """Bytes waiting in every open connection's outbox."""
-        return sum(outbox.queued_bytes for outbox in list(self._outboxes))
+        return self.budget.used
+
+    def buffered_bytes(self) -> int:
+        """Outbound bytes held for every open connection: outboxes plus socket buffers."""
+        held = self.budget.used
+        for ws in list(self._sockets.values()):
+            with contextlib.suppress(Exception):
+                held += ws.transport.get_write_buffer_size()
+        return held
+
+    def address_of(self, ws: ServerConnection) -> str:
+        """The client's address (see ``server.limits``: a trusted proxy's header, or the peer)."""
+        remote = ws.remote_address
+        peer = str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
+        trusted = list(self.settings.trusted_proxies)
+        if not trusted:
+            return peer
+        forwarded = ws.request.headers.get(self.settings.forwarded_header) if ws.request else None
+        return client_address(peer, forwarded, trusted)
 
     async def __call__(self, ws: ServerConnection) -> None:
-        if ws.subprotocol != SUBPROTOCOL:
-            await self._refuse(ws)
-            return
-        peer = f"{ws.remote_address}"
         connection_id.set(next(self._ids))
-        session = Session(Outbox(self.queue_size), peer=peer)
-        writer = asyncio.create_task(self._write(ws, session.outbox))
-        self.open += 1
-        self._outboxes.add(session.outbox)
-        self.metrics.connections_opened.inc()
-        log.debug("connection from %s (subprotocol %s)", peer, ws.subprotocol)
-        abusive = False
+        address = self.address_of(ws)
+        refused = self.limits.admit(address, time.monotonic())
+        if refused is not None:
+            code = CLOSE_POLICY_VIOLATION if refused == "banned" else CLOSE_TRY_AGAIN_LATER
+            log.warning("refusing a connection from %s: %s (%d)", address, refused, code)
+            self.metrics.closed(code)
+            await _close(ws, code, refused, self.settings.drain_timeout)
+            return
         try:
-            abusive = await self._read(ws, session)
+            if ws.subprotocol != SUBPROTOCOL:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.settings.hello_timeout):
+                        await self._refuse(ws)
+                return
+            await self._serve(ws, address)
+        finally:
+            self.limits.release(address)
+
+    async def _serve(self, ws: ServerConnection, address: str) -> None:
+        bounds = self.settings
+        outbox = Outbox(bounds.queue_size, bounds.outbox_bytes, self.budget)
+        session = Session(outbox, peer=address)
+        peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
+        writer = asyncio.create_task(self._write(ws, outbox))
+        self.open += 1
+        self._sockets[outbox] = ws
+        self.metrics.connections_opened.inc()
+        log.debug("connection from %s (subprotocol %s)", address, ws.subprotocol)
+        ending: tuple[int, str] | None = None
+        try:
+            ending = await self._read(ws, session, peer)
         except ConnectionClosed:
             pass
         finally:
             self.open -= 1
-            self._outboxes.discard(session.outbox)
+            self._sockets.pop(outbox, None)
             game_id.set(None)
             await self.service.disconnect(session)
-            session.outbox.close()
+            outbox.close()
             with contextlib.suppress(ConnectionClosed):
                 await writer
-        if abusive:
-            log.info("closing %s: too many bad requests", peer)
-            await ws.close(CLOSE_POLICY_VIOLATION, "too many bad requests")
-        log.debug("connection from %s closed (%s)", peer, ws.close_code)
+            outbox.release()
+        if ending is not None:
+            log.warning("closing the connection from %s: %s (%d)", address, ending[1], ending[0])
+            await _close(ws, *ending, bounds.drain_timeout)
+        self._log_end(ws, address)
 
-    async def _read(self, ws: ServerConnection, session: Session) -> bool:
-        """Answer frames until the peer closes (False) or is abusive (True)."""
-        meter = AbuseMeter()
-        async for frame in ws:
-            reply = await self._answer(session, frame)
+    def _log_end(self, ws: ServerConnection, address: str) -> None:
+        """One line for a close the peer did not ask for (keepalive, protocol errors)."""
+        sent = ws.protocol.close_sent
+        code = sent.code if sent is not None else None
+        self.metrics.closed(code)
+        received = ws.protocol.close_rcvd
+        if sent is not None and code not in _LOGGED_ELSEWHERE and received is None:
+            log.warning(
+                "closed the connection from %s: %s (%d)", address, sent.reason or "-", sent.code
+            )
+        elif sent is None and received is None:
+            log.info("the connection from %s dropped without a close frame", address)
+        else:
+            log.debug("connection from %s closed (%s)", address, ws.close_code)
+
+    async def _read(
+        self, ws: ServerConnection, session: Session, peer: Peer
+    ) -> tuple[int, str] | None:
+        """Answer frames until the peer closes (None) or must be closed (code, reason)."""
+        bounds = self.settings
+        hello_by = time.monotonic() + bounds.hello_timeout
+        while True:
+            greeted = session.greeted
+            wait = hello_by - time.monotonic() if not greeted else bounds.idle_timeout or None
+            try:
+                async with asyncio.timeout(wait):
+                    frame = await ws.recv()
+            except TimeoutError:
+                if greeted:
+                    return CLOSE_GOING_AWAY, "idle for too long"
+                return CLOSE_POLICY_VIOLATION, "no hello in time"
+            reply = await self._answer(session, peer, frame)
             if reply is None:
                 continue
             self.hub.send(session.outbox, reply)
-            if reply.get("code") == "bad_request" and meter.strike(time.monotonic()):
-                return True
-        return False
+            code = reply.get("code")
+            if code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic()):
+                return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
 
-    async def _answer(self, session: Session, frame: bytes | str) -> Mapping[str, Any] | None:
+    async def _answer(
+        self, session: Session, peer: Peer, frame: bytes | str
+    ) -> Mapping[str, Any] | None:
         try:
             request = decode_request(frame)
         except ProtocolError as exc:
@@ -150,11 +283,19 @@ class ConnectionHandler:
             log.exception("could not decode a frame from %s", session.peer)
             self.metrics.answered(UNREAD, "bad_request")
             return build.error("bad_request", "the frame could not be read")
+        limited = self._admit(session, peer, request)
+        if limited is not None:
+            self.metrics.answered(request.type, "rate_limited")
+            return limited
         game = request.fields.get("game")
         game_id.set(game if isinstance(game, int) else None)
         reply = await self.service.handle(session, request)
         failed = reply is not None and reply.get("type") == "error"
-        self.metrics.answered(request.type, str(reply.get("code")) if failed and reply else None)
+        code = str(reply.get("code")) if failed and reply else None
+        if request.type == "hello" and code == "unauthenticated":
+            self.limits.auth_failed(peer.address, time.monotonic())
+            log.warning("a refused token from %s", peer.address)
+        self.metrics.answered(request.type, code)
         return reply
 
     @staticmethod
@@ -176,12 +317,60 @@ class ConnectionHandler:
             await ws.send(encode(refusal.to_message()))
             await ws.close(CLOSE_PROTOCOL_ERROR, f"offer subprotocol {SUBPROTOCOL}")
 
+    def _admit(self, session: Session, peer: Peer, request: Request) -> Mapping[str, Any] | None:
+        """None, or the ``rate_limited`` reply for a request over one of its limits."""
+        now = time.monotonic()
+        kind = KIND_OF.get(request.type, "read")
+        player = session.player.id if session.player is not None else None
+        wait = self.limits.check(kind, now, peer.buckets, peer.address, player)
+        if wait == 0 and request.type == "hello" and "token" in request.fields:
+            wait = self.limits.auth_wait(peer.address, now)
+            kind = "auth" if wait else kind
+        if wait == 0:
+            return None
+        self.metrics.rate_limited.labels(kind).inc()
+        retry = max(1, math.ceil(wait * 1000))
+        return build.error(
+            "rate_limited",
+            f"Too many {kind} requests; retry in {retry} ms.",
+            request.id,
+            retry_after_ms=retry,
+        )
+
     async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
+        """Send the outbox's frames; close a connection that falls behind (1001)."""
+        timeout = self.settings.drain_timeout
         while (frame := await outbox.get()) is not None:
-            await ws.send(frame)
+            try:
+                async with asyncio.timeout(timeout):
+                    await ws.send(frame)
+            except TimeoutError:
+                outbox.overflow()
+                reason = f"did not read its frames within {timeout:g} s"
+                log.warning("closing a connection that %s", reason)
+                await _close(ws, CLOSE_GOING_AWAY, "too slow: reconnect and resync", timeout)
+                return
         if outbox.overflowed:
-            log.warning("closing a connection that does not read its frames")
-            await ws.close(CLOSE_GOING_AWAY, "too far behind: reconnect and resync")
+            log.warning("closing a connection that does not read its frames (outbox full)")
+            await _close(ws, CLOSE_GOING_AWAY, "too far behind: reconnect and resync", timeout)
+
+
+_STRIKES: Final = frozenset({"bad_request", "rate_limited"})
+"""Reply codes that are a strike on the sender's address."""
+
+_LOGGED_ELSEWHERE: Final = frozenset({1000, CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION})
+"""Close codes sent with their own log line (or normal): not logged again at the end."""
+
+
+async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:
+    """Send a close frame; a peer that does not drain it in time is cut off (no waiting)."""
+    try:
+        async with asyncio.timeout(min(timeout, CLOSE_WAIT_S)):
+            await ws.close(code, reason)
+    except TimeoutError:
+        ws.transport.abort()
+    except ConnectionClosed:
+        pass
 
 
 def _select_subprotocol(
@@ -196,7 +385,9 @@ class Listener:
 
     Subprotocol ``scorpion.v1`` when offered (else none: the handler refuses
     the connection in the protocol's own words), frames up to MAX_FRAME_BYTES (a larger one
-    closes with 1009 unread), no permessage-deflate.
+    closes with 1009 unread), no permessage-deflate. With ``origins``, a
+    handshake whose ``Origin`` header is not one of them is refused (HTTP 403);
+    one without the header (not a browser) is let in.
     """
 
     def __init__(self, server: Server) -> None:
@@ -211,6 +402,8 @@ class Listener:
         *,
         routes: HttpRoutes | None = None,
         tls: ssl.SSLContext | None = None,
+        origins: list[str] | None = None,
+        keepalive: float | None = 20.0,
     ) -> Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):
@@ -227,6 +420,10 @@ class Listener:
             compression=None,
             process_request=plain_http,
             ssl=tls,
+            ping_interval=keepalive,
+            ping_timeout=keepalive,
+            # A browser always sends Origin; other clients need not (None lets them in).
+            origins=None if origins is None else [*(Origin(o) for o in origins), None],
         )
         return cls(server)
 

@@ -16,10 +16,17 @@ synchronously (no ``await`` in between), so all watchers see one game's
 pushes in the same order; the service pushes while it holds the game's lock,
 which orders pushes across actions too.
 
-A connection that does not read fast enough overflows its outbox: the outbox
-marks itself ``overflowed`` and the writer closes the connection (1001:
-reconnect and resync), rather than silently dropping an event or letting
-one slow peer hold memory without bound.
+A connection that does not read fast enough overflows its outbox: past
+``limit`` frames or ``max_bytes`` bytes the outbox marks itself
+``overflowed``, drops what it holds (the memory is released at once) and the
+writer closes the connection (1001: reconnect and resync), rather than
+silently dropping an event or letting one slow peer hold memory without bound.
+All outboxes share one ``Budget`` of bytes: a frame that would take the total
+past it overflows the outbox holding the most bytes (often the one that does
+not read), until the frame fits. So outbound memory is at most
+``Budget.limit`` in all and ``max_bytes`` per connection, plus what the socket
+layer holds (one frame above websockets' write limit, and the kernel's buffer),
+which the writer's drain timeout bounds in time.
 """
 
 from __future__ import annotations
@@ -31,19 +38,51 @@ from typing import Any
 
 from protocol import encode
 
-__all__ = ["Hub", "Outbox"]
+__all__ = ["Budget", "Hub", "Outbox"]
+
+UNBOUNDED = 2**62
+
+
+class Budget:
+    """The bytes queued in every outbox together, at most ``limit``."""
+
+    def __init__(self, limit: int = UNBOUNDED) -> None:
+        self.limit = limit
+        self.used = 0
+        self.shed = 0  # outboxes overflowed to make room (for tests and metrics)
+        self._outboxes: set[Outbox] = set()
+
+    def join(self, outbox: Outbox) -> None:
+        self._outboxes.add(outbox)
+
+    def leave(self, outbox: Outbox) -> None:
+        self._outboxes.discard(outbox)
+
+    def make_room(self, size: int) -> None:
+        """Overflow the fullest outboxes until ``size`` more bytes fit (or none is left)."""
+        while self.used + size > self.limit:
+            holding = [outbox for outbox in self._outboxes if outbox.queued_bytes]
+            if not holding:
+                return
+            max(holding, key=lambda outbox: outbox.queued_bytes).overflow()
+            self.shed += 1
 
 
 class Outbox:
     """A connection's bounded queue of outbound frames."""
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(
+        self, limit: int = 1024, max_bytes: int = UNBOUNDED, budget: Budget | None = None
+    ) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
+        self.budget = budget if budget is not None else Budget()
         self.overflowed = False
         self.closed = False
-        self.queued_bytes = 0  # the frames' total size, for metrics
+        self.queued_bytes = 0  # the frames' total size
         self._frames: deque[bytes] = deque()
         self._ready = asyncio.Event()
+        self.budget.join(self)
 
     def __len__(self) -> int:
         return len(self._frames)
@@ -52,14 +91,26 @@ class Outbox:
         """Queue ``frame``; False (and ``overflowed`` set) when the queue is full or closed."""
         if self.closed or self.overflowed:
             return False
-        if len(self._frames) >= self.limit:
-            self.overflowed = True
-            self._ready.set()
+        size = len(frame)
+        if len(self._frames) >= self.limit or self.queued_bytes + size > self.max_bytes:
+            self.overflow()
+            return False
+        self.budget.make_room(size)
+        if self.overflowed:  # this outbox was the fullest
             return False
         self._frames.append(frame)
-        self.queued_bytes += len(frame)
+        self.queued_bytes += size
+        self.budget.used += size
         self._ready.set()
         return True
+
+    def overflow(self) -> None:
+        """Give up on this connection: drop its frames; ``get`` returns None."""
+        self.overflowed = True
+        self._frames.clear()
+        self.budget.used -= self.queued_bytes
+        self.queued_bytes = 0
+        self._ready.set()
 
     async def get(self) -> bytes | None:
         """The next frame; None once the outbox is closed (drained) or overflowed."""
@@ -69,6 +120,7 @@ class Outbox:
             if self._frames:
                 frame = self._frames.popleft()
                 self.queued_bytes -= len(frame)
+                self.budget.used -= len(frame)
                 return frame
             if self.closed:
                 return None
@@ -79,6 +131,11 @@ class Outbox:
         """No more frames: ``get`` returns what is queued, then None."""
         self.closed = True
         self._ready.set()
+
+    def release(self) -> None:
+        """The connection is gone: return its bytes to the budget."""
+        self.overflow()
+        self.budget.leave(self)
 
 
 class Hub:

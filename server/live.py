@@ -42,15 +42,32 @@ __all__ = ["LiveGame", "strings_in"]
 EventDict = dict[str, Any]
 
 
-class LiveGame:
-    """One game in the service's cache. Mutate only while holding ``lock``."""
+HISTORY_KEEP = 500
+"""Versions of events kept per game by default (older catch-ups get a snapshot)."""
 
-    def __init__(self, record: GameRecord, game: Game, batches: list[list[EventDict]]) -> None:
+
+class LiveGame:
+    """One game in the service's cache. Mutate only while holding ``lock``.
+
+    ``batches`` holds the events of the last ``keep`` versions only: version
+    ``base + i + 1`` is ``batches[i]``. Older history is dropped (a catch-up from
+    before ``base`` is answered with a snapshot), so memory per game stays bounded.
+    """
+
+    def __init__(
+        self,
+        record: GameRecord,
+        game: Game,
+        batches: list[list[EventDict]],
+        keep: int = HISTORY_KEEP,
+    ) -> None:
         self.id = record.id
         self.player_id = record.player_id
         self.record = record
         self.game = game
         self.batches = batches
+        self.base = 0
+        self.keep = keep
         self.lock = asyncio.Lock()
         self.clock = PlayClock(max(record.time_ms, game.time))
         self.clock.paused = record.paused
@@ -63,14 +80,25 @@ class LiveGame:
         self.resync = False
 
     @classmethod
-    def rebuild(cls, record: GameRecord, actions: Sequence[ActionRecord]) -> LiveGame:
+    def rebuild(
+        cls, record: GameRecord, actions: Sequence[ActionRecord], keep: int = HISTORY_KEEP
+    ) -> LiveGame:
         """The game of ``record`` with its stored ``actions`` replayed."""
         game = Game(get_level(record.level), record.deal)
-        batches = [event_dicts(game.play(to_action(each))) for each in actions]
-        live = cls(record, game, batches)
+        live = cls(record, game, [], keep)
+        for each in actions:
+            live.add([event_dicts(game.play(to_action(each)))])
         if record.status is GameStatus.LOST and record.lost_reason:
-            live.batches.append([build.game_lost(record.lost_reason, record.deal)])
+            live.add([[build.game_lost(record.lost_reason, record.deal)]])
         return live
+
+    def add(self, batches: Sequence[list[EventDict]]) -> None:
+        """Append the events of the next versions, forgetting those beyond ``keep``."""
+        self.batches.extend(batches)
+        excess = len(self.batches) - self.keep
+        if excess > 0:
+            del self.batches[:excess]
+            self.base += excess
 
     # -- reading --------------------------------------------------------------
 
@@ -127,7 +155,7 @@ class LiveGame:
         self.record = record
         if trial.won:
             self.status = GameStatus.WON
-        self.batches.append(events)
+        self.add([events])
 
     @staticmethod
     def last_action(game: Game) -> NewAction:
@@ -158,9 +186,13 @@ class LiveGame:
 
     def history_since(self, since: int) -> list[list[EventDict]] | None:
         """The batches of versions after ``since``; None when they cannot be given."""
-        if since > self.version or since < 0 or len(self.batches) != self.version:
+        if (
+            since > self.version
+            or since < self.base
+            or self.base + len(self.batches) != self.version
+        ):
             return None
-        batches = self.batches[since:]
+        batches = self.batches[since - self.base :]
         if self.finished:
             return batches  # a finished game's replay reveals everything anyway (section 7)
         return batches if self.can_show(batches) else None

@@ -6,8 +6,9 @@ Theory of operation
 process, as in the tests, never share or clash) and the instruments the
 other modules update:
 
-- counted as they happen: connections opened, requests by type, error
-  replies by request type and code (``server.connection``); each group-commit
+- counted as they happen: connections opened, connections closed by the
+  close code sent, requests by type, error replies by request type and code,
+  rate-limited requests by kind (``server.connection``); each group-commit
   batch size and each action's commit latency (``Store.observe_commits``);
   event-loop lag (``server.app``'s heartbeat); solver run times by kind
   (``server.workers``);
@@ -96,6 +97,18 @@ class Metrics:
             buckets=_SOLVER_BUCKETS,
             registry=registry,
         )
+        self.closes = Counter(
+            "scorpion_connections_closed",
+            "connections ended, by the close code the server sent (none: the peer closed first)",
+            ["code"],
+            registry=registry,
+        )
+        self.rate_limited = Counter(
+            "scorpion_rate_limited",
+            "requests answered rate_limited, by kind (action, hint, read, register, auth)",
+            ["kind"],
+            registry=registry,
+        )
         self.outbox_bytes = Gauge(
             "scorpion_outbox_bytes", "bytes queued for all connections, not yet sent",
             registry=registry,
@@ -120,6 +133,10 @@ class Metrics:
         self.requests.labels(request_type).inc()
         if error_code is not None:
             self.errors.labels(request_type, error_code).inc()
+
+    def closed(self, code: int | None) -> None:
+        """A connection ended; ``code`` is the close code we sent, if any."""
+        self.closes.labels("none" if code is None else str(code)).inc()
 
     def render(self) -> bytes:
         """The registry in Prometheus' text exposition format."""

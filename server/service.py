@@ -99,6 +99,7 @@ from engine.solver.easy import DRAW_LIMIT
 from protocol import (
     LEVELS,
     MAX_SERVER_FRAME_BYTES,
+    REPLAY_PAGE_ACTIONS,
     ProtocolError,
     Request,
     RequestId,
@@ -108,7 +109,7 @@ from protocol import (
 from protocol.version import version
 from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
-from server.live import EventDict, LiveGame, event_dicts, to_action
+from server.live import HISTORY_KEEP, EventDict, LiveGame, event_dicts, to_action
 from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
@@ -140,6 +141,8 @@ SERVER_NAME = f"scorpion-server {version()}"
 CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
 against a game that other nodes keep changing before it answers ``unavailable``."""
+CATCH_UP_OVERHEAD = 256
+"""Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
 
@@ -235,6 +238,8 @@ class GameService:
         cache_size: int = 10_000,
         rng: random.Random | None = None,
         token_max_age: timedelta | None = None,
+        max_versions: int = 10_000,
+        history_keep: int = HISTORY_KEEP,
     ) -> None:
         self.store = store
         self.token_max_age = token_max_age  # None: tokens never expire
@@ -246,6 +251,8 @@ class GameService:
         self.pools = pools if pools is not None else WinnablePools()
         self.easy_deals = self.pools.easy
         self.cache_size = cache_size
+        self.max_versions = max_versions
+        self.history_keep = history_keep
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
@@ -402,7 +409,7 @@ class GameService:
         live.game, live.record = trial, record
         if trial.won:
             live.status = GameStatus.WON
-        live.batches.extend(batches)
+        live.add(batches)
         self._announce_since(live, told)
         if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
             self._end_lost(live, record, record.lost_reason or "resigned")
@@ -569,7 +576,7 @@ class GameService:
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
         actions = await self.store.load_actions(game_id)
-        live = LiveGame.rebuild(record, actions[: record.version])
+        live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
         if live.game.won and live.batches:
             live.batches[-1] = await self._add_stats(live, live.batches[-1])
         return live
@@ -644,7 +651,7 @@ class GameService:
         lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
         async with lock:
             record, lost = await self._start(session.player, new)
-        live = LiveGame(record, Game(rules, deal), [])
+        live = LiveGame(record, Game(rules, deal), [], self.history_keep)
         self._remember(live)
         async with live.lock:
             reply = build.game(
@@ -738,7 +745,7 @@ class GameService:
         live.status = GameStatus.LOST
         live.lost_reason = reason
         batch = [build.game_lost(reason, record.deal)]
-        live.batches.append(batch)
+        live.add([batch])
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=batch))
         self._sync_clock(live)
 
@@ -758,12 +765,23 @@ class GameService:
         return None
 
     def _opening(self, live: LiveGame, re: RequestId, since: int | None) -> Reply:
-        """A catch_up from ``since`` when the history allows, else a snapshot."""
+        """A catch_up from ``since`` when the history allows, else a snapshot.
+
+        The history is at most ``history_keep`` versions; its size is added up one
+        version at a time and a snapshot answered as soon as it would not fit in
+        a frame, so no request encodes more than about one frame's worth.
+        """
         history = None if since is None else live.history_since(since)
         if since is None or history is None:
             return build.game(re, game=live.id, v=live.version, view=live.view())
-        batches = [build.batch(v, events) for v, events in enumerate(history, since + 1)]
-        reply = build.catch_up(
+        batches, size = [], CATCH_UP_OVERHEAD
+        for v, events in enumerate(history, since + 1):
+            batch = build.batch(v, events)
+            size += len(encode(batch))
+            if size > MAX_SERVER_FRAME_BYTES:  # too long a history for one frame
+                return build.game(re, game=live.id, v=live.version, view=live.view())
+            batches.append(batch)
+        return build.catch_up(
             re,
             game=live.id,
             v=live.version,
@@ -771,9 +789,6 @@ class GameService:
             time_ms=live.play_time(),
             running=live.clock.running,
         )
-        if len(encode(reply)) > MAX_SERVER_FRAME_BYTES:  # too long a history for one frame
-            return build.game(re, game=live.id, v=live.version, view=live.view())
-        return reply
 
     async def _close_game(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)
@@ -850,10 +865,20 @@ class GameService:
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
             t = self._play_time(live)
+            self._check_room(live)
             trial = live.game.fork()
             events = self._apply(trial, request, t)
             await self._record(live, trial, events, t, _request_key(request))
             return build.ack(request.id, game=live.id, v=live.version)
+
+    def _check_room(self, live: LiveGame) -> None:
+        """A game holds at most ``max_versions`` versions (bounded memory, replay, CPU)."""
+        if live.version >= self.max_versions:
+            raise _fail(
+                "game_too_long",
+                f"The game has reached {self.max_versions} versions, the most a game may have "
+                "here: resign or start a new game.",
+            )
 
     @staticmethod
     def _apply(game: Game, request: Request, t: int) -> list[EventDict]:
@@ -953,6 +978,7 @@ class GameService:
         async with live.lock:
             self._check_fresh(live)
             t = self._play_time(live)
+            self._check_room(live)
             suggestion: Hinted = await self.advisor.hint(live)
             trial = live.game.fork()
             events = [e.to_dict() for e in trial.hint(t, suggestion)]
@@ -1059,5 +1085,16 @@ class GameService:
                 suits_removed=record.suits_removed,
                 time_ms=record.time_ms,
             )
-            document = export_replay(live.game)
-            return build.replay(request.id, game=live.id, replay=document, result=result)
+            return self._replay_page(request, live, result)
+
+    @staticmethod
+    def _replay_page(request: Request, live: LiveGame, result: dict[str, Any]) -> Reply:
+        """The replay document with at most REPLAY_PAGE_ACTIONS actions, from ``from``."""
+        first = request.opt_int("from") or 0
+        actions = live.game.actions
+        following = first + REPLAY_PAGE_ACTIONS
+        document = export_replay(live.game, actions[first:following])
+        next_from = following if following < len(actions) else None
+        return build.replay(
+            request.id, game=live.id, replay=document, result=result, next_from=next_from
+        )

@@ -8,6 +8,10 @@ version. The deal's position is the first ``restarted`` event's, which
 carries it whole; a game never restarted has it found by taking every event
 back from the final view (``Board.unapply``). The playback then applies every
 batch forward, as a live game would.
+
+A long game's replay document comes in pages (``next``/``from``,
+PROTOCOL.md section 10); ``fetch_replay`` asks for each and joins their
+actions, so an export is always the whole document.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from clients.cli.options import Options
 from clients.cli.render import Style, describe_event, render_board, render_results
 from clients.cli.terminal import Terminal
 
-__all__ = ["initial_board", "playback", "replay"]
+__all__ = ["fetch_replay", "initial_board", "playback", "replay"]
 
 Batch = dict[str, Any]
+MAX_PAGES = 1000
+"""Pages fetched at most (a server that keeps sending ``next`` is not followed forever)."""
 
 
 def initial_board(final: Board, batches: list[Batch]) -> Board:
@@ -58,10 +64,28 @@ def playback(start: Board, batches: list[Batch]) -> list[tuple[int, list[dict[st
     return steps
 
 
+async def fetch_replay(conn: Connection, game: int) -> dict[str, Any]:
+    """The ``replay`` reply with every page's actions joined (or the first error)."""
+    reply = dict(await conn.request("replay", game=game))
+    pages = 0
+    while reply.get("type") == "replay" and reply.get("replay") is not None:
+        following = reply.get("next")
+        if not isinstance(following, int) or pages >= MAX_PAGES:
+            return reply
+        page = await conn.request("replay", game=game, **{"from": following})
+        if page.get("type") != "replay" or page.get("replay") is None:
+            return dict(page)
+        document = dict(reply["replay"])
+        document["actions"] = [*document["actions"], *page["replay"]["actions"]]
+        reply = {**reply, "replay": document, "next": page.get("next")}
+        pages += 1
+    return reply
+
+
 async def replay(conn: Connection, terminal: Terminal, style: Style, options: Options) -> int:
     game = options.game
     assert game is not None
-    reply = await conn.request("replay", game=game)
+    reply = await fetch_replay(conn, game)
     if reply.get("type") != "replay":
         terminal.say(error_text(reply, game=game))
         return 1

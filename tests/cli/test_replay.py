@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from engine.replay import parse_replay, rebuild
+from protocol import REPLAY_PAGE_ACTIONS
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
+from tests.server.conftest import Running
 from tests.server.test_resync import first_flipping_move
 
 
@@ -64,3 +70,23 @@ async def test_a_game_with_a_restart_is_played_back(cli: CliRunner) -> None:
     assert "-- step 3 --" in shown and "restarted from the deal" in shown
     replayed = boards(shown)
     assert replayed[0] == replayed[2]  # the restart is back at the deal
+
+
+async def test_a_long_replay_is_fetched_page_by_page(
+    cli: CliRunner, server: Running, config_dir: Path, tmp_path: Path
+) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    stored = json.loads((config_dir / "credentials.json").read_text(encoding="utf-8"))
+    token = next(iter(stored["servers"].values()))["token"]
+    ada = await server.connect()
+    await ada.hello(token)
+    game = (await ada.request("new_game", level="hard", deal=1))["game"]
+    total = REPLAY_PAGE_ACTIONS * 2 + 7
+    await ada.pipeline([{"type": "restart", "game": game, "v": v} for v in range(total)])
+    await ada.request("resign", game=game)
+    target = tmp_path / "long.json"
+    code, out = await cli("replay", str(game), "--export", str(target))
+    assert code == 0, out
+    document = json.loads(target.read_text(encoding="utf-8"))
+    assert len(document["actions"]) == total  # three pages joined
+    assert len(rebuild(parse_replay(document)).actions) == total

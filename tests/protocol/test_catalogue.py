@@ -117,12 +117,12 @@ def test_error_codes_are_described_and_disjoint() -> None:
     assert set(ERROR_CODES) == {
         "bad_request", "hello_required", "unsupported_version", "not_found", "forbidden",
         "stale", "paused", "duplicate_name", "unauthenticated", "rate_limited", "unavailable",
-        "internal", "already_signed_in", "not_open", "id_reused", *RULE_CODES,
+        "internal", "already_signed_in", "not_open", "id_reused", "game_too_long", *RULE_CODES,
     }  # fmt: skip
     for code, description in ERROR_CODES.items():
         assert code.isidentifier() and code.islower()
         assert description.endswith(".") and "\n" not in description
-    assert set(CLOSE_CODES) == {1001, 1002, 1008, 1009}
+    assert set(CLOSE_CODES) == {1001, 1002, 1007, 1008, 1009, 1011, 1013}
 
 
 def test_error_replies() -> None:

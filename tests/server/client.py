@@ -74,6 +74,18 @@ class Client:
         await self.ws.send(encode({"type": type_, "id": request_id, **fields}))
         return await asyncio.wait_for(future, TIMEOUT)
 
+    async def pipeline(self, requests: list[dict[str, Any]]) -> list[Message]:
+        """Send every request (``{type, **fields}``) without waiting, then await the replies."""
+        loop = asyncio.get_running_loop()
+        futures = []
+        for fields in requests:
+            request_id = next(self._ids)
+            future: asyncio.Future[Message] = loop.create_future()
+            self._waiting[request_id] = future
+            futures.append(future)
+            await self.ws.send(encode({**fields, "id": request_id}))
+        return list(await asyncio.wait_for(asyncio.gather(*futures), TIMEOUT))
+
     async def hello(self, token: str | None = None, locale: str = "en") -> Message:
         fields: dict[str, Any] = {"protocol": 1, "client": "test/1", "locale": locale}
         if token is not None:

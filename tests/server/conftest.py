@@ -90,6 +90,12 @@ def quiet_settings(tmp_path: Path, **changes: Any) -> Settings:
         lost_budget_ms=0,
         easy_pool=0,  # no background deal finding: the tests' worker stays free
         winnable_pool=0,
+        # Test clients send requests at machine speed, far above any human's; the
+        # request rates get their own tests (test_limits). Connection caps,
+        # registrations and refused tokens keep their defaults.
+        rate_actions="5000,5000",
+        rate_hints="5000,5000",
+        rate_reads="5000,5000",
     )
     return dataclasses.replace(base, **changes)
 

@@ -313,7 +313,7 @@ id: (number | string)
 level?: ("easy" | "medium" | "hard" | "classic" | "relaxed" | "three-blind-mice")
 }
 /**
- * A game's replay document and result; both null while the game is unfinished.
+ * A game's replay document and result; both null while the game is unfinished. A reply holds at most 2000 actions: while it has a `next`, ask again with `from` set to it and append the page's `actions`.
  */
 export interface ReplayRequest {
 /**
@@ -328,6 +328,10 @@ id: (number | string)
  * The game's id.
  */
 game: number
+/**
+ * The index of the first action wanted (the `next` of the previous page); 0 when left out.
+ */
+from?: number
 }
 /**
  * Checks that the server answers (after hello, like every request).
@@ -1135,6 +1139,10 @@ replay: (Replay | null)
  * The final record; null while unfinished.
  */
 result: (Result | null)
+/**
+ * The `from` of the next page of actions; absent on the last page (and while the game is unfinished).
+ */
+next?: number
 }
 /**
  * A whole game: re-playing `actions` from deal `deal` of `level` gives its result.
@@ -1351,7 +1359,7 @@ re?: (number | string)
 /**
  * A stable code.
  */
-code: ("bad_request" | "hello_required" | "unsupported_version" | "already_signed_in" | "not_open" | "id_reused" | "not_found" | "forbidden" | "stale" | "paused" | "duplicate_name" | "unauthenticated" | "rate_limited" | "unavailable" | "internal" | "not_face_up" | "bad_column" | "same_column" | "empty_column_kings_only" | "not_one_lower" | "same_suit_required" | "no_destination" | "stock_empty" | "stock_not_allowed" | "nothing_to_undo" | "game_over")
+code: ("bad_request" | "hello_required" | "unsupported_version" | "already_signed_in" | "not_open" | "id_reused" | "not_found" | "forbidden" | "stale" | "paused" | "duplicate_name" | "unauthenticated" | "rate_limited" | "game_too_long" | "unavailable" | "internal" | "not_face_up" | "bad_column" | "same_column" | "empty_column_kings_only" | "not_one_lower" | "same_suit_required" | "no_destination" | "stock_empty" | "stock_not_allowed" | "nothing_to_undo" | "game_over")
 /**
  * Readable, in the hello's locale when the server has one.
  */
@@ -1364,6 +1372,10 @@ v?: number
  * With `unsupported_version`: the versions the server speaks.
  */
 supported?: number[]
+/**
+ * With `rate_limited`: wait at least this long before sending that kind again.
+ */
+retry_after_ms?: number
 }
 /**
  * Pushed to every connection that has the game open, the acting one included, after each change.

@@ -1,0 +1,362 @@
+"""Abuse controls: who a client is, how often it may ask, how many connections it may hold.
+
+Theory of operation
+-------------------
+Every connection is attributed to an **address**: the TCP peer's IP, or, when
+the peer is one of the configured trusted proxies (``trusted_proxies``, CIDRs),
+the right-most address of the forwarded header (``X-Forwarded-For`` by
+default) that is not itself a trusted proxy. The header of an untrusted peer is
+ignored, so a client cannot choose its own address.
+
+Requests are grouped by **kind** (``KIND_OF``): ``action`` (moves and other
+writes), ``hint`` (solver time), ``read`` (everything else that reads),
+``register`` (a new player) and ``auth`` (a ``hello`` whose token is refused).
+Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
+An action, hint or read takes one token from three buckets: the connection's,
+the player's (the rate times ``player_factor``: a player's devices share it)
+and the address's (times ``address_factor``: the players behind one NAT share
+it). ``register`` and ``auth`` are counted per address only (``register`` also
+per connection). A request is admitted only when every bucket it needs has a
+token; otherwise nothing is taken and the caller answers ``rate_limited`` with
+the time until the emptiest bucket has one again.
+
+**Strikes** are kept per address, not per connection, so they survive a
+reconnect: every ``bad_request`` or ``rate_limited`` reply is one, and more than
+``abuse_limit`` within ``abuse_window`` seconds close the connection (1008);
+while that is still true (strikes age out of the window), a new connection
+from the address is closed at once too.
+
+**Connections** are counted per address and in total; ``admit`` refuses one
+past ``max_per_address`` or ``max_total``. Everything here is synchronous and
+takes the time as an argument (``time.monotonic()`` in the server), so the
+rules are deterministic under test. Buckets that have refilled completely and
+strike records that have aged out carry no information and are pruned, which
+keeps memory proportional to the addresses and players active right now.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "KINDS",
+    "KIND_OF",
+    "AddressBook",
+    "ConnectionBuckets",
+    "LimitSettings",
+    "Limits",
+    "Network",
+    "Rate",
+    "TokenBucket",
+    "client_address",
+    "parse_networks",
+    "parse_rate",
+]
+
+KINDS: Final = ("action", "hint", "read", "register", "auth")
+KIND_OF: Final[Mapping[str, str]] = {
+    "move": "action",
+    "deal": "action",
+    "undo": "action",
+    "restart": "action",
+    "resign": "action",
+    "new_game": "action",
+    "pause": "action",
+    "resume": "action",
+    "hint": "hint",
+    "register": "register",
+}
+"""Request type -> kind; every other request type (hello, ping, reads) is ``read``."""
+
+PRUNE_EVERY: Final = 4096
+"""How many bucket uses between two sweeps of the full (forgettable) buckets."""
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A token bucket's shape: ``per_s`` tokens a second, at most ``burst`` saved up."""
+
+    per_s: float
+    burst: float
+
+    def scaled(self, factor: int) -> Rate:
+        return Rate(self.per_s * factor, self.burst * factor)
+
+
+def parse_rate(text: str) -> Rate | None:
+    """``"RATE,BURST"`` (per second, e.g. ``"20,60"``) -> Rate; ``"off"`` -> None.
+
+    Raises ValueError with a readable reason for anything else.
+    """
+    if text.strip().lower() == "off":
+        return None
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError("must be RATE,BURST (per second, e.g. 20,60) or off")
+    try:
+        per_s, burst = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ValueError("must be RATE,BURST with two numbers, or off") from None
+    if not (per_s > 0 and burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
+        raise ValueError("needs a rate above 0 and a burst of at least 1")
+    return Rate(per_s, burst)
+
+
+def parse_networks(text: str) -> list[Network]:
+    """Comma-separated CIDRs (or single addresses); raises ValueError naming a bad one."""
+    networks: list[Network] = []
+    for part in (piece.strip() for piece in text.split(",")):
+        if not part:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(f"{part!r} is not an address or CIDR") from None
+    return networks
+
+
+class TokenBucket:
+    """Tokens refill at ``rate.per_s`` up to ``rate.burst``; a request costs one."""
+
+    __slots__ = ("rate", "stamp", "tokens")
+
+    def __init__(self, rate: Rate, now: float) -> None:
+        self.rate = rate
+        self.tokens = rate.burst
+        self.stamp = now
+
+    def _refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.tokens = min(self.rate.burst, self.tokens + (now - self.stamp) * self.rate.per_s)
+            self.stamp = now
+
+    def wait(self, now: float) -> float:
+        """Seconds until a token is there (0.0: one is there now). Takes nothing."""
+        self._refill(now)
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate.per_s
+
+    def take(self, now: float) -> None:
+        self._refill(now)
+        self.tokens -= 1
+
+    def full(self, now: float) -> bool:
+        self._refill(now)
+        return self.tokens >= self.rate.burst
+
+
+class _BucketMap:
+    """Buckets by key, created full on first use and forgotten once full again."""
+
+    def __init__(self, rate: Rate) -> None:
+        self.rate = rate
+        self._buckets: dict[object, TokenBucket] = {}
+        self._uses = 0
+
+    def get(self, key: object, now: float) -> TokenBucket:
+        self._uses += 1
+        if self._uses >= PRUNE_EVERY:
+            self._uses = 0
+            self.prune(now)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.rate, now)
+        return bucket
+
+    def prune(self, now: float) -> None:
+        for key in [key for key, bucket in self._buckets.items() if bucket.full(now)]:
+            del self._buckets[key]
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+@dataclass(frozen=True, slots=True)
+class LimitSettings:
+    """The numbers behind ``Limits`` (from ``server.config.Settings``)."""
+
+    rates: Mapping[str, Rate | None]  # by kind; None: that kind is not limited
+    player_factor: int = 2
+    address_factor: int = 16
+    abuse_limit: int = 20
+    abuse_window: float = 60.0
+    max_per_address: int = 64
+    max_total: int = 10_000
+
+
+class ConnectionBuckets:
+    """One connection's own buckets (dropped with the connection)."""
+
+    def __init__(self, rates: Mapping[str, Rate | None], now: float) -> None:
+        self._buckets = {
+            kind: TokenBucket(rate, now) for kind, rate in rates.items() if rate is not None
+        }
+
+    def get(self, kind: str) -> TokenBucket | None:
+        return self._buckets.get(kind)
+
+
+class AddressBook:
+    """Open connections per address, and the address's recent strikes."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit = limit
+        self.window = window
+        self.open: dict[str, int] = {}
+        self._strikes: dict[str, deque[float]] = {}
+
+    def strike(self, address: str, now: float) -> bool:
+        """One strike for ``address``; True once it has more than ``limit`` in the window."""
+        strikes = self._strikes.setdefault(address, deque())
+        strikes.append(now)
+        return self._count(address, now) > self.limit
+
+    def banned(self, address: str, now: float) -> bool:
+        return self._count(address, now) > self.limit
+
+    def _count(self, address: str, now: float) -> int:
+        strikes = self._strikes.get(address)
+        if strikes is None:
+            return 0
+        while strikes and strikes[0] <= now - self.window:
+            strikes.popleft()
+        if not strikes:
+            del self._strikes[address]
+            return 0
+        # Far beyond the limit, older strikes add nothing: keep memory bounded.
+        while len(strikes) > 2 * self.limit + 2:
+            strikes.popleft()
+        return len(strikes)
+
+    def addresses_with_strikes(self) -> int:
+        return len(self._strikes)
+
+
+class Limits:
+    """Every abuse control of one server (see the module docstring)."""
+
+    def __init__(self, settings: LimitSettings) -> None:
+        self.settings = settings
+        self.book = AddressBook(settings.abuse_limit, settings.abuse_window)
+        self.total = 0
+        rates = settings.rates
+        self._player = {
+            kind: _BucketMap(rate.scaled(settings.player_factor))
+            for kind, rate in rates.items()
+            if rate is not None and kind in ("action", "hint", "read")
+        }
+        self._address = {
+            kind: _BucketMap(rate.scaled(settings.address_factor) if kind in _SHARED else rate)
+            for kind, rate in rates.items()
+            if rate is not None
+        }
+
+    # -- connections ----------------------------------------------------------------
+
+    def admit(self, address: str, now: float) -> str | None:
+        """Count a new connection from ``address``; or the reason it is refused (not counted)."""
+        if self.book.banned(address, now):
+            return "banned"
+        if self.total >= self.settings.max_total:
+            return "server full"
+        if self.book.open.get(address, 0) >= self.settings.max_per_address:
+            return "too many connections from this address"
+        self.total += 1
+        self.book.open[address] = self.book.open.get(address, 0) + 1
+        return None
+
+    def release(self, address: str) -> None:
+        self.total -= 1
+        left = self.book.open.get(address, 1) - 1
+        if left > 0:
+            self.book.open[address] = left
+        else:
+            self.book.open.pop(address, None)
+
+    def connection_buckets(self, now: float) -> ConnectionBuckets:
+        rates = {kind: rate for kind, rate in self.settings.rates.items() if kind != "auth"}
+        return ConnectionBuckets(rates, now)
+
+    # -- requests -------------------------------------------------------------------
+
+    def check(
+        self,
+        kind: str,
+        now: float,
+        own: ConnectionBuckets,
+        address: str,
+        player: int | None = None,
+    ) -> float:
+        """Admit one request of ``kind``: 0.0 (tokens taken), or the seconds to wait."""
+        buckets = list(self._buckets(kind, now, own, address, player))
+        wait = max((bucket.wait(now) for bucket in buckets), default=0.0)
+        if wait > 0:
+            return wait
+        for bucket in buckets:
+            bucket.take(now)
+        return 0.0
+
+    def auth_wait(self, address: str, now: float) -> float:
+        """Seconds until ``address`` may try another token (0.0: now)."""
+        buckets = self._address.get("auth")
+        return 0.0 if buckets is None else buckets.get(address, now).wait(now)
+
+    def auth_failed(self, address: str, now: float) -> None:
+        buckets = self._address.get("auth")
+        if buckets is not None:
+            buckets.get(address, now).take(now)
+
+    def _buckets(
+        self, kind: str, now: float, own: ConnectionBuckets, address: str, player: int | None
+    ) -> Iterable[TokenBucket]:
+        mine = own.get(kind)
+        if mine is not None:
+            yield mine
+        if player is not None and kind in self._player:
+            yield self._player[kind].get(player, now)
+        if kind in self._address:
+            yield self._address[kind].get(address, now)
+
+    def tracked(self) -> int:
+        """How many shared buckets and strike records are held (for tests and metrics)."""
+        buckets = sum(len(m) for m in (*self._player.values(), *self._address.values()))
+        return buckets + self.book.addresses_with_strikes()
+
+
+_SHARED: Final = frozenset({"action", "hint", "read"})
+"""Kinds whose address bucket is the connection's rate times ``address_factor``."""
+
+
+def client_address(peer: str, forwarded: str | None, trusted: list[Network]) -> str:
+    """The client's address: ``peer``, or from ``forwarded`` when ``peer`` is a trusted proxy."""
+    if not trusted or not forwarded or not _is_in(peer, trusted):
+        return peer
+    hops = [hop.strip() for hop in forwarded.split(",")]
+    for hop in reversed(hops):
+        if not _valid(hop):
+            return peer  # a malformed chain: trust nothing beyond the proxy
+        if not _is_in(hop, trusted):
+            return hop
+    return hops[0]
+
+
+def _valid(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_in(text: str, networks: list[Network]) -> bool:
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return any(address in network for network in networks)

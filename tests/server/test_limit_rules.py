@@ -1,0 +1,101 @@
+"""The rules of ``server.limits`` and ``server.hub``'s byte bounds, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.config import SettingsError, limit_settings, load_settings
+from server.hub import Budget, Outbox
+from server.limits import (
+    AddressBook,
+    Limits,
+    LimitSettings,
+    Rate,
+    TokenBucket,
+    client_address,
+    parse_networks,
+    parse_rate,
+)
+
+
+def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:
+    bucket = TokenBucket(Rate(2.0, 3), now=0.0)
+    for _ in range(3):
+        assert bucket.wait(0.0) == 0.0
+        bucket.take(0.0)
+    assert bucket.wait(0.0) == pytest.approx(0.5)
+    assert bucket.wait(0.5) == 0.0
+    assert bucket.full(100.0)
+
+
+def test_a_refused_request_takes_no_token_anywhere() -> None:
+    limits = Limits(LimitSettings(rates={"read": Rate(1.0, 2)}, address_factor=1))
+    one, two = limits.connection_buckets(0.0), limits.connection_buckets(0.0)
+    assert limits.check("read", 0.0, one, "a") == 0.0
+    assert limits.check("read", 0.0, one, "a") == 0.0
+    assert limits.check("read", 0.0, two, "a") > 0  # the address's bucket is empty
+    assert limits.check("read", 0.0, two, "b") == 0.0  # another address is not
+    assert limits.check("read", 1.0, two, "a") == 0.0
+
+
+def test_strikes_age_out_of_their_window() -> None:
+    book = AddressBook(limit=2, window=10.0)
+    assert not book.strike("a", 0.0) and not book.strike("a", 1.0)
+    assert book.strike("a", 2.0) and book.banned("a", 5.0)
+    assert not book.banned("a", 12.5)
+    assert book.addresses_with_strikes() == 0  # nothing is kept for an aged-out address
+
+
+def test_connection_caps() -> None:
+    limits = Limits(LimitSettings(rates={}, max_per_address=2, max_total=3))
+    assert limits.admit("a", 0.0) is None and limits.admit("a", 0.0) is None
+    assert limits.admit("a", 0.0) is not None
+    assert limits.admit("b", 0.0) is None
+    assert limits.admit("c", 0.0) == "server full"
+    limits.release("a")
+    assert limits.admit("c", 0.0) is None
+
+
+def test_the_client_address_comes_from_a_trusted_proxy_only() -> None:
+    trusted = parse_networks("10.0.0.0/8, 127.0.0.1")
+    assert client_address("127.0.0.1", "198.51.100.1", trusted) == "198.51.100.1"
+    assert client_address("127.0.0.1", "6.6.6.6, 198.51.100.1, 10.1.2.3", trusted) == (
+        "198.51.100.1"  # the right-most hop that is not a proxy of ours
+    )
+    assert client_address("203.0.113.5", "198.51.100.1", trusted) == "203.0.113.5"
+    assert client_address("127.0.0.1", "not an address", trusted) == "127.0.0.1"
+    assert client_address("127.0.0.1", "198.51.100.1", []) == "127.0.0.1"
+
+
+@pytest.mark.parametrize("text", ["", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3"])
+def test_bad_rates_are_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_rate(text)
+
+
+def test_rate_settings_are_checked_and_off_turns_a_kind_off() -> None:
+    with pytest.raises(SettingsError) as bad:
+        load_settings(["--rate-hints", "fast", "--trusted-proxies", "10.0.0.0/33"])
+    assert len(bad.value.lines) == 2
+    assert "--rate-hints (SCORPION_RATE_HINTS)" in bad.value.lines[0]
+    settings = load_settings(["--rate-reads", "off"], {"SCORPION_RATE_ACTIONS": "5,10"})
+    rates = limit_settings(settings).rates
+    assert rates["read"] is None and rates["action"] == Rate(5.0, 10.0)
+
+
+def test_an_outbox_is_bounded_in_bytes_and_drops_its_frames_when_over() -> None:
+    budget = Budget(limit=1000)
+    outbox = Outbox(limit=100, max_bytes=300, budget=budget)
+    assert outbox.put(b"x" * 200) and budget.used == 200
+    assert not outbox.put(b"x" * 200)
+    assert outbox.overflowed and outbox.queued_bytes == 0 and budget.used == 0
+
+
+def test_the_total_budget_overflows_the_fullest_outbox() -> None:
+    budget = Budget(limit=500)
+    hog, small = Outbox(max_bytes=10_000, budget=budget), Outbox(max_bytes=10_000, budget=budget)
+    assert hog.put(b"x" * 400)
+    assert small.put(b"y" * 50)
+    assert small.put(b"y" * 100)  # would pass 500: the hog goes
+    assert hog.overflowed and not small.overflowed
+    assert budget.used == 150 and budget.shed == 1

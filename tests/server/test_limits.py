@@ -1,0 +1,375 @@
+"""Issue 12's faults 1-4 and 7, each reproduced against a real server with tight settings.
+
+1. a client that stops reading holds bounded memory and is closed (1001), logged;
+2. a long history costs bounded work (``open_game since=0``), a game has a most
+   versions, the history kept in memory is bounded;
+3. a long replay comes in pages, each within the frame limit;
+4. rate limits (``rate_limited`` with ``retry_after_ms``), strikes that survive a
+   reconnect, caps on connections, the hello deadline, the idle timeout, the
+   trusted proxy header;
+7. a client that does not answer keepalive gets 1011 and a log line; ``Origin``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.typing import Origin, Subprotocol
+
+from engine.game import Game
+from engine.levels import LEVELS
+from engine.replay import parse_replay, rebuild
+from protocol import MAX_SERVER_FRAME_BYTES, REPLAY_PAGE_ACTIONS, SUBPROTOCOL, build, encode
+from server import service as service_module
+from server.live import LiveGame
+from server.service import GameService
+from server.store import GameRecord, GameStatus
+from tests.server.client import Client
+from tests.server.conftest import Running, quiet_settings
+from tests.server.raw import RawClient
+
+OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
+
+Start = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Start]:
+    """``await start(**settings)``: a SQLite server with those settings, stopped at the end."""
+    running: list[Running] = []
+
+    async def starter(**changes: Any) -> Running:
+        server = Running(quiet_settings(tmp_path, **changes))
+        await server.start()
+        running.append(server)
+        return server
+
+    yield starter
+    for server in running:
+        await server.stop()
+
+
+async def long_game(client: Client, versions: int, *, finish: bool = False) -> int:
+    """A hard game with ``versions`` restarts (pipelined), resigned when ``finish``."""
+    game = int((await client.request("new_game", level="hard", deal=1))["game"])
+    replies = await client.pipeline(
+        [{"type": "restart", "game": game, "v": v} for v in range(versions)]
+    )
+    assert all(reply["type"] == "ack" for reply in replies), replies[-1]
+    if finish:
+        assert (await client.request("resign", game=game))["type"] == "ack"
+    return game
+
+
+async def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return condition()
+
+
+# -- 1. a client that stops reading ------------------------------------------------------
+
+
+async def test_a_client_that_stops_reading_holds_bounded_memory_and_is_closed(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    budget = 256 * 1024
+    server = await start(outbox_bytes=budget, drain_timeout_ms=1500, **OPEN)
+    ada = await server.player("ada")
+    game = await long_game(ada, 1500, finish=True)  # a replay of about 30 KB
+    handler = server.server.handler
+    assert handler is not None
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 0, "protocol": 1, "client": "raw/1", "locale": "en"})
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en",
+              "token": ada.token})  # fmt: skip
+    peak = 0
+    with caplog.at_level(logging.WARNING, logger="server"):
+        for i in range(400):  # about 12 MB asked for, never read
+            raw.send({"type": "replay", "id": 2 + i, "game": game})
+            if i % 20 == 0:
+                await asyncio.sleep(0.01)
+                peak = max(peak, handler.buffered_bytes())
+        closed = await wait_for(lambda: handler.open == 1, 15.0)  # only ada is left
+        peak = max(peak, handler.buffered_bytes())
+    # The outbox's budget, plus what the socket layer holds: one frame and its write limit.
+    assert peak <= budget + MAX_SERVER_FRAME_BYTES + 64 * 1024, peak
+    assert closed, "a client that reads nothing is still connected"
+    assert any("does not read" in r.getMessage() or "did not read" in r.getMessage()
+               for r in caplog.records)  # fmt: skip
+    assert handler.buffered_bytes() < 64 * 1024  # its memory went with it
+    await raw.close()
+    assert (await ada.request("ping"))["type"] == "pong"  # the reader was never hurt
+
+
+async def test_the_total_outbound_budget_closes_the_fullest_queue(start: Start) -> None:
+    server = await start(outbox_total_bytes=64 * 1024, drain_timeout_ms=60_000, **OPEN)
+    ada = await server.player("ada")
+    game = await long_game(ada, 1500, finish=True)
+    handler = server.server.handler
+    assert handler is not None
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en",
+              "token": ada.token})  # fmt: skip
+    for i in range(300):
+        raw.send({"type": "replay", "id": 2 + i, "game": game})
+    assert await wait_for(lambda: handler.open == 1, 15.0)
+    assert handler.budget.shed >= 1
+    assert handler.queued_bytes() <= 64 * 1024
+    await raw.close()
+
+
+# -- 2. bounded work per request --------------------------------------------------------
+
+
+async def test_open_game_since_0_on_a_long_game_does_bounded_work(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keep = 100
+    server = await start(history_keep=keep, **OPEN)
+    ada = await server.player("ada")
+    game = await long_game(ada, 3000)
+    built = 0
+    real_batch = build.batch
+
+    def counting(v: int, events: Any) -> Any:
+        nonlocal built
+        built += 1
+        return real_batch(v, events)
+
+    monkeypatch.setattr(build, "batch", counting)
+    reply = await ada.request("open_game", game=game, since=0)
+    assert reply["type"] == "game" and reply["v"] == 3000  # a snapshot, not 3000 batches
+    assert built <= keep
+    recent = await ada.request("open_game", game=game, since=3000 - 10)
+    assert recent["type"] == "catch_up" and len(recent["events"]) == 10
+    live = server.server.service.cached(game) if server.server.service else None
+    assert live is not None and len(live.batches) <= keep  # bounded history in memory
+
+
+async def test_a_catch_up_is_measured_batch_by_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The size check stops encoding as soon as the history passes one frame."""
+    game = Game(LEVELS["hard"], 1)
+    now = datetime.now(UTC)
+    record = GameRecord(
+        1, 1, "hard", 1, GameStatus.ACTIVE, 0, 0, 0, 0, 0, 0, 0, now, now, None, None
+    )
+    live = LiveGame(record, game, [], keep=10_000)
+    big = [{"type": "restarted", "padding": "x" * 1000}]
+    for t in range(3000):  # 3 MB of history: three frames' worth
+        game.restart(t)
+        live.add([big])
+    encoded = 0
+    real_encode = encode
+
+    def counting(message: Any) -> bytes:
+        nonlocal encoded
+        frame = real_encode(message)
+        encoded += len(frame)
+        return frame
+
+    monkeypatch.setattr(service_module, "encode", counting, raising=True)
+    reply = GameService._opening(None, live, 1, 0)  # type: ignore[arg-type]
+    assert reply["type"] == "game"
+    assert encoded <= MAX_SERVER_FRAME_BYTES + 2 * 1100
+
+
+async def test_a_game_has_at_most_max_versions(start: Start) -> None:
+    server = await start(max_versions=40, **OPEN)
+    ada = await server.player("ada")
+    game = await long_game(ada, 40)
+    refused = await ada.request("restart", game=game, v=40)
+    assert refused["type"] == "error" and refused["code"] == "game_too_long", refused
+    hint = await ada.request("hint", game=game)
+    assert hint["code"] == "game_too_long"
+    assert (await ada.request("resign", game=game))["type"] == "ack"
+
+
+# -- 3. replays in pages ----------------------------------------------------------------
+
+
+async def test_a_long_replay_comes_in_pages_within_the_frame_limit(start: Start) -> None:
+    server = await start(**OPEN)
+    ada = await server.player("ada")
+    total = REPLAY_PAGE_ACTIONS + 500
+    game = await long_game(ada, total, finish=True)
+    first = await ada.request("replay", game=game)
+    assert len(first["replay"]["actions"]) == REPLAY_PAGE_ACTIONS
+    assert first["next"] == REPLAY_PAGE_ACTIONS
+    second = await ada.request("replay", game=game, **{"from": first["next"]})
+    assert len(second["replay"]["actions"]) == 500 and "next" not in second
+    for reply in (first, second):
+        assert len(encode(reply)) <= MAX_SERVER_FRAME_BYTES
+    document = {
+        **first["replay"],
+        "actions": first["replay"]["actions"] + second["replay"]["actions"],
+    }
+    assert len(rebuild(parse_replay(document)).actions) == total
+
+
+# -- 4. abuse controls ------------------------------------------------------------------
+
+
+async def test_a_ping_flood_is_rate_limited_with_a_retry_after(start: Start) -> None:
+    server = await start(rate_reads="5,10", abuse_limit=1000)
+    ada = await server.player("ada")
+    replies = await ada.pipeline([{"type": "ping"} for _ in range(40)])
+    limited = [reply for reply in replies if reply.get("code") == "rate_limited"]
+    assert 25 <= len(limited) <= 31, len(limited)
+    assert all(0 < reply["retry_after_ms"] <= 1000 for reply in limited)
+    await asyncio.sleep(limited[-1]["retry_after_ms"] / 1000)
+    assert (await ada.request("ping"))["type"] == "pong"
+
+
+async def test_strikes_close_and_survive_a_reconnect(start: Start) -> None:
+    server = await start(rate_reads="5,5", abuse_limit=5, abuse_window_s=60)
+    rude = await server.connect()
+    await rude.hello()
+    for n in range(20):
+        await rude.send_raw(encode({"type": "ping", "id": f"p{n}"}))
+    await asyncio.wait_for(rude.ws.wait_closed(), 5)
+    assert rude.ws.close_code == 1008
+    again = await server.connect()
+    await asyncio.wait_for(again.ws.wait_closed(), 5)  # closed at once: the address is struck
+    assert again.ws.close_code == 1008
+
+
+async def test_connections_per_address_are_capped(start: Start) -> None:
+    server = await start(max_connections_per_address=3)
+    clients = [await server.connect() for _ in range(3)]
+    extra = await server.connect()
+    await asyncio.wait_for(extra.ws.wait_closed(), 5)
+    assert extra.ws.close_code == 1013
+    await clients[0].close()
+    assert await wait_for(
+        lambda: server.server.handler is not None and server.server.handler.open == 2
+    )
+    later = await server.connect()
+    assert (await later.hello())["type"] == "welcome"
+
+
+async def test_connections_in_all_are_capped(start: Start) -> None:
+    server = await start(max_connections=2)
+    for _ in range(2):
+        await server.connect()
+    extra = await server.connect()
+    await asyncio.wait_for(extra.ws.wait_closed(), 5)
+    assert extra.ws.close_code == 1013
+
+
+async def test_the_hello_deadline_and_the_idle_timeout(start: Start) -> None:
+    server = await start(hello_timeout_ms=300, idle_timeout_ms=600)
+    silent = await server.connect()
+    talker = await server.connect()
+    await talker.hello()
+    await asyncio.wait_for(silent.ws.wait_closed(), 5)
+    assert silent.ws.close_code == 1008
+    await asyncio.wait_for(talker.ws.wait_closed(), 5)
+    assert talker.ws.close_code == 1001
+
+
+async def test_registrations_per_address_are_limited(start: Start) -> None:
+    server = await start(rate_registrations="0.01,3", abuse_limit=1000)
+    codes = []
+    for n in range(5):
+        client = await server.connect()
+        await client.hello()
+        codes.append((await client.request("register", name=f"p{n}"))["type"])
+    assert codes[:3] == ["registered"] * 3
+    assert codes[3:] == ["error", "error"]
+
+
+async def test_refused_tokens_are_limited_per_address_and_logged(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await start(rate_auth_failures="0.01,3", abuse_limit=1000)
+    ada = await server.player("ada")
+    guesser = await server.connect()
+    with caplog.at_level(logging.WARNING, logger="server"):
+        codes = [(await guesser.hello(f"guess{n}"))["code"] for n in range(4)]
+    assert codes == ["unauthenticated"] * 3 + ["rate_limited"]
+    assert (await guesser.hello(ada.token))["code"] == "rate_limited"  # even a right one, now
+    assert any("refused token" in record.getMessage() for record in caplog.records)
+
+
+async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:
+    server = await start(trusted_proxies="127.0.0.1/32", max_connections_per_address=1)
+    url = f"ws://127.0.0.1:{server.server.port}/"
+
+    async def opened(forwarded: str) -> int | None:
+        ws = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                           additional_headers={"X-Forwarded-For": forwarded})  # fmt: skip
+        try:
+            await asyncio.wait_for(ws.recv(), 0.5)
+        except TimeoutError:
+            return None  # still open
+        except ConnectionClosed:
+            return ws.close_code
+        finally:
+            if ws.close_code is None:
+                pending.append(ws)
+        return None
+
+    pending: list[Any] = []
+    assert await opened("198.51.100.1") is None
+    assert await opened("198.51.100.2") is None  # another client behind the same proxy
+    assert await opened("203.0.113.9, 198.51.100.1") == 1013  # the proxy appended .1 again
+    for ws in pending:
+        await ws.close()
+
+
+async def test_without_a_trusted_proxy_the_header_is_ignored(start: Start) -> None:
+    server = await start(max_connections_per_address=1)
+    url = f"ws://127.0.0.1:{server.server.port}/"
+    first = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                          additional_headers={"X-Forwarded-For": "198.51.100.1"})  # fmt: skip
+    second = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                           additional_headers={"X-Forwarded-For": "198.51.100.2"})  # fmt: skip
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(second.recv(), 5)
+    assert second.close_code == 1013
+    await first.close()
+
+
+# -- 7. keepalive, close codes, Origin ----------------------------------------------------
+
+
+async def test_a_client_that_ignores_keepalive_gets_1011_and_a_log_line(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await start(keepalive_ms=200)
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    handler = server.server.handler
+    assert handler is not None
+    with caplog.at_level(logging.WARNING, logger="server"):
+        code = await raw.read_close(5.0)
+        await raw.close()
+        assert await wait_for(lambda: handler.open == 0, 5.0)
+    assert code == 1011
+    assert any("keepalive" in record.getMessage() for record in caplog.records)
+
+
+async def test_origin_is_checked_against_the_allow_list(start: Start) -> None:
+    server = await start(allowed_origins="https://scorpion.example")
+    url = f"ws://127.0.0.1:{server.server.port}/"
+    protocols = [Subprotocol(SUBPROTOCOL)]
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(url, subprotocols=protocols, origin=Origin("https://evil.example"))
+    assert refused.value.response.status_code == 403
+    browser = await connect(url, subprotocols=protocols, origin=Origin("https://scorpion.example"))
+    not_a_browser = await connect(url, subprotocols=protocols)
+    await browser.close()
+    await not_a_browser.close()
