@@ -25,6 +25,7 @@ import datetime
 import os
 import platform
 import re
+import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
-from bench.load import format_load, run_load
+from bench.load import format_load, pinned, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.bench import solve_bench
@@ -171,30 +172,74 @@ def search_comparison(deals: str, budget_ms: float) -> list[str]:
     return lines
 
 
+LOAD_ROUNDS = 3
+SOLO_ACTIONS = 2000  # one player in lock-step: enough actions for a second of CPU
+
+
+def _median_report(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the rounds (the rounds' range of actions/s beside it)."""
+    figures = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
+    median = dict(reports[0]) | {key: statistics.median(r[key] for r in reports) for key in figures}
+    median["range"] = (
+        min(r["actions_per_s"] for r in reports),
+        max(r["actions_per_s"] for r in reports),
+    )
+    return median
+
+
+def ceiling_rows(
+    players: int, actions: int, url: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The echo and the server at ``players``, alternating for LOAD_ROUNDS rounds: medians."""
+    echo, server = [], []
+    for round_ in range(LOAD_ROUNDS):
+        order = ["echo", "server"] if round_ % 2 == 0 else ["server", "echo"]
+        for target in order:
+            report = asyncio.run(run_load(players, actions, url, target=target))
+            print(format_load(report), file=sys.stderr)
+            (echo if target == "echo" else server).append(report)
+    return _median_report(echo), _median_report(server)
+
+
+def load_row(echo: dict[str, Any], server: dict[str, Any]) -> str:
+    ratio = server["actions_per_s"] / echo["actions_per_s"]
+    cpu_ratio = server["cpu_us"] / echo["cpu_us"]
+    low, high = server["range"]
+    return (
+        f"| {server['players']} | {server['store']} | {server['actions_per_s']:,.0f} "
+        f"({low:,}..{high:,}) | {echo['actions_per_s']:,.0f} | {ratio:.2f} "
+        f"| {server['cpu_us']:,.0f} us | {echo['cpu_us']:,.1f} us | {cpu_ratio:.1f}x "
+        f"| {server['median_ms']:.2f} / {server['p99_ms']:.2f} ms "
+        f"| {echo['median_ms']:.2f} / {echo['p99_ms']:.2f} ms |"
+    )
+
+
 def load_section(players: int, actions: int, database_url: str | None) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        LOAD_START,
-        f"Measured {when} on {machine()} with `make bench`, which runs",
-        f"`python -m bench.load --players {players} --actions {actions} --commit-batch B`",
-        "with B = 64 (group commit, the server's default) and B = 1 (a transaction per",
-        "action), side by side (server and clients on the same machine, one process",
-        "each; the server's solver work, lost-position checks and the easy-deal search,",
-        "off):",
-        "",
-        "```",
-    ]
-    ratios = []
+    before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    rows = []
     for url in [None, database_url] if database_url else [None]:
-        grouped = asyncio.run(run_load(players, actions, url, commit_batch=64))
-        alone = asyncio.run(run_load(players, actions, url, commit_batch=1))
-        lines += [format_load(grouped), format_load(alone)]
-        ratio = grouped["actions_per_s"] / alone["actions_per_s"]
-        ratios.append(
-            f"{grouped['store']}: group commit {ratio:.1f}x the actions/s of one commit per action"
-        )
-    lines += [*ratios, "```", LOAD_END]
-    return "\n".join(lines)
+        for count, each in ((players, actions), (1, SOLO_ACTIONS)):
+            rows.append(load_row(*ceiling_rows(count, each, url)))
+    after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    pin = "server on core 0, clients on core 1" if pinned() else "not pinned"
+    return "\n".join(
+        [
+            LOAD_START,
+            f"Measured {when} on {machine()} with `make bench` (load average {before}",
+            f"before, {after} after; {pin}), which runs, for each row, {LOAD_ROUNDS} rounds of",
+            "`python -m bench.load --target echo --players P --actions A` and",
+            "`python -m bench.load --players P --actions A` alternately (A = "
+            f"{actions} for {players} players, {SOLO_ACTIONS} for 1), medians:",
+            "",
+            "| players | store | server actions/s (range) | echo round trips/s | ratio "
+            "| server CPU per action | echo CPU per round trip | CPU ratio "
+            "| server p50 / p99 | echo p50 / p99 |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *rows,
+            LOAD_END,
+        ]
+    )
 
 
 def delivery_section(database_url: str, actions: int = 300) -> str:
