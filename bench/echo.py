@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 from typing import Any
 
 import msgpack
 from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 
 from protocol import MAX_FRAME_BYTES
 from server.loop import LOOPS
@@ -38,8 +40,9 @@ def answer(frame: bytes | str) -> bytes:
 
 
 async def _echo(ws: ServerConnection) -> None:
-    async for frame in ws:
-        await ws.send(answer(frame))
+    with contextlib.suppress(ConnectionClosed):  # a client gone, or the server stopping
+        async for frame in ws:
+            await ws.send(answer(frame))
 
 
 async def _serve(port: int) -> None:

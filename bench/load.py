@@ -22,7 +22,10 @@ stacks, ``bench.profile`` sums them up).
 
     python -m bench.load [--players 50] [--actions 100] [--database-url URL]
                          [--lost-budget-ms 0] [--easy-pool 0] [--commit-batch 64]
-                         [--target server|echo] [--loop auto|uvloop|asyncio]
+                         [--target server|echo] [--loop auto|uvloop|asyncio] [--played 0]
+
+``--played N`` has each player play N actions untimed first (a game N
+actions long when the timed part starts).
 
 The server's solver work is off by default: its lost-position check
 (``--lost-budget-ms 0``) and its background search for easy deals
@@ -204,6 +207,7 @@ async def run_load(
     commit_batch: int = 64,
     target: str = "server",
     loop: str = "auto",
+    played: int = 0,
 ) -> dict[str, Any]:
     """One run against the full server or, ``target="echo"``, the ceiling (module docstring)."""
     port = free_port()
@@ -211,18 +215,19 @@ async def run_load(
         if target == "echo":
             command = [sys.executable, "-m", "bench.echo", "--port", str(port), "--loop", loop]
         else:
-            options = {"lost_budget_ms": lost_budget_ms, "easy_pool": easy_pool}
-            options |= {"commit_batch": commit_batch, "winnable_pool": 0}
+            options: dict[str, Any] = {"lost_budget_ms": lost_budget_ms, "easy_pool": easy_pool}
+            options |= {"commit_batch": commit_batch, "winnable_pool": 0, "event_loop": loop}
             command = server_command(port, data, database_url, options)
         with started(command) as server:
             await wait_for_port(port, time.monotonic() + 30)
-            results, elapsed, cpu = await _drive(server.pid, port, players, actions)
+            results, elapsed, cpu = await _drive(server.pid, port, players, actions, played)
     latencies = sorted(ms for session in results for ms in session)
     return {
         "target": target,
         "store": "none" if target == "echo" else "postgresql" if database_url else "sqlite",
         "commit_batch": commit_batch,
         "players": players,
+        "played": played,
         "actions": len(latencies),
         "actions_per_s": round(len(latencies) / elapsed),
         "cpu_us": round(sum(cpu) / len(latencies) * 1e6, 1),
@@ -233,10 +238,10 @@ async def run_load(
 
 
 async def _drive(
-    pid: int, port: int, players: int, actions: int
+    pid: int, port: int, players: int, actions: int, played: int = 0
 ) -> tuple[list[list[float]], float, tuple[float, float]]:
-    """Join ``players``, then time their actions: latencies, seconds, server CPU seconds
-    (user, system)."""
+    """Join ``players`` and play ``played`` actions each untimed, then time ``actions``
+    more: latencies, seconds, server CPU seconds (user, system)."""
     move = first_move()
     run = secrets.token_hex(4)  # names stay unique across runs on one database
     url = f"ws://127.0.0.1:{port}/"
@@ -244,6 +249,7 @@ async def _drive(
         # Everyone connects and starts a game first; then only actions are timed.
         joined = [Player.join(url, f"bench-{run}-{n}") for n in range(players)]
         clients = list(await asyncio.gather(*joined))
+        await asyncio.gather(*(each.play(played, move) for each in clients))
         with sampled(pid):
             user, system = cpu_seconds(pid)
             started = time.perf_counter()
@@ -276,7 +282,8 @@ def main() -> int:
     parser.add_argument("--easy-pool", type=int, default=0)
     parser.add_argument("--commit-batch", type=int, default=64, help="1: a commit per action")
     parser.add_argument("--target", choices=("server", "echo"), default="server")
-    parser.add_argument("--loop", default="auto", help="the echo's event loop")
+    parser.add_argument("--played", type=int, default=0, help="untimed actions first, each")
+    parser.add_argument("--loop", default="auto", help="the event loop: auto, uvloop, asyncio")
     args = parser.parse_args()
     report = asyncio.run(
         run_load(
@@ -288,6 +295,7 @@ def main() -> int:
             args.commit_batch,
             args.target,
             args.loop,
+            args.played,
         )
     )
     print(format_load(report))

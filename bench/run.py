@@ -191,7 +191,8 @@ def ceiling_rows(
     players: int, actions: int, url: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The echo and the server at ``players``, alternating for LOAD_ROUNDS rounds: medians."""
-    echo, server = [], []
+    echo: list[dict[str, Any]] = []
+    server: list[dict[str, Any]] = []
     for round_ in range(LOAD_ROUNDS):
         order = ["echo", "server"] if round_ % 2 == 0 else ["server", "echo"]
         for target in order:
