@@ -153,23 +153,34 @@ def pinned() -> bool:
 
 
 def server_command(
-    port: int, data: str, database_url: str | None, options: dict[str, Any]
+    port: int,
+    data: str,
+    database_url: str | None,
+    options: dict[str, Any],
+    source: str | None = None,
 ) -> list[str]:
-    """The full server's command line (solver work off unless ``options`` say otherwise)."""
+    """The full server's command line (solver work off unless ``options`` say otherwise).
+
+    An option the server in ``source`` does not have (an older revision, for
+    ``bench.compare``) is left out.
+    """
+    known = (Path(source or ".") / "server" / "config.py").read_text(encoding="utf-8")
     command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
     command += ["--log-level", "WARNING"]
     for name, value in options.items():
-        command += [f"--{name.replace('_', '-')}", str(value)]
+        if f"    {name}:" in known:
+            command += [f"--{name.replace('_', '-')}", str(value)]
     if database_url:
-        subprocess.run([*command, "--database-url", database_url, "--migrate"], check=True)
+        migrate = [*command, "--database-url", database_url, "--migrate"]
+        subprocess.run(migrate, check=True, cwd=source)
         command += ["--database-url", database_url]
     return command
 
 
 @contextlib.contextmanager
-def started(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+def started(command: list[str], cwd: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``command`` (pinned to core 0 when ``pinned()``); terminate it at the end."""
-    process = subprocess.Popen(command)
+    process = subprocess.Popen(command, cwd=cwd)
     try:
         if pinned():
             os.sched_setaffinity(process.pid, {0})
@@ -208,17 +219,23 @@ async def run_load(
     target: str = "server",
     loop: str = "auto",
     played: int = 0,
+    source: str | None = None,
 ) -> dict[str, Any]:
-    """One run against the full server or, ``target="echo"``, the ceiling (module docstring)."""
+    """One run against the full server or, ``target="echo"``, the ceiling (module docstring).
+
+    ``source``: run the server of that source tree instead (``bench.compare``).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         if target == "echo":
             command = [sys.executable, "-m", "bench.echo", "--port", str(port), "--loop", loop]
         else:
             options: dict[str, Any] = {"lost_budget_ms": lost_budget_ms, "easy_pool": easy_pool}
-            options |= {"commit_batch": commit_batch, "winnable_pool": 0, "event_loop": loop}
-            command = server_command(port, data, database_url, options)
-        with started(command) as server:
+            options |= {"commit_batch": commit_batch, "winnable_pool": 0}
+            if loop != "auto":
+                options["event_loop"] = loop
+            command = server_command(port, data, database_url, options, source)
+        with started(command, source) as server:
             await wait_for_port(port, time.monotonic() + 30)
             results, elapsed, cpu = await _drive(server.pid, port, players, actions, played)
     latencies = sorted(ms for session in results for ms in session)

@@ -10,10 +10,12 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
 the pure-Python search is compared with the compiled one on deals 1..200),
-``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
-skips), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint player: easy deals, and
-solver-won deals per other level, default 200 / 100; 0 easy skips),
-``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
+``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load against the echo ceiling,
+game length, idle connections and the py-spy profile in docs/profile.md,
+``bench.ceiling``; default 100 / 100; 0 players skips), ``BENCH_IDLE`` (idle
+connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
+player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
+skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, and measure how fast an action reaches a device on another node,
 ``bench.delivery``; it must be empty or hold only earlier benchmark data).
 """
@@ -25,15 +27,14 @@ import datetime
 import os
 import platform
 import re
-import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
-from bench.load import format_load, pinned, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.bench import solve_bench
@@ -42,6 +43,8 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
 SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
 LOAD_START, LOAD_END = "<!-- load-bench -->", "<!-- /load-bench -->"
+GROWTH_START, GROWTH_END = "<!-- growth-bench -->", "<!-- /growth-bench -->"
+IDLE_START, IDLE_END = "<!-- idle-bench -->", "<!-- /idle-bench -->"
 DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench -->"
 HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
@@ -172,77 +175,6 @@ def search_comparison(deals: str, budget_ms: float) -> list[str]:
     return lines
 
 
-LOAD_ROUNDS = 3
-SOLO_ACTIONS = 2000  # one player in lock-step: enough actions for a second of CPU
-
-
-def _median_report(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each figure's median over the rounds (the rounds' range of actions/s beside it)."""
-    figures = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
-    median = dict(reports[0]) | {key: statistics.median(r[key] for r in reports) for key in figures}
-    median["range"] = (
-        min(r["actions_per_s"] for r in reports),
-        max(r["actions_per_s"] for r in reports),
-    )
-    return median
-
-
-def ceiling_rows(
-    players: int, actions: int, url: str | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The echo and the server at ``players``, alternating for LOAD_ROUNDS rounds: medians."""
-    echo: list[dict[str, Any]] = []
-    server: list[dict[str, Any]] = []
-    for round_ in range(LOAD_ROUNDS):
-        order = ["echo", "server"] if round_ % 2 == 0 else ["server", "echo"]
-        for target in order:
-            report = asyncio.run(run_load(players, actions, url, target=target))
-            print(format_load(report), file=sys.stderr)
-            (echo if target == "echo" else server).append(report)
-    return _median_report(echo), _median_report(server)
-
-
-def load_row(echo: dict[str, Any], server: dict[str, Any]) -> str:
-    ratio = server["actions_per_s"] / echo["actions_per_s"]
-    cpu_ratio = server["cpu_us"] / echo["cpu_us"]
-    low, high = server["range"]
-    return (
-        f"| {server['players']} | {server['store']} | {server['actions_per_s']:,.0f} "
-        f"({low:,}..{high:,}) | {echo['actions_per_s']:,.0f} | {ratio:.2f} "
-        f"| {server['cpu_us']:,.0f} us | {echo['cpu_us']:,.1f} us | {cpu_ratio:.1f}x "
-        f"| {server['median_ms']:.2f} / {server['p99_ms']:.2f} ms "
-        f"| {echo['median_ms']:.2f} / {echo['p99_ms']:.2f} ms |"
-    )
-
-
-def load_section(players: int, actions: int, database_url: str | None) -> str:
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    rows = []
-    for url in [None, database_url] if database_url else [None]:
-        for count, each in ((players, actions), (1, SOLO_ACTIONS)):
-            rows.append(load_row(*ceiling_rows(count, each, url)))
-    after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    pin = "server on core 0, clients on core 1" if pinned() else "not pinned"
-    return "\n".join(
-        [
-            LOAD_START,
-            f"Measured {when} on {machine()} with `make bench` (load average {before}",
-            f"before, {after} after; {pin}), which runs, for each row, {LOAD_ROUNDS} rounds of",
-            "`python -m bench.load --target echo --players P --actions A` and",
-            "`python -m bench.load --players P --actions A` alternately (A = "
-            f"{actions} for {players} players, {SOLO_ACTIONS} for 1), medians:",
-            "",
-            "| players | store | server actions/s (range) | echo round trips/s | ratio "
-            "| server CPU per action | echo CPU per round trip | CPU ratio "
-            "| server p50 / p99 | echo p50 / p99 |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-            *rows,
-            LOAD_END,
-        ]
-    )
-
-
 def delivery_section(database_url: str, actions: int = 300) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     report = asyncio.run(run_delivery(database_url, actions))
@@ -305,9 +237,17 @@ def main() -> int:
     if players:
         actions = int(os.environ.get("BENCH_ACTIONS", "100"))
         database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
-        section = load_section(players, actions, database_url)
+        section = load_section(players, actions, database_url, machine(), (LOAD_START, LOAD_END))
         print(section)
         page = replace_section(page, section, LOAD_START, LOAD_END)
+        section = growth_section(machine(), (GROWTH_START, GROWTH_END))
+        print(section)
+        page = replace_section(page, section, GROWTH_START, GROWTH_END)
+        connections = int(os.environ.get("BENCH_IDLE", "2000"))
+        section = idle_section(connections, machine(), (IDLE_START, IDLE_END))
+        print(section)
+        page = replace_section(page, section, IDLE_START, IDLE_END)
+        write_profile(players, actions, machine())
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
         section = delivery_section(database_url)
