@@ -187,7 +187,7 @@ def write_profile(players: int, actions: int, machine: str) -> None:
             output = Path(folder) / "samples.txt"
             os.environ["SCORPION_BENCH_PYSPY"] = str(output)
             try:
-                report = asyncio.run(run_load(count, each, None))
+                report = asyncio.run(run_load(count, each, None, loop="asyncio"))
             finally:
                 del os.environ["SCORPION_BENCH_PYSPY"]
             profile = read_profile(output.read_text())
@@ -206,6 +206,8 @@ def write_profile(players: int, actions: int, machine: str) -> None:
         "(`bench.ceiling.write_profile`): py-spy samples the server process 250 times a",
         "second during the timed part of `python -m bench.load` (`SCORPION_BENCH_PYSPY=FILE`),",
         "and `python -m bench.profile FILE` sums the samples of the event loop's thread up.",
+        "The server runs on asyncio's own loop here (`--event-loop asyncio`): uvloop's loop",
+        "is C code that py-spy sees as one frame, idle or not.",
         "Inclusive: the function and everything it called; own: the function's own code.",
         "Shares are of the loop's busy samples (idle time in `select` left out). Small",
         "functions that allocate may carry the garbage collector's time.",

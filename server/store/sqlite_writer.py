@@ -7,7 +7,9 @@ them (pool check-out, ``BEGIN``, two statements, ``COMMIT``, the pool's
 reset), about 700 us of CPU for a few microseconds of SQL. Here the batch's
 transaction runs entirely on a thread of its own: ``BEGIN IMMEDIATE``, the
 same statements as ``writes`` (one round of games at a time), ``COMMIT``, in
-one call; the event loop waits for one future.
+one call; the event loop waits for one future. The rows' JSON is built and
+the results are read on the event loop's side: the thread runs little more
+than the SQL, because while it holds the interpreter lock the loop cannot run.
 
 Only the common case comes here: batches of actions that end no game. A
 write that ends its game (a win, a resignation, an abandonment) also books
@@ -33,7 +35,7 @@ import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Dialect
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -72,9 +74,44 @@ class SqliteWriter:
         return all(write.ending is None and write.action is not None for write in batch)
 
     async def write(self, batch: Sequence[GameWrite], now: datetime) -> list[WriteOutcome]:
-        """``batch`` in one transaction: one outcome per write, refusals as values."""
+        """``batch`` in one transaction: one outcome per write, refusals as values.
+
+        Only the SQL runs on the thread; the rows are built and the results read
+        here, so the thread holds the interpreter lock as briefly as it can (while
+        it does, the event loop waits).
+        """
+        bind_now, types = sqlite_types(self._dialect)
+        order = rounds(batch)
+        plan = [[batch[index] for index in indexes] for indexes in order]
+        actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]
+        steps = [
+            _Round(
+                json.dumps([game_row(write) for write in each], separators=(",", ":")),
+                {
+                    game: json.dumps(action_row(record), separators=(",", ":"))
+                    for game, record in records.items()
+                },
+                {write.game_id: write.version for write in each},
+            )
+            for each, records in zip(plan, actions, strict=True)
+        ]
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._transaction, list(batch), now)
+        found = await loop.run_in_executor(self._thread, self._transaction, steps, bind_now(now))
+        outcomes: dict[int, WriteOutcome] = {}
+        for each, records, (moved, refused) in zip(plan, actions, found, strict=True):
+            rows = [
+                [v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in moved
+            ]
+            games = {record.id: record for record in map(game_record, rows)}
+            for write in each:
+                game = games.get(write.game_id)
+                outcome: WriteOutcome = (
+                    _refusal(write, refused.get(write.game_id))
+                    if game is None
+                    else Committed(game, records[write.game_id], None)
+                )
+                outcomes[id(write)] = outcome
+        return [outcomes[id(write)] for write in batch]
 
     async def close(self) -> None:
         """Close the connection and stop the thread (again: nothing to do)."""
@@ -99,13 +136,15 @@ class SqliteWriter:
             self._conn.close()
             self._conn = None
 
-    def _transaction(self, batch: list[GameWrite], now: datetime) -> list[WriteOutcome]:
+    def _transaction(self, steps: list[_Round], now: Any) -> list[tuple[list[Any], dict[int, Any]]]:
+        """BEGIN IMMEDIATE, each round's statements, COMMIT: per round, the moved games'
+        rows and the refused games' (id, version, status)."""
         statement = "BEGIN IMMEDIATE"
         try:
             conn = self._connection()
             conn.execute(statement)
             try:
-                outcomes = self._apply(conn, batch, now)
+                found = [self._round(conn, step, now) for step in steps]
                 statement = "COMMIT"
                 conn.execute(statement)
             except BaseException:
@@ -116,60 +155,43 @@ class SqliteWriter:
             raise IntegrityError(statement, None, exc) from exc
         except sqlite3.Error as exc:
             raise OperationalError(statement, None, exc) from exc
-        return outcomes
-
-    def _apply(
-        self, conn: sqlite3.Connection, batch: list[GameWrite], now: datetime
-    ) -> list[WriteOutcome]:
-        outcomes: dict[int, WriteOutcome] = {}
-        for indexes in rounds(batch):
-            done = self._round(conn, [batch[index] for index in indexes], now)
-            outcomes.update(zip(indexes, done, strict=True))
-        return [outcomes[index] for index in range(len(batch))]
-
-    def _round(
-        self, conn: sqlite3.Connection, writes: list[GameWrite], now: datetime
-    ) -> list[WriteOutcome]:
-        """``writes.apply_writes``' round (distinct games) on the plain connection."""
-        bind_now, types = sqlite_types(self._dialect)
-        stored_now = bind_now(now)
-        advance, append = SQLITE_STATEMENTS
-        rows = json.dumps([game_row(write) for write in writes], separators=(",", ":"))
-        found = conn.execute(advance, {"now": stored_now, "v": rows}).fetchall()
-        moved = [[v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in found]
-        games = {record.id: record for record in map(game_record, moved)}
-        actions = {write.game_id: action_record(write, now) for write in writes}
-        wanted = [action_row(actions[game]) for game in games]
-        logged: set[int] = set()
-        if wanted:
-            parameters = {"now": stored_now, "a": json.dumps(wanted, separators=(",", ":"))}
-            logged = {row[0] for row in conn.execute(append, parameters).fetchall()}
-        if games.keys() - logged:  # the log ran ahead of a game: spoil the transaction
-            game = next(iter(games.keys() - logged))
-            raise VersionConflict(game, next(w.version for w in writes if w.game_id == game))
-        refused = self._refusals(conn, [write for write in writes if write.game_id not in games])
-        return [
-            Committed(games[write.game_id], actions[write.game_id], None)
-            if write.game_id in games
-            else refused[write.game_id]
-            for write in writes
-        ]
+        return found
 
     @staticmethod
-    def _refusals(conn: sqlite3.Connection, refused: list[GameWrite]) -> dict[int, StoreError]:
-        """Why the guarded update matched nothing: NotFound, or VersionConflict."""
-        if not refused:
-            return {}
-        ids = [write.game_id for write in refused]
-        marks = ", ".join("?" * len(ids))
-        sql = f"SELECT id, version, status FROM games WHERE id IN ({marks})"
-        found: dict[int, Any] = {row[0]: row for row in conn.execute(sql, ids).fetchall()}
-        errors: dict[int, StoreError] = {}
-        for write in refused:
-            row = found.get(write.game_id)
-            errors[write.game_id] = (
-                NotFound("game", write.game_id)
-                if row is None
-                else VersionConflict(write.game_id, write.version, row[1], row[2])
-            )
-        return errors
+    def _round(
+        conn: sqlite3.Connection, step: _Round, now: Any
+    ) -> tuple[list[Any], dict[int, Any]]:
+        """``writes.apply_writes``' round (distinct games): advance, append, refusals."""
+        advance, append = SQLITE_STATEMENTS
+        moved = conn.execute(advance, {"now": now, "v": step.games}).fetchall()
+        ids = [row[0] for row in moved]
+        logged: set[int] = set()
+        if ids:
+            wanted = "[" + ",".join(step.actions[game] for game in ids) + "]"
+            logged = {row[0] for row in conn.execute(append, {"now": now, "a": wanted}).fetchall()}
+        for game in ids:
+            if game not in logged:  # the log ran ahead of the game: spoil the transaction
+                raise VersionConflict(game, step.versions[game])
+        moved_ids = set(ids)
+        missing = [game for game in step.versions if game not in moved_ids]
+        refused: dict[int, Any] = {}
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            sql = f"SELECT id, version, status FROM games WHERE id IN ({marks})"
+            refused = {row[0]: row for row in conn.execute(sql, missing).fetchall()}
+        return moved, refused
+
+
+class _Round(NamedTuple):
+    """One round's rows, ready for the statements: games as one JSON array, actions by game."""
+
+    games: str
+    actions: dict[int, str]
+    versions: dict[int, int]  # each game's expected version
+
+
+def _refusal(write: GameWrite, row: Any) -> StoreError:
+    """Why the guarded update matched nothing: NotFound, or VersionConflict."""
+    if row is None:
+        return NotFound("game", write.game_id)
+    return VersionConflict(write.game_id, write.version, row[1], row[2])

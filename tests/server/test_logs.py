@@ -38,7 +38,7 @@ class Outage:
     def __enter__(self) -> Outage:
         event.listen(self.engine, "before_cursor_execute", self._fail)
         self.patch.setattr(aiosqlite.Connection, "execute_fetchall", self._fail_async)
-        self.patch.setattr(SqliteWriter, "_apply", self._fail)
+        self.patch.setattr(SqliteWriter, "_round", self._fail)
         return self
 
     def __exit__(self, *_: object) -> None:
