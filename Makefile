@@ -85,7 +85,13 @@ typecheck: $(STAMP)
 
 check: lint typecheck test
 
-bench: $(STAMP) $(NATIVE)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP) $(NATIVE)
 	$(BIN)/python -m bench.run
 
 # Pin the newest versions pyproject.toml allows, resolved in a scratch venv.

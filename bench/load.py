@@ -10,8 +10,22 @@ actions per second and the median and 99th percentile of the time from
 sending an action to its reply (the timed part holds actions only). The run
 is bounded in count and time and stops the server itself.
 
+``--target echo`` runs the same clients against the ceiling instead
+(``bench.echo``: a bare ``websockets`` server answering each frame). Either
+way the report gives the CPU time the server process spent in the timed
+part per action (utime + stime from ``/proc/<pid>/stat``), so the two are
+compared per operation, not only per second. When the machine has two cores
+or more the server is pinned to core 0 and the clients to core 1
+(``BENCH_PIN=0``: not pinned). ``SCORPION_BENCH_PYSPY=FILE`` attaches py-spy
+to the server for the timed part and writes its samples there (collapsed
+stacks, ``bench.profile`` sums them up).
+
     python -m bench.load [--players 50] [--actions 100] [--database-url URL]
                          [--lost-budget-ms 0] [--easy-pool 0] [--commit-batch 64]
+                         [--target server|echo] [--loop auto|uvloop|asyncio] [--played 0]
+
+``--played N`` has each player play N actions untimed first (a game N
+actions long when the timed part starts).
 
 The server's solver work is off by default: its lost-position check
 (``--lost-budget-ms 0``) and its background search for easy deals
@@ -26,12 +40,15 @@ import asyncio
 import contextlib
 import os
 import secrets
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -124,6 +141,74 @@ async def wait_for_port(port: int, deadline: float) -> None:
     raise RuntimeError("the server did not start")
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(utime, stime) of process ``pid`` so far, in seconds (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def pinned() -> bool:
+    return (os.cpu_count() or 1) >= 2 and os.environ.get("BENCH_PIN", "1") != "0"
+
+
+def server_command(
+    port: int,
+    data: str,
+    database_url: str | None,
+    options: dict[str, Any],
+    source: str | None = None,
+) -> list[str]:
+    """The full server's command line (solver work off unless ``options`` say otherwise).
+
+    An option the server in ``source`` does not have (an older revision, for
+    ``bench.compare``) is left out.
+    """
+    known = (Path(source or ".") / "server" / "config.py").read_text(encoding="utf-8")
+    command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
+    command += ["--log-level", "WARNING"]
+    for name, value in options.items():
+        if f"    {name}:" in known:
+            command += [f"--{name.replace('_', '-')}", str(value)]
+    if database_url:
+        migrate = [*command, "--database-url", database_url, "--migrate"]
+        subprocess.run(migrate, check=True, cwd=source)
+        command += ["--database-url", database_url]
+    return command
+
+
+@contextlib.contextmanager
+def started(command: list[str], cwd: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` (pinned to core 0 when ``pinned()``); terminate it at the end."""
+    process = subprocess.Popen(command, cwd=cwd)
+    try:
+        if pinned():
+            os.sched_setaffinity(process.pid, {0})
+            os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)))
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def sampled(pid: int) -> Iterator[None]:
+    """Attach py-spy to ``pid`` when SCORPION_BENCH_PYSPY names an output file."""
+    output = os.environ.get("SCORPION_BENCH_PYSPY")
+    if not output:
+        yield
+        return
+    spy = Path(sys.executable).with_name("py-spy")
+    command = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--rate", "250"]
+    recorder = subprocess.Popen([*command, "--nonblocking", "--output", output])
+    time.sleep(1)  # let it attach
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+
+
 async def run_load(
     players: int,
     actions: int,
@@ -131,51 +216,77 @@ async def run_load(
     lost_budget_ms: int = 0,
     easy_pool: int = 0,
     commit_batch: int = 64,
+    target: str = "server",
+    loop: str = "auto",
+    played: int = 0,
+    source: str | None = None,
 ) -> dict[str, Any]:
+    """One run against the full server or, ``target="echo"``, the ceiling (module docstring).
+
+    ``source``: run the server of that source tree instead (``bench.compare``).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
-        command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
-        command += ["--log-level", "WARNING", "--lost-budget-ms", str(lost_budget_ms)]
-        command += ["--easy-pool", str(easy_pool), "--commit-batch", str(commit_batch)]
-        command += ["--winnable-pool", "0"]
-        if database_url:
-            subprocess.run([*command, "--database-url", database_url, "--migrate"], check=True)
-            command += ["--database-url", database_url]
-        server = subprocess.Popen(command)
-        try:
+        if target == "echo":
+            command = [sys.executable, "-m", "bench.echo", "--port", str(port), "--loop", loop]
+        else:
+            options: dict[str, Any] = {"lost_budget_ms": lost_budget_ms, "easy_pool": easy_pool}
+            options |= {"commit_batch": commit_batch, "winnable_pool": 0}
+            if loop != "auto":
+                options["event_loop"] = loop
+            command = server_command(port, data, database_url, options, source)
+        with started(command, source) as server:
             await wait_for_port(port, time.monotonic() + 30)
-            move = first_move()
-            run = secrets.token_hex(4)  # names stay unique across runs on one database
-            url = f"ws://127.0.0.1:{port}/"
-            async with asyncio.timeout(TIMEOUT_S):
-                # Everyone connects and starts a game first; then only actions are timed.
-                joined = [Player.join(url, f"bench-{run}-{n}") for n in range(players)]
-                clients = list(await asyncio.gather(*joined))
-                started = time.perf_counter()
-                results = await asyncio.gather(*(each.play(actions, move) for each in clients))
-                elapsed = time.perf_counter() - started
-                await asyncio.gather(*(each.ws.close() for each in clients))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+            results, elapsed, cpu = await _drive(server.pid, port, players, actions, played)
     latencies = sorted(ms for session in results for ms in session)
     return {
-        "store": "postgresql" if database_url else "sqlite",
+        "target": target,
+        "store": "none" if target == "echo" else "postgresql" if database_url else "sqlite",
         "commit_batch": commit_batch,
         "players": players,
+        "played": played,
         "actions": len(latencies),
         "actions_per_s": round(len(latencies) / elapsed),
-        "median_ms": round(statistics.median(latencies), 1),
-        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 1),
+        "cpu_us": round(sum(cpu) / len(latencies) * 1e6, 1),
+        "system_us": round(cpu[1] / len(latencies) * 1e6, 1),
+        "median_ms": round(statistics.median(latencies), 2),
+        "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)], 2),
     }
 
 
+async def _drive(
+    pid: int, port: int, players: int, actions: int, played: int = 0
+) -> tuple[list[list[float]], float, tuple[float, float]]:
+    """Join ``players`` and play ``played`` actions each untimed, then time ``actions``
+    more: latencies, seconds, server CPU seconds (user, system)."""
+    move = first_move()
+    run = secrets.token_hex(4)  # names stay unique across runs on one database
+    url = f"ws://127.0.0.1:{port}/"
+    async with asyncio.timeout(TIMEOUT_S):
+        # Everyone connects and starts a game first; then only actions are timed.
+        joined = [Player.join(url, f"bench-{run}-{n}") for n in range(players)]
+        clients = list(await asyncio.gather(*joined))
+        await asyncio.gather(*(each.play(played, move) for each in clients))
+        with sampled(pid):
+            user, system = cpu_seconds(pid)
+            started = time.perf_counter()
+            results = await asyncio.gather(*(each.play(actions, move) for each in clients))
+            elapsed = time.perf_counter() - started
+            user_after, system_after = cpu_seconds(pid)
+            cpu = (user_after - user, system_after - system)
+        await asyncio.gather(*(each.ws.close() for each in clients))
+    return list(results), elapsed, cpu
+
+
 def format_load(report: dict[str, Any]) -> str:
+    what = "echo" if report["target"] == "echo" else report["store"]
+    if report["target"] != "echo":
+        what += f", up to {report['commit_batch']} per commit"
     return (
-        f"{report['store']}, up to {report['commit_batch']} per commit: "
-        f"{report['players']} players, {report['actions']:,} actions: "
-        f"{report['actions_per_s']:,} actions/s, median {report['median_ms']} ms, "
-        f"p99 {report['p99_ms']} ms"
+        f"{what}: {report['players']} players, {report['actions']:,} actions: "
+        f"{report['actions_per_s']:,} actions/s, {report['cpu_us']} us server CPU each "
+        f"({report['system_us']} us in the kernel), "
+        f"median {report['median_ms']} ms, p99 {report['p99_ms']} ms"
     )
 
 
@@ -187,6 +298,9 @@ def main() -> int:
     parser.add_argument("--lost-budget-ms", type=int, default=0)
     parser.add_argument("--easy-pool", type=int, default=0)
     parser.add_argument("--commit-batch", type=int, default=64, help="1: a commit per action")
+    parser.add_argument("--target", choices=("server", "echo"), default="server")
+    parser.add_argument("--played", type=int, default=0, help="untimed actions first, each")
+    parser.add_argument("--loop", default="auto", help="the event loop: auto, uvloop, asyncio")
     args = parser.parse_args()
     report = asyncio.run(
         run_load(
@@ -196,6 +310,9 @@ def main() -> int:
             args.lost_budget_ms,
             args.easy_pool,
             args.commit_batch,
+            args.target,
+            args.loop,
+            args.played,
         )
     )
     print(format_load(report))

@@ -10,10 +10,12 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
 the pure-Python search is compared with the compiled one on deals 1..200),
-``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load, default 100 / 100; 0 players
-skips), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint player: easy deals, and
-solver-won deals per other level, default 200 / 100; 0 easy skips),
-``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
+``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load against the echo ceiling,
+game length, idle connections and the py-spy profile in docs/profile.md,
+``bench.ceiling``; default 100 / 100; 0 players skips), ``BENCH_IDLE`` (idle
+connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
+player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
+skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, and measure how fast an action reaches a device on another node,
 ``bench.delivery``; it must be empty or hold only earlier benchmark data).
 """
@@ -30,9 +32,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
-from bench.load import format_load, run_load
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.bench import solve_bench
@@ -41,6 +43,8 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- engine-bench -->", "<!-- /engine-bench -->"
 SOLVER_START, SOLVER_END = "<!-- solver-bench -->", "<!-- /solver-bench -->"
 LOAD_START, LOAD_END = "<!-- load-bench -->", "<!-- /load-bench -->"
+GROWTH_START, GROWTH_END = "<!-- growth-bench -->", "<!-- /growth-bench -->"
+IDLE_START, IDLE_END = "<!-- idle-bench -->", "<!-- /idle-bench -->"
 DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench -->"
 HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
@@ -171,32 +175,6 @@ def search_comparison(deals: str, budget_ms: float) -> list[str]:
     return lines
 
 
-def load_section(players: int, actions: int, database_url: str | None) -> str:
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        LOAD_START,
-        f"Measured {when} on {machine()} with `make bench`, which runs",
-        f"`python -m bench.load --players {players} --actions {actions} --commit-batch B`",
-        "with B = 64 (group commit, the server's default) and B = 1 (a transaction per",
-        "action), side by side (server and clients on the same machine, one process",
-        "each; the server's solver work, lost-position checks and the easy-deal search,",
-        "off):",
-        "",
-        "```",
-    ]
-    ratios = []
-    for url in [None, database_url] if database_url else [None]:
-        grouped = asyncio.run(run_load(players, actions, url, commit_batch=64))
-        alone = asyncio.run(run_load(players, actions, url, commit_batch=1))
-        lines += [format_load(grouped), format_load(alone)]
-        ratio = grouped["actions_per_s"] / alone["actions_per_s"]
-        ratios.append(
-            f"{grouped['store']}: group commit {ratio:.1f}x the actions/s of one commit per action"
-        )
-    lines += [*ratios, "```", LOAD_END]
-    return "\n".join(lines)
-
-
 def delivery_section(database_url: str, actions: int = 300) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     report = asyncio.run(run_delivery(database_url, actions))
@@ -259,9 +237,17 @@ def main() -> int:
     if players:
         actions = int(os.environ.get("BENCH_ACTIONS", "100"))
         database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
-        section = load_section(players, actions, database_url)
+        section = load_section(players, actions, database_url, machine(), (LOAD_START, LOAD_END))
         print(section)
         page = replace_section(page, section, LOAD_START, LOAD_END)
+        section = growth_section(machine(), (GROWTH_START, GROWTH_END))
+        print(section)
+        page = replace_section(page, section, GROWTH_START, GROWTH_END)
+        connections = int(os.environ.get("BENCH_IDLE", "2000"))
+        section = idle_section(connections, machine(), (IDLE_START, IDLE_END))
+        print(section)
+        page = replace_section(page, section, IDLE_START, IDLE_END)
+        write_profile(players, actions, machine())
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
         section = delivery_section(database_url)

@@ -9,6 +9,8 @@ game is left untouched. Each action returns the events it caused
   replay (``engine.replay``), hints, undos and restarts included;
 - ``history``: the undo records of moves and stock deals, as far back as the
   level allows (R18), each with the points it earned;
+  (both are shared with the game's forks, so ``fork()`` costs the same however
+  long the game: ``engine.shared``)
 - the counters of R25 and ``earned`` (R23/R24; ``score()`` adds the clock).
 
 Play time is passed in by the caller (milliseconds, never decreasing); the
@@ -18,7 +20,6 @@ action".
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -44,6 +45,7 @@ from engine.events import (
 from engine.hints import suggest
 from engine.levels import Rules
 from engine.scoring import earned_by, score_at
+from engine.shared import ActionLog, UndoStack
 from engine.state import DEAL, Record, State, apply_deal, apply_move, undo
 
 __all__ = ["ACTION_TYPES", "Action", "Game", "Results"]
@@ -112,8 +114,8 @@ class Game:
         self.deal_number = deal
         self.layout = layout if layout is not None else deal_layout(rules.layout, deal)
         self.state = State.from_deal(self.layout)
-        self.history: deque[_Entry] = deque(maxlen=rules.undo_limit)
-        self.actions: list[Action] = []
+        self.history: UndoStack[_Entry] = UndoStack(rules.undo_limit)
+        self.actions: ActionLog[Action] = ActionLog()
         self.earned = 0
         self.moves = 0
         self.undos = 0
@@ -149,12 +151,13 @@ class Game:
 
         The server applies each action to a fork and keeps the fork only once the
         action is stored, so a refused write never shows in the game others see.
+        O(1) in the game's length: the state is copied, the log and history shared.
         """
         other = Game.__new__(Game)
         other.__dict__.update(self.__dict__)
         other.state = self.state.copy()
         other.history = self.history.copy()
-        other.actions = list(self.actions)
+        other.actions = self.actions.copy()
         return other
 
     @property

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -47,6 +48,7 @@ from server.http import HttpRoutes
 from server.hub import Hub
 from server.limits import Limits
 from server.logs import configure_logging
+from server.loop import run as run_loop
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
@@ -283,6 +285,9 @@ async def run(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     try:
         await server.start()
+        # What start-up allocated (modules, tables, compiled statements) lives as long as
+        # the process: out of the collector's way, full collections walk only newer objects.
+        gc.freeze()
         await stop.wait()
         log.info("shutting down: closing connections with %d", CLOSE_GOING_AWAY)
     finally:
@@ -324,7 +329,7 @@ def _serve_or_migrate(settings: Settings) -> int:
             asyncio.run(migrate(settings))
             log.info("schema upgraded")
             return 0
-        asyncio.run(run(settings))
+        run_loop(run(settings), settings.event_loop)
     except SchemaOutdated as exc:
         print(
             f"scorpion-server: the database schema is not current ({exc}); {UPGRADE_HINT}",

@@ -14,6 +14,7 @@ its variable; ``main`` prints them and exits with code 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -22,6 +23,7 @@ from typing import Any, Final, NoReturn
 
 from protocol.version import version
 from server.limits import LimitSettings, parse_networks, parse_rate
+from server.loop import LOOPS
 
 __all__ = [
     "LOG_FORMATS",
@@ -84,6 +86,7 @@ class Settings:
     easy_pool: int = 5000  # winnable easy deals to find in the background (server.winnable_pools)
     winnable_pool: int = 200  # winnable deals per other level to find, for new_game winnable
     web_dir: str = ""  # the built web client; empty: the one installed with the server
+    event_loop: str = "auto"  # auto (uvloop when installed), uvloop or asyncio (server.loop)
     migrate: bool = False  # upgrade the schema and exit
 
     @property
@@ -153,6 +156,7 @@ _HELP: dict[str, str] = {
     "easy_pool": "grow the easy level's winnable deals to this many in the background",
     "winnable_pool": "grow each other level's winnable deals to this many in the background",
     "web_dir": "directory of the built web client (default: the one installed with the server)",
+    "event_loop": "auto (uvloop when installed), uvloop or asyncio",
     "migrate": "upgrade the database schema to this version and exit",
 }
 
@@ -244,6 +248,12 @@ def problems(settings: Settings) -> list[str]:
         )
     if settings.log_format not in LOG_FORMATS:
         found.append(f"{_label('log_format')} must be text or json, not {settings.log_format!r}")
+    if settings.event_loop not in LOOPS:
+        found.append(
+            f"{_label('event_loop')} must be one of {', '.join(LOOPS)}, not {settings.event_loop!r}"
+        )
+    if settings.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        found.append(f"{_label('event_loop')}: uvloop is not installed (the server extra)")
     if not settings.host:
         found.append(f"{_label('host')} must name an interface")
     if settings.database_url and not settings.database_url.startswith(("sqlite", "postgresql")):

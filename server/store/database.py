@@ -37,7 +37,14 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
 
-__all__ = ["BUSY_TIMEOUT_MS", "SUPPORTED_BACKENDS", "async_url", "create_engine"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SUPPORTED_BACKENDS",
+    "async_url",
+    "configure_sqlite_connection",
+    "create_engine",
+    "sqlite_busy_ms",
+]
 
 BUSY_TIMEOUT_MS: Final = 5000
 SUPPORTED_BACKENDS: Final = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
@@ -55,13 +62,18 @@ def async_url(url: str | URL) -> URL:
     return parsed.set(drivername=f"{backend}+{SUPPORTED_BACKENDS[backend]}")
 
 
+def sqlite_busy_ms(timeout: float | None) -> int:
+    """SQLite's ``busy_timeout`` for a step bound of ``timeout`` seconds."""
+    return BUSY_TIMEOUT_MS if timeout is None else max(1, round(timeout * 1000))
+
+
 def create_engine(url: str | URL, *, timeout: float | None = None, **options: Any) -> AsyncEngine:
     """An engine for ``url`` configured as the module docstring says."""
     parsed = async_url(url)
     if timeout is not None:
         options.setdefault("pool_timeout", timeout)
     if parsed.get_backend_name() == "sqlite":
-        busy_ms = BUSY_TIMEOUT_MS if timeout is None else max(1, round(timeout * 1000))
+        busy_ms = sqlite_busy_ms(timeout)
         engine = create_async_engine(parsed, **options)
         _configure_sqlite(engine, busy_ms)
         return engine
@@ -74,13 +86,13 @@ def create_engine(url: str | URL, *, timeout: float | None = None, **options: An
 
 def _configure_sqlite(engine: AsyncEngine, busy_ms: int) -> None:
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        _on_sqlite_connect(dbapi_connection, busy_ms)
+        configure_sqlite_connection(dbapi_connection, busy_ms)
 
     event.listen(engine.sync_engine, "connect", on_connect)
     event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
 
 
-def _on_sqlite_connect(dbapi_connection: Any, busy_ms: int) -> None:
+def configure_sqlite_connection(dbapi_connection: Any, busy_ms: int) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy, not the driver, emits BEGIN
     cursor = dbapi_connection.cursor()
     try:

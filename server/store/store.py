@@ -5,6 +5,10 @@ runs a few statements from the topic modules (``players``, ``games``,
 ``writes``, ``stats``, ``schema``) and returns frozen records. Reads run in a
 short transaction of their own; each write method is one transaction. Errors
 leave as ``StoreError``s (``server.store.errors``).
+
+``commit`` goes through the group committer; on an SQLite file its batches of
+plain actions take ``sqlite_writer`` (one trip to one thread per batch), the
+rest the general path (``writes`` through SQLAlchemy).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.store import deals, games, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
-from server.store.database import create_engine
+from server.store.database import BUSY_TIMEOUT_MS, create_engine, sqlite_busy_ms
 from server.store.errors import SchemaOutdated, StoreError, translate_errors
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
 from server.store.records import (
@@ -32,6 +36,7 @@ from server.store.records import (
     Player,
     SchemaStatus,
 )
+from server.store.sqlite_writer import SqliteWriter
 
 __all__ = ["Clock", "Store"]
 
@@ -46,10 +51,19 @@ class Store:
     """Persistence for players, games, action logs and statistics (package docstring)."""
 
     def __init__(
-        self, engine: AsyncEngine, *, max_batch: int = 64, clock: Clock = _utc_now
+        self,
+        engine: AsyncEngine,
+        *,
+        max_batch: int = 64,
+        clock: Clock = _utc_now,
+        busy_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self._engine = engine
         self._clock = clock
+        self._sqlite_writer: SqliteWriter | None = None
+        path = engine.url.database
+        if engine.dialect.name == "sqlite" and path and path != ":memory:":
+            self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms)
         self.node_id = new_node_id()
         self._listener: ChangeListener | None = None
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
@@ -71,7 +85,8 @@ class Store:
         ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
         ``timeout`` bounds each database step in seconds (``database.create_engine``).
         """
-        return cls(create_engine(url, timeout=timeout), max_batch=max_batch, clock=clock)
+        engine = create_engine(url, timeout=timeout)
+        return cls(engine, max_batch=max_batch, clock=clock, busy_ms=sqlite_busy_ms(timeout))
 
     @property
     def backend(self) -> str:
@@ -100,6 +115,8 @@ class Store:
             await self._listener.close()
             self._listener = None
         await self._committer.close()
+        if self._sqlite_writer is not None:
+            await self._sqlite_writer.close()
         await self._engine.dispose()
 
     async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
@@ -306,6 +323,9 @@ class Store:
 
     async def _write_batch(self, batch: Sequence[GameWrite]) -> list[writes.WriteOutcome]:
         """The committer's writer: a batch in one transaction, refusals as values."""
+        if self._sqlite_writer is not None and self._sqlite_writer.takes(batch):
+            with translate_errors():
+                return await self._sqlite_writer.write(batch, self._clock())
         async with self._transaction() as conn:
             outcomes = await writes.apply_writes(conn, batch, self._clock())
             await self._announce(conn, outcomes)

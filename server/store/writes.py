@@ -65,6 +65,8 @@ from server.store.records import (
 from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes"]
+# Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
+# SQLITE_STATEMENTS, sqlite_types, game_row, game_record, action_record, action_row, rounds.
 
 WriteOutcome: TypeAlias = Committed | StoreError
 """What one write came to: stored, or refused with nothing of it stored."""
@@ -161,11 +163,11 @@ def _postgresql_statement() -> TextualSelect:
 
 
 _POSTGRESQL: Final = _postgresql_statement()
-_SQLITE: Final = _sqlite_sql()
+SQLITE_STATEMENTS: Final = _sqlite_sql()
 
 
 @cache
-def _sqlite_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
+def sqlite_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
     """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out."""
     now = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
     assert now is not None
@@ -209,9 +211,9 @@ async def _advance_and_append(
         parameters |= _columns(_ACTION_ROW, list(actions.values()))
         rows = list(await conn.execute(_POSTGRESQL, parameters))
         return [row[:-1] for row in rows], {row[0] for row in rows if row[-1]}
-    bind_now, types = _sqlite_types(dialect)
+    bind_now, types = sqlite_types(dialect)
     sqlite_now = bind_now(now)
-    advance, append = _SQLITE
+    advance, append = SQLITE_STATEMENTS
     parameters = {"now": sqlite_now, "v": json.dumps(games, separators=(",", ":"))}
     found = await _sqlite_fetch(conn, advance, parameters)
     moved: list[Sequence[Any]] = [
@@ -224,14 +226,14 @@ async def _advance_and_append(
     return moved, {row[0] for row in await _sqlite_fetch(conn, append, parameters)}
 
 
-def _game_record(row: Sequence[Any]) -> GameRecord:
+def game_record(row: Sequence[Any]) -> GameRecord:
     """A returned ``games`` row as a record (cheaper than by way of a row mapping)."""
     fields = dict(zip(_GAME_FIELDS, row, strict=True))
     fields["status"] = GameStatus(fields["status"])
     return GameRecord(**fields)
 
 
-def _game_row(write: GameWrite) -> tuple[Any, ...]:
+def game_row(write: GameWrite) -> tuple[Any, ...]:
     progress = write.progress
     ending = write.ending
     return (
@@ -249,7 +251,7 @@ def _game_row(write: GameWrite) -> tuple[Any, ...]:
     )
 
 
-def _action_record(write: GameWrite, now: datetime) -> ActionRecord:
+def action_record(write: GameWrite, now: datetime) -> ActionRecord:
     action = write.action
     assert action is not None and write.seq is not None
     return ActionRecord(
@@ -268,7 +270,7 @@ def _action_record(write: GameWrite, now: datetime) -> ActionRecord:
     )
 
 
-def _action_row(record: ActionRecord) -> tuple[Any, ...]:
+def action_row(record: ActionRecord) -> tuple[Any, ...]:
     return (
         record.game_id,
         record.seq,
@@ -284,7 +286,7 @@ def _action_row(record: ActionRecord) -> tuple[Any, ...]:
     )
 
 
-def _rounds(writes: Sequence[GameWrite]) -> list[list[int]]:
+def rounds(writes: Sequence[GameWrite]) -> list[list[int]]:
     """Indexes of ``writes`` in rounds: each game at most once per round, each round by game id."""
     rounds: list[list[int]] = []
     seen: dict[int, int] = {}
@@ -316,13 +318,13 @@ async def _apply_round(
     conn: AsyncConnection, writes: list[GameWrite], now: datetime
 ) -> list[WriteOutcome]:
     """One round (distinct games, by id): outcomes in the same order."""
-    rows = [_game_row(write) for write in writes]
+    rows = [game_row(write) for write in writes]
     actions = {
-        write.game_id: _action_record(write, now) for write in writes if write.action is not None
+        write.game_id: action_record(write, now) for write in writes if write.action is not None
     }
-    action_rows = {game: _action_row(record) for game, record in actions.items()}
+    action_rows = {game: action_row(record) for game, record in actions.items()}
     moved, logged = await _advance_and_append(conn, rows, action_rows, now)
-    games = {record.id: record for record in map(_game_record, moved)}
+    games = {record.id: record for record in map(game_record, moved)}
     for write in writes:
         if write.action is not None and write.game_id in games and write.game_id not in logged:
             raise VersionConflict(write.game_id, write.version)  # the log ran ahead of the game
@@ -363,7 +365,7 @@ async def apply_writes(
     must then roll it back.
     """
     outcomes: dict[int, WriteOutcome] = {}
-    for indexes in _rounds(writes):
+    for indexes in rounds(writes):
         done = await _apply_round(conn, [writes[index] for index in indexes], now)
         outcomes.update(zip(indexes, done, strict=True))
     return [outcomes[index] for index in range(len(writes))]

@@ -17,6 +17,7 @@ from sqlalchemy import event
 from server.logs import RateLimit, describe_exception, make_handler
 from server.store import StoreError
 from server.store.errors import translate_errors
+from server.store.sqlite_writer import SqliteWriter
 from tests.server.conftest import Running
 
 FORBIDDEN = ("SELECT", "INSERT", "UPDATE", "[SQL", "parameters", "sqlalche.me", "secret-token")
@@ -25,8 +26,9 @@ FORBIDDEN = ("SELECT", "INSERT", "UPDATE", "[SQL", "parameters", "sqlalche.me", 
 class Outage:
     """Every statement fails the way a dying disk makes SQLite fail.
 
-    Both paths to SQLite break: SQLAlchemy's cursors (an engine event) and the
-    store's direct ``execute_fetchall`` on the aiosqlite connection.
+    Every path to SQLite breaks: SQLAlchemy's cursors (an engine event), the
+    store's direct ``execute_fetchall`` on the aiosqlite connection, and the
+    statements of the writer thread's transactions (``SqliteWriter``).
     """
 
     def __init__(self, engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,6 +38,7 @@ class Outage:
     def __enter__(self) -> Outage:
         event.listen(self.engine, "before_cursor_execute", self._fail)
         self.patch.setattr(aiosqlite.Connection, "execute_fetchall", self._fail_async)
+        self.patch.setattr(SqliteWriter, "_round", self._fail)
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -1,0 +1,91 @@
+"""The same load on several revisions of the server, side by side: each optimisation's effect.
+
+Each argument is ``LABEL=REVISION`` or ``LABEL=REVISION:LOOP`` (LOOP: ``asyncio``
+or ``uvloop``, for revisions that have ``--event-loop``). Each revision's
+source is exported (``git archive``) into a temporary directory and its
+server started from there, with this checkout's clients; the revisions run
+in rotating order for ``--rounds`` rounds at 100 players and at one, on
+SQLite (or ``--database-url``), and the medians are printed as a table.
+
+    python -m bench.compare base=main fork=HEAD~2 writer=HEAD:asyncio uvloop=HEAD:uvloop
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.load import format_load, run_load
+
+__all__ = ["compare"]
+
+
+def export(revision: str, into: Path) -> str:
+    """The source tree of ``revision`` under ``into``; its path."""
+    archive = subprocess.run(["git", "archive", revision], check=True, capture_output=True)
+    folder = into / revision.replace("/", "_").replace("~", "_").replace("^", "_")
+    if not folder.exists():
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(folder, filter="data")
+    return str(folder)
+
+
+def compare(
+    specs: list[str], rounds: int, database_url: str | None, configs: list[tuple[int, int]]
+) -> list[str]:
+    lines = [
+        "| change | players | actions/s | server CPU per action | p50 / p99 |",
+        "|---|---|---|---|---|",
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        runs: dict[str, dict[str, Any]] = {}
+        for spec in specs:
+            label, _, target = spec.partition("=")
+            revision, _, loop = target.partition(":")
+            source = export(revision, Path(folder))
+            runs[label] = {"source": source, "loop": loop or "auto"}
+        for players, actions in configs:
+            reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
+            labels = list(runs)
+            for round_ in range(rounds):
+                shift = round_ % len(labels)
+                for label in labels[shift:] + labels[:shift]:
+                    report = asyncio.run(run_load(players, actions, database_url, **runs[label]))
+                    print(f"{label}: {format_load(report)}", file=sys.stderr)
+                    reports[label].append(report)
+            for label, each in reports.items():
+                med = {k: statistics.median(r[k] for r in each) for k in each[0] if k in _FIGURES}
+                lines.append(
+                    f"| {label} | {players} | {med['actions_per_s']:,.0f} "
+                    f"| {med['cpu_us']:,.0f} us | {med['median_ms']:.2f} / {med['p99_ms']:.2f} ms |"
+                )
+    return lines
+
+
+_FIGURES = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.compare", description=__doc__)
+    parser.add_argument("specs", nargs="+", help="LABEL=REVISION[:LOOP]")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--players", type=int, default=100)
+    parser.add_argument("--actions", type=int, default=100)
+    parser.add_argument("--solo-actions", type=int, default=1000)
+    args = parser.parse_args()
+    configs = [(args.players, args.actions), (1, args.solo_actions)]
+    print("\n".join(compare(args.specs, args.rounds, args.database_url, configs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The ceiling: a bare ``websockets`` server that decodes each frame and answers one.
+
+What the full server is measured against (``bench.load --target echo``): the
+same library, the same loopback, the same clients, but no protocol checks, no
+game, no store, no pushes. Each msgpack frame is decoded and answered with one
+frame of about the size of the server's ``ack`` (``re``, ``game``, ``v``), so
+the clients' ``Player`` runs unchanged against it. Whatever the full server
+costs beyond this is ours; this much is the stack's.
+
+    python -m bench.echo --port PORT [--loop auto|uvloop|asyncio]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+import msgpack
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from protocol import MAX_FRAME_BYTES
+from server.loop import LOOPS
+from server.loop import run as run_loop
+
+__all__ = ["answer"]
+
+
+def answer(frame: bytes | str) -> bytes:
+    """The reply to one request frame: an ack-sized map naming its id and the next version."""
+    request: dict[str, Any] = msgpack.unpackb(frame, raw=False)
+    v = request.get("v", -1)
+    reply = {"type": "ack", "re": request.get("id"), "game": request.get("game", 1), "v": v + 1}
+    packed: bytes = msgpack.packb(reply)
+    return packed
+
+
+async def _echo(ws: ServerConnection) -> None:
+    with contextlib.suppress(ConnectionClosed):  # a client gone, or the server stopping
+        async for frame in ws:
+            await ws.send(answer(frame))
+
+
+async def _serve(port: int) -> None:
+    stop = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set_result, None)
+    async with serve(_echo, "127.0.0.1", port, compression=None, max_size=MAX_FRAME_BYTES):
+        await stop
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.echo", description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--loop", choices=LOOPS, default="auto", help="the event loop")
+    args = parser.parse_args()
+    run_loop(_serve(args.port), args.loop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
