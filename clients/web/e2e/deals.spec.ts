@@ -1,5 +1,5 @@
-// A winnable deal chosen on the level screen, its statistics kept apart, and a
-// deal proved lost said before the first move.
+// A winnable deal chosen on the level screen, its statistics kept apart, a typed
+// deal number kept, and a deal proved lost said before the first move.
 import { TestServer } from "./server";
 import { expect, register, shot, startGame, test, uniqueName } from "./fixtures";
 
@@ -41,7 +41,12 @@ test("a winnable deal from the level screen, with statistics of its own", async 
   // a random deal is still one click away, with its number
   await page.locator("nav button", { hasText: "Levels" }).click();
   await page.locator('[data-deal-kind="random"]').click();
-  await expect(page.locator("#deal")).toBeVisible();
+  await page.locator("#deal").fill("637");
+  // the screen is drawn again (a choice, stats arriving) without losing what was typed
+  await page.locator('button.level[data-level="hard"]').click();
+  await expect(page.locator("#deal")).toHaveValue("637");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator(".status .level-name")).toHaveText("Hard #637");
 });
 
 test("a deal proved lost is said at the deal, not blamed on a move", async ({ page, watch }) => {

@@ -83,6 +83,8 @@ export class App {
   private wantWinnable = localStorage.getItem(WINNABLE_KEY) === "1";
   /** Whether the game on screen was asked for as winnable: its stats row. */
   private gameWinnable = false;
+  /** The lobby's deal number as typed. */
+  private dealText = "";
   private ended: Ended | null = null;
   private replay: ReplayState | null = null;
   private notice: string | null = null;
@@ -323,6 +325,7 @@ export class App {
     if (reply.type !== "game") return this.failed(reply);
     this.level = level;
     this.gameWinnable = winnable;
+    this.dealText = "";
     localStorage.setItem(LEVEL_KEY, level);
     this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
     this.openedAt = performance.now();
@@ -570,7 +573,17 @@ export class App {
     const level = this.level;
     const rows = levelRows(this.stats, level);
     const winnable = level !== "easy" && this.wantWinnable;
-    const deal = h("input", { id: "deal", type: "number", min: 1, step: 1, inputmode: "numeric" }) as HTMLInputElement;
+    // Drawn again on every render (stats arriving, say): what was typed is kept, and the focus.
+    const deal = h("input", {
+      id: "deal",
+      type: "number",
+      min: 1,
+      step: 1,
+      inputmode: "numeric",
+      "data-action": "deal-number",
+      value: this.dealText,
+      oninput: (event: Event) => (this.dealText = (event.target as HTMLInputElement).value),
+    } as never) as HTMLInputElement;
     const active = this.unfinished.find((game) => game.status === "active");
     return h(
       "main.panel.lobby",
