@@ -88,7 +88,14 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   await expect(page.locator(".table")).toHaveCount(0);
   const stopped = await page.locator(".clock").textContent();
   await shot(page, "paused");
+  // keys still reach the server, which refuses them with `paused`: the pause screen stays, no error
+  const pausedAt = await version(page);
+  await page.keyboard.press("h");
+  await page.keyboard.press("u");
   await page.waitForTimeout(1500);
+  expect(await page.locator(".toast.error").count()).toBe(0); // now, not after the toast's 4 s
+  await expect(page.locator(".paused")).toBeVisible();
+  expect(await version(page)).toBe(pausedAt);
   await expect(page.locator(".clock")).toHaveText(stopped ?? "");
   await page.locator('[data-action="resume-big"]').click();
   await expect(page.locator(".table")).toBeVisible();
@@ -142,7 +149,14 @@ test("a dead end says so and offers the ways out", async ({ page, server }) => {
   await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
   await expect(notice.locator('[data-action="new"]')).toBeEnabled();
   await shot(page, "game-stuck");
-  await notice.locator('[data-action="undo"]').click();
+  // a hint here has no move to give, and says why
+  await page.locator('.tools [data-action="hint"]').click();
   await atVersion(page, 2);
+  const hint = page.locator(".banner.hint.none");
+  await expect(hint).toHaveAttribute("data-reason", "stuck");
+  await expect(hint).toHaveText("No move is left and the stock is dealt.");
+  await expect(page.locator(".card.hinted, .stock.hinted")).toHaveCount(0);
+  await notice.locator('[data-action="undo"]').click();
+  await atVersion(page, 3);
   await expect(page.locator(".banner.dead-end")).toHaveCount(0);
 });

@@ -32,11 +32,20 @@ async function freePort(): Promise<number> {
   });
 }
 
+export interface ServerOptions {
+  /** The solver's budget for proving a position lost (0, the default here: never). */
+  lostBudgetMs?: number;
+  /** Winnable deals per level to find in the background (the server's default when absent). */
+  winnablePool?: number;
+}
+
 export class TestServer {
   port = 0;
   private readonly dataDir = mkdtempSync(join(tmpdir(), "scorpion-web-"));
   private child: ChildProcess | null = null;
   private log = "";
+
+  constructor(private readonly options: ServerOptions = {}) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}/`;
@@ -45,7 +54,8 @@ export class TestServer {
   async start(): Promise<void> {
     if (this.port === 0) this.port = await freePort();
     const args = ["-m", "server", "--host", "127.0.0.1", "--port", String(this.port), "--data-dir", this.dataDir];
-    args.push("--workers", "1", "--easy-pool", "0", "--lost-budget-ms", "0");
+    args.push("--workers", "1", "--easy-pool", "0", "--lost-budget-ms", String(this.options.lostBudgetMs ?? 0));
+    if (this.options.winnablePool !== undefined) args.push("--winnable-pool", String(this.options.winnablePool));
     const child = spawn(python(), args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk) => (this.log += chunk));
     child.stderr?.on("data", (chunk) => (this.log += chunk));

@@ -11,7 +11,9 @@
  * Paused: the view has no paused flag. A game open on this connection whose
  * clock does not run is paused (section 6: the clock runs while a connection
  * has it open and it is not paused); just after opening, the clock's start may
- * still be on its way, so that conclusion waits `PAUSE_GRACE_MS`.
+ * still be on its way, so that conclusion waits `PAUSE_GRACE_MS`. A `pause`
+ * acknowledged, or an action refused with `paused` (another device paused it),
+ * settles it at once: the board is hidden and the refusal is not an error.
  */
 import { boardFrom, catchUp, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { Connection, Disconnected } from "./conn";
@@ -19,6 +21,7 @@ import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, shake, springBack, tableElement, type Highlight } from "./table";
+import { hintText, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
   Event as WireEvent,
@@ -40,6 +43,7 @@ const PAUSE_GRACE_MS = 600;
 const TOKEN_KEY = "scorpion.token";
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
+const WINNABLE_KEY = "scorpion.winnable";
 
 type Screen = "loading" | "signin" | "lobby" | "game" | "results" | "stats" | "history" | "replay";
 
@@ -73,7 +77,14 @@ export class App {
   private stats: StatsRow[] = [];
   private games: GameSummary[] = [];
   private hint: { v: number; hint: HintEvent } | null = null;
-  private lostAt: number | null = null;
+  private lost: { v: number; fromDeal: boolean } | null = null;
+  private knownPaused = false;
+  /** The lobby's choice of deal on levels other than easy: random (or numbered), or winnable. */
+  private wantWinnable = localStorage.getItem(WINNABLE_KEY) === "1";
+  /** Whether the game on screen was asked for as winnable: its stats row. */
+  private gameWinnable = false;
+  /** The lobby's deal number as typed. */
+  private dealText = "";
   private ended: Ended | null = null;
   private replay: ReplayState | null = null;
   private notice: string | null = null;
@@ -150,8 +161,10 @@ export class App {
     this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
     this.openedAt = performance.now();
     this.level = reply.view.level;
+    this.gameWinnable = [...this.unfinished, ...this.games].some((each) => each.game === game && each.winnable === true);
     this.hint = null;
-    this.lostAt = null;
+    this.lost = null;
+    this.knownPaused = false;
     this.ended = null;
     this.show(reply.view.status === "active" ? "game" : "lobby");
     setTimeout(() => this.render(), PAUSE_GRACE_MS);
@@ -195,7 +208,7 @@ export class App {
   private noteEvents(events: WireEvent[], v: number): void {
     for (const event of events) {
       if (event.type === "hint") this.hint = { v, hint: event };
-      if (event.type === "lost_position") this.lostAt = v;
+      if (event.type === "lost_position") this.lost = { v, fromDeal: event.from_deal };
       if (event.type === "won") this.ended = { won: event, lost: null, stats: event.stats ?? null };
       if (event.type === "game_lost") this.ended = { won: null, lost: event, stats: null };
     }
@@ -218,7 +231,8 @@ export class App {
   private async loadEndStats(level: Level): Promise<void> {
     const reply = await this.conn.request({ type: "stats", level });
     if (reply.type === "stats" && this.ended) {
-      this.ended.stats = reply.stats[0] ?? null;
+      const rows = levelRows(reply.stats, level);
+      this.ended.stats = (this.gameWinnable ? rows.winnable : rows.random) ?? null;
       this.render();
     }
   }
@@ -267,10 +281,27 @@ export class App {
       if (error instanceof Disconnected) return null;
       throw error;
     }
-    if (reply.type !== "error") return null;
+    if (reply.type !== "error") {
+      if (body.type === "pause" || body.type === "resume") this.knownPaused = body.type === "pause";
+      if (body.type === "pause") this.render();
+      return null;
+    }
     if (reply.code === "stale") void this.resync();
+    else if (reply.code === "paused") this.pausedElsewhere();
     else this.failed(reply);
     return reply;
+  }
+
+  /** Refused with `paused`: the game was paused on another device. Show the pause screen. */
+  private pausedElsewhere(): void {
+    const board = this.board;
+    if (!board) return;
+    // The clock has stopped even if its `clock` event is still on its way; that event sets the exact time.
+    const now = performance.now();
+    this.board = { ...board, view: { ...board.view, running: false, time_ms: timeAt(board, now) }, clockAt: now };
+    this.knownPaused = true;
+    this.hint = null;
+    this.render();
   }
 
   private async move(card: string, to?: number): Promise<void> {
@@ -287,24 +318,29 @@ export class App {
     this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
   }
 
-  private async newGame(level: Level, deal?: number): Promise<void> {
-    const reply = await this.conn.request(deal ? { type: "new_game", level, deal } : { type: "new_game", level });
+  private async newGame(level: Level, deal?: number, winnable = false): Promise<void> {
+    const reply = await this.conn.request(
+      deal ? { type: "new_game", level, deal } : winnable ? { type: "new_game", level, winnable } : { type: "new_game", level },
+    );
     if (reply.type !== "game") return this.failed(reply);
     this.level = level;
+    this.gameWinnable = winnable;
+    this.dealText = "";
     localStorage.setItem(LEVEL_KEY, level);
     this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
     this.openedAt = performance.now();
     this.unfinished = [];
     this.hint = null;
-    this.lostAt = null;
+    this.lost = null;
+    this.knownPaused = false;
     this.ended = null;
     this.show("game");
   }
 
-  private startNew(level: Level, deal?: number): void {
+  private startNew(level: Level, deal?: number, winnable = false): void {
     const active = this.board?.view.status === "active" || this.unfinished.some((game) => game.status === "active");
-    if (active) this.ask(t("confirmNew"), () => void this.newGame(level, deal));
-    else void this.newGame(level, deal);
+    if (active) this.ask(t("confirmNew"), () => void this.newGame(level, deal, winnable));
+    else void this.newGame(level, deal, winnable);
   }
 
   private async lobby(early = false): Promise<void> {
@@ -420,6 +456,7 @@ export class App {
   private paused(): boolean {
     const board = this.board;
     if (!board || board.view.status !== "active" || board.view.running) return false;
+    if (this.knownPaused) return true;
     return performance.now() - this.openedAt >= PAUSE_GRACE_MS && this.online === "open";
   }
 
@@ -534,8 +571,19 @@ export class App {
 
   private lobbyScreen(): HTMLElement {
     const level = this.level;
-    const row = this.stats.find((each) => each.level === level);
-    const deal = h("input", { id: "deal", type: "number", min: 1, step: 1, inputmode: "numeric" }) as HTMLInputElement;
+    const rows = levelRows(this.stats, level);
+    const winnable = level !== "easy" && this.wantWinnable;
+    // Drawn again on every render (stats arriving, say): what was typed is kept, and the focus.
+    const deal = h("input", {
+      id: "deal",
+      type: "number",
+      min: 1,
+      step: 1,
+      inputmode: "numeric",
+      "data-action": "deal-number",
+      value: this.dealText,
+      oninput: (event: Event) => (this.dealText = (event.target as HTMLInputElement).value),
+    } as never) as HTMLInputElement;
     const active = this.unfinished.find((game) => game.status === "active");
     return h(
       "main.panel.lobby",
@@ -574,10 +622,16 @@ export class App {
           ),
         ),
       ),
-      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${level}` as Key) })), this.statsTable(row)),
-      level === "easy"
-        ? h("p.note", {}, t("winnable"))
-        : h("p.deal-choice", {}, h("label", { for: "deal" }, t("dealNumber")), deal),
+      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${level}` as Key) })), this.statsTable(rows.random)),
+      rows.winnable
+        ? h(
+            "section.level-stats.winnable",
+            {},
+            h("h3", {}, t("winnableStats", { level: t(`level_${level}` as Key) })),
+            this.statsTable(rows.winnable),
+          )
+        : null,
+      level === "easy" ? h("p.note", {}, t("winnable")) : this.dealChoice(winnable, deal),
       h(
         "button.primary.play",
         {
@@ -585,7 +639,8 @@ export class App {
           "data-action": "play",
           onclick: () => {
             const number = Number(deal.value);
-            this.startNew(level, level !== "easy" && Number.isInteger(number) && number > 0 ? number : undefined);
+            const chosen = level !== "easy" && !winnable && Number.isInteger(number) && number > 0 ? number : undefined;
+            this.startNew(level, chosen, winnable);
           },
         },
         t("play"),
@@ -598,6 +653,32 @@ export class App {
         h("code.token", {}, this.token ?? ""),
         h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
       ),
+    );
+  }
+
+  /** Random deal (with an optional number) or a winnable one, on a level other than easy. */
+  private dealChoice(winnable: boolean, deal: HTMLInputElement): HTMLElement {
+    const kind = (value: boolean, key: Key) =>
+      h(
+        `button.deal-kind${value === winnable ? ".chosen" : ""}`,
+        {
+          type: "button",
+          role: "radio",
+          "aria-checked": value === winnable ? "true" : "false",
+          "data-deal-kind": value ? "winnable" : "random",
+          onclick: () => {
+            this.wantWinnable = value;
+            localStorage.setItem(WINNABLE_KEY, value ? "1" : "0");
+            this.render();
+          },
+        },
+        t(key),
+      );
+    return h(
+      "div.deal-choice",
+      {},
+      h("div.deal-kinds", { role: "radiogroup", "aria-label": t("dealKind") }, kind(false, "randomDeal"), kind(true, "winnableDeal")),
+      winnable ? h("p.note", {}, t("winnableNote")) : h("p.deal-number", {}, h("label", { for: "deal" }, t("dealNumber")), deal),
     );
   }
 
@@ -634,20 +715,16 @@ export class App {
     );
     const notices: HTMLElement[] = [];
     if (hint) {
-      const text =
-        hint.action === "move" && hint.card
-          ? t("hintMove", { card: cardLabel(hint.card), to: hint.to ?? "" })
-          : hint.action === "deal"
-            ? t("hintDeal")
-            : t("hintNone");
-      notices.push(h("p.banner.hint", { role: "status" }, text));
+      const none = hint.action === "none";
+      notices.push(h(`p.banner.hint${none ? ".none" : ""}`, { role: "status", "data-reason": hint.reason ?? "" }, hintText(hint)));
     }
-    if (view.stuck || this.lostAt === board.v) {
+    const lost = this.lost && this.lost.v === board.v ? this.lost : null;
+    if (view.stuck || lost) {
       notices.push(
         h(
           "div.banner.dead-end",
           { role: "alert" },
-          h("p", {}, view.stuck ? t("stuck") : t("lostPosition")),
+          h("p", { "data-lost": lost ? (lost.fromDeal ? "deal" : "position") : "" }, view.stuck ? t("stuck") : lostText(lost?.fromDeal ?? false)),
           h("p", {}, t("waysOut")),
           h(
             "div.ways",
@@ -655,7 +732,7 @@ export class App {
             button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
             button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
-            button("new", "newGame", () => this.startNew(view.level)),
+            button("new", "newGame", () => this.startNew(view.level, undefined, this.gameWinnable)),
           ),
         ),
       );
@@ -696,11 +773,11 @@ export class App {
       ended.lost ? h("p", {}, ended.lost.reason === "resigned" ? t("resigned") : t("abandoned")) : null,
       h("p.level-name", {}, t(`level_${view.level}` as Key) + (view.deal ? ` #${view.deal}` : "")),
       h("dl.results-table", {}, rows.map(([key, value]) => h("div", { "data-result": key }, h("dt", {}, t(key)), h("dd", {}, value)))),
-      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${view.level}` as Key) })), this.statsTable(ended.stats ?? undefined)),
+      h("section.level-stats", {}, h("h3", {}, t(this.gameWinnable ? "winnableStats" : "levelStats", { level: t(`level_${view.level}` as Key) })), this.statsTable(ended.stats ?? undefined)),
       h(
         "div.actions",
         {},
-        h("button.primary", { type: "button", "data-action": "new", onclick: () => void this.newGame(view.level) }, t("newGame")),
+        h("button.primary", { type: "button", "data-action": "new", onclick: () => void this.newGame(view.level, undefined, this.gameWinnable) }, t("newGame")),
         h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(board.game) }, t("replay")),
         h("button", { type: "button", "data-action": "levels", onclick: () => void this.lobby() }, t("levels")),
       ),
@@ -734,7 +811,12 @@ export class App {
             "tbody",
             {},
             this.stats.map((row) =>
-              h("tr", { "data-level": row.level }, h("th", {}, t(`level_${row.level}` as Key)), columns.map(([, value]) => h("td", {}, value(row)))),
+              h(
+                "tr",
+                { "data-level": row.level, "data-winnable": row.winnable ? "true" : "false" },
+                h("th", {}, row.winnable ? t("winnableLevel", { level: t(`level_${row.level}` as Key) }) : t(`level_${row.level}` as Key)),
+                columns.map(([, value]) => h("td", {}, value(row))),
+              ),
             ),
           ),
         ),

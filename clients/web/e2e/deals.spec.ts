@@ -1,0 +1,72 @@
+// A winnable deal chosen on the level screen, its statistics kept apart, a typed
+// deal number kept, and a deal proved lost said before the first move.
+import { TestServer } from "./server";
+import { expect, register, shot, startGame, test, uniqueName } from "./fixtures";
+
+test("a winnable deal from the level screen, with statistics of its own", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("win"));
+  await page.locator('button.level[data-level="medium"]').click();
+  await expect(page.locator("#deal")).toBeVisible();
+  await page.locator('[data-deal-kind="winnable"]').click();
+  await expect(page.locator('[data-deal-kind="winnable"]')).toHaveAttribute("aria-checked", "true");
+  await expect(page.locator("#deal")).toHaveCount(0); // a winnable deal is not chosen by number
+  await expect(page.locator(".deal-choice .note")).toHaveText("A deal the solver has won: it can be won.");
+  await shot(page, "lobby-winnable");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+  await expect(page.locator(".status .level-name")).toHaveText("Medium"); // its number is withheld until it ends
+
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  const results = page.locator("main.results.lost");
+  await expect(results.locator("h3")).toHaveText("Medium, winnable deals: your statistics");
+  await expect(results.locator('[data-stat="losses"] dd')).toHaveText("1");
+
+  // the level screen shows both rows: the random one untouched
+  await results.locator('[data-action="levels"]').click();
+  const random = page.locator("section.level-stats:not(.winnable)");
+  const winnable = page.locator("section.level-stats.winnable");
+  await expect(winnable.locator("h3")).toHaveText("Medium, winnable deals: your statistics");
+  await expect(winnable.locator('[data-stat="losses"] dd')).toHaveText("1");
+  await expect(random.locator('[data-stat="losses"] dd')).toHaveText("0");
+  // the choice is remembered
+  await expect(page.locator('[data-deal-kind="winnable"]')).toHaveAttribute("aria-checked", "true");
+
+  await page.locator("nav button", { hasText: "Statistics" }).click();
+  const row = page.locator('tr[data-level="medium"][data-winnable="true"]');
+  await expect(row.locator("th")).toHaveText("Medium (winnable)");
+  await expect(page.locator('tr[data-level="medium"][data-winnable="false"] th')).toHaveText("Medium");
+  await expect(page.locator('tr[data-winnable="true"]')).toHaveCount(1);
+
+  // a random deal is still one click away, with its number
+  await page.locator("nav button", { hasText: "Levels" }).click();
+  await page.locator('[data-deal-kind="random"]').click();
+  await page.locator("#deal").fill("637");
+  // the screen is drawn again (a choice, stats arriving) without losing what was typed
+  await page.locator('button.level[data-level="hard"]').click();
+  await expect(page.locator("#deal")).toHaveValue("637");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator(".status .level-name")).toHaveText("Hard #637");
+});
+
+test("a deal proved lost is said at the deal, not blamed on a move", async ({ page, watch }) => {
+  watch.allow.push(/WebSocket connection to .* failed/); // the page outlives this test's own server
+  // hard deal 1 is proved lost at once (the engine's `solve` says lost with 0 nodes); no
+  // background search for winnable deals, which the optional check would give way to
+  const server = new TestServer({ lostBudgetMs: 2000, winnablePool: 0 });
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("lost"));
+    await startGame(page, "hard", 1);
+    const notice = page.locator(".banner.dead-end");
+    await expect(notice.locator("[data-lost]")).toHaveAttribute("data-lost", "deal");
+    await expect(notice).toContainText("This deal cannot be won, whatever is played: none of your moves spoiled it.");
+    await expect(notice).not.toContainText("no longer");
+    await expect(notice.locator('[data-action="new"]')).toBeEnabled();
+    await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
+    await expect(page.locator(".tools [data-action='undo']")).toBeDisabled();
+    await shot(page, "game-lost-deal");
+  } finally {
+    await server.dispose();
+  }
+});

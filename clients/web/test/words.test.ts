@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { setLocale, STRINGS } from "../src/i18n";
+import type { StatsRow } from "../src/wire";
+import { hintText, levelRows, lostText } from "../src/words";
+
+function row(level: StatsRow["level"], winnable: boolean, games: number): StatsRow {
+  return {
+    level,
+    winnable,
+    games,
+    wins: 0,
+    losses: games,
+    win_rate: 0,
+    current_streak: 0,
+    best_streak: 0,
+    best_score: null,
+    fastest_win_ms: null,
+    fewest_moves: null,
+  } as StatsRow;
+}
+
+// setLocale also sets the page's lang; these tests run without a page.
+(globalThis as { document?: unknown }).document = { documentElement: { lang: "" } };
+afterEach(() => setLocale("en"));
+
+describe("hint wording", () => {
+  it("names a move or the deal", () => {
+    setLocale("en");
+    expect(hintText({ action: "move", card: "KS", to: 3 })).toBe("Hint: move K♠ to column 3.");
+    expect(hintText({ action: "deal" })).toBe(STRINGS.en.hintDeal);
+  });
+
+  it("says why there is no move, by the reply's reason, in every language", () => {
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      const strings = STRINGS[locale];
+      expect(hintText({ action: "none", reason: "lost" })).toBe(strings.hintLost);
+      expect(hintText({ action: "none", reason: "seen" })).toBe(strings.hintSeen);
+      expect(hintText({ action: "none", reason: "stuck" })).toBe(strings.hintStuck);
+      expect(hintText({ action: "none" })).toBe(strings.hintNone);
+    }
+    const en = STRINGS.en;
+    expect(new Set([en.hintLost, en.hintSeen, en.hintStuck, en.hintMove, en.hintDeal]).size).toBe(5);
+  });
+});
+
+describe("lost wording", () => {
+  it("tells a deal lost from the start from a position lost by the moves since", () => {
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      expect(lostText(true)).toBe(STRINGS[locale].lostDeal);
+      expect(lostText(false)).toBe(STRINGS[locale].lostPosition);
+      expect(lostText(true)).not.toBe(lostText(false));
+    }
+    setLocale("en");
+    expect(lostText(true)).toBe("This deal cannot be won, whatever is played: none of your moves spoiled it.");
+    expect(lostText(false)).toBe("This position can no longer be won.");
+  });
+});
+
+describe("a level's stats rows", () => {
+  it("keeps the winnable row apart from the random one", () => {
+    const stats = [row("easy", false, 1), row("hard", false, 4), row("hard", true, 2), row("classic", false, 0)];
+    expect(levelRows(stats, "hard").random?.games).toBe(4);
+    expect(levelRows(stats, "hard").winnable?.games).toBe(2);
+    expect(levelRows(stats, "classic").random?.games).toBe(0);
+    expect(levelRows(stats, "classic").winnable).toBeUndefined();
+    expect(levelRows(stats, "relaxed")).toEqual({ random: undefined, winnable: undefined });
+  });
+});
