@@ -90,6 +90,7 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   await shot(page, "paused");
   // keys still reach the server, which refuses them with `paused`: the pause screen stays, no error
   const pausedAt = await version(page);
+  await expect(page.locator(".toast.error")).toHaveCount(0, { timeout: 6000 }); // earlier ones gone
   await page.keyboard.press("h");
   await page.keyboard.press("u");
   await page.waitForTimeout(1500);
