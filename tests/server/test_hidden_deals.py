@@ -41,3 +41,20 @@ async def test_easy_deals_are_not_drawn_from_the_shipped_list(server: Running) -
         assert (await kim.request("resign", game=started["game"]))["type"] == "ack"
     dealt = {g["deal"] for g in (await kim.request("games"))["games"]}
     assert len(dealt) == 3 and not dealt & shipped
+
+
+async def test_another_players_game_is_not_found_and_not_loaded(server: Running) -> None:
+    owner = await server.player("lou")
+    game = (await owner.request("new_game", level="hard", deal=3))["game"]
+    service = server.server.service
+    assert service is not None
+    service._forget(service.cached(game))  # type: ignore[arg-type]  # as after a restart
+    other = await server.player("max")
+    for request in ("open_game", "replay", "close_game"):
+        refused = await other.request(request, game=game)
+        missing = await other.request(request, game=game + 1)
+        assert refused["code"] == missing["code"] == "not_found"
+        assert refused["message"].replace(str(game), "N") == missing["message"].replace(
+            str(game + 1), "N"
+        )
+    assert service.cached(game) is None  # answering did not load it
