@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
 from engine.levels import LEVEL_NAMES, get_level
@@ -48,32 +48,13 @@ def pool_name(level: str) -> str:
     return _SHARED.get(level, level)
 
 
-class DealPool:
-    """Deal numbers to draw from, at random; may be empty."""
+class DealPool(WinnableDeals):
+    """Deal numbers to draw from, at random, like the engine's pool; but it may be empty:
+    a server's pools start so, and grow (``draw`` raises IndexError while empty)."""
 
-    def __init__(self) -> None:
-        self._numbers: list[int] = []
-        self._known: set[int] = set()
-
-    def __len__(self) -> int:
-        return len(self._numbers)
-
-    def __contains__(self, number: object) -> bool:
-        return number in self._known
-
-    def add(self, number: int) -> None:
-        if number not in self._known:
-            self._known.add(number)
-            self._numbers.append(number)
-
-    def draw(self, rng: random.Random, avoid: Collection[int] = ()) -> int:
-        """A deal at random, not one of ``avoid`` while any is left; IndexError when empty."""
-        for _ in range(8):  # cheap while ``avoid`` is a small part of the pool
-            number = rng.choice(self._numbers)
-            if number not in avoid:
-                return number
-        fresh = [number for number in self._numbers if number not in avoid]
-        return rng.choice(fresh or self._numbers)
+    def __init__(self, numbers: Iterable[int] = ()) -> None:
+        self._numbers = list(numbers)
+        self._known = set(self._numbers)
 
 
 class WinnablePools:
@@ -83,8 +64,8 @@ class WinnablePools:
         # Not the list shipped in the engine: a public list of deals would let a player
         # find their deal among it from the first view (PROTOCOL.md section 7). A
         # server's pools are its own, found at random in 1..2^53 and kept in its database.
-        self.easy: WinnableDeals | DealPool = easy if easy is not None else DealPool()
-        self._pools: dict[str, WinnableDeals | DealPool] = {"easy": self.easy}
+        self.easy: WinnableDeals = easy if easy is not None else DealPool()
+        self._pools: dict[str, WinnableDeals] = {"easy": self.easy}
         for level in LEVEL_NAMES:
             self._pools.setdefault(pool_name(level), DealPool())
 
@@ -93,7 +74,7 @@ class WinnablePools:
         """Every pool's name (a level's name)."""
         return list(self._pools)
 
-    def pool(self, level: str) -> WinnableDeals | DealPool:
+    def pool(self, level: str) -> WinnableDeals:
         return self._pools[pool_name(level)]
 
     def count(self, level: str) -> int:
