@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
@@ -43,8 +44,12 @@ async def _open(url: str) -> ClientConnection:
     ws = await connect(
         url, subprotocols=[Subprotocol(SUBPROTOCOL)], compression=None, open_timeout=60
     )
-    await ws.send(encode({"type": "hello", "id": 1, "protocol": 1, "client": "idle"}))
-    await ws.recv()
+    await ws.send(
+        encode({"type": "hello", "id": 1, "protocol": 1, "client": "idle", "locale": "en"})
+    )
+    reply = msgpack.unpackb(await ws.recv())
+    if reply.get("type") == "error":  # (the echo answers an ack-sized frame)
+        raise RuntimeError(f"hello was refused: {reply}")
     return ws
 
 

@@ -152,6 +152,18 @@ def pinned() -> bool:
     return (os.cpu_count() or 1) >= 2 and os.environ.get("BENCH_PIN", "1") != "0"
 
 
+UNLIMITED: dict[str, Any] = {
+    "max_connections": 100_000,
+    "max_connections_per_address": 100_000,
+    "rate_actions": "100000,100000",
+    "rate_hints": "100000,100000",
+    "rate_reads": "100000,100000",
+    "rate_registrations": "100000,100000",
+}
+"""The abuse limits (``server.limits``) lifted: every benchmark client comes from 127.0.0.1 at
+machine speed, which the defaults rightly refuse (64 connections per address, 30 actions/s)."""
+
+
 def server_command(
     port: int,
     data: str,
@@ -167,7 +179,7 @@ def server_command(
     known = (Path(source or ".") / "server" / "config.py").read_text(encoding="utf-8")
     command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
     command += ["--log-level", "WARNING"]
-    for name, value in options.items():
+    for name, value in (UNLIMITED | options).items():
         if f"    {name}:" in known:
             command += [f"--{name.replace('_', '-')}", str(value)]
     if database_url:
