@@ -262,6 +262,8 @@ class ScorpionServer:
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
+        if self.handler is not None:
+            await self.handler.close()
         if self.finder is not None:
             await self.finder.close()
         if self.service is not None:

@@ -160,6 +160,12 @@ class ConnectionHandler:
         self.open = 0
         self._sockets: dict[Outbox, ServerConnection] = {}
         self._ids = itertools.count(1)
+        # Connections waiting for a frame: (the time it must come by, whether it said hello).
+        # One sweeper closes the late ones: a timer per connection would cost each idle
+        # connection a few hundred bytes (see _sweep).
+        self._waiting: dict[ServerConnection, tuple[float, bool, str]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
     def queued_bytes(self) -> int:
         """Bytes waiting in every open connection's outbox."""
@@ -250,26 +256,72 @@ class ConnectionHandler:
     async def _read(
         self, ws: ServerConnection, session: Session, peer: Peer
     ) -> tuple[int, str] | None:
-        """Answer frames until the peer closes (None) or must be closed (code, reason)."""
+        """Answer frames until the peer closes (None) or must be closed (code, reason).
+
+        A peer that sends nothing in time is closed by ``_sweep``: ``recv`` then raises
+        ``ConnectionClosed``.
+        """
         bounds = self.settings
         hello_by = time.monotonic() + bounds.hello_timeout
+        self._start_sweeper()
         while True:
             greeted = session.greeted
-            wait = hello_by - time.monotonic() if not greeted else bounds.idle_timeout or None
+            if not greeted:
+                self._waiting[ws] = (hello_by, False, peer.address)
+            elif bounds.idle_timeout:
+                self._waiting[ws] = (time.monotonic() + bounds.idle_timeout, True, peer.address)
             try:
-                async with asyncio.timeout(wait):
-                    frame = await ws.recv()
-            except TimeoutError:
-                if greeted:
-                    return CLOSE_GOING_AWAY, "idle for too long"
-                return CLOSE_POLICY_VIOLATION, "no hello in time"
-            reply = await self._answer(session, peer, frame)
-            if reply is None:
-                continue
-            self.hub.send(session.outbox, reply)
-            code = reply.get("code")
-            if code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic()):
+                frame = await ws.recv()
+            finally:
+                self._waiting.pop(ws, None)
+            if await self._respond(session, peer, frame):
                 return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
+            del frame  # held no longer than its answer: idle connections keep only their state
+
+    def _start_sweeper(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        """Close each connection past its hello deadline (1008) or idle timeout (1001).
+
+        Runs while there are connections, every quarter of the shorter of the two
+        timeouts (at most a second): a connection is closed at most that much late.
+        """
+        bounds = self.settings
+        tick = min(1.0, bounds.hello_timeout / 4, (bounds.idle_timeout or 4.0) / 4)
+        while self.open or self._waiting:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            late = [(ws, *entry[1:]) for ws, entry in self._waiting.items() if now >= entry[0]]
+            for ws, greeted, address in late:
+                del self._waiting[ws]
+                code, reason = (
+                    (CLOSE_GOING_AWAY, "idle for too long")
+                    if greeted
+                    else (CLOSE_POLICY_VIOLATION, "no hello in time")
+                )
+                log.warning("closing the connection from %s: %s (%d)", address, reason, code)
+                closing = asyncio.create_task(_close(ws, code, reason, bounds.drain_timeout))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+
+    async def close(self) -> None:
+        """Stop the sweeper (the listener has closed every connection)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+
+    async def _respond(self, session: Session, peer: Peer, frame: bytes | str) -> bool:
+        """Answer one frame; True when its reply was the strike that closes the connection."""
+        reply = await self._answer(session, peer, frame)
+        if reply is None:
+            return False
+        self.hub.send(session.outbox, reply)
+        code = reply.get("code")
+        return code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic())
 
     async def _answer(
         self, session: Session, peer: Peer, frame: bytes | str
@@ -344,6 +396,7 @@ class ConnectionHandler:
             try:
                 async with asyncio.timeout(timeout):
                     await ws.send(frame)
+                del frame  # not held while waiting for the next one
             except TimeoutError:
                 outbox.overflow()
                 reason = f"did not read its frames within {timeout:g} s"

@@ -32,7 +32,6 @@ which the writer's drain timeout bounds in time.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +40,7 @@ from protocol import encode
 __all__ = ["Budget", "Hub", "Outbox"]
 
 UNBOUNDED = 2**62
+COMPACT_AT = 256  # sent slots an outbox that never drains drops from its list at once
 
 
 class Budget:
@@ -69,7 +69,26 @@ class Budget:
 
 
 class Outbox:
-    """A connection's bounded queue of outbound frames."""
+    """A connection's bounded queue of outbound frames.
+
+    Kept small, since every idle connection has one: the frames are a plain
+    list read from ``_head`` (an empty deque alone takes 600 bytes), and the
+    writer waits on one future made when it has nothing to send, not on an
+    ``asyncio.Event`` with its own deque of waiters.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_frames",
+        "_head",
+        "_waiter",
+        "budget",
+        "closed",
+        "limit",
+        "max_bytes",
+        "overflowed",
+        "queued_bytes",
+    )
 
     def __init__(
         self, limit: int = 1024, max_bytes: int = UNBOUNDED, budget: Budget | None = None
@@ -80,19 +99,20 @@ class Outbox:
         self.overflowed = False
         self.closed = False
         self.queued_bytes = 0  # the frames' total size
-        self._frames: deque[bytes] = deque()
-        self._ready = asyncio.Event()
+        self._frames: list[bytes] = []  # queued from self._head on; sent slots hold b""
+        self._head = 0
+        self._waiter: asyncio.Future[None] | None = None  # the writer, waiting for a frame
         self.budget.join(self)
 
     def __len__(self) -> int:
-        return len(self._frames)
+        return len(self._frames) - self._head
 
     def put(self, frame: bytes) -> bool:
         """Queue ``frame``; False (and ``overflowed`` set) when the queue is full or closed."""
         if self.closed or self.overflowed:
             return False
         size = len(frame)
-        if len(self._frames) >= self.limit or self.queued_bytes + size > self.max_bytes:
+        if len(self) >= self.limit or self.queued_bytes + size > self.max_bytes:
             self.overflow()
             return False
         self.budget.make_room(size)
@@ -101,36 +121,56 @@ class Outbox:
         self._frames.append(frame)
         self.queued_bytes += size
         self.budget.used += size
-        self._ready.set()
+        self._wake()
         return True
 
     def overflow(self) -> None:
         """Give up on this connection: drop its frames; ``get`` returns None."""
         self.overflowed = True
-        self._frames.clear()
+        self._frames = []
+        self._head = 0
         self.budget.used -= self.queued_bytes
         self.queued_bytes = 0
-        self._ready.set()
+        self._wake()
 
     async def get(self) -> bytes | None:
         """The next frame; None once the outbox is closed (drained) or overflowed."""
         while True:
             if self.overflowed:
                 return None
-            if self._frames:
-                frame = self._frames.popleft()
-                self.queued_bytes -= len(frame)
-                self.budget.used -= len(frame)
-                return frame
+            if self._head < len(self._frames):
+                return self._take()
             if self.closed:
                 return None
-            self._ready.clear()
-            await self._ready.wait()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def _take(self) -> bytes:
+        frames = self._frames
+        frame = frames[self._head]
+        frames[self._head] = b""  # a frame given to the writer is not held here
+        self._head += 1
+        if self._head == len(frames):  # drained: start the list again
+            self._frames = []
+            self._head = 0
+        elif self._head >= COMPACT_AT and 2 * self._head >= len(frames):
+            del frames[: self._head]
+            self._head = 0
+        self.queued_bytes -= len(frame)
+        self.budget.used -= len(frame)
+        return frame
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def close(self) -> None:
         """No more frames: ``get`` returns what is queued, then None."""
         self.closed = True
-        self._ready.set()
+        self._wake()
 
     def release(self) -> None:
         """The connection is gone: return its bytes to the budget."""

@@ -99,3 +99,30 @@ def test_the_total_budget_overflows_the_fullest_outbox() -> None:
     assert small.put(b"y" * 100)  # would pass 500: the hog goes
     assert hog.overflowed and not small.overflowed
     assert budget.used == 150 and budget.shed == 1
+
+
+async def test_an_outbox_gives_frames_in_order_and_holds_none_it_has_given() -> None:
+    import asyncio
+    import sys
+
+    from server.hub import COMPACT_AT
+
+    outbox = Outbox(limit=10_000)
+    frames = [f"frame {n}".encode() for n in range(3 * COMPACT_AT)]
+    sent: list[bytes] = []
+    for frame in frames:  # a writer that keeps one frame behind, so it never drains
+        assert outbox.put(frame)
+        if len(outbox) > 1:
+            sent.append(await outbox.get() or b"")
+    # Each frame given is referred to by `frames`, `sent` and getrefcount's argument only.
+    assert [sys.getrefcount(sent[n]) for n in range(len(sent))] == [3] * len(sent)
+    waiting = asyncio.ensure_future(outbox.get())
+    assert await waiting == frames[-1]
+    assert sent == frames[:-1] and len(outbox) == 0 and outbox.queued_bytes == 0
+    waiting = asyncio.ensure_future(outbox.get())  # nothing queued: it waits
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    outbox.put(b"late")
+    assert await waiting == b"late"
+    outbox.close()
+    assert await outbox.get() is None
