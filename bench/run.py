@@ -197,10 +197,12 @@ def hint_section(easy: int, games: int) -> str:
     results = asyncio.run(
         run_hints(easy, games, ["hard", "classic", "relaxed", "three-blind-mice"])
     )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return "\n".join(
         [
             HINT_START,
-            f"Measured {when} on {machine()} with `make bench`, which runs",
+            f"Measured {when} on {machine()} (load average {load} at the end) with `make bench`,",
+            "which runs",
             f"`python -m bench.hints --easy {easy} --games {games}`: the first {easy} shipped easy",
             f"deals and, per other level, the first {games} deal numbers the solver wins with",
             "300 ms (as the winnable pools check), each played through the server by",
