@@ -82,7 +82,14 @@ async def run_hints(easy: int, games: int, levels: list[str]) -> list[dict[str, 
             pools.add(level, deal)
     with tempfile.TemporaryDirectory() as data:
         settings = dataclasses.replace(
-            Settings(), port=0, data_dir=data, workers=2, easy_pool=0, winnable_pool=0
+            Settings(),
+            port=0,
+            data_dir=data,
+            workers=2,
+            easy_pool=0,
+            winnable_pool=0,
+            rate_hints="off",  # one client asking as fast as it is answered
+            rate_actions="off",
         )
         server = ScorpionServer(settings, pools=pools)
         await server.start()

@@ -197,11 +197,13 @@ def hint_section(easy: int, games: int) -> str:
     results = asyncio.run(
         run_hints(easy, games, ["hard", "classic", "relaxed", "three-blind-mice"])
     )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return "\n".join(
         [
             HINT_START,
-            f"Measured {when} on {machine()} with `make bench`, which runs",
-            f"`python -m bench.hints --easy {easy} --games {games}`: the first {easy} shipped easy",
+            f"Measured {when} on {machine()} (load average {load} at the end) with `make bench`,",
+            f"which runs `python -m bench.hints --easy {easy} --games {games}`: the first {easy}"
+            " shipped easy",
             f"deals and, per other level, the first {games} deal numbers the solver wins with",
             "300 ms (as the winnable pools check), each played through the server by",
             "following its hints only (default hint budget, 300 ms; two solver workers):",

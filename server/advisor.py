@@ -1,16 +1,17 @@
-"""``HintAdvisor``: the service's hints, as steps of a plan (``server.hint_plan``).
+"""``HintAdvisor``: the service's hints, as steps of a plan (``engine.solver.plan``).
 
 Theory of operation
 -------------------
-Per game in memory the advisor keeps a ``HintMemory``: the winning line the
-last search found (every position on it with the step to take there) and
-every position the game has been in. A hint for a position on the line is
-that line's next step, given at once without a search, so a player who
+Per game in memory the advisor keeps a ``HintMemory``: the last plan the
+engine's planner gave (``Advice``: a shortened winning line, every position on
+it with the step to take there) and every position the game has been in. A
+hint for a position on the line is that line's step there
+(``Advice.continued``), given at once without a search, so a player who
 follows the hints walks one line to the win and never meets a position twice.
-Any other position is searched afresh in a solver worker
-(``SolverPool.plan_hint``), told which positions this game has seen and which
-of the candidate moves lead into positions the pool already knows are lost;
-what that search proves lost is added to the pool's memory.
+Any other position is planned afresh in a solver worker
+(``SolverPool.advise``), told which positions this game has seen and which of
+the candidate moves lead into positions the pool already knows are lost; what
+that search proves lost is added to the pool's memory.
 
 The memory is tied to the ``LiveGame`` object (a weak reference): a game
 rebuilt from the store, after a restart or on another node, starts with none
@@ -24,7 +25,7 @@ import weakref
 
 from engine.events import Hinted
 from engine.game import Game
-from server.hint_plan import HintAnswer, candidates
+from engine.solver.plan import Advice, candidates
 from server.live import LiveGame
 from server.workers import SolverPool
 
@@ -35,7 +36,7 @@ class HintMemory:
     """One game's winning line being followed and the positions it has been in."""
 
     def __init__(self) -> None:
-        self.plan: dict[bytes, Hinted] = {}
+        self.plan: Advice | None = None
         self._replica: Game | None = None
         self._seen: set[bytes] = set()
 
@@ -50,10 +51,10 @@ class HintMemory:
             self._seen.add(replica.state.key())
         return frozenset(self._seen)
 
-    def follow(self, answer: HintAnswer) -> None:
-        """Keep the line ``answer`` starts, if it has one (an older line stays valid too)."""
-        if answer.line:
-            self.plan = dict(answer.line)
+    def follow(self, advice: Advice) -> None:
+        """Keep ``advice`` as the plan if it is one (else the older plan stays)."""
+        if advice.basis == "plan":
+            self.plan = advice
 
 
 class HintAdvisor:
@@ -75,15 +76,15 @@ class HintAdvisor:
         game = live.game
         state, rules = game.state, game.rules
         memory = self.memory(live)
-        step = memory.plan.get(state.key())
+        step = memory.plan.continued(state) if memory.plan is not None else None
         if step is not None:
             self.planned += 1
-            return step
+            return step.hint
         if self.solver.known_lost(rules, state.key()):
             return Hinted("none", reason="lost")
         children = (child.key() for _hint, child in candidates(state, rules))
         known_lost = frozenset(key for key in children if self.solver.known_lost(rules, key))
-        answer = await self.solver.plan_hint(state, rules, memory.seen(game), known_lost)
-        self.solver.remember_lost(rules, answer.lost)
-        memory.follow(answer)
-        return answer.hinted
+        advice = await self.solver.advise(state, rules, memory.seen(game), known_lost)
+        self.solver.remember_lost(rules, advice.proved_lost)
+        memory.follow(advice)
+        return advice.hint

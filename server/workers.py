@@ -5,9 +5,9 @@ stall every other player, and in a thread it would still hold the GIL. So
 ``SolverPool`` sends a copy of the position and the (frozen, picklable)
 rules to a ``ProcessPoolExecutor`` and awaits the answer. ``pending`` counts
 searches in flight so optional work (the lost-position check) can be
-skipped when the workers are busy. Hints are searched by
-``server.hint_plan.plan_hint``; if the pool breaks, they fall back to its
-choice without a search, computed in-process (it is cheap).
+skipped when the workers are busy. Hints come from the engine's planner,
+``engine.solver.plan.advise``; if the pool breaks, they fall back to its
+choice without a search (``budget_ms=0``), computed in-process (it is cheap).
 
 Lost-position checks remember their proofs. A check asks the solver for its
 verdict on the position; a definitive one (``lost``: no sequence of actions
@@ -47,9 +47,9 @@ from typing import Any, Final, TypeVar
 from engine.levels import Rules
 from engine.solver import native
 from engine.solver.easy import DRAW_LIMIT, verify_deal
+from engine.solver.plan import Advice, advise
 from engine.solver.search import solve
 from engine.state import State
-from server.hint_plan import HintAnswer, plan_hint
 
 __all__ = ["LOST_VERDICTS", "SolverPool"]
 
@@ -86,19 +86,19 @@ class SolverPool:
     def busy(self) -> bool:
         return self.pending >= self.workers
 
-    async def plan_hint(
+    async def advise(
         self, state: State, rules: Rules, seen: frozenset[bytes], known_lost: frozenset[bytes]
-    ) -> HintAnswer:
-        """A hint for ``state`` that goes forward (``server.hint_plan``); searched in a worker.
+    ) -> Advice:
+        """The hint for ``state`` (``engine.solver.plan.advise``), searched in a worker.
 
         If the pool fails, the same choice without a search, in-process (cheap).
         """
-        answer = await self._in_worker(
-            plan_hint, state.copy(), rules, seen, known_lost, self.hint_budget_ms
+        advice = await self._in_worker(
+            _advise, state.copy(), rules, seen, known_lost, self.hint_budget_ms
         )
-        if answer is None:
-            return plan_hint(state.copy(), rules, seen, known_lost, 0, search=False)
-        return answer
+        if advice is None:
+            return _advise(state.copy(), rules, seen, known_lost, 0)
+        return advice
 
     def known_lost(self, rules: Rules, key: bytes) -> bool:
         """Whether the position with ``key`` is remembered as proved lost."""
@@ -159,7 +159,14 @@ class SolverPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-_KINDS: Final = {"plan_hint": "hint", "_lost_verdict": "lost", "_find_winnable": "winnable"}
+_KINDS: Final = {"_advise": "hint", "_lost_verdict": "lost", "_find_winnable": "winnable"}
+
+
+def _advise(
+    state: State, rules: Rules, seen: frozenset[bytes], lost: frozenset[bytes], budget_ms: float
+) -> Advice:
+    """In a worker: the planner's hint for ``state``."""
+    return advise(state, rules, seen=seen, lost=lost, budget_ms=budget_ms)
 
 
 def _lost_verdict(state: State, rules: Rules, budget_ms: int) -> str:

@@ -16,12 +16,13 @@ from engine.errors import ReplayFormatError, RuleViolation
 from engine.game import Game
 from engine.levels import LEVEL_NAMES, LEVELS
 from engine.replay import export_replay, verify
+from engine.solver.plan import REASONS as HINT_REASONS
 from engine.view import public_view
 from protocol import LEVELS as PROTOCOL_LEVELS
 from protocol import LOCALES as PROTOCOL_LOCALES
 from protocol import RULE_CODES, build, validate_message
 from protocol.events import ENGINE_EVENTS, EVENT
-from protocol.messages import EXAMPLE_VIEW
+from protocol.messages import EXAMPLE_VIEW, HINT_REASON
 from protocol.replay import REPLAY, VERIFY_INVALID, VERIFY_VALID
 from protocol.shapes import VIEW
 from tests.helpers import hint_player_win
@@ -53,6 +54,10 @@ def test_levels_locales_and_rule_codes_match_the_engine() -> None:
     assert PROTOCOL_LEVELS == LEVEL_NAMES
     assert PROTOCOL_LOCALES == ENGINE_LOCALES
     assert set(RULE_CODES) == {cls.code for cls in RuleViolation.__subclasses__()}
+
+
+def test_the_hint_reasons_are_the_planners() -> None:
+    assert HINT_REASON.choices == HINT_REASONS
 
 
 def test_every_engine_event_is_declared() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -12,8 +12,9 @@ import pytest
 import server.workers
 from engine.game import Game
 from engine.levels import LEVELS
+from engine.solver import solve
+from engine.solver.plan import Advice, candidates, shorten
 from server.advisor import HintAdvisor
-from server.hint_plan import HintAnswer, candidates, plan_hint
 from server.live import LiveGame
 from server.store import GameRecord, GameStatus
 from server.workers import SolverPool
@@ -38,9 +39,8 @@ def pool() -> Iterator[SolverPool]:
     pool._pool.shutdown()
 
 
-async def test_a_found_line_is_followed_to_the_win_without_another_search(pool: SolverPool) -> None:
-    advisor = HintAdvisor(pool)
-    live = live_game("hard", 5)
+async def follow(advisor: HintAdvisor, live: LiveGame) -> int:
+    """Play ``live`` by the advisor's hints until won; the number of hints."""
     t = 0
     while not live.game.won:
         hinted = await advisor.hint(live)
@@ -51,20 +51,39 @@ async def test_a_found_line_is_followed_to_the_win_without_another_search(pool: 
         else:
             assert hinted.action == "move" and hinted.card is not None
             live.game.move(hinted.card, hinted.to, t)
-    hints = live.game.hints
+    return live.game.hints
+
+
+async def test_a_found_line_is_followed_to_the_win_without_another_search(pool: SolverPool) -> None:
+    advisor = HintAdvisor(pool)
+    live = live_game("hard", 5)
+    hints = await follow(advisor, live)
     assert advisor.planned == hints - 1  # one search, at the first hint
     seen = advisor.memory(live).seen(live.game)
     moves = sum(action.type in ("move", "deal") for action in live.game.actions)
     assert len(seen) == moves + 1  # every position once: the deal and one per move
 
 
+async def test_the_line_followed_is_the_shortened_one(pool: SolverPool) -> None:
+    # Relaxed deal 22: the solver's own line is 486 actions, shortened 122.
+    advisor = HintAdvisor(pool)
+    live = live_game("relaxed", 22)
+    state, rules = live.game.state.copy(), LEVELS["relaxed"]
+    raw = solve(state.copy(), rules, budget_ms=2000).actions
+    hints = await follow(advisor, live)
+    assert hints == len(shorten(state, rules, raw)) < len(raw) // 2
+    assert advisor.planned == hints - 1
+
+
 async def test_after_an_undo_the_hint_avoids_the_move_into_a_known_loss(
     pool: SolverPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unsearched(*args: Any, **options: Any) -> HintAnswer:
-        return plan_hint(*args, **{**options, "search": False})  # as if the budget ran out
+    searched: Callable[..., Advice] = server.workers._advise
 
-    monkeypatch.setattr(server.workers, "plan_hint", unsearched)
+    def unsearched(*args: Any) -> Advice:
+        return searched(*args[:-1], 0)  # as if the budget ran out
+
+    monkeypatch.setattr(server.workers, "_advise", unsearched)
     advisor = HintAdvisor(pool)
     live = live_game("medium", 3)
     state = live.game.state

@@ -1,4 +1,7 @@
-"""Hints that are a plan (engine.solver.plan): followed, they win without repeating."""
+"""Hints that are a plan (engine.solver.plan): followed, they win without repeating.
+
+The planner the server runs for its hints (tests/server/test_advisor.py and
+test_hint_player.py play through the server)."""
 
 from __future__ import annotations
 
@@ -12,9 +15,9 @@ from engine.deal import deal_layout
 from engine.events import Hinted
 from engine.game import Action, Game
 from engine.levels import LEVELS, Rules
-from engine.moves import legal_moves
-from engine.solver import plan, solve
-from engine.solver.plan import Advice, advise, play
+from engine.moves import Move, legal_moves
+from engine.solver import solve
+from engine.solver.plan import Advice, advise, candidates, is_bare_shuttle, play, shorten
 from engine.state import State, apply_move, undo
 
 SEARCH_MS = 20_000  # generous: the first hint of each game must find the win
@@ -83,14 +86,20 @@ def test_asking_afresh_each_time_also_wins_without_repeating(level: str) -> None
         follow_hints(rules, Game(rules, number), keep_plan=False)
 
 
-def test_a_plan_is_not_followed_from_elsewhere() -> None:
+def test_a_plan_is_followed_only_along_its_line() -> None:
     rules = LEVELS["medium"]
     game = Game(rules, won_deals("medium")[0])
     plan = advise(game.state, rules, budget_ms=SEARCH_MS)
-    assert plan.continues_at(game.state) is False  # not yet played
+    assert plan.continued(game.state) == plan  # asked again before playing: the same step
     state = game.state.copy()
-    play(state, plan.line[0])
-    assert plan.continues_at(state)
+    play(state, plan.hint)
+    step = plan.continued(state)
+    assert step is not None and step.hint == plan.line[1][1] and step.line == plan.line[1:]
+    assert advise(state, rules, plan=plan, budget_ms=0) == step  # followed, not searched
+    elsewhere = game.state.copy()
+    off_line = next(h for h, child in candidates(elsewhere, rules) if child.key() != plan.after)
+    play(elsewhere, off_line)
+    assert plan.continued(elsewhere) is None
 
 
 # Every card face up, the stock undealt, a king alone with two empty columns
@@ -123,19 +132,17 @@ def test_the_heuristic_never_shuttles_and_deals_instead() -> None:
 def test_the_heuristic_avoids_seen_and_lost_positions() -> None:
     rules = LEVELS["relaxed"]
     state = State.from_deal(deal_layout(rules.layout, 15))
-    children = {}
-    for move in legal_moves(state, rules, useful_only=True):
-        record = apply_move(state, *move)
-        children[move] = state.key()
-        undo(state, record)
-    assert len(children) > 2
-    keys = list(children.values())
+    options = candidates(state, rules)
+    assert len(options) > 2
+    keys = [child.key() for _hint, child in options]
     seen, lost = set(keys[: len(keys) // 2]), set(keys[len(keys) // 2 : -1])
     advice = advise(state, rules, seen=seen, lost=lost, budget_ms=0)
-    assert advice.basis in ("heuristic", "plan")
-    assert advice.after not in seen | lost
-    assert advice.after in (keys[-1], b"") or advice.hint.action == "deal"
-    assert lost <= advice.proved_lost
+    assert advice.basis == "heuristic"
+    assert (advice.hint, advice.after) == (options[-1][0], keys[-1])
+    assert advice.proved_lost == lost  # met on the way: handed back to be remembered
+    searched = advise(state, rules, seen=seen, lost=lost, budget_ms=SEARCH_MS)
+    assert searched.after not in seen | lost
+    assert searched.basis == "plan" or searched.proved_lost >= lost
 
 
 def test_every_move_seen_gives_none_with_a_reason() -> None:
@@ -148,32 +155,37 @@ def test_every_move_seen_gives_none_with_a_reason() -> None:
         keys.add(state.key())
         undo(state, record)
     repeats = advise(state, rules, seen=keys, budget_ms=0)
-    assert (repeats.hint.action, repeats.basis) == ("none", "repeats")
+    assert repeats.hint == Hinted("none", reason="seen") and repeats.basis == "seen"
     lost = advise(state, rules, lost=keys, budget_ms=0)
-    assert (lost.hint.action, lost.basis) == ("none", "lost")
+    assert lost.hint == Hinted("none", reason="lost") and lost.basis == "lost"
+    assert state.key() in lost.proved_lost  # every move loses: so does the position
 
 
 def test_a_position_proved_lost_says_so() -> None:
-    # 5H waits for the 4S on the 6H, the 4S for the 5H on the 5S (hard): lost at once.
-    state = State([cards("6H 4S"), cards("5S 5H")], [0, 0], found=[2, 3])
-    advice = advise(state, LEVELS["hard"])
-    assert (advice.hint.action, advice.basis) == ("none", "lost")
+    state = Game(LEVELS["hard"], 1).state  # moves to make, but proved lost at the deal
+    assert candidates(state, LEVELS["hard"])
+    advice = advise(state, LEVELS["hard"], seen={state.key()}, budget_ms=2000)
+    assert advice.hint == Hinted("none", reason="lost") and advice.basis == "lost"
     assert state.key() in advice.proved_lost
+    # 5H waits for the 4S on the 6H, the 4S for the 5H on the 5S (hard): nothing moves.
+    stuck = State([cards("6H 4S"), cards("5S 5H")], [0, 0], found=[2, 3])
+    advice = advise(stuck, LEVELS["hard"])
+    assert advice.hint == Hinted("none", reason="stuck") and stuck.key() in advice.proved_lost
 
 
 def test_nothing_to_do_once_won_or_without_moves() -> None:
     won = State([[], []], [0, 0], found=[0, 1, 2, 3])
-    assert advise(won, LEVELS["hard"]).basis == "no_moves"
+    advice = advise(won, LEVELS["hard"])
+    assert (advice.hint, advice.basis, advice.proved_lost) == (Hinted("none"), "won", frozenset())
     stuck = State([cards("AS"), cards("3S")], [0, 0], found=[1, 2, 3])  # nothing can move
     advice = advise(stuck, LEVELS["relaxed"], budget_ms=0)
-    assert advice.hint.action == "none" and advice.basis in ("lost", "no_moves")
+    assert advice.hint == Hinted("none", reason="stuck") and stuck.key() in advice.proved_lost
 
 
-def test_the_heuristic_deals_only_when_the_rules_allow_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_heuristic_deals_only_when_the_rules_allow_it() -> None:
     # The one move (9S off its successor onto TH) scores below zero: deal instead,
     # unless the stock may only be dealt when no move is left (R13's option).
-    # (The position is lost, cards are missing: no look-ahead may say so.)
-    monkeypatch.setattr(plan, "LOOK_AHEAD_NODES", 0)
+    # (The position is lost, cards are missing: no search may say so.)
     state = State([cards("TS 9S"), cards("TH"), [], [], [], [], []], [0] * 7, cards("5D 6D 7D"))
     rules = LEVELS["relaxed"]
     assert advise(state, rules, budget_ms=0).hint.action == "deal"
@@ -194,17 +206,17 @@ def test_a_plan_through_a_seen_position_is_not_used() -> None:
     state = Game(rules, won_deals("hard")[0]).state
     line = advise(state, rules, budget_ms=SEARCH_MS).line
     later = state.copy()
-    for action in line[:5]:
-        play(later, action)
+    for _key, step in line[:5]:
+        play(later, step)
     advice = advise(state, rules, seen={later.key()}, budget_ms=SEARCH_MS)
     assert advice.basis != "plan" or later.key() not in _positions(state, advice.line)
 
 
-def _positions(state: State, line: tuple[Action, ...]) -> set[bytes]:
+def _positions(state: State, line: tuple[tuple[bytes, Hinted], ...]) -> set[bytes]:
     walk = state.copy()
     keys = set()
-    for action in line:
-        play(walk, action)
+    for _key, step in line:
+        play(walk, step)
         keys.add(walk.key())
     return keys
 
@@ -212,3 +224,66 @@ def _positions(state: State, line: tuple[Action, ...]) -> set[bytes]:
 def test_play_refuses_what_is_not_a_move_or_a_deal() -> None:
     with pytest.raises(ValueError, match="not a move or a deal"):
         play(shuttle_position(), Hinted("none"))
+
+
+def test_a_won_line_is_shortened_before_it_is_served() -> None:
+    # Relaxed deal 22: the solver's depth-first line is 486 actions; 122 of them win.
+    rules = LEVELS["relaxed"]
+    state = Game(rules, 22).state
+    raw = solve(state.copy(), rules, budget_ms=SEARCH_MS).actions
+    advice = advise(state, rules, seen={state.key()}, budget_ms=SEARCH_MS)
+    assert advice.basis == "plan" and advice.line == shorten(state, rules, raw)
+    assert len(advice.line) < len(raw) // 2
+    game = Game(rules, 22)
+    keys = []
+    for key, step in advice.line:  # each step is played from the position it names
+        assert game.state.key() == key
+        keys.append(key)
+        game.play(Action(step.action, step.card, step.to))
+    assert game.won and len(set(keys)) == len(keys)
+
+
+def test_shorten_keeps_a_line_that_has_no_detour() -> None:
+    rules = LEVELS["hard"]
+    state = Game(rules, won_deals("hard")[0]).state
+    line = shorten(state, rules, solve(state.copy(), rules, budget_ms=SEARCH_MS).actions)
+    assert shorten(state, rules, [step for _key, step in line]) == line
+
+
+def whole_column_moves(state: State, rules: Rules) -> list[Move]:
+    return [m for m in legal_moves(state, rules) if m.start == 0 and not state.cols[m.dst]]
+
+
+def test_a_whole_column_into_an_empty_one_is_a_bare_shuttle_unless_the_deal_lands_differently() -> (
+    None
+):
+    rules = LEVELS["medium"]
+    cols = [[], cards("KS"), [], [], cards("QH"), [], cards("7D")]
+    before = State(cols, [0] * 7, stock=cards("2C 3C 4C"))
+    moves = whole_column_moves(before, rules)
+    shuttles = {(m.src, m.dst): is_bare_shuttle(before, m) for m in moves}
+    assert shuttles[(1, 0)] is False  # the deal covers columns 1 to 3: it lands differently
+    assert shuttles[(4, 3)] is True  # columns 5 and 4 get no stock card: nothing changes
+    assert shuttles[(6, 0)] is False
+    hinted = {(h.card, h.to) for h, _child in candidates(before, rules)}
+    assert (parse_card("KS"), 1) in hinted and (parse_card("QH"), 4) not in hinted
+    after = State(cols, [0] * 7)
+    assert all(is_bare_shuttle(after, m) for m in whole_column_moves(after, rules))
+    hinted = {(h.card, h.to) for h, _child in candidates(after, rules)}
+    assert (parse_card("KS"), 1) not in hinted and (parse_card("QH"), 4) not in hinted
+
+
+def test_candidates_lead_where_they_say() -> None:
+    rules = LEVELS["medium"]
+    for hinted, child in candidates(Game(rules, 3).state, rules):
+        game = Game(rules, 3)
+        game.play(Action(hinted.action, hinted.card, hinted.to))
+        assert game.state.key() == child.key()
+
+
+def test_no_deal_among_the_candidates_while_the_rules_want_moves_first() -> None:
+    rules = LEVELS["relaxed"]
+    state = Game(rules, 3).state
+    assert any(h.action == "deal" for h, _child in candidates(state, rules))
+    strict = rules.with_options(stock_only_when_stuck=True)
+    assert not any(h.action == "deal" for h, _child in candidates(state, strict))
