@@ -27,7 +27,6 @@ and the bound ``port``, for tests and embedding.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -49,6 +48,7 @@ from server.hub import Hub
 from server.limits import Limits
 from server.logs import configure_logging
 from server.loop import run as run_loop
+from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
@@ -254,11 +254,8 @@ class ScorpionServer:
 
     async def stop(self) -> None:
         """Close every connection with 1001, then the service, solver and store."""
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
-            self._heartbeat = None
+        await stop_task(self._heartbeat)
+        self._heartbeat = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None

@@ -91,6 +91,7 @@ from server.limits import (
     parse_networks,
 )
 from server.logs import connection_id, game_id
+from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import GameService, Session
 
@@ -308,11 +309,8 @@ class ConnectionHandler:
 
     async def close(self) -> None:
         """Stop the sweeper (the listener has closed every connection)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await stop_task(self._sweeper)
+        self._sweeper = None
 
     async def _respond(self, session: Session, peer: Peer, frame: bytes | str) -> bool:
         """Answer one frame; True when its reply was the strike that closes the connection."""

@@ -10,11 +10,12 @@ plain install still runs on the standard loop. ``choice`` is ``"auto"``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["LOOPS", "loop_factory", "run"]
+__all__ = ["LOOPS", "loop_factory", "run", "stop_task"]
 
 T = TypeVar("T")
 LOOPS: Final = ("auto", "uvloop", "asyncio")
@@ -40,3 +41,12 @@ def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
     """``asyncio.run(main)`` on the chosen loop."""
     with asyncio.Runner(loop_factory=loop_factory(choice)) as runner:
         return runner.run(main)
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel ``task`` (when there is one) and wait until it has ended."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

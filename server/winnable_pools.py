@@ -23,7 +23,6 @@ level whose pool is still empty searches for one at once, for a few seconds
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Collection, Iterable, Mapping
@@ -31,6 +30,7 @@ from typing import Final
 
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.easy import WinnableDeals
+from server.loop import stop_task
 from server.store import Store, StoreError
 from server.workers import SolverPool
 
@@ -138,11 +138,8 @@ class WinnableDealFinder:
             await asyncio.shield(self._task)
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         while (name := self.next_pool()) is not None:

@@ -35,6 +35,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.loop import stop_task
+
 __all__ = [
     "APPLICATION_NAME",
     "CHANNEL",
@@ -116,11 +118,8 @@ class ChangeListener:
         waiter.cancel()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         pause = RETRY_MIN_S
