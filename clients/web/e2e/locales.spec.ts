@@ -57,5 +57,12 @@ for (const locale of ["fi", "ru"] as const) {
       await page.waitForTimeout(200);
       expect(await english(page, locale)).toEqual([]);
     }
+    await page.locator('ul.games li [data-action="replay"]').first().click();
+    await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "0");
+    await expect(page.locator(".replay .step")).toContainText(STRINGS[locale].replayStart);
+    await page.keyboard.press("End");
+    await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "1"); // the resignation: the refused drag made no version
+    await expect(page.locator(".replay .step")).toContainText(STRINGS[locale].resigned);
+    expect(await english(page, locale)).toEqual([]);
   });
 }

@@ -20,6 +20,8 @@ export interface TableHandlers {
 
 export interface Highlight {
   card?: string;
+  /** A card a replay's step just moved (outlined, under the cards on it). */
+  moved?: string;
   to?: number;
   deal?: boolean;
 }
@@ -53,20 +55,22 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   for (const card of column.cards) {
     const cardNode = cardElement(card, number);
     if (highlight.card === card) cardNode.classList.add("hinted");
+    if (highlight.moved === card) cardNode.classList.add("moved");
     element.append(cardNode);
   }
   return element;
 }
 
-export function tableElement(view: View, highlight: Highlight, handlers: TableHandlers): HTMLElement {
+/** The table of `view`; without `handlers` a still one (a replay's), which nothing on it moves. */
+export function tableElement(view: View, highlight: Highlight, handlers: TableHandlers | null): HTMLElement {
   const stock = h(
     `button.stock${view.stock === 0 ? ".empty" : ""}${highlight.deal ? ".hinted" : ""}`,
     {
       type: "button",
       "data-action": "deal",
-      disabled: view.stock === 0 || view.status !== "active",
+      disabled: view.stock === 0 || view.status !== "active" || !handlers,
       "aria-label": t("deal") + " — " + t("stock", { n: view.stock }),
-      onclick: () => handlers.onDeal(),
+      onclick: () => handlers?.onDeal(),
     },
     h("span", {}, view.stock ? String(view.stock) : ""),
   );
@@ -101,8 +105,15 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
     { style: `--cols: ${view.columns.length}` },
     view.columns.map((_, i) => columnElement(view, i, highlight)),
   );
-  const table = h("div.table", {}, top, columns);
-  attachGestures(table, handlers);
+  const table = h(`div.table${handlers ? "" : ".still"}`, {}, top, columns);
+  if (handlers) {
+    attachGestures(table, handlers);
+  } else {
+    table.querySelectorAll<HTMLElement>(".card.up").forEach((card) => {
+      card.tabIndex = -1;
+      card.setAttribute("aria-disabled", "true");
+    });
+  }
   return table;
 }
 
