@@ -1,6 +1,6 @@
 // A whole game won in the browser by clicking, then the results and the statistics.
 import { knownDeal, winningLine } from "./server";
-import { atVersion, drag, expect, register, shot, startGame, tap, test, uniqueName, version } from "./fixtures";
+import { atVersion, drag, expect, expectColumnsFit, register, shot, SIZES, startGame, tap, test, uniqueName, version } from "./fixtures";
 
 test("a whole game won by clicking, then the results screen and the statistics", async ({ page, server, watch }) => {
   const deal = knownDeal();
@@ -38,7 +38,15 @@ test("a whole game won by clicking, then the results screen and the statistics",
       await drag(page, card, action.to ?? 0);
       await atVersion(page, v + 3);
     }
-    if (index === 20) await shot(page, "game-midway");
+    if (index === 20) {
+      // a long column here (20 cards in column 7): drawn whole, inside the table, on both screens
+      for (const [width, height] of SIZES) {
+        await page.setViewportSize({ width, height });
+        expect(await expectColumnsFit(page, "main.game"), `${width}x${height}`).toBeGreaterThanOrEqual(19);
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await shot(page, "game-midway");
+    }
   }
   expect(taps).toBeGreaterThan(line.length / 2);
 

@@ -20,7 +20,7 @@ import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
-import { animateFrom, cardPlaces, shake, springBack, tableElement, type Highlight } from "./table";
+import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { hintText, levelRows, lostText } from "./words";
 import type {
@@ -114,6 +114,7 @@ export class App {
       },
     });
     document.addEventListener("keydown", (event) => this.key(event));
+    window.addEventListener("resize", () => fitColumns(this.root));
     // A request cut off by a dropped connection has no answer to show: the
     // banner says the connection dropped, and the reconnect resyncs the game.
     window.addEventListener("unhandledrejection", (event) => {
@@ -485,6 +486,7 @@ export class App {
     const focused = document.activeElement as HTMLElement | null;
     const focusKey = focused?.dataset.card ?? focused?.dataset.action;
     this.root.replaceChildren(this.header(), this.body(), this.noticeBar(), this.dialog());
+    fitColumns(this.root);
     if (focusKey) {
       const again = this.root.querySelector<HTMLElement>(`[data-card="${focusKey}"], [data-action="${focusKey}"]`);
       again?.focus({ preventScroll: true });

@@ -44,10 +44,12 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   const label = `${t("column", { n: number })}: ${column.down ? t("faceDown", { n: column.down }) + ", " : ""}${
     size === 0 ? t("emptyColumn") : column.cards.length
   }`;
-  const element = h(`div.column${size > 12 ? ".long" : ""}${size > 18 ? ".longer" : ""}`, {
+  // The overlap of its face-up cards depends on how many there are (style.css, "fitting a column").
+  const element = h("div.column", {
     "data-column": number,
     role: "group",
     "aria-label": label,
+    style: `--up: ${column.cards.length}; --down: ${column.down}`,
   });
   if (highlight.to === number) element.classList.add("hint-target");
   element.append(h("div.slot", { "aria-hidden": "true" }, String(number)));
@@ -116,6 +118,23 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
   }
   return table;
 }
+
+/**
+ * Tells each table's columns the height they have on screen, from their top
+ * to the window's bottom (`--room`): a long column's face-up cards overlap
+ * more, all alike, so that it ends inside it (style.css, "fitting a column").
+ * Run after every drawing and on resize.
+ */
+export function fitColumns(root: ParentNode): void {
+  root.querySelectorAll<HTMLElement>(".columns").forEach((columns) => {
+    const top = columns.getBoundingClientRect().top + window.scrollY;
+    const room = Math.max(0, Math.floor(window.innerHeight - top - ROOM_BELOW));
+    columns.style.setProperty("--room", `${room}px`);
+  });
+}
+
+/** Pixels kept free below the columns, inside the window. */
+const ROOM_BELOW = 10;
 
 const DRAG_THRESHOLD = 6;
 
