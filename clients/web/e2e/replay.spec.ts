@@ -74,7 +74,7 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await expect(moved).toHaveAttribute("data-card", first.card ?? "");
   await expect(moved).toHaveAttribute("data-column", String(first.to));
   expect(await board(page, ".replay-board")).toEqual(boards[1]);
-  await shot(page, "replay");
+  await shot(page, "replay-board");
 
   // every later step with the arrow key, each board the one the game showed at that version
   for (let step = 2; step <= total; step++) {
