@@ -75,7 +75,7 @@ test("a position lost by the moves says so, and undo and restart are the ways ou
   watch.allow.push(/WebSocket connection to .* failed/); // the page outlives this test's own server
   // hard deal 5 is won by the solver, but dealing the stock at once loses it (the server's own
   // test of `lost_position` uses the same deal and move: tests/server/test_lost_at_deal.py)
-  const server = new TestServer({ lostBudgetMs: 2000, winnablePool: 0 });
+  const server = new TestServer({ lostBudgetMs: 5000, winnablePool: 0 });
   await server.start();
   try {
     await register(page, server.url, uniqueName("spoilt"));
