@@ -20,7 +20,7 @@ import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
-import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, type Highlight } from "./table";
+import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { hintText, levelRows, lostText } from "./words";
 import type {
@@ -483,6 +483,7 @@ export class App {
   }
 
   private render(): void {
+    if (whenReleased(() => this.render())) return; // not under a pressed card
     const focused = document.activeElement as HTMLElement | null;
     const focusKey = focused?.dataset.card ?? focused?.dataset.action;
     this.root.replaceChildren(this.header(), this.body(), this.noticeBar(), this.dialog());

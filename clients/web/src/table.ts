@@ -149,6 +149,36 @@ interface Drag {
 
 let lastDrag: HTMLElement[] = [];
 
+/**
+ * A pointer is down on a card: drawing the table again now would take the
+ * card from under it (a drag in progress would be dropped, its pointer capture
+ * lost with the old table, and a tap's click would find no button). So a
+ * redraw asked for meanwhile waits until the pointer is released anywhere, and
+ * until the tap's click has run.
+ */
+let pressed = false;
+let redrawAfter: (() => void) | null = null;
+
+/** True, keeping `redraw` for later, while a pointer is down on a card; false (draw now) otherwise. */
+export function whenReleased(redraw: () => void): boolean {
+  if (!pressed) return false;
+  redrawAfter = redraw;
+  return true;
+}
+
+function released(): void {
+  if (!pressed) return;
+  pressed = false;
+  const redraw = redrawAfter;
+  redrawAfter = null;
+  if (redraw) setTimeout(redraw, 0); // after this release's click
+}
+
+if (typeof window !== "undefined") {
+  window.addEventListener("pointerup", released);
+  window.addEventListener("pointercancel", released);
+}
+
 /** The card and every card after it in its column (what a move carries, R7). */
 function carriedBy(card: HTMLElement): HTMLElement[] {
   const carried = [card];
@@ -166,6 +196,7 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
   table.addEventListener("pointerdown", (event) => {
     const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (!target || event.button !== 0) return;
+    pressed = true;
     drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
   });
   table.addEventListener("pointermove", (event) => {
