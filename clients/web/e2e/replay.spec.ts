@@ -70,9 +70,13 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await atStep(page, 1);
   const first = line[0];
   await expect(page.locator(".replay .step")).toContainText(`Step 1 of ${total} — Move ${first.card?.[0]}`);
-  const moved = page.locator(".replay-board .card.moved");
-  await expect(moved).toHaveAttribute("data-card", first.card ?? "");
-  await expect(moved).toHaveAttribute("data-column", String(first.to));
+  const moved = page.locator(".replay-board .card.moved"); // the card and those on it
+  await expect(moved.first()).toHaveAttribute("data-card", first.card ?? "");
+  await expect(moved.first()).toHaveAttribute("data-column", String(first.to));
+  const group = await page.locator(`.replay-board .column[data-column="${first.to}"] .card.up`).evaluateAll((cards) =>
+    cards.map((card) => (card as HTMLElement).dataset.card ?? ""),
+  );
+  await expect(moved).toHaveCount(group.length - group.indexOf(first.card ?? ""));
   expect(await board(page, ".replay-board")).toEqual(boards[1]);
   await shot(page, "replay-board");
 

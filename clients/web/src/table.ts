@@ -20,7 +20,7 @@ export interface TableHandlers {
 
 export interface Highlight {
   card?: string;
-  /** A card a replay's step just moved (outlined, under the cards on it). */
+  /** The bottom card of a group a replay's step just moved: the group is marked. */
   moved?: string;
   to?: number;
   deal?: boolean;
@@ -54,10 +54,12 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   if (highlight.to === number) element.classList.add("hint-target");
   element.append(h("div.slot", { "aria-hidden": "true" }, String(number)));
   for (let i = 0; i < column.down; i++) element.append(h("div.card.down", { "aria-hidden": "true" }));
+  let moved = false;
   for (const card of column.cards) {
     const cardNode = cardElement(card, number);
     if (highlight.card === card) cardNode.classList.add("hinted");
-    if (highlight.moved === card) cardNode.classList.add("moved");
+    moved ||= highlight.moved === card;
+    if (moved) cardNode.classList.add("moved");
     element.append(cardNode);
   }
   return element;
