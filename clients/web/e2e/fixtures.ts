@@ -71,10 +71,19 @@ export async function register(page: Page, url: string, name: string): Promise<v
 
 export const SIZES = [[1280, 800], [360, 740]] as const;
 
+/**
+ * Waits until no card is on its way: after a move the cards slide to their new
+ * places for a moment, and a press meant for a card that stays put could land
+ * on one passing over it (then its click is on neither, and nothing moves).
+ */
+export async function still(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== "running"));
+}
+
 /** Waits until no card is on its way (a move's slide) and the columns know the room the window gives them. */
 export async function settled(page: Page): Promise<void> {
+  await still(page);
   await page.waitForFunction(() => {
-    if (document.getAnimations().some((animation) => animation.playState === "running")) return false;
     return [...document.querySelectorAll<HTMLElement>(".columns")].every((columns) => {
       const top = columns.getBoundingClientRect().top + window.scrollY;
       return columns.style.getPropertyValue("--room") === `${Math.max(0, Math.floor(window.innerHeight - top - 10))}px`;
@@ -149,6 +158,7 @@ export function version(page: Page): Promise<number> {
 
 /** Drags the card (and all on it) onto column `to` with the mouse. */
 export async function drag(page: Page, card: string, to: number): Promise<void> {
+  await still(page);
   const source = page.locator(`.card.up[data-card="${card}"]`);
   const box = await source.boundingBox();
   const target = await page.locator(`.column[data-column="${to}"]`).boundingBox();
@@ -167,5 +177,6 @@ export async function atVersion(page: Page, v: number): Promise<void> {
 
 /** Taps a card where it shows even when others lie on it (its top edge). */
 export async function tap(page: Page, card: string): Promise<void> {
+  await still(page);
   await page.locator(`.card.up[data-card="${card}"]`).click({ position: { x: 12, y: 6 } });
 }
