@@ -156,13 +156,19 @@ export function version(page: Page): Promise<number> {
   return page.locator("main.game").getAttribute("data-v").then(Number);
 }
 
+/** Where `selector` is on screen: asked again if the page was drawn anew between finding it and measuring it. */
+async function boxOf(page: Page, selector: string): Promise<{ x: number; y: number; width: number; height: number }> {
+  let box: { x: number; y: number; width: number; height: number } | null = null;
+  await expect.poll(async () => (box = await page.locator(selector).boundingBox()) !== null, { message: `cannot see ${selector}` }).toBe(true);
+  if (!box) throw new Error(`cannot see ${selector}`);
+  return box;
+}
+
 /** Drags the card (and all on it) onto column `to` with the mouse. */
 export async function drag(page: Page, card: string, to: number): Promise<void> {
   await still(page);
-  const source = page.locator(`.card.up[data-card="${card}"]`);
-  const box = await source.boundingBox();
-  const target = await page.locator(`.column[data-column="${to}"]`).boundingBox();
-  if (!box || !target) throw new Error(`cannot see ${card} or column ${to}`);
+  const box = await boxOf(page, `.card.up[data-card="${card}"]`);
+  const target = await boxOf(page, `.column[data-column="${to}"]`);
   await page.mouse.move(box.x + box.width / 2, box.y + 6);
   await page.mouse.down();
   await page.mouse.move(box.x + box.width / 2 + 10, box.y + 20, { steps: 2 });
