@@ -99,6 +99,8 @@ export class App {
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
   private signInError: string | null = null;
+  /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
+  private helloLocale: Locale | null = null;
   private showToken = false;
 
   constructor(private readonly root: HTMLElement) {
@@ -110,6 +112,8 @@ export class App {
       onPush: (push) => this.push(push),
       onState: (state) => {
         this.online = state;
+        // the language was changed while the connection's hello was on its way: say the new one
+        if (state === "open" && this.helloLocale !== locale()) this.sayLocale();
         this.render();
       },
     });
@@ -132,13 +136,13 @@ export class App {
 
   private async hello(): Promise<void> {
     const reply = await this.conn.request(
-      { type: "hello", protocol: 1, client: CLIENT, locale: locale(), ...(this.token ? { token: this.token } : {}) },
+      { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(this.token ? { token: this.token } : {}) },
       true,
     );
     if (reply.type === "error" && reply.code === "unauthenticated") {
       this.signInError = reply.message;
       this.forgetToken();
-      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: locale() }, true);
+      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) }, true);
       this.show("signin");
       return;
     }
@@ -448,11 +452,16 @@ export class App {
     setLocale(next);
     localStorage.setItem(LOCALE_KEY, next);
     this.render();
-    if (this.online === "open") {
-      void this.conn
-        .request({ type: "hello", protocol: 1, client: CLIENT, locale: next, ...(this.token && this.player ? { token: this.token } : {}) })
-        .catch(() => null);
-    }
+    // not yet open: the hello on its way says the old one, and "open" says the new one after it
+    if (this.online === "open") this.sayLocale();
+  }
+
+  /** Tells the server the page's language again (a hello on the open connection). */
+  private sayLocale(): void {
+    const next = (this.helloLocale = locale());
+    void this.conn
+      .request({ type: "hello", protocol: 1, client: CLIENT, locale: next, ...(this.token && this.player ? { token: this.token } : {}) })
+      .catch(() => null);
   }
 
   // ---- screens ----------------------------------------------------------
