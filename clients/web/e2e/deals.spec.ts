@@ -1,7 +1,7 @@
 // A winnable deal chosen on the level screen, its statistics kept apart, a typed
 // deal number kept, and a deal proved lost said before the first move.
 import { TestServer } from "./server";
-import { expect, register, shot, startGame, test, uniqueName } from "./fixtures";
+import { atVersion, expect, register, shot, startGame, test, uniqueName } from "./fixtures";
 
 test("a winnable deal from the level screen, with statistics of its own", async ({ page, server }) => {
   await register(page, server.url, uniqueName("win"));
@@ -66,6 +66,58 @@ test("a deal proved lost is said at the deal, not blamed on a move", async ({ pa
     await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
     await expect(page.locator(".tools [data-action='undo']")).toBeDisabled();
     await shot(page, "game-lost-deal");
+  } finally {
+    await server.dispose();
+  }
+});
+
+test("a position lost by the moves says so, and undo and restart are the ways out", async ({ page, watch }) => {
+  watch.allow.push(/WebSocket connection to .* failed/); // the page outlives this test's own server
+  // hard deal 5 is won by the solver, but dealing the stock at once loses it (the server's own
+  // test of `lost_position` uses the same deal and move: tests/server/test_lost_at_deal.py)
+  const server = new TestServer({ lostBudgetMs: 5000, winnablePool: 0 });
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("spoilt"));
+    await startGame(page, "hard", 5);
+    await page.locator('.tools [data-action="deal"]').click();
+    await atVersion(page, 1);
+    const notice = page.locator(".banner.dead-end");
+    await expect(notice.locator("[data-lost]")).toHaveAttribute("data-lost", "position");
+    await expect(notice).toContainText("This position can no longer be won.");
+    await expect(notice).toContainText("Undo, restart, resign or start a new game.");
+    await expect(notice).not.toContainText("whatever is played"); // not blamed on the deal
+    for (const way of ["undo", "restart", "resign", "new"]) await expect(notice.locator(`[data-action="${way}"]`)).toBeEnabled();
+    await shot(page, "game-lost-position");
+
+    // undo: the position before the deal is not proved lost, and the notice goes
+    await notice.locator('[data-action="undo"]').click();
+    await atVersion(page, 2);
+    await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+    await expect(page.locator(".stock")).toBeEnabled();
+
+    // lost again, then restart from the notice, behind its confirmation
+    await page.locator(".stock").click();
+    await atVersion(page, 3);
+    await expect(notice.locator("[data-lost]")).toHaveAttribute("data-lost", "position");
+    await notice.locator('[data-action="restart"]').click();
+    await expect(page.locator(".dialog")).toContainText("Restart this deal from the beginning?");
+    await page.locator(".dialog .yes").click();
+    await atVersion(page, 4);
+    await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+    await expect(page.locator(".stock")).toBeEnabled();
+
+    // and once more: a new game and resigning ask first, and cancelling leaves the game as it was
+    await page.locator(".stock").click();
+    await atVersion(page, 5);
+    await expect(notice.locator("[data-lost]")).toHaveAttribute("data-lost", "position");
+    await notice.locator('[data-action="new"]').click();
+    await expect(page.locator(".dialog")).toContainText("Start a new game? The unfinished one counts as a loss.");
+    await page.locator(".dialog .no").click();
+    await notice.locator('[data-action="resign"]').click();
+    await expect(page.locator(".dialog")).toContainText("Give up this game? It counts as a loss.");
+    await page.locator(".dialog .yes").click();
+    await expect(page.locator("main.results.lost")).toContainText("You resigned.");
   } finally {
     await server.dispose();
   }

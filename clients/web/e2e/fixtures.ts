@@ -69,13 +69,77 @@ export async function register(page: Page, url: string, name: string): Promise<v
   await expect(page.locator("main.lobby")).toBeVisible();
 }
 
+export const SIZES = [[1280, 800], [360, 740]] as const;
+
+/**
+ * Waits until no card is on its way: after a move the cards slide to their new
+ * places for a moment, and a press meant for a card that stays put could land
+ * on one passing over it (then its click is on neither, and nothing moves).
+ */
+export async function still(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== "running"));
+}
+
+/** Waits until no card is on its way (a move's slide) and the columns know the room the window gives them. */
+export async function settled(page: Page): Promise<void> {
+  await still(page);
+  await page.waitForFunction(() => {
+    return [...document.querySelectorAll<HTMLElement>(".columns")].every((columns) => {
+      const top = columns.getBoundingClientRect().top + window.scrollY;
+      return columns.style.getPropertyValue("--room") === `${Math.max(0, Math.floor(window.innerHeight - top - 10))}px`;
+    });
+  });
+}
+
 export async function shot(page: Page, name: string): Promise<void> {
-  for (const [width, height] of [[1280, 800], [360, 740]] as const) {
+  for (const [width, height] of SIZES) {
     await page.setViewportSize({ width, height });
-    await page.waitForTimeout(150);
+    await settled(page);
     await page.screenshot({ path: join(SHOTS, `${name}-${width}x${height}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/**
+ * Checks that every column of the table in `scope` is drawn whole: its cards
+ * share one left edge and width, its face-up cards on others all show strips
+ * of one height, and its last card ends inside the table, which ends inside
+ * the window (scrolled to the top). Returns the most cards a column has.
+ */
+export async function expectColumnsFit(page: Page, scope: string): Promise<number> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await settled(page);
+  const found = await page.locator(scope).evaluate((root) => {
+    const table = root.querySelector(".table")?.getBoundingClientRect();
+    return {
+      table: table ? { bottom: table.bottom } : null,
+      window: window.innerHeight,
+      columns: [...root.querySelectorAll(".columns .column")].map((column) =>
+        [...column.querySelectorAll(".card")].map((card) => {
+          const box = card.getBoundingClientRect();
+          return { up: card.classList.contains("up"), left: box.left, width: box.width, top: box.top, bottom: box.bottom };
+        }),
+      ),
+    };
+  });
+  expect(found.table, "a table is drawn").not.toBeNull();
+  const tableBottom = found.table?.bottom ?? 0;
+  expect(tableBottom).toBeLessThanOrEqual(found.window);
+  for (const [index, cards] of found.columns.entries()) {
+    const name = `column ${index + 1} (${cards.length} cards)`;
+    if (cards.length === 0) continue;
+    for (const card of cards) {
+      expect(Math.abs(card.left - cards[0].left), `${name}: left edges`).toBeLessThan(0.5);
+      expect(Math.abs(card.width - cards[0].width), `${name}: widths`).toBeLessThan(0.5);
+    }
+    const strips = cards.slice(1).flatMap((card, i) => (card.up && cards[i].up ? [card.top - cards[i].top] : []));
+    for (const strip of strips) {
+      expect(Math.abs(strip - strips[0]), `${name}: strips ${strips.map((each) => each.toFixed(1)).join(" ")}`).toBeLessThan(1);
+      expect(strip, `${name}: a strip shows the rank`).toBeGreaterThanOrEqual(10.5);
+    }
+    expect(cards[cards.length - 1].bottom, `${name}: the last card's bottom`).toBeLessThanOrEqual(tableBottom);
+  }
+  return Math.max(...found.columns.map((cards) => cards.length));
 }
 
 /** Starts a game of `level` on deal `deal` from the lobby. */
@@ -92,12 +156,19 @@ export function version(page: Page): Promise<number> {
   return page.locator("main.game").getAttribute("data-v").then(Number);
 }
 
+/** Where `selector` is on screen: asked again if the page was drawn anew between finding it and measuring it. */
+async function boxOf(page: Page, selector: string): Promise<{ x: number; y: number; width: number; height: number }> {
+  let box: { x: number; y: number; width: number; height: number } | null = null;
+  await expect.poll(async () => (box = await page.locator(selector).boundingBox()) !== null, { message: `cannot see ${selector}` }).toBe(true);
+  if (!box) throw new Error(`cannot see ${selector}`);
+  return box;
+}
+
 /** Drags the card (and all on it) onto column `to` with the mouse. */
 export async function drag(page: Page, card: string, to: number): Promise<void> {
-  const source = page.locator(`.card.up[data-card="${card}"]`);
-  const box = await source.boundingBox();
-  const target = await page.locator(`.column[data-column="${to}"]`).boundingBox();
-  if (!box || !target) throw new Error(`cannot see ${card} or column ${to}`);
+  await still(page);
+  const box = await boxOf(page, `.card.up[data-card="${card}"]`);
+  const target = await boxOf(page, `.column[data-column="${to}"]`);
   await page.mouse.move(box.x + box.width / 2, box.y + 6);
   await page.mouse.down();
   await page.mouse.move(box.x + box.width / 2 + 10, box.y + 20, { steps: 2 });
@@ -112,5 +183,6 @@ export async function atVersion(page: Page, v: number): Promise<void> {
 
 /** Taps a card where it shows even when others lie on it (its top edge). */
 export async function tap(page: Page, card: string): Promise<void> {
+  await still(page);
   await page.locator(`.card.up[data-card="${card}"]`).click({ position: { x: 12, y: 6 } });
 }

@@ -57,5 +57,41 @@ for (const locale of ["fi", "ru"] as const) {
       await page.waitForTimeout(200);
       expect(await english(page, locale)).toEqual([]);
     }
+    await page.locator('ul.games li [data-action="replay"]').first().click();
+    await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "0");
+    await expect(page.locator(".replay .step")).toContainText(STRINGS[locale].replayStart);
+    await page.keyboard.press("End");
+    await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "1"); // the resignation: the refused drag made no version
+    await expect(page.locator(".replay .step")).toContainText(STRINGS[locale].resigned);
+    expect(await english(page, locale)).toEqual([]);
   });
 }
+
+test("a language chosen while the connection says hello is the one the server speaks", async ({ page, server }) => {
+  // the first connection's replies are held back: the page's hello is on its way, unanswered
+  let release: () => void = () => {};
+  let first = true;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const upstream = ws.connectToServer();
+    const held: (string | Buffer)[] = [];
+    let holding = first;
+    first = false;
+    ws.onMessage((message) => upstream.send(message));
+    upstream.onMessage((message) => (holding ? held.push(message) : ws.send(message)));
+    release = () => {
+      holding = false;
+      for (const message of held.splice(0)) ws.send(message);
+    };
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.locale", "en"));
+  await page.goto(server.url);
+  await expect(page.locator("main.center")).toHaveText(STRINGS.en.connecting);
+  await page.locator("select.language").selectOption("ru");
+  release();
+  await page.locator("#name").fill(uniqueName("late"));
+  await page.locator("form.register button").click();
+  await expect(page.locator("main.lobby h2")).toHaveText(STRINGS.ru.chooseLevel);
+  await startGame(page, "medium", knownDeal());
+  await drag(page, "2D", 5);
+  await expect(page.locator(".toast.error")).toHaveText(REFUSED.ru);
+});

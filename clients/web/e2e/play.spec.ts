@@ -161,3 +161,33 @@ test("a dead end says so and offers the ways out", async ({ page, server }) => {
   await atVersion(page, 3);
   await expect(page.locator(".banner.dead-end")).toHaveCount(0);
 });
+
+test("a drag survives the board being drawn again under it", async ({ page, server }) => {
+  // the page's timers run only when the test says so: the redraw comes in the middle of the drag
+  await page.clock.install();
+  await register(page, server.url, uniqueName("hold"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD"); // uncovers 9D
+  await atVersion(page, 1);
+  await page.clock.runFor(100);
+  const v = await version(page);
+  // a refused drop shows its reason for 4 s, then the page is drawn again to take it away
+  await drag(page, "2D", 5);
+  await expect(page.locator(".toast.error")).toBeVisible();
+  await page.clock.runFor(500); // the spring back's own timer
+
+  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
+  const target = await page.locator('.column[data-column="1"]').boundingBox();
+  if (!card || !target) throw new Error("cannot see 9D or column 1");
+  await page.mouse.move(card.x + card.width / 2, card.y + 6);
+  await page.mouse.down();
+  await page.mouse.move(card.x + card.width / 2 + 10, card.y + 20, { steps: 2 });
+  await page.clock.runFor(5000); // the notice's time is up: a redraw is asked for, mid-drag
+  await expect(page.locator('.card.up[data-card="9D"]')).toHaveClass(/dragging/); // still in hand
+  await page.mouse.move(target.x + target.width / 2, target.y + target.height - 8, { steps: 6 });
+  await page.mouse.up();
+  await page.clock.runFor(100);
+  await atVersion(page, v + 1);
+  expect(await columnOf(page, "9D")).toBe(1);
+  await expect(page.locator(".toast.error")).toHaveCount(0); // the redraw it waited for came after
+});

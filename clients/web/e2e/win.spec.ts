@@ -1,6 +1,14 @@
 // A whole game won in the browser by clicking, then the results and the statistics.
+import type { Page } from "@playwright/test";
 import { knownDeal, winningLine } from "./server";
-import { atVersion, drag, expect, register, shot, startGame, tap, test, uniqueName, version } from "./fixtures";
+import { atVersion, drag, expect, expectColumnsFit, register, shot, SIZES, startGame, tap, test, uniqueName, version } from "./fixtures";
+
+/** Each column's cards inside `scope` ("down" for a face-down one). */
+function columns(page: Page, scope: string): Promise<string[][]> {
+  return page.locator(`${scope} .columns .column`).evaluateAll((nodes) =>
+    nodes.map((node) => [...node.querySelectorAll(".card")].map((card) => (card as HTMLElement).dataset.card ?? "down")),
+  );
+}
 
 test("a whole game won by clicking, then the results screen and the statistics", async ({ page, server, watch }) => {
   const deal = knownDeal();
@@ -15,6 +23,7 @@ test("a whole game won by clicking, then the results screen and the statistics",
   await startGame(page, "medium", deal);
   await expect(page.locator(".level-name")).toContainText(String(deal));
   await shot(page, "game-start");
+  const dealt = await columns(page, "main.game");
 
   let taps = 0;
   for (const [index, action] of line.entries()) {
@@ -38,7 +47,15 @@ test("a whole game won by clicking, then the results screen and the statistics",
       await drag(page, card, action.to ?? 0);
       await atVersion(page, v + 3);
     }
-    if (index === 20) await shot(page, "game-midway");
+    if (index === 20) {
+      // a long column here (20 cards in column 7): drawn whole, inside the table, on both screens
+      for (const [width, height] of SIZES) {
+        await page.setViewportSize({ width, height });
+        expect(await expectColumnsFit(page, "main.game"), `${width}x${height}`).toBeGreaterThanOrEqual(19);
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await shot(page, "game-midway");
+    }
   }
   expect(taps).toBeGreaterThan(line.length / 2);
 
@@ -49,6 +66,7 @@ test("a whole game won by clicking, then the results screen and the statistics",
   const moves = Number(await results.locator('[data-result="moves"] dd').textContent());
   expect(moves).toBeGreaterThanOrEqual(line.length);
   const undos = Number(await results.locator('[data-result="undos"] dd').textContent());
+  const score = await results.locator('[data-result="score"] dd').textContent();
   await expect(results.locator('[data-stat="wins"] dd')).toHaveText("1");
   await expect(results.locator('[data-stat="losses"] dd')).toHaveText("0");
   await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("100 %");
@@ -74,6 +92,16 @@ test("a whole game won by clicking, then the results screen and the statistics",
   await page.locator('[data-action="next"]').click();
   await expect(page.locator(".replay .step")).toContainText("Step 1 of");
   await shot(page, "replay");
+  // the board from the deal to the win: every suit taken back to its column, then off again
+  await page.keyboard.press("Home");
+  await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "0");
+  expect(await columns(page, ".replay-board")).toEqual(dealt);
+  await expect(page.locator(".replay-board .foundation.full")).toHaveCount(0);
+  await page.keyboard.press("End");
+  await expect(page.locator(".replay-board")).toHaveAttribute("data-step", String(moves + undos));
+  await expect(page.locator(".replay-board .foundation.full")).toHaveCount(4);
+  await expect(page.locator(".replay-board .card")).toHaveCount(0);
+  await expect(page.locator(".replay-board .score")).toHaveText(score ?? "");
   expect(watch.problems).toEqual([]);
 });
 

@@ -20,10 +20,12 @@ import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
-import { animateFrom, cardPlaces, shake, springBack, tableElement, type Highlight } from "./table";
+import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
+import { movedCard, replaySteps } from "./replay";
 import { hintText, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
+  EventBatch,
   Event as WireEvent,
   GameLostEvent,
   GameSummary,
@@ -33,6 +35,7 @@ import type {
   Result,
   ServerMessage,
   StatsRow,
+  View,
   WonEvent,
 } from "./wire";
 
@@ -58,6 +61,10 @@ interface ReplayState {
   replay: Replay;
   result: Result;
   step: number;
+  /** The board at each step (0: the deal), or null when the server gave no history to play back. */
+  steps: View[] | null;
+  /** The history: batches[i] made step i + 1. */
+  batches: EventBatch[];
 }
 
 interface Confirm {
@@ -92,6 +99,8 @@ export class App {
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
   private signInError: string | null = null;
+  /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
+  private helloLocale: Locale | null = null;
   private showToken = false;
 
   constructor(private readonly root: HTMLElement) {
@@ -103,10 +112,13 @@ export class App {
       onPush: (push) => this.push(push),
       onState: (state) => {
         this.online = state;
+        // the language was changed while the connection's hello was on its way: say the new one
+        if (state === "open" && this.helloLocale !== locale()) this.sayLocale();
         this.render();
       },
     });
     document.addEventListener("keydown", (event) => this.key(event));
+    window.addEventListener("resize", () => fitColumns(this.root));
     // A request cut off by a dropped connection has no answer to show: the
     // banner says the connection dropped, and the reconnect resyncs the game.
     window.addEventListener("unhandledrejection", (event) => {
@@ -124,13 +136,13 @@ export class App {
 
   private async hello(): Promise<void> {
     const reply = await this.conn.request(
-      { type: "hello", protocol: 1, client: CLIENT, locale: locale(), ...(this.token ? { token: this.token } : {}) },
+      { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(this.token ? { token: this.token } : {}) },
       true,
     );
     if (reply.type === "error" && reply.code === "unauthenticated") {
       this.signInError = reply.message;
       this.forgetToken();
-      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: locale() }, true);
+      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) }, true);
       this.show("signin");
       return;
     }
@@ -394,8 +406,22 @@ export class App {
     const reply = await this.conn.request({ type: "replay", game });
     if (reply.type !== "replay") return this.failed(reply);
     if (!reply.replay || !reply.result) return;
-    this.replay = { game, replay: reply.replay, result: reply.result, step: 0 };
+    const { steps, batches } = await this.history(game);
+    this.replay = { game, replay: reply.replay, result: reply.result, step: 0, steps, batches };
     this.show("replay");
+  }
+
+  /**
+   * A finished game's boards, step by step: its final view (`open_game`) and its
+   * whole history (`open_game` since 0), played back by `replaySteps`. It is
+   * closed again unless it is the game on screen (the results of one just ended).
+   */
+  private async history(game: number): Promise<{ steps: View[] | null; batches: EventBatch[] }> {
+    const final = await this.conn.request({ type: "open_game", game });
+    const since = await this.conn.request({ type: "open_game", game, since: 0 });
+    if (this.board?.game !== game) await this.conn.request({ type: "close_game", game }).catch(() => null);
+    if (final.type !== "game" || since.type !== "catch_up" || since.v !== final.v) return { steps: null, batches: [] };
+    return { steps: replaySteps(final.view, since.events), batches: since.events };
   }
 
   private async register(name: string): Promise<void> {
@@ -426,11 +452,16 @@ export class App {
     setLocale(next);
     localStorage.setItem(LOCALE_KEY, next);
     this.render();
-    if (this.online === "open") {
-      void this.conn
-        .request({ type: "hello", protocol: 1, client: CLIENT, locale: next, ...(this.token && this.player ? { token: this.token } : {}) })
-        .catch(() => null);
-    }
+    // not yet open: the hello on its way says the old one, and "open" says the new one after it
+    if (this.online === "open") this.sayLocale();
+  }
+
+  /** Tells the server the page's language again (a hello on the open connection). */
+  private sayLocale(): void {
+    const next = (this.helloLocale = locale());
+    void this.conn
+      .request({ type: "hello", protocol: 1, client: CLIENT, locale: next, ...(this.token && this.player ? { token: this.token } : {}) })
+      .catch(() => null);
   }
 
   // ---- screens ----------------------------------------------------------
@@ -461,9 +492,11 @@ export class App {
   }
 
   private render(): void {
+    if (whenReleased(() => this.render())) return; // not under a pressed card
     const focused = document.activeElement as HTMLElement | null;
     const focusKey = focused?.dataset.card ?? focused?.dataset.action;
     this.root.replaceChildren(this.header(), this.body(), this.noticeBar(), this.dialog());
+    fitColumns(this.root);
     if (focusKey) {
       const again = this.root.querySelector<HTMLElement>(`[data-card="${focusKey}"], [data-action="${focusKey}"]`);
       again?.focus({ preventScroll: true });
@@ -851,17 +884,33 @@ export class App {
     );
   }
 
+  /** Moves the replay to `step` (kept within the game). */
+  private replayTo(step: number): void {
+    const state = this.replay;
+    if (!state) return;
+    const next = Math.max(0, Math.min(this.replayTotal(state), step));
+    if (next === state.step) return;
+    state.step = next;
+    this.render();
+  }
+
+  /** The replay's steps: one per version with a board, else one per action. */
+  private replayTotal(state: ReplayState): number {
+    return state.steps ? state.steps.length - 1 : state.replay.actions.length;
+  }
+
   private replayScreen(): HTMLElement {
     const state = this.replay;
     if (!state) return h("main");
-    const { replay, result } = state;
-    const total = replay.actions.length;
-    const go = (step: number) => {
-      state.step = Math.max(0, Math.min(total, step));
-      this.render();
-    };
+    const { replay, result, steps } = state;
+    const total = this.replayTotal(state);
     const describe = (index: number): string => {
       const action = replay.actions[index];
+      if (action === undefined) {
+        // the version after the last action: a resignation or an abandonment
+        const lost = state.batches[index]?.events.find((event) => event.type === "game_lost");
+        return lost?.type === "game_lost" && lost.reason === "abandoned" ? t("abandoned") : t("resigned");
+      }
       switch (action.type) {
         case "move":
           return action.to === undefined
@@ -877,26 +926,56 @@ export class App {
           return t("actionHint");
       }
     };
-    const times = replay.actions.map((action) => action.t);
     let last = 0;
-    const playTimes = times.map((time) => (last = time ?? last));
+    const playTimes = replay.actions.map((action) => (last = action.t ?? last));
+    const timeAtStep = (step: number) => (step === 0 ? 0 : (playTimes[Math.min(step, playTimes.length) - 1] ?? 0));
+    const button = (action: string, key: Key, step: number, disabled: boolean, primary = false) =>
+      h(`button${primary ? ".primary" : ""}`, { type: "button", "data-action": action, onclick: () => this.replayTo(step), disabled }, t(key));
+    const view = steps?.[state.step];
+    const board = view
+      ? h(
+          "section.replay-board",
+          { "data-step": state.step, "aria-label": t("step", { n: state.step, total }) },
+          h(
+            "div.status",
+            {},
+            h("span", {}, `${t("time")} `, h("b.clock", {}, clock(timeAtStep(state.step)))),
+            h("span", {}, `${t("score")} `, h("b.score", {}, String(view.score))),
+            h("span", {}, `${t("moves")} `, h("b.moves", {}, String(view.moves))),
+          ),
+          tableElement(view, { moved: movedCard(state.batches[state.step - 1]) }, null),
+        )
+      : h("p.note", {}, t("replayNoBoard"));
+    const labels = steps ? Array.from({ length: total }, (_, i) => describe(i)) : replay.actions.map((_, i) => describe(i));
     return h(
-      "main.panel.replay",
+      "main.replay",
       {},
       h("h2", {}, `${t("replay")}: ${t(`level_${replay.level}` as Key)} #${replay.deal}`),
-      h("p.step", { role: "status" }, t("step", { n: state.step, total }), state.step > 0 ? ` — ${describe(state.step - 1)} (${clock(playTimes[state.step - 1])})` : ` — ${t("replayStart")}`),
       h(
-        "div.actions",
-        {},
-        h("button", { type: "button", onclick: () => go(0), disabled: state.step === 0 }, t("first")),
-        h("button", { type: "button", "data-action": "prev", onclick: () => go(state.step - 1), disabled: state.step === 0 }, t("previous")),
-        h("button.primary", { type: "button", "data-action": "next", onclick: () => go(state.step + 1), disabled: state.step === total }, t("next")),
-        h("button", { type: "button", onclick: () => go(total), disabled: state.step === total }, t("last")),
+        "p.step",
+        { role: "status" },
+        t("step", { n: state.step, total }),
+        state.step > 0 ? ` — ${describe(state.step - 1)} (${clock(timeAtStep(state.step))})` : ` — ${t("replayStart")}`,
       ),
+      h(
+        "div.actions.replay-steps",
+        {},
+        button("first", "first", 0, state.step === 0),
+        button("prev", "previous", state.step - 1, state.step === 0),
+        button("next", "next", state.step + 1, state.step === total, true),
+        button("last", "last", total, state.step === total),
+      ),
+      board,
       h(
         "ol.replay-actions",
         {},
-        replay.actions.map((_, index) => h(`li${index === state.step - 1 ? ".current" : ""}`, {}, describe(index))),
+        labels.map((label, index) =>
+          h(
+            `li${index === state.step - 1 ? ".current" : ""}`,
+            {},
+            h("button.link", { type: "button", "data-step": index + 1, onclick: () => this.replayTo(index + 1) }, label),
+          ),
+        ),
       ),
       h(
         "dl.results-table",
@@ -906,7 +985,8 @@ export class App {
         h("div", {}, h("dt", {}, t("moves")), h("dd", {}, String(result.moves))),
         h("div", {}, h("dt", {}, t("time")), h("dd", {}, clock(result.time_ms))),
       ),
-      h("button", { type: "button", onclick: () => this.show("history") }, t("back")),
+      h("p.keys", {}, t("replayKeys")),
+      h("button", { type: "button", "data-action": "back", onclick: () => this.show("history") }, t("back")),
     );
   }
 
@@ -965,7 +1045,9 @@ export class App {
       }
       return;
     }
-    if (this.screen !== "game" || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (this.screen === "replay") return this.replayKey(event);
+    if (this.screen !== "game") return;
     if ((event.target as HTMLElement).closest("input, select, textarea")) return;
     const focused = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (focused && /^[0-9]$/.test(event.key)) {
@@ -985,5 +1067,21 @@ export class App {
       action();
       event.preventDefault();
     }
+  }
+
+  /** The replay's keys: arrows step back and forth, Home and End go to the deal and the end. */
+  private replayKey(event: KeyboardEvent): void {
+    const state = this.replay;
+    if (!state || (event.target as HTMLElement).closest("input, select, textarea")) return;
+    const steps: Record<string, number> = {
+      ArrowLeft: state.step - 1,
+      ArrowRight: state.step + 1,
+      Home: 0,
+      End: this.replayTotal(state),
+    };
+    const step = steps[event.key];
+    if (step === undefined) return;
+    event.preventDefault();
+    this.replayTo(step);
   }
 }

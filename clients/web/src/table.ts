@@ -20,6 +20,8 @@ export interface TableHandlers {
 
 export interface Highlight {
   card?: string;
+  /** The bottom card of a group a replay's step just moved: the group is marked. */
+  moved?: string;
   to?: number;
   deal?: boolean;
 }
@@ -42,31 +44,37 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   const label = `${t("column", { n: number })}: ${column.down ? t("faceDown", { n: column.down }) + ", " : ""}${
     size === 0 ? t("emptyColumn") : column.cards.length
   }`;
-  const element = h(`div.column${size > 12 ? ".long" : ""}${size > 18 ? ".longer" : ""}`, {
+  // The overlap of its face-up cards depends on how many there are (style.css, "fitting a column").
+  const element = h("div.column", {
     "data-column": number,
     role: "group",
     "aria-label": label,
+    style: `--up: ${column.cards.length}; --down: ${column.down}`,
   });
   if (highlight.to === number) element.classList.add("hint-target");
   element.append(h("div.slot", { "aria-hidden": "true" }, String(number)));
   for (let i = 0; i < column.down; i++) element.append(h("div.card.down", { "aria-hidden": "true" }));
+  let moved = false;
   for (const card of column.cards) {
     const cardNode = cardElement(card, number);
     if (highlight.card === card) cardNode.classList.add("hinted");
+    moved ||= highlight.moved === card;
+    if (moved) cardNode.classList.add("moved");
     element.append(cardNode);
   }
   return element;
 }
 
-export function tableElement(view: View, highlight: Highlight, handlers: TableHandlers): HTMLElement {
+/** The table of `view`; without `handlers` a still one (a replay's), which nothing on it moves. */
+export function tableElement(view: View, highlight: Highlight, handlers: TableHandlers | null): HTMLElement {
   const stock = h(
     `button.stock${view.stock === 0 ? ".empty" : ""}${highlight.deal ? ".hinted" : ""}`,
     {
       type: "button",
       "data-action": "deal",
-      disabled: view.stock === 0 || view.status !== "active",
+      disabled: view.stock === 0 || view.status !== "active" || !handlers,
       "aria-label": t("deal") + " — " + t("stock", { n: view.stock }),
-      onclick: () => handlers.onDeal(),
+      onclick: () => handlers?.onDeal(),
     },
     h("span", {}, view.stock ? String(view.stock) : ""),
   );
@@ -101,10 +109,34 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
     { style: `--cols: ${view.columns.length}` },
     view.columns.map((_, i) => columnElement(view, i, highlight)),
   );
-  const table = h("div.table", {}, top, columns);
-  attachGestures(table, handlers);
+  const table = h(`div.table${handlers ? "" : ".still"}`, {}, top, columns);
+  if (handlers) {
+    attachGestures(table, handlers);
+  } else {
+    table.querySelectorAll<HTMLElement>(".card.up").forEach((card) => {
+      card.tabIndex = -1;
+      card.setAttribute("aria-disabled", "true");
+    });
+  }
   return table;
 }
+
+/**
+ * Tells each table's columns the height they have on screen, from their top
+ * to the window's bottom (`--room`): a long column's face-up cards overlap
+ * more, all alike, so that it ends inside it (style.css, "fitting a column").
+ * Run after every drawing and on resize.
+ */
+export function fitColumns(root: ParentNode): void {
+  root.querySelectorAll<HTMLElement>(".columns").forEach((columns) => {
+    const top = columns.getBoundingClientRect().top + window.scrollY;
+    const room = Math.max(0, Math.floor(window.innerHeight - top - ROOM_BELOW));
+    columns.style.setProperty("--room", `${room}px`);
+  });
+}
+
+/** Pixels kept free below the columns, inside the window. */
+const ROOM_BELOW = 10;
 
 const DRAG_THRESHOLD = 6;
 
@@ -118,6 +150,36 @@ interface Drag {
 }
 
 let lastDrag: HTMLElement[] = [];
+
+/**
+ * A pointer is down on a card: drawing the table again now would take the
+ * card from under it (a drag in progress would be dropped, its pointer capture
+ * lost with the old table, and a tap's click would find no button). So a
+ * redraw asked for meanwhile waits until the pointer is released anywhere, and
+ * until the tap's click has run.
+ */
+let pressed = false;
+let redrawAfter: (() => void) | null = null;
+
+/** True, keeping `redraw` for later, while a pointer is down on a card; false (draw now) otherwise. */
+export function whenReleased(redraw: () => void): boolean {
+  if (!pressed) return false;
+  redrawAfter = redraw;
+  return true;
+}
+
+function released(): void {
+  if (!pressed) return;
+  pressed = false;
+  const redraw = redrawAfter;
+  redrawAfter = null;
+  if (redraw) setTimeout(redraw, 0); // after this release's click
+}
+
+if (typeof window !== "undefined") {
+  window.addEventListener("pointerup", released);
+  window.addEventListener("pointercancel", released);
+}
 
 /** The card and every card after it in its column (what a move carries, R7). */
 function carriedBy(card: HTMLElement): HTMLElement[] {
@@ -136,6 +198,7 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
   table.addEventListener("pointerdown", (event) => {
     const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (!target || event.button !== 0) return;
+    pressed = true;
     drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
   });
   table.addEventListener("pointermove", (event) => {

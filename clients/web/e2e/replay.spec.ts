@@ -1,0 +1,119 @@
+// A finished game stepped through as a board, from the deal to its end, with the buttons and the keys.
+import type { Page } from "@playwright/test";
+import { knownDeal, winningLine } from "./server";
+import { atVersion, expect, register, shot, startGame, test, uniqueName, version } from "./fixtures";
+
+interface Board {
+  columns: string[][];
+  stock: string;
+  foundations: string[];
+}
+
+/** The table inside `scope`: each column's cards ("down" for a face-down one), the stock, the foundations. */
+async function board(page: Page, scope: string): Promise<Board> {
+  return page.locator(scope).evaluate((root) => ({
+    columns: [...root.querySelectorAll(".columns .column")].map((column) =>
+      [...column.querySelectorAll(".card")].map((card) => (card as HTMLElement).dataset.card ?? "down"),
+    ),
+    stock: root.querySelector(".stock")?.textContent ?? "",
+    foundations: [...root.querySelectorAll(".foundation.full")].map((slot) => (slot as HTMLElement).dataset.suit ?? ""),
+  }));
+}
+
+async function atStep(page: Page, step: number): Promise<void> {
+  await expect(page.locator(".replay-board")).toHaveAttribute("data-step", String(step));
+}
+
+test("a finished game's replay shows its board at every step, from the deal to the end", async ({ page, server }) => {
+  const deal = knownDeal();
+  const line = (await winningLine("medium", deal)).filter((action) => action.type === "move").slice(0, 8);
+  await register(page, server.url, uniqueName("replay"));
+  await startGame(page, "medium", deal);
+
+  // play, keeping the board the live page shows after every version
+  const boards: Board[] = [await board(page, "main.game")];
+  const play = async (act: () => Promise<void>) => {
+    const v = await version(page);
+    await act();
+    await atVersion(page, v + 1);
+    boards.push(await board(page, "main.game"));
+  };
+  for (const action of line) {
+    await play(async () => {
+      await page.locator(`.card.up[data-card="${action.card}"]`).focus();
+      await page.keyboard.press(String(action.to));
+    });
+  }
+  await play(() => page.locator('.tools [data-action="undo"]').click());
+  await play(() => page.locator('.tools [data-action="deal"]').click());
+  await play(() => page.locator('.tools [data-action="undo"]').click());
+  await play(() => page.locator('.tools [data-action="hint"]').click());
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results.lost")).toBeVisible();
+  boards.push(boards[boards.length - 1]); // resigning moves nothing
+  const total = boards.length - 1;
+  expect(boards[line.length + 2].stock).toBe(""); // the deal was dealt, then taken back
+  expect(boards[line.length + 3].stock).toBe(boards[0].stock);
+
+  // from the past games page
+  await page.locator("header nav button", { hasText: "Past games" }).click();
+  await page.locator("ul.games li").first().locator('[data-action="replay"]').click();
+  await atStep(page, 0);
+  await expect(page.locator(".replay .step")).toHaveText(`Step 0 of ${total} — The deal`);
+  expect(await board(page, ".replay-board")).toEqual(boards[0]);
+  await expect(page.locator('.replay [data-action="prev"]')).toBeDisabled();
+  await expect(page.locator('.replay [data-action="first"]')).toBeDisabled();
+
+  // step 1: the first move's card is in the column it went to, pointed at
+  await page.locator('.replay [data-action="next"]').click();
+  await atStep(page, 1);
+  const first = line[0];
+  await expect(page.locator(".replay .step")).toContainText(`Step 1 of ${total} — Move ${first.card?.[0]}`);
+  const moved = page.locator(".replay-board .card.moved"); // the card and those on it
+  await expect(moved.first()).toHaveAttribute("data-card", first.card ?? "");
+  await expect(moved.first()).toHaveAttribute("data-column", String(first.to));
+  const group = await page.locator(`.replay-board .column[data-column="${first.to}"] .card.up`).evaluateAll((cards) =>
+    cards.map((card) => (card as HTMLElement).dataset.card ?? ""),
+  );
+  await expect(moved).toHaveCount(group.length - group.indexOf(first.card ?? ""));
+  expect(await board(page, ".replay-board")).toEqual(boards[1]);
+  await shot(page, "replay-board");
+
+  // every later step with the arrow key, each board the one the game showed at that version
+  for (let step = 2; step <= total; step++) {
+    await page.keyboard.press("ArrowRight");
+    await atStep(page, step);
+    expect(await board(page, ".replay-board"), `step ${step}`).toEqual(boards[step]);
+  }
+  await expect(page.locator(".replay .step")).toContainText("You resigned.");
+  await expect(page.locator('.replay [data-action="next"]')).toBeDisabled();
+  await page.keyboard.press("ArrowRight"); // nothing after the end
+  await atStep(page, total);
+
+  // back, to the deal, to the end: buttons and keys
+  await page.keyboard.press("ArrowLeft");
+  await atStep(page, total - 1);
+  await page.keyboard.press("Home");
+  await atStep(page, 0);
+  expect(await board(page, ".replay-board")).toEqual(boards[0]);
+  await page.keyboard.press("End");
+  await atStep(page, total);
+  expect(await board(page, ".replay-board")).toEqual(boards[total]);
+  await page.locator('.replay [data-action="first"]').click();
+  await atStep(page, 0);
+  await page.locator('.replay [data-action="last"]').click();
+  await atStep(page, total);
+  await page.locator('.replay [data-action="prev"]').click();
+  await atStep(page, total - 1);
+  // a line of the list jumps to its step
+  await page.locator('ol.replay-actions button[data-step="3"]').click();
+  await atStep(page, 3);
+  expect(await board(page, ".replay-board")).toEqual(boards[3]);
+  await expect(page.locator("ol.replay-actions li.current button")).toHaveAttribute("data-step", "3");
+
+  // nothing on a replay's board moves (its cards say they are disabled: the click is forced)
+  await page.locator(`.replay-board .card.up[data-card="${first.card}"]`).click({ position: { x: 12, y: 6 }, force: true });
+  await atStep(page, 3);
+  expect(await board(page, ".replay-board")).toEqual(boards[3]);
+});
