@@ -6,9 +6,10 @@ runs a few statements from the topic modules (``players``, ``games``,
 short transaction of their own; each write method is one transaction. Errors
 leave as ``StoreError``s (``server.store.errors``).
 
-``commit`` goes through the group committer; on an SQLite file its batches of
-plain actions take ``sqlite_writer`` (one trip to one thread per batch), the
-rest the general path (``writes`` through SQLAlchemy).
+``commit`` goes through the group committer; its batches of plain actions take
+``sqlite_writer`` on an SQLite file (one trip to one thread per batch) and
+``pg_writer`` on PostgreSQL (one statement, one round trip, on a held
+connection); the rest take the general path (``writes`` through SQLAlchemy).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from server.store.committer import CommitStats, GroupCommitter
 from server.store.database import BUSY_TIMEOUT_MS, create_engine, sqlite_busy_ms
 from server.store.errors import SchemaOutdated, StoreError, translate_errors
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
+from server.store.pg_writer import PostgresWriter
 from server.store.records import (
     ActionRecord,
     Committed,
@@ -65,6 +67,9 @@ class Store:
         if engine.dialect.name == "sqlite" and path and path != ":memory:":
             self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms)
         self.node_id = new_node_id()
+        self._pg_writer: PostgresWriter | None = None
+        if engine.dialect.name == "postgresql":
+            self._pg_writer = PostgresWriter(engine, self.node_id)
         self._listener: ChangeListener | None = None
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
@@ -117,6 +122,9 @@ class Store:
         await self._committer.close()
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
+        if self._pg_writer is not None:
+            with translate_errors():
+                await self._pg_writer.close()
         await self._engine.dispose()
 
     async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
@@ -326,6 +334,9 @@ class Store:
         if self._sqlite_writer is not None and self._sqlite_writer.takes(batch):
             with translate_errors():
                 return await self._sqlite_writer.write(batch, self._clock())
+        if self._pg_writer is not None and self._pg_writer.takes(batch):
+            with translate_errors():
+                return await self._pg_writer.write(batch, self._clock())
         async with self._transaction() as conn:
             outcomes = await writes.apply_writes(conn, batch, self._clock())
             await self._announce(conn, outcomes)
