@@ -152,6 +152,19 @@ def pinned() -> bool:
     return (os.cpu_count() or 1) >= 2 and os.environ.get("BENCH_PIN", "1") != "0"
 
 
+# Every benchmark client comes from 127.0.0.1, faster than any person plays: the
+# server's per-connection and per-address limits (``server.limits``) are set
+# far above the load, so they still run on every request but refuse nothing.
+UNLIMITED: dict[str, Any] = {
+    "max_connections": 1_000_000,
+    "max_connections_per_address": 1_000_000,
+    "rate_actions": "1000000,1000000",
+    "rate_hints": "1000000,1000000",
+    "rate_reads": "1000000,1000000",
+    "rate_registrations": "1000000,1000000",
+}
+
+
 def server_command(
     port: int,
     data: str,
@@ -161,13 +174,15 @@ def server_command(
 ) -> list[str]:
     """The full server's command line (solver work off unless ``options`` say otherwise).
 
+    The limits are lifted (``UNLIMITED``) unless ``options`` set them.
+
     An option the server in ``source`` does not have (an older revision, for
     ``bench.compare``) is left out.
     """
     known = (Path(source or ".") / "server" / "config.py").read_text(encoding="utf-8")
     command = [*PYTHON, "-m", "server", "--port", str(port), "--data-dir", data]
     command += ["--log-level", "WARNING"]
-    for name, value in options.items():
+    for name, value in (UNLIMITED | options).items():
         if f"    {name}:" in known:
             command += [f"--{name.replace('_', '-')}", str(value)]
     if database_url:
