@@ -200,6 +200,21 @@ class Store:
         async with self._reading() as conn:
             return await players.fetch_player_by_token(conn, token, issued_after)
 
+    async def sign_in(
+        self, token: str, max_age: timedelta | None = None
+    ) -> tuple[Player, list[GameRecord]] | None:
+        """``player_for_token`` and that player's ``unfinished_games``, in one read.
+
+        (One connection from the pool instead of two: a server restarting under
+        thousands of returning players spends most of its time on such reads.)
+        """
+        issued_after = None if max_age is None else self._clock() - max_age
+        async with self._reading() as conn:
+            player = await players.fetch_player_by_token(conn, token, issued_after)
+            if player is None:
+                return None
+            return player, await games.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
+
     async def get_player(self, player_id: int) -> Player | None:
         async with self._reading() as conn:
             return await players.fetch_player(conn, player_id)
@@ -243,6 +258,16 @@ class Store:
         """The game's log after ``after_seq`` (all of it by default), in order."""
         async with self._reading() as conn:
             return await games.fetch_actions(conn, game_id, after_seq)
+
+    async def load_game(
+        self, game_id: int, after_seq: int = 0
+    ) -> tuple[GameRecord | None, list[ActionRecord]]:
+        """``get_game`` and ``load_actions(game_id, after_seq)``, in one read."""
+        async with self._reading() as conn:
+            record = await games.fetch_game(conn, game_id)
+            if record is None:
+                return None, []
+            return record, await games.fetch_actions(conn, game_id, after_seq)
 
     async def find_retry(self, game_id: int, version: int, request_id: str) -> ActionRecord | None:
         """The action a retried request already stored, if any.
