@@ -256,7 +256,7 @@ async def run_load(
     latencies = sorted(ms for session in results for ms in session)
     return {
         "target": target,
-        "store": "none" if target == "echo" else "postgresql" if database_url else "sqlite",
+        "store": "none" if target == "echo" else _backend(database_url),
         "commit_batch": commit_batch,
         "players": players,
         "played": played,
@@ -267,6 +267,10 @@ async def run_load(
         "median_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)], 2),
     }
+
+
+def _backend(database_url: str | None) -> str:
+    return "postgresql" if database_url and database_url.startswith("postgres") else "sqlite"
 
 
 async def _drive(
