@@ -17,7 +17,7 @@ connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
 1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
-restart, ``bench.reconnect``, default 10000; 0 skips),
+restart, ``bench.reconnect``, default 2000; 0 skips),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, and measure how fast an action reaches a device on another node,
 ``bench.delivery``; it must be empty or hold only earlier benchmark data).
@@ -302,7 +302,7 @@ def main() -> int:
         section = stored_section(many)
         print(section)
         page = replace_section(page, section, STORED_START, STORED_END)
-    returning = int(os.environ.get("BENCH_RECONNECT", "10000"))
+    returning = int(os.environ.get("BENCH_RECONNECT", "2000"))
     if returning:
         section = reconnect_section(returning)
         print(section)
