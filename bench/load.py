@@ -203,7 +203,11 @@ def started(command: list[str], cwd: str | None = None) -> Iterator[subprocess.P
         yield process
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # still closing thousands of connections
+            process.kill()
+            process.wait()
 
 
 @contextlib.contextmanager
