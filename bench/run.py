@@ -15,7 +15,10 @@ game length, idle connections and the py-spy profile in docs/profile.md,
 ``bench.ceiling``; default 100 / 100; 0 players skips), ``BENCH_IDLE`` (idle
 connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
-skips), ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
+skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
+1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
+restart, ``bench.reconnect``, default 2000; 0 skips),
+``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, and measure how fast an action reaches a device on another node,
 ``bench.delivery``; it must be empty or hold only earlier benchmark data).
 """
@@ -35,6 +38,8 @@ from typing import Any
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
+from bench.reconnect import format_reconnect, run_reconnect
+from bench.stored import run_stored
 from engine.benchmark import format_report, run_benchmark
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.bench import solve_bench
@@ -47,6 +52,8 @@ GROWTH_START, GROWTH_END = "<!-- growth-bench -->", "<!-- /growth-bench -->"
 IDLE_START, IDLE_END = "<!-- idle-bench -->", "<!-- /idle-bench -->"
 DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench -->"
 HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
+STORED_START, STORED_END = "<!-- stored-bench -->", "<!-- /stored-bench -->"
+RECONNECT_START, RECONNECT_END = "<!-- reconnect-bench -->", "<!-- /reconnect-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -192,6 +199,48 @@ def delivery_section(database_url: str, actions: int = 300) -> str:
     return "\n".join(lines)
 
 
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def stored_section(many: int, few: int = 100, actions: int = 2000) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    before = _load()
+    lines = asyncio.run(run_stored(many, few, 5, 3, 1, actions))
+    return "\n".join(
+        [
+            STORED_START,
+            f"Measured {when} on {machine()} with `make bench` (load average {before} before,",
+            f"{_load()} after), which runs `python -m bench.stored --many {many} --few {few}",
+            f"--players 1 --actions {actions}`: SQLite files holding {many:,} and {few:,} stored",
+            "games (5 actions each, one in ten unfinished), 3 rounds of `bench.load` on each",
+            "alternately, medians:",
+            "",
+            *lines,
+            STORED_END,
+        ]
+    )
+
+
+def reconnect_section(players: int) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    before = _load()
+    report = asyncio.run(run_reconnect(players, 100))
+    return "\n".join(
+        [
+            RECONNECT_START,
+            f"Measured {when} on {machine()} with `make bench` (load average {before} before,",
+            f"{_load()} after), which runs `python -m bench.reconnect --players {players}`",
+            "(SQLite; the clients on one core, the server on the other):",
+            "",
+            "```",
+            format_reconnect(report),
+            "```",
+            RECONNECT_END,
+        ]
+    )
+
+
 def hint_section(easy: int, games: int) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     results = asyncio.run(
@@ -250,6 +299,16 @@ def main() -> int:
         print(section)
         page = replace_section(page, section, IDLE_START, IDLE_END)
         write_profile(players, actions, machine())
+    many = int(os.environ.get("BENCH_STORED", "1000000"))
+    if many:
+        section = stored_section(many)
+        print(section)
+        page = replace_section(page, section, STORED_START, STORED_END)
+    returning = int(os.environ.get("BENCH_RECONNECT", "2000"))
+    if returning:
+        section = reconnect_section(returning)
+        print(section)
+        page = replace_section(page, section, RECONNECT_START, RECONNECT_END)
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
         section = delivery_section(database_url)

@@ -184,6 +184,9 @@ class Hub:
     def __init__(self) -> None:
         self._watchers: dict[int, dict[int, Outbox]] = {}
         self._told: dict[int, int] = {}
+        # The other way round, so a connection's games are found without a scan of every
+        # watched game (each sign-in asks): outbox id -> its games, in the order opened.
+        self._opened: dict[int, dict[int, None]] = {}
 
     def send(self, outbox: Outbox, message: Mapping[str, Any]) -> None:
         """A reply (or a push) to one connection."""
@@ -192,10 +195,16 @@ class Hub:
     def watch(self, game: int, outbox: Outbox, v: int | None = None) -> None:
         """``outbox`` has ``game`` open, having been sent its state at version ``v``."""
         self._watchers.setdefault(game, {})[id(outbox)] = outbox
+        self._opened.setdefault(id(outbox), {})[game] = None
         if v is not None:
             self._told[game] = max(v, self._told.get(game, v))
 
     def unwatch(self, game: int, outbox: Outbox) -> None:
+        opened = self._opened.get(id(outbox))
+        if opened is not None:
+            opened.pop(game, None)
+            if not opened:
+                del self._opened[id(outbox)]
         watchers = self._watchers.get(game)
         if watchers is None:
             return
@@ -220,7 +229,8 @@ class Hub:
         return self._told.get(game)
 
     def games_of(self, outbox: Outbox) -> list[int]:
-        return [game for game, watchers in self._watchers.items() if id(outbox) in watchers]
+        """The games ``outbox`` has open, in the order it opened them."""
+        return list(self._opened.get(id(outbox), ()))
 
     def push(self, game: int, message: Mapping[str, Any]) -> int:
         """Queue ``message`` for every watcher of ``game``; how many got it."""

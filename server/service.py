@@ -371,8 +371,7 @@ class GameService:
             if self._games.get(live.id) is not live:
                 return
             try:
-                record = await self.store.get_game(live.id)
-                actions = await self.store.load_actions(live.id, live.log_version)
+                record, actions = await self.store.load_game(live.id, live.log_version)
                 await self._replay_stored(live, record, actions)
                 return
             except StoreError:
@@ -467,18 +466,20 @@ class GameService:
     async def _hello(self, session: Session, request: Request) -> Reply:
         token = request.opt_str("token")
         player = None
+        records: list[GameRecord] = []
         if token is not None:
-            player = await self.store.player_for_token(token, self.token_max_age)
-            if player is None:
+            found = await self.store.sign_in(token, self.token_max_age)
+            if found is None:
                 self._switch_player(session, None)  # a failed hello signs the connection out
                 raise _fail("unauthenticated", "Unknown, revoked or expired token.")
+            player, records = found
         signed_in = session.player
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
         self._switch_player(session, player, token)
         session.greeted = True
         session.locale = request.get_str("locale")
-        games = [] if player is None else await self._unfinished(player)
+        games = [self._summary(record) for record in records]
         return build.welcome(
             request.id,
             server=SERVER_NAME,
@@ -536,10 +537,6 @@ class GameService:
         self._switch_player(session, None)
         return build.signed_out(request.id, revoked=revoked)
 
-    async def _unfinished(self, player: Player) -> list[dict[str, Any]]:
-        records = await self.store.unfinished_games(player.id)
-        return [self._summary(record) for record in records]
-
     def _summary(self, record: GameRecord) -> dict[str, Any]:
         live = self._games.get(record.id)
         return live.summary() if live is not None else record_summary(record)
@@ -572,10 +569,9 @@ class GameService:
 
     async def _load(self, game_id: int) -> LiveGame:
         """The game as stored: its row, and the actions up to the row's version."""
-        record = await self.store.get_game(game_id)
+        record, actions = await self.store.load_game(game_id)
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
-        actions = await self.store.load_actions(game_id)
         live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
         if live.game.won and live.batches:
             live.batches[-1] = await self._add_stats(live, live.batches[-1])

@@ -48,10 +48,10 @@ from server.store.writes import (
     WriteOutcome,
     action_record,
     action_row,
+    column_types,
     game_record,
     game_row,
     rounds,
-    sqlite_types,
 )
 
 __all__ = ["SqliteWriter"]
@@ -80,7 +80,7 @@ class SqliteWriter:
         here, so the thread holds the interpreter lock as briefly as it can (while
         it does, the event loop waits).
         """
-        bind_now, types = sqlite_types(self._dialect)
+        bind_now, types = column_types(self._dialect)
         order = rounds(batch)
         plan = [[batch[index] for index in indexes] for indexes in order]
         actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]

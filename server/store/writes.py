@@ -54,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from server.store.errors import NotFound, StoreError, VersionConflict
 from server.store.games import GAME_COLUMNS, insert_game
 from server.store.models import GAMES, UTCDateTime
+from server.store.notify import CHANNEL
 from server.store.records import (
     ActionRecord,
     Committed,
@@ -66,7 +67,8 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_STATEMENTS, sqlite_types, game_row, game_record, action_record, action_row, rounds.
+# SQLITE_STATEMENTS, column_types, game_row, game_record, action_record, action_row, rounds;
+# and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
 
 WriteOutcome: TypeAlias = Committed | StoreError
 """What one write came to: stored, or refused with nothing of it stored."""
@@ -110,10 +112,22 @@ _RETURNING: Final = ", ".join(f"games.{name}" for name in _GAME_FIELDS)
 _ACTION_COLUMNS: Final = ", ".join(name for name, _type in _ACTION_ROW)
 
 
-def _rows_source(dialect: str, shape: tuple[tuple[str, str], ...], name: str) -> str:
-    """A FROM item ``name`` with ``shape``'s columns, one row per array (or JSON) element."""
+def _named(name: str) -> str:
+    return f":{name}"
+
+
+def _rows_source(
+    dialect: str,
+    shape: tuple[tuple[str, str], ...],
+    name: str,
+    mark: Callable[[str], str] = _named,
+) -> str:
+    """A FROM item ``name`` with ``shape``'s columns, one row per array (or JSON) element.
+
+    ``mark(column)`` is the parameter's placeholder (``:column`` by default).
+    """
     if dialect == "postgresql":
-        arrays = ", ".join(f"CAST(:{column} AS {kind}[])" for column, kind in shape)
+        arrays = ", ".join(f"CAST({mark(column)} AS {kind}[])" for column, kind in shape)
         columns = ", ".join(column for column, _kind in shape)
         return f"unnest({arrays}) AS {name} ({columns})"
     elements = ", ".join(f"json_extract(value, '$[{i}]') AS {c}" for i, (c, _k) in enumerate(shape))
@@ -162,12 +176,58 @@ def _postgresql_statement() -> TextualSelect:
     return text(sql).bindparams(now_param).columns(*GAME_COLUMNS, column("logged", Boolean))
 
 
+# The parameters of ``POSTGRESQL_ALONE``, in order ($1, $2, ...).
+POSTGRESQL_ALONE_PARAMETERS: Final = (
+    "now",
+    "node",
+    *(name for name, _kind in _GAME_ROW),
+    *(name for name, _kind in _ACTION_ROW),
+)
+
+
+def _postgresql_alone() -> str:
+    """PostgreSQL: a round of plain actions as one statement that is its own transaction.
+
+    For ``pg_writer``, sent by the driver itself with positional parameters
+    (``POSTGRESQL_ALONE_PARAMETERS``). The same two steps as ``_POSTGRESQL``,
+    except that the append has no ``ON CONFLICT``: with no ``BEGIN`` around
+    the statement, a log that ran ahead of its game must fail the statement
+    (a unique violation on ``game_actions``' key), so that nothing of it is
+    kept. A third CTE queues the notification to other nodes
+    (``notify.CHANNEL``: this node's id and the moved games, as
+    ``notify.format_payload`` writes it), sent when the statement commits; the
+    result is the moved games' rows.
+    """
+    position = {name: n for n, name in enumerate(POSTGRESQL_ALONE_PARAMETERS, start=1)}
+
+    def mark(name: str) -> str:
+        return f"${position[name]}"
+
+    now = "CAST($1 AS TIMESTAMP WITH TIME ZONE)"
+    advance = _ADVANCE.format(
+        set=", ".join(_SET).replace(":now", now),
+        rows=_rows_source("postgresql", _GAME_ROW, "v", mark),
+    )
+    columns = ", ".join(f"a.{name}" for name, _kind in _ACTION_ROW)
+    append = _APPEND.format(columns=columns, now=now, rows="a JOIN moved ON moved.id = a.game_id")
+    append = append.replace(" ON CONFLICT DO NOTHING RETURNING game_id", "")
+    payload = "CAST($2 AS TEXT) || ' ' || string_agg(CAST(moved.id AS TEXT), ',' ORDER BY moved.id)"
+    return (
+        f"WITH a AS (SELECT * FROM {_rows_source('postgresql', _ACTION_ROW, 'a', mark)}),"
+        f" moved AS ({advance}), logged AS ({append}),"
+        f" told AS (SELECT pg_notify('{CHANNEL}', {payload}) FROM moved HAVING count(*) > 0)"
+        f" SELECT {', '.join(f'moved.{name}' for name in _GAME_FIELDS)},"
+        " (SELECT count(*) FROM told) AS told FROM moved"
+    )
+
+
 _POSTGRESQL: Final = _postgresql_statement()
+POSTGRESQL_ALONE: Final = _postgresql_alone()
 SQLITE_STATEMENTS: Final = _sqlite_sql()
 
 
 @cache
-def sqlite_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
+def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
     """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out."""
     now = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
     assert now is not None
@@ -211,7 +271,7 @@ async def _advance_and_append(
         parameters |= _columns(_ACTION_ROW, list(actions.values()))
         rows = list(await conn.execute(_POSTGRESQL, parameters))
         return [row[:-1] for row in rows], {row[0] for row in rows if row[-1]}
-    bind_now, types = sqlite_types(dialect)
+    bind_now, types = column_types(dialect)
     sqlite_now = bind_now(now)
     advance, append = SQLITE_STATEMENTS
     parameters = {"now": sqlite_now, "v": json.dumps(games, separators=(",", ":"))}

@@ -25,6 +25,7 @@ from engine.solver.easy import shipped_easy_deals
 from server.live import strings_in
 from server.service import GameService
 from server.store import Ending, GameWrite
+from server.store import games as store_games
 from tests.server.client import TIMEOUT
 from tests.server.conftest import Running
 from tests.server.test_nodes import nodes, not_clock, sees, two_devices
@@ -152,17 +153,16 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
     node_a, node_b = nodes
     on_a = await node_a.player("lea")
     game = (await on_a.request("new_game", level="hard", deal=1))["game"]
-    store_b = node_b.server.store
-    assert store_b is not None
-    original = store_b.load_actions
+    original = store_games.fetch_actions
     loading, release = asyncio.Event(), asyncio.Event()
 
-    async def held(game_id: int, after_seq: int = 0) -> Any:
-        loading.set()
-        await release.wait()
-        return await original(game_id, after_seq)
+    async def held(conn: Any, game_id: int, after_seq: int) -> Any:
+        if game_id == game:  # only B loads it: A made it and holds it
+            loading.set()
+            await release.wait()
+        return await original(conn, game_id, after_seq)
 
-    monkeypatch.setattr(store_b, "load_actions", held)
+    monkeypatch.setattr(store_games, "fetch_actions", held)
     notified = heard(node_b, game)
     w = await node_b.connect()
     await w.hello(on_a.token)

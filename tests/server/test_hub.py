@@ -30,6 +30,22 @@ async def test_push_reaches_every_watcher_in_the_same_order() -> None:
     assert hub.count(7) == 1 and hub.games_of(two) == [7]
 
 
+def test_a_connections_games_are_those_it_has_open_in_order() -> None:
+    hub = Hub()
+    one, two = Outbox(), Outbox()
+    for game in (9, 3, 5):
+        hub.watch(game, one)
+    hub.watch(3, two)
+    hub.watch(3, one)  # again: still once, where it was first opened
+    assert hub.games_of(one) == [9, 3, 5] and hub.games_of(two) == [3]
+    hub.unwatch(3, one)
+    hub.unwatch(4, one)  # never opened: nothing changes
+    assert hub.games_of(one) == [9, 5] and hub.games_of(two) == [3] and hub.count(3) == 1
+    hub.unwatch(9, one)
+    hub.unwatch(5, one)
+    assert hub.games_of(one) == [] and hub.watched() == [3]
+
+
 class ProvesEverythingLost:
     """A stand-in solver pool whose search proves every position lost."""
 

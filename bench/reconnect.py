@@ -1,0 +1,237 @@
+"""After a restart: many players with unfinished games reconnecting at once.
+
+Builds an SQLite database in a temporary directory: one player plays a game
+of ``--log`` (100) actions through the full server (a legal move and its
+undo, alternately, as ``bench.load`` plays), then SQLite copies that player,
+game and log ``--players`` times (each copy with a token of its own). Then
+the server starts afresh on that file, so no game is in its memory, and
+every player, at once: connects, says ``hello`` with its token (the welcome
+lists its unfinished game) and sends ``open_game``, which has the server
+read the game and its log and replay the log through the engine. A player is
+playing again when the ``game`` reply arrives.
+
+Reported: the time from the first connection to the last player playing,
+games opened per second, each player's ``open_game`` time (from sending it
+to the reply) p50 / p99, and the server's CPU time per player over the whole
+phase (``SCORPION_BENCH_PYSPY=FILE`` samples it, as for ``bench.load``).
+All the clients run in this process on one core (core 1 when there are
+two), the server on the other: on a machine this small the clients'
+own handshakes take part of the time. The server's ``hello`` deadline is
+lifted for the run (the clients, not the players, are slow to say hello).
+A request answered ``unavailable`` (the store's connections all busy past
+the database timeout) is resent after 0.5 s, as the protocol asks, and a
+connection the server closed before its handshake ended (the server's
+handshake deadline, 10 s) is opened again after 0.5 s, as clients do; the
+report counts both.
+
+    python -m bench.reconnect [--players 10000] [--log 100] [--within 600]
+
+Those not playing after ``--within`` seconds are given up on and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import secrets
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidHandshake
+from websockets.typing import Subprotocol
+
+from bench.load import (
+    Player,
+    cpu_seconds,
+    first_move,
+    free_port,
+    sampled,
+    server_command,
+    started,
+    wait_for_port,
+)
+from protocol import SUBPROTOCOL, encode
+
+__all__ = ["run_reconnect"]
+
+TIMEOUT_S = 600.0
+_OPTIONS: dict[str, Any] = {"lost_budget_ms": 0, "easy_pool": 0, "winnable_pool": 0}
+_OPTIONS |= {"hello_timeout_ms": 600_000, "cache_size": 1_000_000}
+
+
+async def _template(url: str, log: int) -> None:
+    """One player and one game of ``log`` actions, played through the server."""
+    ws = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)], compression=None)
+    player = Player(ws)
+    await player.request("hello", protocol=1, client="bench", locale="en")
+    await player.request("register", name="template")
+    game = await player.request("new_game", level="hard", deal=1)
+    player.game, player.v = game["game"], game["v"]
+    await player.play(log, first_move())
+    await ws.close()
+
+
+def _copy(path: Path, players: int) -> list[str]:
+    """Copy the template player, game and log until there are ``players``; their tokens."""
+    tokens = [secrets.token_urlsafe(32) for _ in range(players)]
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute("BEGIN")
+        ((player,),) = conn.execute("SELECT id FROM players").fetchall()
+        ((game,),) = conn.execute("SELECT id FROM games").fetchall()
+        conn.execute("DELETE FROM tokens")
+        last = players - 1
+        series = f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {last})"
+        conn.execute(
+            f"INSERT INTO players (id, name, name_key, created_at) {series}"
+            f" SELECT {player} + i, 'again-' || i, 'again-' || i, created_at FROM players, n"
+        )
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(games)")]
+        copied = ", ".join(
+            f"{game} + i" if c == "id" else f"{player} + i" if c == "player_id" else c
+            for c in columns
+        )
+        conn.execute(
+            f"INSERT INTO games ({', '.join(columns)}) {series} SELECT {copied} FROM games, n"
+        )
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(game_actions)")]
+        copied = ", ".join(f"{game} + i" if c == "game_id" else c for c in columns)
+        conn.execute(
+            f"INSERT INTO game_actions ({', '.join(columns)}) {series}"
+            f" SELECT {copied} FROM game_actions, n ORDER BY i, seq"
+        )
+        conn.executemany(
+            "INSERT INTO tokens (token_hash, player_id, created_at)"
+            " SELECT ?, ?, created_at FROM players WHERE id = ?",
+            [
+                (hashlib.sha256(token.encode()).hexdigest(), player + n, player + n)
+                for n, token in enumerate(tokens)
+            ],
+        )
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return tokens
+
+
+RETRY_S = 0.5  # a client's pause before resending a request answered ``unavailable``
+
+
+async def _request(ws: ClientConnection, message: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The reply to ``message``, resent while the answer is ``unavailable``; and the retries."""
+    retries = 0
+    while True:
+        await ws.send(encode(message))
+        while True:
+            reply: dict[str, Any] = msgpack.unpackb(await ws.recv(), raw=False)
+            if reply.get("re") == message["id"]:
+                break
+        if reply["type"] != "error":
+            return reply, retries
+        if reply.get("code") != "unavailable":
+            raise RuntimeError(f"{message['type']}: {reply}")
+        retries += 1
+        await asyncio.sleep(RETRY_S)
+
+
+async def _come_back(url: str, token: str, log: int) -> tuple[float, float, int, ClientConnection]:
+    """Connect, hello, open the unfinished game: open_game seconds, when playing, retries."""
+    reconnects = 0
+    while True:
+        try:
+            ws = await connect(
+                url, subprotocols=[Subprotocol(SUBPROTOCOL)], compression=None, open_timeout=60
+            )
+            break
+        except (OSError, TimeoutError, InvalidHandshake):  # the server's handshake deadline
+            reconnects += 1
+            await asyncio.sleep(RETRY_S)
+    hello = {"type": "hello", "id": 1, "protocol": 1, "client": "bench", "locale": "en"}
+    welcome, retried = await _request(ws, hello | {"token": token})
+    (game,) = welcome["games"]
+    sent = time.perf_counter()
+    opened, again = await _request(ws, {"type": "open_game", "id": 2, "game": game["game"]})
+    playing = time.perf_counter()
+    if opened["v"] != log:
+        raise RuntimeError(f"game {game['game']} opened at v{opened['v']}, not v{log}")
+    return playing - sent, playing, reconnects + retried + again, ws
+
+
+async def run_reconnect(players: int, log: int, within: float = TIMEOUT_S) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as data:
+        path = Path(data) / "reconnect.db"
+        url = f"sqlite+aiosqlite:///{path}"
+        port = free_port()
+        ws_url = f"ws://127.0.0.1:{port}/"
+        with started(server_command(port, data, url, _OPTIONS)):
+            await wait_for_port(port, time.monotonic() + 30)
+            await _template(ws_url, log)
+        tokens = _copy(path, players)
+        port = free_port()
+        ws_url = f"ws://127.0.0.1:{port}/"
+        with started(server_command(port, data, url, _OPTIONS)) as server:
+            await wait_for_port(port, time.monotonic() + 30)
+            with sampled(server.pid):
+                user, system = cpu_seconds(server.pid)
+                began = time.perf_counter()
+                tasks = [asyncio.create_task(_come_back(ws_url, t, log)) for t in tokens]
+                done, pending = await asyncio.wait(tasks, timeout=within)
+                user_after, system_after = cpu_seconds(server.pid)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            results = [task.result() for task in done]  # a failure other than a retry raises
+            await asyncio.gather(*(ws.close() for *_figures, ws in results))
+    opens = sorted(result[0] * 1000 for result in results)
+    cpu = user_after - user + system_after - system
+    return {
+        "players": players,
+        "log": log,
+        "playing": len(results),
+        "within_s": within,
+        "all_playing_s": None if pending else round(max(r[1] for r in results) - began, 2),
+        "open_p50_ms": round(statistics.median(opens), 1) if opens else None,
+        "open_p99_ms": round(opens[max(0, int(len(opens) * 0.99) - 1)], 1) if opens else None,
+        "cpu_s": round(cpu, 1),
+        "cpu_us": round(cpu / max(len(results), 1) * 1e6),
+        "retries": sum(result[2] for result in results),
+    }
+
+
+def format_reconnect(report: dict[str, Any]) -> str:
+    head = f"{report['players']:,} players with unfinished games of {report['log']} actions "
+    if report["all_playing_s"] is not None:
+        games_per_s = report["players"] / report["all_playing_s"]
+        head += f"reconnecting at once: all playing after {report['all_playing_s']} s "
+        head += f"({games_per_s:,.0f} games/s)"
+    else:
+        head += f"reconnecting at once: {report['playing']:,} playing after {report['within_s']} s"
+    return (
+        f"{head}, open_game p50 {report['open_p50_ms']} ms, p99 {report['open_p99_ms']} ms, "
+        f"{report['cpu_s']} s of server CPU ({report['cpu_us']:,} us per player playing), "
+        f"{report['retries']:,} connections or requests tried again (by those playing)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.reconnect", description=__doc__)
+    parser.add_argument("--players", type=int, default=10_000)
+    parser.add_argument("--log", type=int, default=100, help="actions in each unfinished game")
+    parser.add_argument("--within", type=float, default=TIMEOUT_S, help="seconds to wait at most")
+    args = parser.parse_args()
+    print(format_reconnect(asyncio.run(run_reconnect(args.players, args.log, args.within))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
