@@ -25,7 +25,8 @@ function cloneColumns(columns: Column[]): Column[] {
   return columns.map((column) => ({ down: column.down, cards: [...column.cards] }));
 }
 
-function cloneView(view: View): View {
+/** A copy of `view` whose columns, reserve and foundations can be changed freely. */
+export function cloneView(view: View): View {
   return {
     ...view,
     columns: cloneColumns(view.columns),
@@ -34,7 +35,8 @@ function cloneView(view: View): View {
   };
 }
 
-function column(view: View, number: number): Column {
+/** Column `number` (1-based) of `view`; throws when there is none. */
+export function column(view: View, number: number): Column {
   const found = view.columns[number - 1];
   if (found === undefined) throw new Error(`the view has no column ${number}`);
   return found;

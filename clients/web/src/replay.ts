@@ -21,25 +21,10 @@
  * instead of a history too long to keep or to send) gives no steps, and the
  * caller shows the list of actions alone.
  */
-import { applyEvent } from "./board";
+import { applyEvent, cloneView, column } from "./board";
 import type { Column, Event, EventBatch, View } from "./wire";
 
 const SUIT_RANKS = ["K", "Q", "J", "T", "9", "8", "7", "6", "5", "4", "3", "2", "A"];
-
-function copy(view: View): View {
-  return {
-    ...view,
-    columns: view.columns.map((column) => ({ down: column.down, cards: [...column.cards] })),
-    reserve: [...view.reserve],
-    foundations: [...view.foundations],
-  };
-}
-
-function column(view: View, number: number): Column {
-  const found = view.columns[number - 1];
-  if (found === undefined) throw new Error(`the view has no column ${number}`);
-  return found;
-}
 
 /** The top `count` cards of a column, which must begin with `first`: the history agrees with the view. */
 function take(from: Column, count: number, first: string): string[] {
@@ -171,10 +156,10 @@ export function rewind(final: View, batches: readonly EventBatch[]): View {
   const restart = events.find((event) => event.type === "restarted");
   if (restart?.type === "restarted") {
     const columns = restart.columns.map((each) => ({ down: each.down, cards: [...each.cards] }));
-    return atTheDeal({ ...copy(final), columns, stock: restart.stock, reserve: [...restart.reserve] });
+    return atTheDeal({ ...cloneView(final), columns, stock: restart.stock, reserve: [...restart.reserve] });
   }
   const recalled = recall(events);
-  const view = copy(final);
+  const view = cloneView(final);
   for (let i = events.length - 1; i >= 0; i--) takeBack(view, events[i], recalled);
   return atTheDeal(view);
 }
