@@ -36,6 +36,8 @@ from protocol.shapes import (
     EXAMPLE_VIEW,
     GAME_ID,
     GAME_SUMMARY,
+    HINT_ACTION,
+    HINT_REASON,
     LEVEL,
     LOCALE,
     MILLISECONDS,
@@ -74,8 +76,6 @@ _OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
 _ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused", "game_too_long")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
-_HINT_ACTION = Str(choices=("move", "deal", "none"))
-HINT_REASON = Str(choices=("lost", "seen", "stuck"))
 HINT_REASON_DOC = (
     "With action `none`, why: `lost` (the solver proved that no sequence of actions wins "
     "from here), `seen` (every move not proved lost leads back to a position this game has "
@@ -496,7 +496,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     )(
         _game(),
         _v("The game's version after the hint."),
-        Field("action", _HINT_ACTION, "What the hint suggests."),
+        Field("action", HINT_ACTION, "What the hint suggests."),
         Field("card", CARD, "The card to move (action `move`).", required=False),
         Field("to", COLUMN, "The column to move it to (action `move`).", required=False),
         Field("reason", HINT_REASON, HINT_REASON_DOC, required=False),

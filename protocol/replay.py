@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from protocol.errors import RULE_CODES
 from protocol.fields import Bool, Choice, Field, Int, ListOf, Obj, Shape, Str, Tagged
-from protocol.shapes import CARD, COLUMN, COUNT, DEAL, LEVEL, MILLISECONDS
+from protocol.shapes import CARD, COLUMN, COUNT, DEAL, HINT_ACTION, HINT_REASON, LEVEL, MILLISECONDS
 
 __all__ = [
     "HINT_SUGGESTION",
@@ -53,12 +53,12 @@ HINT_SUGGESTION = Shape(
     "hint_suggestion",
     "hint suggestion",
     (
-        Field("action", Str(choices=("move", "deal", "none")), "What the hint suggested."),
+        Field("action", HINT_ACTION, "What the hint suggested."),
         Field("card", CARD, "The card to move (action `move`).", required=False),
         Field("to", COLUMN, "The column to move it to (action `move`).", required=False),
         Field(
             "reason",
-            Str(choices=("lost", "seen", "stuck")),
+            HINT_REASON,
             "Why `none` (the `hint` event's `reason`).",
             required=False,
         ),

@@ -31,6 +31,8 @@ __all__ = [
     "EXAMPLE_VIEW",
     "GAME_ID",
     "GAME_SUMMARY",
+    "HINT_ACTION",
+    "HINT_REASON",
     "LEVEL",
     "LOCALE",
     "MILLISECONDS",
@@ -242,3 +244,8 @@ EXAMPLE_VIEW: dict[str, Any] = {
     "scoring": "timed",
     "earned": 0,
 }
+
+HINT_ACTION = Str(choices=("move", "deal", "none"))
+"""What a hint suggests (the ``hint`` reply and event, a replay's suggestion)."""
+HINT_REASON = Str(choices=("lost", "seen", "stuck"))
+"""Why a hint is ``none``: the planner's reasons (``engine.solver.plan``)."""

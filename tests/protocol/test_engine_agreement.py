@@ -22,9 +22,9 @@ from protocol import LEVELS as PROTOCOL_LEVELS
 from protocol import LOCALES as PROTOCOL_LOCALES
 from protocol import RULE_CODES, build, validate_message
 from protocol.events import ENGINE_EVENTS, EVENT
-from protocol.messages import EXAMPLE_VIEW, HINT_REASON
+from protocol.messages import EXAMPLE_VIEW
 from protocol.replay import REPLAY, VERIFY_INVALID, VERIFY_VALID
-from protocol.shapes import VIEW
+from protocol.shapes import HINT_REASON, VIEW
 from tests.helpers import hint_player_win
 
 SAMPLES: dict[type, engine_events.Event] = {
