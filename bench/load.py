@@ -141,9 +141,11 @@ async def wait_for_port(port: int, deadline: float) -> None:
     raise RuntimeError("the server did not start")
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """(utime, stime) of process ``pid`` so far, in seconds (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> tuple[float, float]:
+    """(utime, stime) of process ``pid`` so far, in seconds (``/proc/<pid>/stat``);
+    of its thread ``thread`` only when given (``/proc/<pid>/task/<thread>/stat``)."""
+    stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / tick, int(fields[12]) / tick
 
@@ -266,8 +268,9 @@ async def run_load(
         "played": played,
         "actions": len(latencies),
         "actions_per_s": round(len(latencies) / elapsed),
-        "cpu_us": round(sum(cpu) / len(latencies) * 1e6, 1),
+        "cpu_us": round((cpu[0] + cpu[1]) / len(latencies) * 1e6, 1),
         "system_us": round(cpu[1] / len(latencies) * 1e6, 1),
+        "loop_us": round(cpu[2] / len(latencies) * 1e6, 1),
         "median_ms": round(statistics.median(latencies), 2),
         "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)], 2),
     }
@@ -279,9 +282,9 @@ def _backend(database_url: str | None) -> str:
 
 async def _drive(
     pid: int, port: int, players: int, actions: int, played: int = 0
-) -> tuple[list[list[float]], float, tuple[float, float]]:
+) -> tuple[list[list[float]], float, tuple[float, float, float]]:
     """Join ``players`` and play ``played`` actions each untimed, then time ``actions``
-    more: latencies, seconds, server CPU seconds (user, system)."""
+    more: latencies, seconds, server CPU seconds (user, system, the main thread's)."""
     move = first_move()
     run = secrets.token_hex(4)  # names stay unique across runs on one database
     url = f"ws://127.0.0.1:{port}/"
@@ -292,11 +295,12 @@ async def _drive(
         await asyncio.gather(*(each.play(played, move) for each in clients))
         with sampled(pid):
             user, system = cpu_seconds(pid)
+            main = sum(cpu_seconds(pid, pid))  # the main thread: the event loop's
             started = time.perf_counter()
             results = await asyncio.gather(*(each.play(actions, move) for each in clients))
             elapsed = time.perf_counter() - started
             user_after, system_after = cpu_seconds(pid)
-            cpu = (user_after - user, system_after - system)
+            cpu = (user_after - user, system_after - system, sum(cpu_seconds(pid, pid)) - main)
         await asyncio.gather(*(each.ws.close() for each in clients))
     return list(results), elapsed, cpu
 
@@ -308,7 +312,7 @@ def format_load(report: dict[str, Any]) -> str:
     return (
         f"{what}: {report['players']} players, {report['actions']:,} actions: "
         f"{report['actions_per_s']:,} actions/s, {report['cpu_us']} us server CPU each "
-        f"({report['system_us']} us in the kernel), "
+        f"({report['system_us']} us in the kernel, {report['loop_us']} us on the main thread), "
         f"median {report['median_ms']} ms, p99 {report['p99_ms']} ms"
     )
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
-from sqlalchemy import RowMapping, insert, select, update
+from sqlalchemy import RowMapping, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,8 +22,11 @@ from server.store.models import ACTIONS, GAMES, ActionRow, GameRow
 from server.store.records import ActionRecord, GameRecord, GameStatus, NewGame
 
 __all__ = [
+    "ACTIONS_QUERY",
     "ACTION_COLUMNS",
     "GAME_COLUMNS",
+    "GAME_QUERY",
+    "OWNER_QUERY",
     "action_record",
     "fetch_action",
     "fetch_actions",
@@ -31,6 +34,7 @@ __all__ = [
     "fetch_games",
     "fetch_owner",
     "game_record",
+    "games_query",
     "insert_game",
     "save_play_time",
     "set_paused",
@@ -100,14 +104,32 @@ async def insert_game(
     return game_record(row._mapping)
 
 
+# The reads of a returning player, with named parameters: run here through SQLAlchemy,
+# and compiled once by ``sqlite_reader`` for its own connection.
+OWNER_QUERY: Final = select(GameRow.player_id).where(GameRow.id == bindparam("game_id"))
+GAME_QUERY: Final = select(*GAME_COLUMNS).where(GameRow.id == bindparam("game_id"))
+ACTIONS_QUERY: Final = (
+    select(*ACTION_COLUMNS)
+    .where(ActionRow.game_id == bindparam("game_id"), ActionRow.seq > bindparam("after_seq"))
+    .order_by(ActionRow.seq)
+)
+
+
+def games_query(status: GameStatus | None, limit: int | None) -> Select[*tuple[Any, ...]]:
+    """A player's (``player_id``) games, newest first, of one status, at most ``limit``."""
+    statement = select(*GAME_COLUMNS).where(GameRow.player_id == bindparam("player_id"))
+    if status is not None:
+        statement = statement.where(GameRow.status == status.value)
+    return statement.order_by(GameRow.created_at.desc(), GameRow.id.desc()).limit(limit)
+
+
 async def fetch_owner(conn: AsyncConnection, game_id: int) -> int | None:
-    statement = select(GameRow.player_id).where(GameRow.id == game_id)
-    owner: int | None = (await conn.execute(statement)).scalar_one_or_none()
+    owner: int | None = (await conn.execute(OWNER_QUERY, {"game_id": game_id})).scalar_one_or_none()
     return owner
 
 
 async def fetch_game(conn: AsyncConnection, game_id: int) -> GameRecord | None:
-    row = (await conn.execute(select(*GAME_COLUMNS).where(GameRow.id == game_id))).one_or_none()
+    row = (await conn.execute(GAME_QUERY, {"game_id": game_id})).one_or_none()
     return None if row is None else game_record(row._mapping)
 
 
@@ -115,21 +137,14 @@ async def fetch_games(
     conn: AsyncConnection, player_id: int, status: GameStatus | None, limit: int | None
 ) -> list[GameRecord]:
     """A player's games, newest first, optionally of one status and at most ``limit``."""
-    statement = select(*GAME_COLUMNS).where(GameRow.player_id == player_id)
-    if status is not None:
-        statement = statement.where(GameRow.status == status.value)
-    statement = statement.order_by(GameRow.created_at.desc(), GameRow.id.desc()).limit(limit)
-    return [game_record(row._mapping) for row in await conn.execute(statement)]
+    rows = await conn.execute(games_query(status, limit), {"player_id": player_id})
+    return [game_record(row._mapping) for row in rows]
 
 
 async def fetch_actions(conn: AsyncConnection, game_id: int, after_seq: int) -> list[ActionRecord]:
     """The game's actions with ``seq > after_seq``, in log order."""
-    statement = (
-        select(*ACTION_COLUMNS)
-        .where(ActionRow.game_id == game_id, ActionRow.seq > after_seq)
-        .order_by(ActionRow.seq)
-    )
-    return [action_record(row._mapping) for row in await conn.execute(statement)]
+    rows = await conn.execute(ACTIONS_QUERY, {"game_id": game_id, "after_seq": after_seq})
+    return [action_record(row._mapping) for row in rows]
 
 
 async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionRecord | None:

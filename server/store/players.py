@@ -16,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Select, bindparam, delete, insert, select
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -40,6 +41,8 @@ __all__ = [
     "insert_player",
     "insert_token",
     "name_key",
+    "player_record",
+    "token_query",
 ]
 
 MAX_NAME: Final = 32
@@ -70,7 +73,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _player(row: Row[int, str, datetime]) -> Player:
+def player_record(row: Row[int, str, datetime] | Sequence[Any]) -> Player:
     return Player(id=row[0], name=row[1], created_at=row[2])
 
 
@@ -105,7 +108,7 @@ async def insert_player(conn: AsyncConnection, name: str, now: datetime) -> Play
             if (await conn.execute(taken)).first() is not None:
                 raise NameTaken(name) from exc
             continue  # the id was someone's: draw again
-        return _player(row)
+        return player_record(row)
 
 
 async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> str:
@@ -134,22 +137,31 @@ async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
     return int(result.rowcount)
 
 
+def token_query(expiring: bool) -> Select[int, str, datetime]:
+    """The player of a token's hash (``token_hash``); issued after ``issued_after`` if
+    ``expiring``. Also compiled by ``sqlite_reader`` for its own connection."""
+    statement = (
+        select(*_PLAYER_COLUMNS)
+        .join(TokenRow, TokenRow.player_id == PlayerRow.id)
+        .where(TokenRow.token_hash == bindparam("token_hash"))
+    )
+    if expiring:
+        statement = statement.where(TokenRow.created_at > bindparam("issued_after"))
+    return statement
+
+
 async def fetch_player_by_token(
     conn: AsyncConnection, token: str, issued_after: datetime | None = None
 ) -> Player | None:
     """The player of ``token``; None if unknown, or issued before ``issued_after`` (expired)."""
-    statement = (
-        select(*_PLAYER_COLUMNS)
-        .join(TokenRow, TokenRow.player_id == PlayerRow.id)
-        .where(TokenRow.token_hash == hash_token(token))
-    )
-    if issued_after is not None:
-        statement = statement.where(TokenRow.created_at > issued_after)
-    row = (await conn.execute(statement)).one_or_none()
-    return None if row is None else _player(row)
+    parameters = {"token_hash": hash_token(token), "issued_after": issued_after}
+    if issued_after is None:
+        del parameters["issued_after"]
+    row = (await conn.execute(token_query(issued_after is not None), parameters)).one_or_none()
+    return None if row is None else player_record(row)
 
 
 async def fetch_player(conn: AsyncConnection, player_id: int) -> Player | None:
     statement = select(*_PLAYER_COLUMNS).where(PlayerRow.id == player_id)
     row = (await conn.execute(statement)).one_or_none()
-    return None if row is None else _player(row)
+    return None if row is None else player_record(row)
