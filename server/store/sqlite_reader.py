@@ -1,4 +1,4 @@
-"""SQLite's hot reads: a returning player's sign-in and game, many per trip to one thread.
+"""SQLite's hot reads: a returning player's sign-in and game, on the event loop's thread.
 
 Why: through SQLAlchemy's async adapter every step of a read is a trip to
 aiosqlite's connection thread and back (the pool's check-out, ``BEGIN``, each
@@ -8,39 +8,40 @@ players reconnect at once, and each needs three reads (``sign_in``,
 ``game_owner``, ``load_game``): those trips, not the SQL, were most of the
 server's time, and the queue for the pool's 15 connections grew past the
 database timeout, so requests were refused and sent again, and the server
-fell further behind.
+fell further behind. A thread of its own does not help either: the thread
+gives up the interpreter lock in every ``sqlite3`` call and, while the event
+loop is busy, waits up to the switch interval (5 ms) to get it back, so a read
+of a few microseconds took milliseconds under load.
 
-How: each read is a function of a plain ``sqlite3`` connection. Reads queue
-up like writes do (``committer.GroupCommitter``: the first waits one loop
-iteration for others to join); a batch of up to ``MAX_BATCH`` runs on this
-reader's own thread in one read transaction (``BEGIN``, the statements,
-``ROLLBACK``) and comes back in one wake-up. The statements are SQLAlchemy's
-own (``games.GAME_QUERY`` and the others the general path runs), compiled once
-for SQLite, and the columns go through SQLAlchemy's own conversions, so both
-paths return the same records.
+How: each read runs on the event loop's own thread, on a plain ``sqlite3``
+connection of this reader's, in one read transaction (``BEGIN``, the
+statements, ``ROLLBACK``). Such a read of one game and its log takes tens of
+microseconds from the page cache (SQLite's reads do not wait for the writer in
+WAL mode), less than a single trip to a thread did. The statements are
+SQLAlchemy's own (``games.GAME_QUERY`` and the others the general path runs),
+compiled once for SQLite, and the columns go through SQLAlchemy's own
+conversions, so both paths return the same records.
 
-What a read sees is committed state: its own connection, in WAL mode, reads
-the last committed transaction (a batch sees one snapshot). A read that fails
-(``sqlite3.Error``) fails alone, as SQLAlchemy's ``OperationalError``, which
-``translate_errors`` maps like any other; a read waiting longer than the
-database timeout is answered ``StoreUnavailable`` (its statement still runs
-later, and nothing waits for it).
+What a read sees is committed state: in WAL mode its connection reads the last
+committed transaction. Its ``busy_timeout`` is short (``READ_BUSY_MS``: the
+loop must not wait long on a lock, which WAL readers meet only in rare cases
+such as recovery); a read that fails (``sqlite3.Error``) leaves as
+SQLAlchemy's ``OperationalError``, which ``translate_errors`` maps like any
+other (``StoreUnavailable``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from sqlalchemy import Dialect, Select
 from sqlalchemy.exc import OperationalError
 
-from server.store.committer import GroupCommitter
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
 from server.store.games import (
@@ -54,13 +55,10 @@ from server.store.players import player_record, token_query
 from server.store.records import ActionRecord, GameRecord, GameStatus, Player
 from server.store.writes import game_record
 
-__all__ = ["MAX_BATCH", "SqliteReader"]
+__all__ = ["READ_BUSY_MS", "SqliteReader"]
 
-MAX_BATCH: Final = 256
-"""Reads per trip to the thread at most."""
-
-T = TypeVar("T")
-Read = Callable[[sqlite3.Connection], Any]
+READ_BUSY_MS: Final = 100
+"""How long a read may wait for a lock (it blocks the event loop meanwhile)."""
 
 # The log's columns are the record's fields in order (``to_col`` is ``to``).
 assert [c.name for c in ACTION_COLUMNS] == [
@@ -96,17 +94,11 @@ class _Query:
 
 
 class SqliteReader:
-    """Reads of the SQLite file ``path`` on a thread of their own (module docstring)."""
+    """Reads of the SQLite file ``path`` on the event loop's thread (module docstring)."""
 
-    def __init__(
-        self, path: str, dialect: Dialect, busy_ms: int, timeout: float | None = None
-    ) -> None:
+    def __init__(self, path: str, dialect: Dialect) -> None:
         self._path = path
-        self._busy_ms = busy_ms
-        self._timeout = timeout
-        self._conn: sqlite3.Connection | None = None  # used on the thread only
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-reader")
-        self._batches: GroupCommitter[Read, Any] = GroupCommitter(self._run, max_batch=MAX_BATCH)
+        self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._queries = {
             "token": _Query(token_query(False), dialect),
@@ -117,103 +109,64 @@ class SqliteReader:
             "actions": _Query(ACTIONS_QUERY, dialect),
         }
 
-    async def sign_in(
+    def sign_in(
         self, token_hash: str, issued_after: datetime | None
     ) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and that player's unfinished games (``Store.sign_in``)."""
         token = self._queries["token" if issued_after is None else "token_expiring"]
-        unfinished = self._queries["unfinished"]
-
-        def read(conn: sqlite3.Connection) -> tuple[Player, list[GameRecord]] | None:
+        with self._reading() as conn:
             found = token.rows(conn, token_hash=token_hash, issued_after=issued_after)
             if not found:
                 return None
             player = player_record(found[0])
-            rows = unfinished.rows(conn, player_id=player.id)
+            rows = self._queries["unfinished"].rows(conn, player_id=player.id)
             return player, [game_record(row) for row in rows]
 
-        result: tuple[Player, list[GameRecord]] | None = await self._read(read)
-        return result
-
-    async def game_owner(self, game_id: int) -> int | None:
-        owner = self._queries["owner"]
-
-        def read(conn: sqlite3.Connection) -> int | None:
-            rows = owner.rows(conn, game_id=game_id)
+    def game_owner(self, game_id: int) -> int | None:
+        with self._reading() as conn:
+            rows = self._queries["owner"].rows(conn, game_id=game_id)
             return int(rows[0][0]) if rows else None
 
-        result: int | None = await self._read(read)
-        return result
-
-    async def load_game(
+    def load_game(
         self, game_id: int, after_seq: int
     ) -> tuple[GameRecord | None, list[ActionRecord]]:
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
-        game, actions = self._queries["game"], self._queries["actions"]
-
-        def read(conn: sqlite3.Connection) -> tuple[GameRecord | None, list[ActionRecord]]:
-            rows = game.rows(conn, game_id=game_id)
+        with self._reading() as conn:
+            rows = self._queries["game"].rows(conn, game_id=game_id)
             if not rows:
                 return None, []
-            log = actions.rows(conn, game_id=game_id, after_seq=after_seq)
+            log = self._queries["actions"].rows(conn, game_id=game_id, after_seq=after_seq)
             return game_record(rows[0]), [ActionRecord(*row) for row in log]
 
-        result: tuple[GameRecord | None, list[ActionRecord]] = await self._read(read)
-        return result
-
-    async def close(self) -> None:
-        """Answer the queued reads, close the connection, stop the thread (again: nothing)."""
-        if self._closed:
-            return
+    def close(self) -> None:
+        """Close the connection; later reads are refused."""
         self._closed = True
-        await self._batches.close()
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._disconnect)
-        self._thread.shutdown(wait=True)
-
-    async def _read(self, read: Read) -> Any:
-        with translate_errors():
-            if self._closed:
-                raise StoreUnavailable("the store is closed")
-            try:
-                async with asyncio.timeout(self._timeout):
-                    return await self._batches.submit(read)
-            except TimeoutError as exc:
-                raise StoreUnavailable("the database did not answer in time") from exc
-
-    async def _run(self, batch: Sequence[Read]) -> list[Any]:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self._transaction, batch)
-
-    # -- on the thread ------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            conn = sqlite3.connect(self._path, check_same_thread=True)
-            configure_sqlite_connection(conn, self._busy_ms)
-            self._conn = conn
-        return self._conn
-
-    def _disconnect(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
 
-    def _transaction(self, batch: Sequence[Read]) -> list[Any]:
-        """One read transaction for ``batch``: each read's result, or its error."""
-        try:
-            conn = self._connection()
-            conn.execute("BEGIN")
-        except sqlite3.Error as exc:
-            return [OperationalError("BEGIN", None, exc) for _ in batch]
-        outcomes: list[Any] = []
-        try:
-            for read in batch:
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection in a read transaction, rolled back at the end."""
+        with translate_errors():
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+            statement = "BEGIN"
+            try:
+                conn = self._connection()
+                conn.execute(statement)
                 try:
-                    outcomes.append(read(conn))
-                except sqlite3.Error as exc:
-                    outcomes.append(OperationalError("read", None, exc))
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        return outcomes
+                    statement = "read"
+                    yield conn
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise OperationalError(statement, None, exc) from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = sqlite3.connect(self._path)
+            configure_sqlite_connection(conn, READ_BUSY_MS)
+            self._conn = conn
+        return self._conn

@@ -11,7 +11,7 @@ leave as ``StoreError``s (``server.store.errors``).
 ``pg_writer`` on PostgreSQL (one statement, one round trip, on a held
 connection); the rest take the general path (``writes`` through SQLAlchemy).
 On an SQLite file, a returning player's reads (``sign_in``, ``game_owner``,
-``load_game``) take ``sqlite_reader``: many reads in one trip to its thread.
+``load_game``) take ``sqlite_reader``: a plain connection on the loop's thread.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ class Store:
         max_batch: int = 64,
         clock: Clock = _utc_now,
         busy_ms: int = BUSY_TIMEOUT_MS,
-        timeout: float | None = None,
     ) -> None:
         self._engine = engine
         self._clock = clock
@@ -71,7 +70,7 @@ class Store:
         path = engine.url.database
         if engine.dialect.name == "sqlite" and path and path != ":memory:":
             self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms)
-            self._sqlite_reader = SqliteReader(path, engine.dialect, busy_ms, timeout)
+            self._sqlite_reader = SqliteReader(path, engine.dialect)
         self.node_id = new_node_id()
         self._pg_writer: PostgresWriter | None = None
         if engine.dialect.name == "postgresql":
@@ -97,8 +96,7 @@ class Store:
         ``timeout`` bounds each database step in seconds (``database.create_engine``).
         """
         engine = create_engine(url, timeout=timeout)
-        busy_ms = sqlite_busy_ms(timeout)
-        return cls(engine, max_batch=max_batch, clock=clock, busy_ms=busy_ms, timeout=timeout)
+        return cls(engine, max_batch=max_batch, clock=clock, busy_ms=sqlite_busy_ms(timeout))
 
     @property
     def backend(self) -> str:
@@ -130,7 +128,7 @@ class Store:
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
         if self._sqlite_reader is not None:
-            await self._sqlite_reader.close()
+            self._sqlite_reader.close()
         if self._pg_writer is not None:
             with translate_errors():
                 await self._pg_writer.close()
@@ -219,7 +217,7 @@ class Store:
         """
         issued_after = None if max_age is None else self._clock() - max_age
         if self._sqlite_reader is not None:
-            return await self._sqlite_reader.sign_in(players.hash_token(token), issued_after)
+            return self._sqlite_reader.sign_in(players.hash_token(token), issued_after)
         async with self._reading() as conn:
             player = await players.fetch_player_by_token(conn, token, issued_after)
             if player is None:
@@ -247,7 +245,7 @@ class Store:
     async def game_owner(self, game_id: int) -> int | None:
         """The id of the player whose game it is; None if there is no such game."""
         if self._sqlite_reader is not None:
-            return await self._sqlite_reader.game_owner(game_id)
+            return self._sqlite_reader.game_owner(game_id)
         async with self._reading() as conn:
             return await games.fetch_owner(conn, game_id)
 
@@ -277,7 +275,7 @@ class Store:
     ) -> tuple[GameRecord | None, list[ActionRecord]]:
         """``get_game`` and ``load_actions(game_id, after_seq)``, in one read."""
         if self._sqlite_reader is not None:
-            return await self._sqlite_reader.load_game(game_id, after_seq)
+            return self._sqlite_reader.load_game(game_id, after_seq)
         async with self._reading() as conn:
             record = await games.fetch_game(conn, game_id)
             if record is None:

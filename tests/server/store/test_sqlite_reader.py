@@ -10,11 +10,11 @@ from datetime import timedelta
 
 import pytest
 
-from server.store import Store, StoreUnavailable
+from server.store import SchemaOutdated, Store, StoreUnavailable
 from server.store import games as game_reads
 from server.store import players as player_reads
 from server.store.records import NewAction
-from server.store.sqlite_reader import MAX_BATCH, SqliteReader
+from server.store.sqlite_reader import SqliteReader
 from tests.server.store.conftest import move, new_game
 
 
@@ -83,53 +83,30 @@ async def test_a_read_sees_only_committed_state(store: Store) -> None:
         other.close()
 
 
-async def test_concurrent_reads_share_trips_to_the_thread(store: Store) -> None:
+async def test_it_reads_on_the_event_loops_thread(store: Store) -> None:
     game = await new_game(store)
     reader = reader_of(store)
-    trips = 0
-    real = reader._transaction
+    threads = set()
+    real = reader._connection
 
-    def counted(batch: object) -> list[object]:
-        nonlocal trips
-        trips += 1
-        return real(batch)  # type: ignore[arg-type]
+    def connection() -> sqlite3.Connection:
+        threads.add(threading.get_ident())
+        return real()
 
-    reader._transaction = counted  # type: ignore[method-assign]
-    owners = await asyncio.gather(*(store.game_owner(game.id) for _ in range(MAX_BATCH * 2)))
+    reader._connection = connection  # type: ignore[method-assign]
+    owners = await asyncio.gather(*(store.game_owner(game.id) for _ in range(50)))
     assert set(owners) == {game.player_id}
-    assert trips <= 4  # 512 reads; a batch holds up to 256
+    assert threads == {threading.get_ident()}
 
 
-async def test_a_failing_read_fails_alone(store: Store) -> None:
+async def test_a_failing_read_is_a_store_error_and_the_next_one_reads(store: Store) -> None:
     game = await new_game(store)
-    reader = reader_of(store)
-
-    def broken(conn: sqlite3.Connection) -> object:
-        return conn.execute("SELECT nothing FROM nowhere").fetchall()
-
-    results: list[object] = await asyncio.gather(
-        reader._read(broken), store.game_owner(game.id), return_exceptions=True
-    )
-    bad, good = results
-    assert isinstance(bad, StoreUnavailable)
-    assert good == game.player_id
-
-
-async def test_a_read_that_waits_too_long_is_unavailable(tmp_path: object) -> None:
-    store = Store.connect(f"sqlite+aiosqlite:///{tmp_path}/slow.db", timeout=0.2)
-    await store.upgrade()
-    game = await new_game(store)
-    reader = reader_of(store)
-    release = threading.Event()
-    blocked = asyncio.get_running_loop().run_in_executor(reader._thread, release.wait, 5)
-    try:
-        with pytest.raises(StoreUnavailable):
-            await store.game_owner(game.id)
-    finally:
-        release.set()
-        await blocked
-    assert await store.game_owner(game.id) == game.player_id  # and it serves again
-    await store.close()
+    query = reader_of(store)._queries["owner"]
+    sql, query.sql = query.sql, "SELECT player_id FROM no_such_table WHERE id = ?"
+    with pytest.raises(SchemaOutdated):  # as the general path says of a missing table
+        await store.game_owner(game.id)
+    query.sql = sql
+    assert await store.game_owner(game.id) == game.player_id
 
 
 async def test_after_close_it_refuses(store: Store) -> None:
