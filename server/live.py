@@ -52,6 +52,11 @@ class LiveGame:
     ``batches`` holds the events of the last ``keep`` versions only: version
     ``base + i + 1`` is ``batches[i]``. Older history is dropped (a catch-up from
     before ``base`` is answered with a snapshot), so memory per game stays bounded.
+
+    An unfinished game rebuilt from the store keeps no events at first
+    (``unbuilt`` versions before ``base``): most players come back up to date,
+    and after a restart thousands come back at once. ``history_since`` makes
+    them, replaying the log once more, when a catch-up needs them.
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class LiveGame:
         self.game = game
         self.batches = batches
         self.base = 0
+        self.unbuilt = 0  # the first versions whose events are not made yet (all before base)
         self.keep = keep
         self.lock = asyncio.Lock()
         self.clock = PlayClock(max(record.time_ms, game.time))
@@ -83,9 +89,17 @@ class LiveGame:
     def rebuild(
         cls, record: GameRecord, actions: Sequence[ActionRecord], keep: int = HISTORY_KEEP
     ) -> LiveGame:
-        """The game of ``record`` with its stored ``actions`` replayed."""
+        """The game of ``record`` with its stored ``actions`` replayed.
+
+        An unfinished game's events are left to ``history_since`` (class docstring).
+        """
         game = Game(get_level(record.level), record.deal)
         live = cls(record, game, [], keep)
+        if record.status is GameStatus.ACTIVE:
+            for each in actions:
+                game.play(to_action(each))
+            live.base = live.unbuilt = len(actions)
+            return live
         for each in actions:
             live.add([event_dicts(game.play(to_action(each)))])
         if record.status is GameStatus.LOST and record.lost_reason:
@@ -99,6 +113,7 @@ class LiveGame:
         if excess > 0:
             del self.batches[:excess]
             self.base += excess
+            self.unbuilt = 0  # what was not made is out of reach now
 
     # -- reading --------------------------------------------------------------
 
@@ -186,6 +201,8 @@ class LiveGame:
 
     def history_since(self, since: int) -> list[list[EventDict]] | None:
         """The batches of versions after ``since``; None when they cannot be given."""
+        if since < self.base and self.unbuilt:
+            self._build_history()
         if (
             since > self.version
             or since < self.base
@@ -196,6 +213,20 @@ class LiveGame:
         if self.finished:
             return batches  # a finished game's replay reveals everything anyway (section 7)
         return batches if self.can_show(batches) else None
+
+    def _build_history(self) -> None:
+        """Make the events of the ``unbuilt`` versions that ``keep`` has room for."""
+        room = self.keep - len(self.batches)
+        first = max(0, self.unbuilt - room)
+        replay = Game(self.game.rules, self.record.deal)
+        older = []
+        for n, action in enumerate(self.game.actions[: self.unbuilt]):
+            events = replay.play(action)
+            if n >= first:
+                older.append(event_dicts(events))
+        self.batches[:0] = older
+        self.base -= len(older)
+        self.unbuilt = 0
 
     def can_show(self, batches: list[list[EventDict]]) -> bool:
         """False when ``batches`` name a card that is face down (or in the stock) now."""

@@ -142,6 +142,8 @@ CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
 against a game that other nodes keep changing before it answers ``unavailable``."""
 CATCH_UP_OVERHEAD = 256
+LOADS_AT_ONCE: Final = 4
+"""Games read and replayed in one turn of the event loop at most (``_live``)."""
 """Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
@@ -256,6 +258,7 @@ class GameService:
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
+        self._load_slots = asyncio.Semaphore(LOADS_AT_ONCE)
         self._changed_while_loading: set[int] = set()
         self._player_locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
@@ -557,7 +560,12 @@ class GameService:
                 live = self._games.get(game_id)
                 if live is None:
                     self._changed_while_loading.discard(game_id)
-                    live = await self._load(game_id)
+                    async with self._load_slots:
+                        live = await self._load(game_id)
+                        # Hold the slot over one turn of the loop: replaying a log takes
+                        # milliseconds, and after a restart thousands of loads arrive at
+                        # once; in between, the loop reads its sockets (keepalive pings).
+                        await asyncio.sleep(0)
                     self._remember(live)
                     if game_id in self._changed_while_loading:
                         self._changed_while_loading.discard(game_id)
@@ -580,6 +588,8 @@ class GameService:
     def _remember(self, live: LiveGame) -> None:
         self._games[live.id] = live
         excess = len(self._games) - self.cache_size
+        if excess <= 0:
+            return
         for game_id in list(self._games):
             if excess <= 0:
                 break

@@ -76,10 +76,12 @@ class _Query:
         self.fixed = compiled.params  # the statement's own values (``status_1``...)
         binds: dict[str, Any] = dict(compiled._bind_processors)
         self.binds = [binds.get(name) for name in self.names]
-        self.columns = [
+        processors = [
             column.type.dialect_impl(dialect).result_processor(dialect, None)
             for column in statement.selected_columns
         ]
+        # Only the columns SQLAlchemy converts on SQLite (its dates) are touched.
+        self.conversions = [(i, f) for i, f in enumerate(processors) if f is not None]
 
     def rows(self, conn: sqlite3.Connection, **values: Any) -> list[list[Any]]:
         """The rows for ``values``, each column converted as SQLAlchemy would."""
@@ -87,10 +89,11 @@ class _Query:
         for name, bind in zip(self.names, self.binds, strict=True):
             value = values[name] if name in values else self.fixed[name]
             parameters.append(value if bind is None else bind(value))
-        return [
-            [v if f is None else f(v) for f, v in zip(self.columns, row, strict=True)]
-            for row in conn.execute(self.sql, parameters)
-        ]
+        rows = [list(row) for row in conn.execute(self.sql, parameters)]
+        for index, convert in self.conversions:
+            for row in rows:
+                row[index] = convert(row[index])
+        return rows
 
 
 class SqliteReader:
