@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from engine.game import ACTION_TYPES
 
@@ -111,9 +111,13 @@ class GameRecord:
         return self.status is not GameStatus.ACTIVE
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRecord:
-    """One stored action: a replay action (replay.md) plus its log position."""
+class ActionRecord(NamedTuple):
+    """One stored action: a replay action (replay.md) plus its log position.
+
+    A named tuple, not a frozen dataclass like the other records: a game is
+    rebuilt from hundreds of these, and a frozen dataclass takes about ten
+    times as long to make (it sets each field through ``object.__setattr__``).
+    """
 
     game_id: int
     seq: int  # 1-based position in the game's log

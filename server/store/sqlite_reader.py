@@ -35,7 +35,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
 from datetime import datetime
 from typing import Any, Final
 
@@ -62,7 +61,7 @@ READ_BUSY_MS: Final = 100
 
 # The log's columns are the record's fields in order (``to_col`` is ``to``).
 assert [c.name for c in ACTION_COLUMNS] == [
-    "to_col" if f.name == "to" else f.name for f in fields(ActionRecord)
+    "to_col" if name == "to" else name for name in ActionRecord._fields
 ]
 
 
@@ -139,7 +138,7 @@ class SqliteReader:
             if not rows:
                 return None, []
             log = self._queries["actions"].rows(conn, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), [ActionRecord(*row) for row in log]
+            return game_record(rows[0]), list(map(ActionRecord._make, log))
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""
