@@ -15,8 +15,12 @@ numbers in the solver workers, one at a time and only while no hint or check
 is waiting for them, until each pool holds its target. The pools below their
 target take turns, one attempt each, so a level whose deals are rarely won
 (relaxed) slows none of the others down. A deal it wins is stored first,
-then offered. With a deal in the pool starting a game never waits for a search; a
-level whose pool is still empty searches for one at once, for a few seconds
+then offered. The target is the cluster's, not each node's: every
+``REFRESH_S`` the finder reads the table again, so the deals other nodes on
+the same database found count too, and a pool the nodes filled together stops
+growing on every node (at most what the nodes find in one such interval more).
+With a deal in the pool starting a game never waits for a search; a level
+whose pool is still empty searches for one at once, for a few seconds
 (``GameService``), else answers ``unavailable`` (retry shortly).
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
@@ -38,6 +43,7 @@ __all__ = ["FIND_BUDGET_MS", "DealPool", "WinnableDealFinder", "WinnablePools", 
 
 FIND_BUDGET_MS: Final = 300  # per attempt: most winnable deals are won in a few ms
 IDLE_S: Final = 1.0  # how long to wait while the workers are busy
+REFRESH_S: Final = 30.0  # how often to count the deals other nodes found
 _SHARED: Final = {"medium": "easy"}  # the same rules (easy only adds its choice of deals)
 
 log = logging.getLogger(__name__)
@@ -109,12 +115,14 @@ class WinnableDealFinder:
         self._rng = rng if rng is not None else random.SystemRandom()
         self._task: asyncio.Task[None] | None = None
         self._turn = -1
+        self._loaded = -REFRESH_S  # time.monotonic() of the last load
 
     async def load(self) -> None:
         """Add the deals found before (by any node) to the pools."""
         for name in self.pools.names:
             for deal in await self.store.easy_deals(name):
                 self.pools.add(name, deal)
+        self._loaded = time.monotonic()
 
     def short(self) -> list[str]:
         """The pools below their target."""
@@ -142,7 +150,16 @@ class WinnableDealFinder:
         self._task = None
 
     async def _run(self) -> None:
-        while (name := self.next_pool()) is not None:
+        while True:
+            if time.monotonic() - self._loaded >= REFRESH_S:
+                try:
+                    await self.load()  # what the other nodes found counts as well
+                except StoreError:
+                    log.warning("could not count the deals found; retrying later", exc_info=True)
+                    self._loaded = time.monotonic()
+            name = self.next_pool()
+            if name is None:
+                break
             if self.solver.broken:
                 log.warning("the solver pool failed: the winnable pools stop growing")
                 return

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+import server.winnable_pools
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.easy import verify_deal
 from server.app import ScorpionServer, migrate
@@ -118,6 +119,27 @@ async def test_the_finder_grows_every_short_pool_with_won_deals(settings: Settin
         assert kept.count("medium") == kept.count("easy")  # the same rules, one pool
     finally:
         await server.stop()
+
+
+async def test_the_target_counts_what_other_nodes_found(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server.winnable_pools, "REFRESH_S", 0.0)  # count them before each try
+    node = await serve(settings, WinnablePools())
+    try:
+        assert node.store is not None and node.solver is not None
+        targets = {"hard": 2}
+        other = WinnableDealFinder(node.store, node.solver, WinnablePools(), targets)
+        await other.load()  # started before the first node found anything
+        first = WinnableDealFinder(node.store, node.solver, WinnablePools(), targets)
+        first.start()
+        await asyncio.wait_for(first.wait(), TIMEOUT * 3)
+        other.start()
+        await asyncio.wait_for(other.wait(), TIMEOUT)
+        assert (first.found, other.found) == (2, 0)
+        assert len(await node.store.easy_deals("hard")) == 2
+    finally:
+        await node.stop()
 
 
 def test_every_level_has_a_pool() -> None:
