@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -46,6 +46,16 @@ from server.store.sqlite_writer import SqliteWriter
 __all__ = ["Clock", "Store"]
 
 Clock: TypeAlias = Callable[[], datetime]
+
+
+TIME_SAVES_PER_TRANSACTION = 256
+
+
+class _TimeSave(NamedTuple):
+    game_id: int
+    version: int
+    time_ms: int
+    score: int
 
 
 def _utc_now() -> datetime:
@@ -78,6 +88,9 @@ class Store:
         self._listener: ChangeListener | None = None
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
+        )
+        self._time_saves: GroupCommitter[_TimeSave, bool] = GroupCommitter(
+            self._save_play_times, max_batch=TIME_SAVES_PER_TRANSACTION
         )
 
     @classmethod
@@ -125,6 +138,7 @@ class Store:
             await self._listener.close()
             self._listener = None
         await self._committer.close()
+        await self._time_saves.close()
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
         if self._sqlite_reader is not None:
@@ -298,11 +312,21 @@ class Store:
         """Bank an active game's play time between actions (``games.save_play_time``).
 
         False when the game moved on, ended, or already holds as much time.
+        Saves made at the same time share a transaction (a committer of their own,
+        like actions): when thousands of connections close at once, or at shutdown,
+        each would otherwise wait for a connection of the pool, past the timeout.
         """
+        return await self._time_saves.submit(_TimeSave(game_id, version, time_ms, score))
+
+    async def _save_play_times(self, batch: Sequence[_TimeSave]) -> list[bool]:
         async with self._transaction() as conn:
-            saved = await games.save_play_time(conn, game_id, version, time_ms, score)
-            if saved and self.shared:
-                await notify_changes(conn, self.node_id, [game_id])
+            saved = [
+                await games.save_play_time(conn, s.game_id, s.version, s.time_ms, s.score)
+                for s in batch
+            ]
+            changed = [s.game_id for s, done in zip(batch, saved, strict=True) if done]
+            if changed and self.shared:
+                await notify_changes(conn, self.node_id, changed)
             return saved
 
     async def set_paused(self, game_id: int, paused: bool) -> bool:

@@ -172,3 +172,18 @@ async def test_text_reaches_the_log_exactly_through_a_batch(store: Store) -> Non
         [action] = await store.load_actions(game.id)
         assert action.request_id == rid and action.card == "4H" and action.to == 7
         assert await store.find_retry(game.id, 0, rid) == action
+
+
+async def test_play_time_saves_at_once_share_transactions(store: Store) -> None:
+    """Thousands of connections closing at once bank their games' time in a few commits."""
+    games = [await new_game(store, f"p{n}") for n in range(40)]
+    await store.commit(move(games[0].id, 0))  # this one moved on: its save at v0 is refused
+    saved = await asyncio.gather(
+        *(store.save_play_time(game.id, 0, 5000 + n, 7) for n, game in enumerate(games))
+    )
+    assert saved == [False] + [True] * 39
+    assert store._time_saves.stats.transactions <= 3
+    again = await asyncio.gather(*(store.save_play_time(g.id, 0, 10, 7) for g in games[1:]))
+    assert not any(again)  # time only grows
+    record = await store.get_game(games[5].id)
+    assert record is not None and record.time_ms == 5005 and record.score == 7
