@@ -19,8 +19,9 @@ skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
 1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
 restart, ``bench.reconnect``, default 2000; 0 skips),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
-database, and measure how fast an action reaches a device on another node,
-``bench.delivery``; it must be empty or hold only earlier benchmark data).
+database, measure how fast an action reaches a device on another node,
+``bench.delivery``, and one node against ``BENCH_NODES`` nodes, default 3, 0
+skips, ``bench.nodes``; it must be empty or hold only earlier benchmark data).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
+from bench.nodes import format_nodes, run_nodes
 from bench.reconnect import format_reconnect, run_reconnect
 from bench.stored import run_stored
 from engine.benchmark import format_report, run_benchmark
@@ -54,6 +56,7 @@ DELIVERY_START, DELIVERY_END = "<!-- delivery-bench -->", "<!-- /delivery-bench 
 HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
 STORED_START, STORED_END = "<!-- stored-bench -->", "<!-- /stored-bench -->"
 RECONNECT_START, RECONNECT_END = "<!-- reconnect-bench -->", "<!-- /reconnect-bench -->"
+NODES_START, NODES_END = "<!-- nodes-bench -->", "<!-- /nodes-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -199,6 +202,23 @@ def delivery_section(database_url: str, actions: int = 300) -> str:
     return "\n".join(lines)
 
 
+def nodes_section(database_url: str, nodes: int, players: int = 100, actions: int = 100) -> str:
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    before = _load()
+    medians = run_nodes(database_url, nodes, players, actions, rounds=3)
+    lines = [
+        NODES_START,
+        f"Measured {when} on {machine()} with `make bench` (load average {before} before,",
+        f"{_load()} after), which runs `python -m bench.nodes --nodes {nodes} --players {players}",
+        f"--actions {actions}`: 1 node and {nodes} nodes on one PostgreSQL database, 3 rounds",
+        "alternately, medians; nothing pinned:",
+        "",
+        *format_nodes(medians, os.cpu_count() or 1),
+        NODES_END,
+    ]
+    return "\n".join(lines)
+
+
 def _load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -314,6 +334,11 @@ def main() -> int:
         section = delivery_section(database_url)
         print(section)
         page = replace_section(page, section, DELIVERY_START, DELIVERY_END)
+        nodes = int(os.environ.get("BENCH_NODES", "3"))
+        if nodes:
+            section = nodes_section(database_url, nodes)
+            print(section)
+            page = replace_section(page, section, NODES_START, NODES_END)
     else:
         print(
             "delivery latency across nodes skipped: set SCORPION_BENCH_DATABASE_URL",

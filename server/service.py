@@ -142,9 +142,11 @@ CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
 against a game that other nodes keep changing before it answers ``unavailable``."""
 CATCH_UP_OVERHEAD = 256
-LOADS_AT_ONCE: Final = 4
-"""Games read and replayed in one turn of the event loop at most (``_live``)."""
 """Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
+LOADS_AT_ONCE: Final = 8
+"""Games read and replayed at once at most (``_live``): on SQLite, whose reads do not
+wait, in one turn of the event loop (some tens of milliseconds); on PostgreSQL, reads
+in flight, so a slow database is not asked for more than its pool serves."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
 

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from server.live import LiveGame
+from server.service import LOADS_AT_ONCE
 from tests.server.client import Client
 from tests.server.conftest import Running
 
@@ -46,3 +55,47 @@ async def test_restart_mid_game_keeps_state_and_undo(server: Running) -> None:
     assert view["stock"] == 3 and view["undo_depth"] == 1
     retried = await again.request("deal", id_=99, game=game, v=3)
     assert retried["code"] == "stale" and retried["v"] == 4
+
+
+async def test_players_returning_at_once_load_their_games_a_few_per_turn(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loads take turns with the sockets: however many come back, at most
+    LOADS_AT_ONCE games are read and replayed in one turn of the event loop."""
+    server.settings = dataclasses.replace(server.settings, rate_registrations="off")
+    await server.restart()
+    tokens = []
+    for n in range(24):
+        player = await server.player(f"back{n}")
+        start = await player.request("new_game", level="hard", deal=1)
+        await player.request("move", game=start["game"], v=0, card="7C", to=5)
+        tokens.append(player.token)
+    await server.restart()
+    turns = 0
+    loop = asyncio.get_running_loop()
+
+    def count() -> None:  # runs once per turn of the loop
+        nonlocal turns
+        turns += 1
+        loop.call_soon(count)
+
+    loaded_in: list[int] = []
+    rebuild = LiveGame.rebuild.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[LiveGame], *args: Any) -> LiveGame:
+        loaded_in.append(turns)
+        return rebuild(cls, *args)  # type: ignore[no-any-return]
+
+    clients = [await server.connect() for _ in tokens]
+    welcomes = await asyncio.gather(*(c.hello(t) for c, t in zip(clients, tokens, strict=True)))
+    monkeypatch.setattr(LiveGame, "rebuild", classmethod(counted))
+    loop.call_soon(count)
+    opened = await asyncio.gather(
+        *(
+            c.request("open_game", game=w["games"][0]["game"])
+            for c, w in zip(clients, welcomes, strict=True)
+        )
+    )
+    assert [o["v"] for o in opened] == [1] * len(tokens)
+    assert len(loaded_in) == len(tokens)
+    assert max(Counter(loaded_in).values()) <= LOADS_AT_ONCE
