@@ -24,7 +24,11 @@ connection the server closed before its handshake ended (the server's
 handshake deadline, 10 s) is opened again after 0.5 s, as clients do; the
 report counts both.
 
-    python -m bench.reconnect [--players 10000] [--log 100] [--within 600]
+    python -m bench.reconnect [--players 10000] [--log 100] [--within 600] [--database-url URL]
+
+With ``--database-url postgresql+asyncpg://...`` the same runs on PostgreSQL, in
+a database made beside the one named (``<name>_reconnect``, dropped at the end),
+the copies made by PostgreSQL itself.
 
 Those not playing after ``--within`` seconds are given up on and counted.
 """
@@ -43,7 +47,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import msgpack
+from sqlalchemy.engine import URL, make_url
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake
 from websockets.typing import Subprotocol
@@ -58,6 +64,7 @@ from bench.load import (
     started,
     wait_for_port,
 )
+from bench.stored import asyncpg_dsn, drop_postgresql
 from protocol import SUBPROTOCOL, encode
 
 __all__ = ["run_reconnect"]
@@ -167,16 +174,102 @@ async def _come_back(url: str, token: str, log: int) -> tuple[float, float, int,
     return playing - sent, playing, reconnects + retried + again, ws
 
 
-async def run_reconnect(players: int, log: int, within: float = TIMEOUT_S) -> dict[str, Any]:
+async def _copy_postgresql(url: URL, players: int) -> list[str]:
+    """``_copy`` on PostgreSQL: the template player, game and log copied by the database."""
+    tokens = [secrets.token_urlsafe(32) for _ in range(players)]
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        async with conn.transaction():
+            player = await conn.fetchval("SELECT id FROM players")
+            game = await conn.fetchval("SELECT id FROM games")
+            await conn.execute("DELETE FROM tokens")
+            # Copy i gets id i, or i + 1 from the template's id on (ids are 32-bit for players).
+            series = f"generate_series(1, {players - 1}) AS i"
+            new_player = f"(i + (i >= {player})::int)"
+            await conn.execute(
+                "INSERT INTO players (id, name, name_key, created_at)"
+                f" SELECT {new_player}, 'again-' || i, 'again-' || i, created_at"
+                f" FROM players, {series}"
+            )
+            columns = await _columns(conn, "games")
+            copied = ", ".join(
+                f"(i + (i >= {game})::int)" if c == "id" else new_player if c == "player_id" else c
+                for c in columns
+            )
+            await conn.execute(
+                f"INSERT INTO games ({', '.join(columns)}) SELECT {copied} FROM games, {series}"
+            )
+            columns = await _columns(conn, "game_actions")
+            copied = ", ".join(
+                f"(i + (i >= {game})::int)" if c == "game_id" else c for c in columns
+            )
+            await conn.execute(
+                f"INSERT INTO game_actions ({', '.join(columns)})"
+                f" SELECT {copied} FROM game_actions, {series} ORDER BY i, seq"
+            )
+            ids = [player] + [n + (n >= player) for n in range(1, players)]
+            await conn.executemany(
+                "INSERT INTO tokens (token_hash, player_id, created_at) VALUES ($1, $2, now())",
+                [
+                    (hashlib.sha256(token.encode()).hexdigest(), id_)
+                    for token, id_ in zip(tokens, ids, strict=True)
+                ],
+            )
+        await conn.execute("VACUUM ANALYZE")
+    finally:
+        await conn.close()
+    return tokens
+
+
+async def _columns(conn: asyncpg.Connection, table: str) -> list[str]:
+    rows = await conn.fetch(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = $1"
+        " ORDER BY ordinal_position",
+        table,
+    )
+    return [row[0] for row in rows]
+
+
+async def _fresh_postgresql(url: URL) -> None:
+    await drop_postgresql(url)
+    admin = await asyncpg.connect(asyncpg_dsn(url.set(database="postgres")))
+    try:
+        await admin.execute(f'CREATE DATABASE "{url.database}"')
+    finally:
+        await admin.close()
+
+
+async def run_reconnect(
+    players: int, log: int, within: float = TIMEOUT_S, database_url: str | None = None
+) -> dict[str, Any]:
+    """One storm of ``players`` on SQLite, or in a database beside ``database_url``."""
+    made = None
+    if database_url is not None:
+        base = make_url(database_url)
+        made = base.set(database=f"{base.database}_reconnect")
+        await _fresh_postgresql(made)
+    try:
+        return await _storm(players, log, within, made)
+    finally:
+        if made is not None:
+            await drop_postgresql(made)
+
+
+async def _storm(players: int, log: int, within: float, postgres: URL | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
         path = Path(data) / "reconnect.db"
         url = f"sqlite+aiosqlite:///{path}"
+        if postgres is not None:
+            url = postgres.render_as_string(hide_password=False)
         port = free_port()
         ws_url = f"ws://127.0.0.1:{port}/"
         with started(server_command(port, data, url, _OPTIONS)):
             await wait_for_port(port, time.monotonic() + 30)
             await _template(ws_url, log)
-        tokens = _copy(path, players)
+        if postgres is None:
+            tokens = _copy(path, players)
+        else:
+            tokens = await _copy_postgresql(postgres, players)
         port = free_port()
         ws_url = f"ws://127.0.0.1:{port}/"
         with started(server_command(port, data, url, _OPTIONS)) as server:
@@ -197,6 +290,7 @@ async def run_reconnect(players: int, log: int, within: float = TIMEOUT_S) -> di
     opens = sorted(result[0] * 1000 for result in results)
     cpu = user_after - user + system_after - system
     return {
+        "store": "sqlite" if postgres is None else "postgresql",
         "players": players,
         "log": log,
         "playing": len(results),
@@ -212,7 +306,8 @@ async def run_reconnect(players: int, log: int, within: float = TIMEOUT_S) -> di
 
 
 def format_reconnect(report: dict[str, Any]) -> str:
-    head = f"{report['players']:,} players with unfinished games of {report['log']} actions "
+    head = f"{report['store']}: {report['players']:,} players with unfinished games of "
+    head += f"{report['log']} actions "
     if report["all_playing_s"] is not None:
         games_per_s = report["players"] / report["all_playing_s"]
         head += f"reconnecting at once: all playing after {report['all_playing_s']} s "
@@ -232,8 +327,17 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--log", type=int, default=100, help="actions in each unfinished game")
     parser.add_argument("--within", type=float, default=TIMEOUT_S, help="seconds to wait at most")
+    parser.add_argument(
+        "--database-url",
+        help="PostgreSQL (postgresql+asyncpg://...): the database is made beside this one",
+    )
     args = parser.parse_args()
-    print(format_reconnect(asyncio.run(run_reconnect(args.players, args.log, args.within))))
+    if args.database_url and not args.database_url.startswith("postgresql"):
+        parser.error("--database-url takes a PostgreSQL URL (SQLite is the default)")
+    if args.players < 1 or args.log < 1:
+        parser.error("--players and --log are at least 1")
+    report = asyncio.run(run_reconnect(args.players, args.log, args.within, args.database_url))
+    print(format_reconnect(report))
     return 0
 
 

@@ -90,7 +90,7 @@ def fill(path: Path, games: int, log: int) -> float:
 async def fill_postgresql(url: URL, games: int, log: int) -> float:
     """Make database ``url.database`` afresh, migrate it, store ``games`` games; seconds."""
     started = time.perf_counter()
-    admin = await asyncpg.connect(_dsn(url.set(database="postgres")))
+    admin = await asyncpg.connect(asyncpg_dsn(url.set(database="postgres")))
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
         await admin.execute(f'CREATE DATABASE "{url.database}"')
@@ -99,7 +99,7 @@ async def fill_postgresql(url: URL, games: int, log: int) -> float:
     address = url.render_as_string(hide_password=False)
     migrate = [sys.executable, "-m", "server", "--database-url", address, "--migrate"]
     subprocess.run([*migrate, "--log-level", "WARNING"], check=True)
-    conn = await asyncpg.connect(_dsn(url))
+    conn = await asyncpg.connect(asyncpg_dsn(url))
     try:
         when = "timestamptz '2026-01-01 00:00:00+00'"
         ended = "i % 10 <> 0"
@@ -131,14 +131,15 @@ async def fill_postgresql(url: URL, games: int, log: int) -> float:
 
 
 async def drop_postgresql(url: URL) -> None:
-    admin = await asyncpg.connect(_dsn(url.set(database="postgres")))
+    admin = await asyncpg.connect(asyncpg_dsn(url.set(database="postgres")))
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
     finally:
         await admin.close()
 
 
-def _dsn(url: URL) -> str:
+def asyncpg_dsn(url: URL) -> str:
+    """``url`` as asyncpg takes it (no SQLAlchemy driver name)."""
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
