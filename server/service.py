@@ -758,9 +758,12 @@ class GameService:
         self._sync_clock(live)
 
     async def _open_game(self, session: Session, request: Request) -> Reply | None:
+        held = request.get_int("game") in self._games
         live = await self._owned(session, request)
-        if self.store.shared:
+        if self.store.shared and held:
             # Another node may have changed it unheard (a lost notification): ask the log.
+            # (A game loaded just now is the store's latest: a change heard while it
+            # loaded is applied by _live itself.)
             await self._catch_up(live)
             live = await self._owned(session, request)
         since = request.opt_int("since")

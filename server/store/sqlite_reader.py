@@ -44,7 +44,6 @@ from sqlalchemy.exc import OperationalError
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
 from server.store.games import (
-    ACTION_COLUMNS,
     ACTIONS_QUERY,
     GAME_QUERY,
     OWNER_QUERY,
@@ -58,11 +57,6 @@ __all__ = ["READ_BUSY_MS", "SqliteReader"]
 
 READ_BUSY_MS: Final = 100
 """How long a read may wait for a lock (it blocks the event loop meanwhile)."""
-
-# The log's columns are the record's fields in order (``to_col`` is ``to``).
-assert [c.name for c in ACTION_COLUMNS] == [
-    "to_col" if name == "to" else name for name in ActionRecord._fields
-]
 
 
 class _Query:

@@ -99,3 +99,32 @@ async def test_players_returning_at_once_load_their_games_a_few_per_turn(
     assert [o["v"] for o in opened] == [1] * len(tokens)
     assert len(loaded_in) == len(tokens)
     assert max(Counter(loaded_in).values()) <= LOADS_AT_ONCE
+
+
+async def test_a_game_loaded_for_opening_is_read_once(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a game not in memory reads it once; on a shared store, opening one held in
+    memory asks the log for what other nodes may have added (a lost notification)."""
+    jo = await server.player("jo")
+    start = await jo.request("new_game", level="hard", deal=1)
+    await jo.request("move", game=start["game"], v=0, card="7C", to=5)
+    token = jo.token
+    await server.restart()
+    store = server.server.store
+    assert store is not None
+    reads = 0
+    load_game = store.load_game
+
+    async def counted(*args: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return await load_game(*args)
+
+    monkeypatch.setattr(store, "load_game", counted)
+    again = await server.connect()
+    await again.hello(token)
+    assert (await again.request("open_game", game=start["game"]))["v"] == 1
+    assert reads == 1
+    assert (await again.request("open_game", game=start["game"]))["v"] == 1
+    assert reads == (2 if store.shared else 1)
