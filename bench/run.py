@@ -17,7 +17,8 @@ connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
 1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
-restart, ``bench.reconnect``, default 2000; 0 skips),
+restart, ``bench.reconnect``, default 2000; 0 skips; on PostgreSQL as well when
+``SCORPION_BENCH_DATABASE_URL`` is set),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, measure how fast an action reaches a device on another node,
 ``bench.delivery``, and one node against ``BENCH_NODES`` nodes, default 3, 0
@@ -242,19 +243,23 @@ def stored_section(many: int, few: int = 100, actions: int = 2000) -> str:
     )
 
 
-def reconnect_section(players: int) -> str:
+def reconnect_section(players: int, database_url: str | None = None) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = _load()
-    report = asyncio.run(run_reconnect(players, 100))
+    reports = [asyncio.run(run_reconnect(players, 100))]
+    stores = "SQLite"
+    if database_url:
+        reports.append(asyncio.run(run_reconnect(players, 100, database_url=database_url)))
+        stores = "SQLite, then PostgreSQL with `--database-url`"
     return "\n".join(
         [
             RECONNECT_START,
             f"Measured {when} on {machine()} with `make bench` (load average {before} before,",
             f"{_load()} after), which runs `python -m bench.reconnect --players {players}`",
-            "(SQLite; the clients on one core, the server on the other):",
+            f"({stores}; the clients on one core, the server on the other):",
             "",
             "```",
-            format_reconnect(report),
+            *(format_reconnect(report) for report in reports),
             "```",
             RECONNECT_END,
         ]
@@ -326,7 +331,7 @@ def main() -> int:
         page = replace_section(page, section, STORED_START, STORED_END)
     returning = int(os.environ.get("BENCH_RECONNECT", "2000"))
     if returning:
-        section = reconnect_section(returning)
+        section = reconnect_section(returning, os.environ.get("SCORPION_BENCH_DATABASE_URL"))
         print(section)
         page = replace_section(page, section, RECONNECT_START, RECONNECT_END)
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
