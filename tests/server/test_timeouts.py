@@ -100,6 +100,50 @@ async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
             await server.stop()
 
 
+async def test_many_reads_during_a_freeze_are_all_answered_in_time(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """More reads than the store lets hold a connection at once, all while PostgreSQL
+    hangs: each is answered ``unavailable`` within about the timeout, none waits for
+    the others' timeouts in turn; after the thaw they read again."""
+    from tests.server.store.conftest import _admin
+
+    await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    direct = quiet_settings(tmp_path, database_url=pg_url)
+    await migrate(direct)
+    real = make_url(pg_url)
+    async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
+        url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        settings = dataclasses.replace(
+            direct, database_url=url, db_timeout_ms=500, max_connections_per_address=1000
+        )
+        server, ida, _game = await start(settings)
+        readers = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(100)]
+        try:
+            await asyncio.gather(*(reader.hello(ida.token) for reader in readers))
+            proxy.freeze()
+            started = time.monotonic()
+            replies = await asyncio.gather(*(reader.request("games") for reader in readers))
+            elapsed = time.monotonic() - started
+            assert {reply.get("code") for reply in replies} == {"unavailable"}, replies
+            assert elapsed < 3, elapsed  # not 100 / READS_AT_ONCE timeouts of 0.5 s in turn
+            proxy.thaw()
+            for _ in range(50):
+                again = await readers[0].request("games")
+                if again["type"] != "error":
+                    break
+                await asyncio.sleep(0.1)
+            assert again["type"] == "games", again
+            replies = await asyncio.gather(*(reader.request("games") for reader in readers))
+            assert {reply["type"] for reply in replies} == {"games"}
+        finally:
+            proxy.thaw()
+            for reader in readers:
+                await reader.close()
+            await ida.close()
+            await server.stop()
+
+
 async def test_a_server_that_never_answers_the_connect_is_unavailable_in_time() -> None:
     from server.store import Store, StoreUnavailable
 
