@@ -13,7 +13,10 @@ import asyncio
 import dataclasses
 import sqlite3
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -64,9 +67,12 @@ def pg_url(server_postgres_url: str | None) -> str:
     return server_postgres_url
 
 
-async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
-    tmp_path: Path, pg_url: str
-) -> None:
+@asynccontextmanager
+async def behind_a_proxy(
+    tmp_path: Path, pg_url: str, **options: Any
+) -> AsyncIterator[tuple[FreezableProxy, Settings]]:
+    """An empty, migrated database, reached through a proxy that can freeze; the
+    server's settings for it (database timeout 0.5 s, and ``options``)."""
     from tests.server.store.conftest import _admin
 
     await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
@@ -75,7 +81,13 @@ async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
     real = make_url(pg_url)
     async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
         url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-        settings = dataclasses.replace(direct, database_url=url, db_timeout_ms=500)
+        yield proxy, dataclasses.replace(direct, database_url=url, db_timeout_ms=500, **options)
+
+
+async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
+    tmp_path: Path, pg_url: str
+) -> None:
+    async with behind_a_proxy(tmp_path, pg_url) as (proxy, settings):
         server, ida, game = await start(settings)
         try:
             proxy.freeze()
@@ -106,17 +118,10 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
     """More reads than the store lets hold a connection at once, all while PostgreSQL
     hangs: each is answered ``unavailable`` within about the timeout, none waits for
     the others' timeouts in turn; after the thaw they read again."""
-    from tests.server.store.conftest import _admin
-
-    await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
-    direct = quiet_settings(tmp_path, database_url=pg_url)
-    await migrate(direct)
-    real = make_url(pg_url)
-    async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
-        url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-        settings = dataclasses.replace(
-            direct, database_url=url, db_timeout_ms=500, max_connections_per_address=1000
-        )
+    async with behind_a_proxy(tmp_path, pg_url, max_connections_per_address=1000) as (
+        proxy,
+        settings,
+    ):
         server, ida, _game = await start(settings)
         readers = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(100)]
         try:
