@@ -47,6 +47,7 @@ from server.store.games import (
     ACTIONS_QUERY,
     GAME_QUERY,
     OWNER_QUERY,
+    action_record,
     games_query,
 )
 from server.store.players import player_record, token_query
@@ -96,31 +97,29 @@ class SqliteReader:
         self._path = path
         self._conn: sqlite3.Connection | None = None
         self._closed = False
-        self._queries = {
-            "token": _Query(token_query(False), dialect),
-            "token_expiring": _Query(token_query(True), dialect),
-            "unfinished": _Query(games_query(GameStatus.ACTIVE, None), dialect),
-            "owner": _Query(OWNER_QUERY, dialect),
-            "game": _Query(GAME_QUERY, dialect),
-            "actions": _Query(ACTIONS_QUERY, dialect),
-        }
+        self._token = _Query(token_query(False), dialect)
+        self._token_expiring = _Query(token_query(True), dialect)
+        self._unfinished = _Query(games_query(GameStatus.ACTIVE, None), dialect)
+        self._owner = _Query(OWNER_QUERY, dialect)
+        self._game = _Query(GAME_QUERY, dialect)
+        self._actions = _Query(ACTIONS_QUERY, dialect)
 
     def sign_in(
         self, token_hash: str, issued_after: datetime | None
     ) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and that player's unfinished games (``Store.sign_in``)."""
-        token = self._queries["token" if issued_after is None else "token_expiring"]
+        token = self._token if issued_after is None else self._token_expiring
         with self._reading() as conn:
             found = token.rows(conn, token_hash=token_hash, issued_after=issued_after)
             if not found:
                 return None
             player = player_record(found[0])
-            rows = self._queries["unfinished"].rows(conn, player_id=player.id)
+            rows = self._unfinished.rows(conn, player_id=player.id)
             return player, [game_record(row) for row in rows]
 
     def game_owner(self, game_id: int) -> int | None:
         with self._reading() as conn:
-            rows = self._queries["owner"].rows(conn, game_id=game_id)
+            rows = self._owner.rows(conn, game_id=game_id)
             return int(rows[0][0]) if rows else None
 
     def load_game(
@@ -128,11 +127,11 @@ class SqliteReader:
     ) -> tuple[GameRecord | None, list[ActionRecord]]:
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
         with self._reading() as conn:
-            rows = self._queries["game"].rows(conn, game_id=game_id)
+            rows = self._game.rows(conn, game_id=game_id)
             if not rows:
                 return None, []
-            log = self._queries["actions"].rows(conn, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), list(map(ActionRecord._make, log))
+            log = self._actions.rows(conn, game_id=game_id, after_seq=after_seq)
+            return game_record(rows[0]), [action_record(row) for row in log]
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""

@@ -101,7 +101,7 @@ async def test_it_reads_on_the_event_loops_thread(store: Store) -> None:
 
 async def test_a_failing_read_is_a_store_error_and_the_next_one_reads(store: Store) -> None:
     game = await new_game(store)
-    query = reader_of(store)._queries["owner"]
+    query = reader_of(store)._owner
     sql, query.sql = query.sql, "SELECT player_id FROM no_such_table WHERE id = ?"
     with pytest.raises(SchemaOutdated):  # as the general path says of a missing table
         await store.game_owner(game.id)
