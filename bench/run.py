@@ -288,6 +288,12 @@ def hint_section(easy: int, games: int) -> str:
     )
 
 
+def _put(page: str, section: str, start: str = START, end: str = END) -> str:
+    """Print ``section`` and put it into ``page`` between its markers."""
+    print(section)
+    return replace_section(page, section, start, end)
+
+
 def replace_section(page: str, section: str, start: str = START, end: str = END) -> str:
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(page):
@@ -298,52 +304,48 @@ def replace_section(page: str, section: str, start: str = START, end: str = END)
 def main() -> int:
     seconds = float(os.environ.get("BENCH_SECONDS", "5"))
     page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
-    section = engine_section(seconds)
-    print(section)
-    page = replace_section(page, section)
+    page = _put(page, engine_section(seconds))
     chosen = os.environ.get("BENCH_LEVELS", ",".join(LEVEL_NAMES))
     levels = [] if chosen == "none" else chosen.split(",")
     if levels:
         deals = os.environ.get("BENCH_DEALS", "1..1000")
         budget = float(os.environ.get("BENCH_BUDGET_MS", "2000"))
-        section = solver_section(deals, budget, levels)
-        print(section)
-        page = replace_section(page, section, SOLVER_START, SOLVER_END)
+        page = _put(page, solver_section(deals, budget, levels), SOLVER_START, SOLVER_END)
     players = int(os.environ.get("BENCH_PLAYERS", "100"))
     if players:
         actions = int(os.environ.get("BENCH_ACTIONS", "100"))
         database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
-        section = load_section(players, actions, database_url, machine(), (LOAD_START, LOAD_END))
-        print(section)
-        page = replace_section(page, section, LOAD_START, LOAD_END)
-        section = growth_section(machine(), (GROWTH_START, GROWTH_END))
-        print(section)
-        page = replace_section(page, section, GROWTH_START, GROWTH_END)
+        page = _put(
+            page,
+            load_section(players, actions, database_url, machine(), (LOAD_START, LOAD_END)),
+            LOAD_START,
+            LOAD_END,
+        )
+        page = _put(
+            page, growth_section(machine(), (GROWTH_START, GROWTH_END)), GROWTH_START, GROWTH_END
+        )
         connections = int(os.environ.get("BENCH_IDLE", "2000"))
-        section = idle_section(connections, machine(), (IDLE_START, IDLE_END))
-        print(section)
-        page = replace_section(page, section, IDLE_START, IDLE_END)
+        page = _put(
+            page, idle_section(connections, machine(), (IDLE_START, IDLE_END)), IDLE_START, IDLE_END
+        )
         write_profile(players, actions, machine())
     many = int(os.environ.get("BENCH_STORED", "1000000"))
     if many:
-        section = stored_section(many)
-        print(section)
-        page = replace_section(page, section, STORED_START, STORED_END)
+        page = _put(page, stored_section(many), STORED_START, STORED_END)
     returning = int(os.environ.get("BENCH_RECONNECT", "2000"))
     if returning:
-        section = reconnect_section(returning, os.environ.get("SCORPION_BENCH_DATABASE_URL"))
-        print(section)
-        page = replace_section(page, section, RECONNECT_START, RECONNECT_END)
+        page = _put(
+            page,
+            reconnect_section(returning, os.environ.get("SCORPION_BENCH_DATABASE_URL")),
+            RECONNECT_START,
+            RECONNECT_END,
+        )
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
-        section = delivery_section(database_url)
-        print(section)
-        page = replace_section(page, section, DELIVERY_START, DELIVERY_END)
+        page = _put(page, delivery_section(database_url), DELIVERY_START, DELIVERY_END)
         nodes = int(os.environ.get("BENCH_NODES", "3"))
         if nodes:
-            section = nodes_section(database_url, nodes)
-            print(section)
-            page = replace_section(page, section, NODES_START, NODES_END)
+            page = _put(page, nodes_section(database_url, nodes), NODES_START, NODES_END)
     else:
         print(
             "delivery latency across nodes skipped: set SCORPION_BENCH_DATABASE_URL",
@@ -351,9 +353,12 @@ def main() -> int:
         )
     easy = int(os.environ.get("BENCH_HINT_EASY", "200"))
     if easy:
-        section = hint_section(easy, int(os.environ.get("BENCH_HINT_GAMES", "100")))
-        print(section)
-        page = replace_section(page, section, HINT_START, HINT_END)
+        page = _put(
+            page,
+            hint_section(easy, int(os.environ.get("BENCH_HINT_GAMES", "100"))),
+            HINT_START,
+            HINT_END,
+        )
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
