@@ -390,11 +390,11 @@ class ConnectionHandler:
     async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
         """Send the outbox's frames; close a connection that falls behind (1001)."""
         timeout = self.settings.drain_timeout
-        while (frame := await outbox.get()) is not None:
+        while (frames := await outbox.get_batch(WRITE_FRAMES, WRITE_BYTES)) is not None:
             try:
                 async with asyncio.timeout(timeout):
-                    await ws.send(frame)
-                del frame  # not held while waiting for the next one
+                    await _send(ws, frames)
+                del frames  # not held while waiting for the next ones
             except TimeoutError:
                 outbox.overflow()
                 reason = f"did not read its frames within {timeout:g} s"
@@ -411,6 +411,31 @@ _STRIKES: Final = frozenset({"bad_request", "rate_limited"})
 
 _LOGGED_ELSEWHERE: Final = frozenset({1000, CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION})
 """Close codes sent with their own log line (or normal): not logged again at the end."""
+
+
+WRITE_FRAMES: Final = 64
+WRITE_BYTES: Final = 64 * 1024
+"""At most this many frames (and bytes, beyond the first frame) go out in one write."""
+
+
+async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
+    """Send ``frames``, each a binary message, in one write to the socket.
+
+    ``ws.send`` writes each message by itself: one system call per frame, the
+    largest single cost of a small reply on loopback. Queued together in
+    websockets' protocol (``send_context`` checks the connection is open, and
+    drains and handles errors as ``send`` does), they leave in one write.
+    """
+    if len(frames) == 1:
+        await ws.send(frames[0])
+        return
+    async with ws.send_context():
+        for frame in frames:
+            ws.protocol.send_binary(frame)
+        chunks = ws.protocol.data_to_send()
+        ws.transport.write(b"".join(chunks))
+        if chunks and not chunks[-1]:  # an end of stream queued with them: as websockets does
+            ws.transport.close()
 
 
 async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:

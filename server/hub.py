@@ -135,13 +135,37 @@ class Outbox:
 
     async def get(self) -> bytes | None:
         """The next frame; None once the outbox is closed (drained) or overflowed."""
+        if not await self._wait():
+            return None
+        return self._take()
+
+    async def get_batch(self, max_frames: int, max_bytes: int) -> list[bytes] | None:
+        """The next frame and those queued behind it, up to ``max_frames`` and (beyond the
+        first) ``max_bytes`` in all; None once the outbox is closed (drained) or overflowed.
+
+        The writer sends such a batch in one write to the socket (``connection``): a reply
+        and the push queued with it cost one system call, not two.
+        """
+        if not await self._wait():
+            return None
+        batch = [self._take()]
+        size = len(batch[0])
+        while len(batch) < max_frames and self._head < len(self._frames):
+            size += len(self._frames[self._head])
+            if size > max_bytes:
+                break
+            batch.append(self._take())
+        return batch
+
+    async def _wait(self) -> bool:
+        """Until a frame is queued (True) or none will be sent (False)."""
         while True:
             if self.overflowed:
-                return None
+                return False
             if self._head < len(self._frames):
-                return self._take()
+                return True
             if self.closed:
-                return None
+                return False
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
