@@ -20,6 +20,7 @@ action".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -184,22 +185,58 @@ class Game:
             raise ValueError(f"unknown action type {action.type!r}")
         return handlers[action.type](action.t)
 
+    def replay(self, actions: Iterable[Action]) -> None:
+        """Apply recorded actions as ``play`` does, without making their events.
+
+        Each action is checked as by ``play`` (a log that breaks a rule raises the
+        same ``RuleViolation``) and the game ends up exactly as after ``play``
+        for each: position, counters, history, log. What is skipped is what
+        only a live action needs: the events, and the dead-end check after each
+        action (made once, at the end). A server rebuilding a game from its log
+        spends about a third as long here (``bench``: docs/benchmarks.md).
+        """
+        played = False
+        for action in actions:
+            if action.type == "move":
+                if action.card is None:
+                    raise ValueError("a move names a card")
+                when = self._check_time(action.t)
+                record, same_suit = self._apply_move(action.card, action.to)
+                self._book(Action("move", action.card, action.to, when), record, same_suit)
+            elif action.type == "deal":
+                when = self._check_time(action.t)
+                moves.check_deal(self.state, self.rules)
+                self._book(Action("deal", t=when), apply_deal(self.state), False)
+            elif action.type == "undo":
+                when = self._check_time(action.t)
+                self._take_back()
+                self._log(Action("undo", t=when))
+            elif action.type == "restart":
+                when = self._check_time(action.t)
+                self._rewind()
+                self._log(Action("restart", t=when))
+            elif action.type == "hint":
+                when = self._check_time(action.t)
+                hinted = action.hinted if action.hinted is not None else self.suggestion()
+                self.hints += 1
+                self._log(Action("hint", t=when, hinted=hinted))
+                continue
+            else:
+                raise ValueError(f"unknown action type {action.type!r}")
+            played = True
+        if played:
+            self.stuck = not self.won and moves.is_stuck(self.state, self.rules)
+
     def move(self, card: int | str, to: int | None = None, t: int | None = None) -> list[Event]:
         """Move ``card`` (with all on it) to 1-based column ``to``, or auto-move it (R11)."""
         when = self._check_time(t)
         if isinstance(card, str):
             card = parse_card(card)
-        state = self.state
-        if to is None:
-            move = moves.auto_move(state, self.rules, card)
-        else:
-            move = moves.check_move(state, self.rules, card, to)
-        target = state.cols[move.dst]
-        same_suit = bool(target) and target[-1] // 13 == card // 13
-        record = apply_move(state, *move)
-        events: list[Event] = [Moved(card, move.src + 1, move.dst + 1, record[4])]
+        record, same_suit = self._apply_move(card, to)
+        src = record[1]
+        events: list[Event] = [Moved(card, src + 1, record[3] + 1, record[4])]
         if record[5]:
-            events.append(Flipped(move.src + 1, state.cols[move.src][-1]))
+            events.append(Flipped(src + 1, self.state.cols[src][-1]))
         return self._finish(Action("move", card, to, when), record, same_suit, events)
 
     def deal(self, t: int | None = None) -> list[Event]:
@@ -213,27 +250,15 @@ class Game:
     def undo(self, t: int | None = None) -> list[Event]:
         """Take back the last move or deal with all it caused (R18)."""
         when = self._check_time(t)
-        if not self.history:
-            raise errors.NothingToUndo()
-        record, earned = self.history.pop()
         found_before = list(self.state.found)
-        undo(self.state, record)
+        record = self._take_back()
         events = self._undo_events(record, found_before)
-        self.earned -= earned
-        self.undos += 1
-        if self.rules.scoring == "timed":
-            self.moves += 1  # R24/R25: an undo counts as a move, earning nothing
         return self._after(Action("undo", t=when), events)
 
     def restart(self, t: int | None = None) -> list[Event]:
         """Rewind to the deal (R19): like undoing everything, whatever the undo limit."""
         when = self._check_time(t)
-        self.state = State.from_deal(self.layout)
-        self.history.clear()
-        self.earned = 0
-        self.undos += 1
-        if self.rules.scoring == "timed":
-            self.moves += 1
+        self._rewind()
         return self._after(Action("restart", t=when), [self._restarted()])
 
     def hint(self, t: int | None = None, suggestion: Hinted | None = None) -> list[Event]:
@@ -263,30 +288,72 @@ class Game:
             raise ValueError(f"play time went backwards: {t} < {self.time}")
         return t
 
+    def _apply_move(self, card: int, to: int | None) -> tuple[Record, bool]:
+        """Check and apply a move of ``card``: its undo record, and whether it went onto
+        its own suit (for the points)."""
+        state = self.state
+        if to is None:
+            move = moves.auto_move(state, self.rules, card)
+        else:
+            move = moves.check_move(state, self.rules, card, to)
+        target = state.cols[move.dst]
+        same_suit = bool(target) and target[-1] // 13 == card // 13
+        return apply_move(state, *move), same_suit
+
+    def _take_back(self) -> Record:
+        """Undo the last move or deal, counters included (R18, R24, R25); its record."""
+        if not self.history:
+            raise errors.NothingToUndo()
+        record, earned = self.history.pop()
+        undo(self.state, record)
+        self.earned -= earned
+        self.undos += 1
+        if self.rules.scoring == "timed":
+            self.moves += 1  # R24/R25: an undo counts as a move, earning nothing
+        return record
+
+    def _rewind(self) -> None:
+        """Back to the deal, counters included (R19)."""
+        self.state = State.from_deal(self.layout)
+        self.history.clear()
+        self.earned = 0
+        self.undos += 1
+        if self.rules.scoring == "timed":
+            self.moves += 1
+
     def _finish(
         self, action: Action, record: Record, same_suit: bool, events: list[Event]
     ) -> list[Event]:
-        """Book a played move or deal: removed sets, points, counters, history."""
+        """Book a played move or deal (``_book``) with its events."""
         removals = record[6]
-        flips = int(record[5])
         state = self.state
         for slot, (column, flipped) in enumerate(removals, start=len(state.found) - len(removals)):
             events.append(SuitRemoved(state.found[slot], column + 1, slot + 1))
             if flipped:
-                flips += 1
                 events.append(Flipped(column + 1, state.cols[column][-1]))
+        self._book(action, record, same_suit)
+        return self._after(action, events, logged=True)
+
+    def _book(self, action: Action, record: Record, same_suit: bool) -> None:
+        """Book a played move or deal: points for what it did, counters, history, log."""
+        removals = record[6]
+        flips = int(record[5]) + sum(1 for _column, flipped in removals if flipped)
         earned = earned_by(self.rules, same_suit, flips, len(removals))
         self.history.append(_Entry(record, earned))
         self.earned += earned
         self.moves += 1
-        if len(state.found) == 4:
+        if len(self.state.found) == 4:
             self.won_at = action.t
-        return self._after(action, events)
+        self._log(action)
 
-    def _after(self, action: Action, events: list[Event]) -> list[Event]:
-        """Log the action and add the score, won and stuck events."""
+    def _log(self, action: Action) -> None:
         self.time = action.t
         self.actions.append(action)
+
+    def _after(self, action: Action, events: list[Event], logged: bool = False) -> list[Event]:
+        """Log the action (unless ``logged``) and add the score, won and stuck events."""
+        if not logged:
+            self._log(action)
         if action.type != "hint":  # a hint leaves the position as it was
             self.stuck = not self.won and moves.is_stuck(self.state, self.rules)
         events.append(
