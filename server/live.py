@@ -96,8 +96,7 @@ class LiveGame:
         game = Game(get_level(record.level), record.deal)
         live = cls(record, game, [], keep)
         if record.status is GameStatus.ACTIVE:
-            for each in actions:
-                game.play(to_action(each))
+            game.replay(map(to_action, actions))
             live.base = live.unbuilt = len(actions)
             return live
         for each in actions:
