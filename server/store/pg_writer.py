@@ -34,13 +34,9 @@ Only the common case comes here (``takes``): batches of actions that end no
 game, each game at most once (one round). The rest takes the general path.
 
 The connection is one of the engine's pool, checked out at the first batch
-and kept (the committer runs one batch at a time); it carries the engine's
-connect arguments, so ``--db-timeout-ms`` bounds each statement here too.
-It is not pinged before each batch: a connection the server closed (a
-restart, a failover, ``pg_terminate_backend``) is seen closed by asyncpg at
-once and replaced before the next batch; after any error other than a
-refusal by a constraint it is dropped (its state is unknown) and the next
-batch checks out a fresh, pinged one.
+and kept (``held``; the committer runs one batch at a time). After any error
+other than a refusal by a constraint it is dropped (its state is unknown) and
+the next batch checks out a fresh, pinged one.
 """
 
 from __future__ import annotations
@@ -51,9 +47,10 @@ from typing import Any, Final
 
 import asyncpg
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store.errors import NotFound, StoreError, VersionConflict
+from server.store.held import HeldConnection
 from server.store.records import Committed, GameWrite
 from server.store.writes import (
     POSTGRESQL_ALONE,
@@ -82,8 +79,7 @@ class PostgresWriter:
     def __init__(self, engine: AsyncEngine, node_id: str) -> None:
         self._engine = engine
         self._node_id = node_id
-        self._conn: AsyncConnection | None = None
-        self._driver: Any = None  # the asyncpg connection under self._conn
+        self._held = HeldConnection(engine)
 
     @staticmethod
     def takes(batch: Sequence[GameWrite]) -> bool:
@@ -105,7 +101,7 @@ class PostgresWriter:
         arguments += [list(column) for column in zip(*games, strict=True)]
         arguments += [list(column) for column in zip(*actions, strict=True)]
         assert len(arguments) == _ARITY
-        driver = await self._connection()
+        driver = await self._held.driver()
         try:
             rows = await driver.fetch(POSTGRESQL_ALONE, *arguments)
             moved = {
@@ -125,7 +121,7 @@ class PostgresWriter:
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise sa_exc.IntegrityError(POSTGRESQL_ALONE, None, exc) from exc
         except BaseException as exc:
-            await self._drop()
+            await self._held.drop()
             if isinstance(exc, asyncpg.PostgresError):
                 raise sa_exc.DBAPIError(POSTGRESQL_ALONE, None, exc) from exc
             if isinstance(exc, asyncpg.InterfaceError):
@@ -143,36 +139,7 @@ class PostgresWriter:
 
     async def close(self) -> None:
         """Give the connection back to the pool (again: nothing to do)."""
-        if self._conn is not None:
-            conn, self._conn, self._driver = self._conn, None, None
-            await conn.close()
-
-    async def _connection(self) -> Any:
-        """The held asyncpg connection, replaced first if it was closed under us."""
-        if self._driver is not None and self._driver.is_closed():
-            await self._drop()
-        if self._conn is None:
-            conn = await self._engine.connect()
-            try:
-                driver = (await conn.get_raw_connection()).driver_connection
-            except BaseException:
-                await conn.close()
-                raise
-            self._conn, self._driver = conn, driver
-        return self._driver
-
-    async def _drop(self) -> None:
-        """Close the held connection for good (its state is unknown) and forget it."""
-        conn, driver = self._conn, self._driver
-        self._conn = self._driver = None
-        if conn is None:
-            return
-        driver.terminate()  # no goodbye: the server may be frozen or gone
-        try:
-            await conn.invalidate()
-            await conn.close()
-        except Exception:  # already closed: nothing left to release
-            pass
+        await self._held.close()
 
 
 def _refusal(write: GameWrite, row: Any) -> StoreError:

@@ -19,8 +19,8 @@ statements, ``ROLLBACK``). Such a read of one game and its log takes tens of
 microseconds from the page cache (SQLite's reads do not wait for the writer in
 WAL mode), less than a single trip to a thread did. The statements are
 SQLAlchemy's own (``games.GAME_QUERY`` and the others the general path runs),
-compiled once for SQLite, and the columns go through SQLAlchemy's own
-conversions, so both paths return the same records.
+compiled once for SQLite (``compiled``), and the columns go through SQLAlchemy's
+own conversions, so both paths return the same records.
 
 What a read sees is committed state: in WAL mode its connection reads the last
 committed transaction. Its ``busy_timeout`` is short (``READ_BUSY_MS``: the
@@ -38,9 +38,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import Dialect, Select
+from sqlalchemy import Dialect
 from sqlalchemy.exc import OperationalError
 
+from server.store.compiled import CompiledQuery
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
 from server.store.games import (
@@ -60,36 +61,6 @@ READ_BUSY_MS: Final = 100
 """How long a read may wait for a lock (it blocks the event loop meanwhile)."""
 
 
-class _Query:
-    """A SQLAlchemy statement compiled for SQLite: its SQL, parameter order, conversions."""
-
-    def __init__(self, statement: Select[*tuple[Any, ...]], dialect: Dialect) -> None:
-        compiled = statement.compile(dialect=dialect)
-        self.sql = str(compiled)
-        self.names = list(compiled.positiontup or ())
-        self.fixed = compiled.params  # the statement's own values (``status_1``...)
-        binds: dict[str, Any] = dict(compiled._bind_processors)
-        self.binds = [binds.get(name) for name in self.names]
-        processors = [
-            column.type.dialect_impl(dialect).result_processor(dialect, None)
-            for column in statement.selected_columns
-        ]
-        # Only the columns SQLAlchemy converts on SQLite (its dates) are touched.
-        self.conversions = [(i, f) for i, f in enumerate(processors) if f is not None]
-
-    def rows(self, conn: sqlite3.Connection, **values: Any) -> list[list[Any]]:
-        """The rows for ``values``, each column converted as SQLAlchemy would."""
-        parameters = []
-        for name, bind in zip(self.names, self.binds, strict=True):
-            value = values[name] if name in values else self.fixed[name]
-            parameters.append(value if bind is None else bind(value))
-        rows = [list(row) for row in conn.execute(self.sql, parameters)]
-        for index, convert in self.conversions:
-            for row in rows:
-                row[index] = convert(row[index])
-        return rows
-
-
 class SqliteReader:
     """Reads of the SQLite file ``path`` on the event loop's thread (module docstring)."""
 
@@ -97,12 +68,12 @@ class SqliteReader:
         self._path = path
         self._conn: sqlite3.Connection | None = None
         self._closed = False
-        self._token = _Query(token_query(False), dialect)
-        self._token_expiring = _Query(token_query(True), dialect)
-        self._unfinished = _Query(games_query(GameStatus.ACTIVE, None), dialect)
-        self._owner = _Query(OWNER_QUERY, dialect)
-        self._game = _Query(GAME_QUERY, dialect)
-        self._actions = _Query(ACTIONS_QUERY, dialect)
+        self._token = CompiledQuery(token_query(False), dialect)
+        self._token_expiring = CompiledQuery(token_query(True), dialect)
+        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
+        self._owner = CompiledQuery(OWNER_QUERY, dialect)
+        self._game = CompiledQuery(GAME_QUERY, dialect)
+        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)
 
     def sign_in(
         self, token_hash: str, issued_after: datetime | None
@@ -110,16 +81,16 @@ class SqliteReader:
         """The token's player and that player's unfinished games (``Store.sign_in``)."""
         token = self._token if issued_after is None else self._token_expiring
         with self._reading() as conn:
-            found = token.rows(conn, token_hash=token_hash, issued_after=issued_after)
+            found = _rows(conn, token, token_hash=token_hash, issued_after=issued_after)
             if not found:
                 return None
             player = player_record(found[0])
-            rows = self._unfinished.rows(conn, player_id=player.id)
+            rows = _rows(conn, self._unfinished, player_id=player.id)
             return player, [game_record(row) for row in rows]
 
     def game_owner(self, game_id: int) -> int | None:
         with self._reading() as conn:
-            rows = self._owner.rows(conn, game_id=game_id)
+            rows = _rows(conn, self._owner, game_id=game_id)
             return int(rows[0][0]) if rows else None
 
     def load_game(
@@ -127,10 +98,10 @@ class SqliteReader:
     ) -> tuple[GameRecord | None, list[ActionRecord]]:
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
         with self._reading() as conn:
-            rows = self._game.rows(conn, game_id=game_id)
+            rows = _rows(conn, self._game, game_id=game_id)
             if not rows:
                 return None, []
-            log = self._actions.rows(conn, game_id=game_id, after_seq=after_seq)
+            log = _rows(conn, self._actions, game_id=game_id, after_seq=after_seq)
             return game_record(rows[0]), [action_record(row) for row in log]
 
     def close(self) -> None:
@@ -165,3 +136,7 @@ class SqliteReader:
             configure_sqlite_connection(conn, READ_BUSY_MS)
             self._conn = conn
         return self._conn
+
+
+def _rows(conn: sqlite3.Connection, query: CompiledQuery, **values: Any) -> list[list[Any]]:
+    return query.convert(conn.execute(query.sql, query.parameters(values)))

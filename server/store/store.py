@@ -20,15 +20,16 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.store import deals, games, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
-from server.store.database import BUSY_TIMEOUT_MS, create_engine, sqlite_busy_ms
+from server.store.database import BUSY_TIMEOUT_MS, async_url, create_engine, sqlite_busy_ms
 from server.store.errors import SchemaOutdated, StoreError, StoreUnavailable, translate_errors
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
+from server.store.pg_reader import READS_HELD, PostgresReader
 from server.store.pg_writer import PostgresWriter
 from server.store.records import (
     ActionRecord,
@@ -52,7 +53,8 @@ Clock: TypeAlias = Callable[[], datetime]
 TIME_SAVES_PER_TRANSACTION = 256
 READS_AT_ONCE = 10
 """Reads holding a pooled connection at once at most: the pool has 15 (SQLAlchemy's
-5 and 10 more), and transactions and the writers need theirs (``_ReadGate``)."""
+5 and 10 more; on PostgreSQL also the ``READS_HELD`` its kept reads hold), and
+transactions and the writers need theirs (``_ReadGate``)."""
 
 
 class _ReadGate:
@@ -129,8 +131,10 @@ class Store:
             self._sqlite_reader = SqliteReader(path, engine.dialect)
         self.node_id = new_node_id()
         self._pg_writer: PostgresWriter | None = None
+        self._pg_reader: PostgresReader | None = None
         if engine.dialect.name == "postgresql":
             self._pg_writer = PostgresWriter(engine, self.node_id)
+            self._pg_reader = PostgresReader(engine)
         self._listener: ChangeListener | None = None
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
@@ -155,7 +159,11 @@ class Store:
         ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
         ``timeout`` bounds each database step in seconds (``database.create_engine``).
         """
-        engine = create_engine(url, timeout=timeout)
+        options: dict[str, Any] = {}
+        if async_url(url).get_backend_name() == "postgresql":
+            # The kept reads' connections come on top of SQLAlchemy's 5 and 10 more.
+            options["max_overflow"] = 10 + READS_HELD
+        engine = create_engine(url, timeout=timeout, **options)
         return cls(engine, max_batch=max_batch, clock=clock, busy_ms=sqlite_busy_ms(timeout))
 
     @property
@@ -193,6 +201,9 @@ class Store:
         if self._pg_writer is not None:
             with translate_errors():
                 await self._pg_writer.close()
+        if self._pg_reader is not None:
+            with translate_errors():
+                await self._pg_reader.close()
         await self._engine.dispose()
 
     async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
@@ -279,6 +290,9 @@ class Store:
         issued_after = None if max_age is None else self._clock() - max_age
         if self._sqlite_reader is not None:
             return self._sqlite_reader.sign_in(players.hash_token(token), issued_after)
+        if self._pg_reader is not None:
+            async with self._turn():
+                return await self._pg_reader.sign_in(players.hash_token(token), issued_after)
         async with self._reading() as conn:
             player = await players.fetch_player_by_token(conn, token, issued_after)
             if player is None:
@@ -307,6 +321,9 @@ class Store:
         """The id of the player whose game it is; None if there is no such game."""
         if self._sqlite_reader is not None:
             return self._sqlite_reader.game_owner(game_id)
+        if self._pg_reader is not None:
+            async with self._turn():
+                return await self._pg_reader.game_owner(game_id)
         async with self._reading() as conn:
             return await games.fetch_owner(conn, game_id)
 
@@ -337,6 +354,9 @@ class Store:
         """``get_game`` and ``load_actions(game_id, after_seq)``, in one read."""
         if self._sqlite_reader is not None:
             return self._sqlite_reader.load_game(game_id, after_seq)
+        if self._pg_reader is not None:
+            async with self._turn():
+                return await self._pg_reader.load_game(game_id, after_seq)
         async with self._reading() as conn:
             record = await games.fetch_game(conn, game_id)
             if record is None:
@@ -483,7 +503,12 @@ class Store:
     async def _reading(self) -> AsyncIterator[AsyncConnection]:
         """A connection whose transaction is rolled back at the end (reads only),
         taken in turn (``_ReadGate``)."""
+        async with self._turn(), self._engine.connect() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """A read's turn (``_ReadGate``), its errors translated (``translate_errors``)."""
         async with self._reads.turn():
             with translate_errors():
-                async with self._engine.connect() as conn:
-                    yield conn
+                yield

@@ -63,8 +63,8 @@ async def test_a_connection_the_server_closed_is_replaced(
     game = await new_game(store)
     await store.commit(move(game.id, 0))
     writer = store._pg_writer
-    assert writer is not None and writer._driver is not None
-    held = writer._driver
+    assert writer is not None and writer._held._driver is not None
+    held = writer._held._driver
     async with engine.connect() as conn:
         pid = held.get_server_pid()
         await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
@@ -74,7 +74,7 @@ async def test_a_connection_the_server_closed_is_replaced(
         await asyncio.sleep(0.01)
     done = await store.commit(move(game.id, 1))
     assert done.game.version == 2
-    assert writer._driver is not held
+    assert writer._held._driver is not held
 
 
 async def test_a_refused_write_leaves_the_connection_in_use(store: Store) -> None:
@@ -82,11 +82,11 @@ async def test_a_refused_write_leaves_the_connection_in_use(store: Store) -> Non
     await store.commit(move(game.id, 0))
     writer = store._pg_writer
     assert writer is not None
-    held = writer._driver
+    held = writer._held._driver
     with pytest.raises(VersionConflict) as caught:
         await store.commit(move(game.id, 0))
     assert (caught.value.current, caught.value.status) == (1, "active")
-    assert writer._driver is held
+    assert writer._held._driver is held
     assert (await store.commit(move(game.id, 1))).game.version == 2
 
 

@@ -1,0 +1,52 @@
+"""SQLAlchemy statements compiled once, for the hot paths that run them on the driver.
+
+The store's readers of a returning player's rows (``sqlite_reader`` on
+``sqlite3``, ``pg_reader`` on asyncpg) run the same statements as the general
+path (``games.GAME_QUERY`` and the others), compiled once for their dialect:
+the SQL, the order of its parameters (with the values the statement fixes
+itself, such as a status), SQLAlchemy's conversions of the parameters going
+in and of the columns coming out. Both paths return the same records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Dialect, Select
+
+__all__ = ["CompiledQuery"]
+
+
+class CompiledQuery:
+    """A SQLAlchemy select compiled for ``dialect``: SQL, parameters, conversions."""
+
+    def __init__(self, statement: Select[*tuple[Any, ...]], dialect: Dialect) -> None:
+        compiled = statement.compile(dialect=dialect)
+        self.sql = str(compiled)
+        self.names = list(compiled.positiontup or ())
+        self.fixed = compiled.params  # the statement's own values (``status_1``...)
+        binds: dict[str, Any] = dict(compiled._bind_processors)
+        self.binds = [binds.get(name) for name in self.names]
+        processors = [
+            column.type.dialect_impl(dialect).result_processor(dialect, None)
+            for column in statement.selected_columns
+        ]
+        # Only the columns SQLAlchemy converts on this dialect (dates) are touched.
+        self.conversions = [(i, f) for i, f in enumerate(processors) if f is not None]
+
+    def parameters(self, values: dict[str, Any]) -> list[Any]:
+        """The positional parameters for ``values`` (by name), converted as SQLAlchemy would."""
+        parameters = []
+        for name, bind in zip(self.names, self.binds, strict=True):
+            value = values[name] if name in values else self.fixed[name]
+            parameters.append(value if bind is None else bind(value))
+        return parameters
+
+    def convert(self, found: Iterable[Sequence[Any]]) -> list[list[Any]]:
+        """The rows the driver returned, each column converted as SQLAlchemy would."""
+        rows = [list(row) for row in found]
+        for index, convert in self.conversions:
+            for row in rows:
+                row[index] = convert(row[index])
+        return rows

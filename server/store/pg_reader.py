@@ -1,0 +1,132 @@
+"""PostgreSQL's hot reads: a returning player's sign-in and game, on held connections.
+
+Why: after a restart thousands of players reconnect at once, and each needs
+three reads (``sign_in``, ``game_owner``, ``load_game``). Through SQLAlchemy
+each read checked a connection out of the pool and pinged it (``BEGIN``,
+``;``, ``ROLLBACK``), sent ``BEGIN``, its statements and the reset: about ten
+round trips and as many wake-ups of the event loop for two or three
+statements, which made a returning player cost the server twice as much on
+PostgreSQL as on SQLite (``bench.reconnect``, docs/benchmarks.md).
+
+How: the same statements as the general path (``compiled``: SQLAlchemy's own,
+compiled once, their columns converted as SQLAlchemy does) go through
+asyncpg itself on ``READS_HELD`` connections kept from the engine's pool
+(``held``), one statement per round trip, outside any ``BEGIN``. A read takes
+a free connection in turn (first come, first served) and gives it back.
+
+What a read sees is committed state: each statement runs alone, in its own
+snapshot, as each statement of a read transaction does at PostgreSQL's
+default isolation (read committed), which is what the general path had. An
+error drops the connection (its state is unknown) and leaves as SQLAlchemy's
+(``DBAPIError`` carrying the SQLSTATE, ``InterfaceError``), so
+``translate_errors`` gives it the general path's stable codes; a timeout
+(``--db-timeout-ms``, the connection's ``command_timeout``) is ``unavailable``
+as there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Final, TypeVar
+
+import asyncpg
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from server.store.compiled import CompiledQuery
+from server.store.games import ACTIONS_QUERY, GAME_QUERY, OWNER_QUERY, action_record, games_query
+from server.store.held import HeldConnection
+from server.store.players import player_record, token_query
+from server.store.records import ActionRecord, GameRecord, GameStatus, Player
+from server.store.writes import game_record
+
+__all__ = ["READS_HELD", "PostgresReader"]
+
+READS_HELD: Final = 3
+"""Connections kept for these reads: each read is a few statements of well under a
+millisecond, so a few carry more returning players than the server's core can
+serve (``bench.reconnect``)."""
+
+T = TypeVar("T")
+Driver = Any  # asyncpg.Connection
+
+
+class PostgresReader:
+    """A returning player's reads on connections kept from ``engine``'s pool (module docstring)."""
+
+    def __init__(self, engine: AsyncEngine, held: int = READS_HELD) -> None:
+        dialect = engine.dialect
+        self._free: asyncio.Queue[HeldConnection] = asyncio.Queue()
+        self._all = [HeldConnection(engine) for _ in range(held)]
+        for each in self._all:
+            self._free.put_nowait(each)
+        self._token = CompiledQuery(token_query(False), dialect)
+        self._token_expiring = CompiledQuery(token_query(True), dialect)
+        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
+        self._owner = CompiledQuery(OWNER_QUERY, dialect)
+        self._game = CompiledQuery(GAME_QUERY, dialect)
+        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)
+
+    async def sign_in(
+        self, token_hash: str, issued_after: datetime | None
+    ) -> tuple[Player, list[GameRecord]] | None:
+        """The token's player and that player's unfinished games (``Store.sign_in``)."""
+        token = self._token if issued_after is None else self._token_expiring
+
+        async def read(driver: Driver) -> tuple[Player, list[GameRecord]] | None:
+            found = await _rows(driver, token, token_hash=token_hash, issued_after=issued_after)
+            if not found:
+                return None
+            player = player_record(found[0])
+            rows = await _rows(driver, self._unfinished, player_id=player.id)
+            return player, [game_record(row) for row in rows]
+
+        return await self._read(read)
+
+    async def game_owner(self, game_id: int) -> int | None:
+        async def read(driver: Driver) -> int | None:
+            rows = await _rows(driver, self._owner, game_id=game_id)
+            return int(rows[0][0]) if rows else None
+
+        return await self._read(read)
+
+    async def load_game(
+        self, game_id: int, after_seq: int
+    ) -> tuple[GameRecord | None, list[ActionRecord]]:
+        """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
+
+        async def read(driver: Driver) -> tuple[GameRecord | None, list[ActionRecord]]:
+            rows = await _rows(driver, self._game, game_id=game_id)
+            if not rows:
+                return None, []
+            log = await _rows(driver, self._actions, game_id=game_id, after_seq=after_seq)
+            return game_record(rows[0]), [action_record(row) for row in log]
+
+        return await self._read(read)
+
+    async def close(self) -> None:
+        """Give every kept connection back to the pool."""
+        for each in self._all:
+            await each.close()
+
+    async def _read(self, read: Callable[[Driver], Awaitable[T]]) -> T:
+        """``read`` on a free kept connection, in turn; errors as the general path's."""
+        held = await self._free.get()
+        try:
+            driver = await held.driver()
+            return await read(driver)
+        except BaseException as exc:
+            await held.drop()
+            if isinstance(exc, asyncpg.PostgresError):
+                raise sa_exc.DBAPIError("read", None, exc) from exc
+            if isinstance(exc, asyncpg.InterfaceError):
+                raise sa_exc.InterfaceError("read", None, exc) from exc
+            raise
+        finally:
+            self._free.put_nowait(held)
+
+
+async def _rows(driver: Driver, query: CompiledQuery, **values: Any) -> list[list[Any]]:
+    return query.convert(await driver.fetch(query.sql, *query.parameters(values)))

@@ -1,0 +1,51 @@
+"""The hot readers (SQLite: ``sqlite_reader``, PostgreSQL: ``pg_reader``) read what the
+general path reads, on both backends."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from server.store import Store
+from server.store import games as game_reads
+from server.store import players as player_reads
+from server.store.records import NewAction
+from tests.server.store.conftest import move
+
+
+async def test_it_reads_what_the_general_path_reads(store: Store) -> None:
+    player, token = await store.create_player("anna")
+    game = await store.create_game(player.id, "classic", 1)
+    await store.commit(move(game.id, 0, request_id="r1"))
+    hinted = NewAction(
+        "hint", None, None, 2500, hint_action="move", hint_card="4H", hint_to=7, hint_reason="safe"
+    )
+    await store.commit(replace(move(game.id, 1), action=hinted))
+    await store.commit(move(game.id, 2))
+
+    async with store._reading() as conn:
+        general_player = await player_reads.fetch_player_by_token(conn, token)
+        general_games = await game_reads.fetch_games(conn, player.id, game.status, None)
+        general_game = await game_reads.fetch_game(conn, game.id)
+        general_log = await game_reads.fetch_actions(conn, game.id, 1)
+        general_owner = await game_reads.fetch_owner(conn, game.id)
+
+    assert await store.sign_in(token) == (general_player, general_games)
+    assert await store.load_game(game.id, 1) == (general_game, general_log)
+    assert await store.game_owner(game.id) == general_owner == player.id
+    record, log = await store.load_game(game.id)
+    assert record is not None and record.version == 3 and [a.seq for a in log] == [1, 2, 3]
+    assert log[1].hint_card == "4H" and log[1].hint_reason == "safe" and log[0].request_id == "r1"
+    assert record.created_at.tzinfo is not None and log[0].created_at.tzinfo is not None
+
+
+async def test_it_answers_none_for_what_is_not_there(store: Store) -> None:
+    assert await store.sign_in("no such token") is None
+    assert await store.game_owner(12345) is None
+    assert await store.load_game(12345) == (None, [])
+
+
+async def test_an_expired_token_signs_nobody_in(store: Store) -> None:
+    _player, token = await store.create_player("anna")
+    assert await store.sign_in(token, max_age=timedelta(days=1)) is not None
+    assert await store.sign_in(token, max_age=timedelta(seconds=-1)) is None
