@@ -25,7 +25,7 @@ from engine.solver.easy import shipped_easy_deals
 from server.live import strings_in
 from server.service import GameService
 from server.store import Ending, GameWrite
-from server.store import games as store_games
+from server.store import pg_reader
 from tests.server.client import TIMEOUT
 from tests.server.conftest import Running
 from tests.server.test_nodes import nodes, not_clock, sees, two_devices
@@ -153,16 +153,19 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
     node_a, node_b = nodes
     on_a = await node_a.player("lea")
     game = (await on_a.request("new_game", level="hard", deal=1))["game"]
-    original = store_games.fetch_actions
+    store_b = node_b.server.store
+    assert store_b is not None and store_b._pg_reader is not None
+    log_query = store_b._pg_reader._actions  # B reads the game's row, then its log
+    original = pg_reader._rows
     loading, release = asyncio.Event(), asyncio.Event()
 
-    async def held(conn: Any, game_id: int, after_seq: int) -> Any:
-        if game_id == game:  # only B loads it: A made it and holds it
+    async def held(driver: Any, query: Any, **values: Any) -> Any:
+        if query is log_query and values["game_id"] == game:  # only B loads it
             loading.set()
             await release.wait()
-        return await original(conn, game_id, after_seq)
+        return await original(driver, query, **values)
 
-    monkeypatch.setattr(store_games, "fetch_actions", held)
+    monkeypatch.setattr(pg_reader, "_rows", held)
     notified = heard(node_b, game)
     w = await node_b.connect()
     await w.hello(on_a.token)
