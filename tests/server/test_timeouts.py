@@ -185,3 +185,49 @@ async def test_a_postgresql_shutting_down_answers_unavailable_not_internal(
         finally:
             await ida.close()
             await server.stop()
+
+
+async def test_returning_players_while_postgresql_hangs_are_answered_in_time(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A returning player's reads go through the store's kept connections
+    (``pg_reader``): while PostgreSQL hangs they are answered ``unavailable`` within
+    about the timeout, the hung connections are dropped, and after the thaw the
+    same reads work on fresh ones."""
+    from server.store import Store, StoreUnavailable
+
+    async with behind_a_proxy(tmp_path, pg_url, max_connections_per_address=1000) as (
+        proxy,
+        settings,
+    ):
+        server, ida, game = await start(settings)
+        store = Store.connect(settings.store_url, timeout=0.5)
+        returning = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(30)]
+        try:
+            assert (await store.load_game(game))[0] is not None  # its connections are kept
+            proxy.freeze()
+            started = time.monotonic()
+            hellos = await asyncio.gather(*(client.hello(ida.token) for client in returning))
+            with pytest.raises(StoreUnavailable):
+                await store.load_game(game)
+            elapsed = time.monotonic() - started
+            assert {reply.get("code") for reply in hellos} == {"unavailable"}, hellos
+            assert elapsed < 3, elapsed
+            proxy.thaw()
+            for _ in range(50):
+                hello = await returning[0].hello(ida.token)
+                if hello["type"] != "error":
+                    break
+                await asyncio.sleep(0.1)
+            assert hello["type"] == "welcome", hello
+            hellos = await asyncio.gather(*(client.hello(ida.token) for client in returning[1:]))
+            assert {reply["type"] for reply in hellos} == {"welcome"}
+            record, log = await store.load_game(game)
+            assert record is not None and record.id == game and log == []
+        finally:
+            proxy.thaw()
+            for client in returning:
+                await client.close()
+            await store.close()
+            await ida.close()
+            await server.stop()
