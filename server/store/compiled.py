@@ -15,7 +15,11 @@ from typing import Any
 
 from sqlalchemy import Dialect, Select
 
-__all__ = ["CompiledQuery"]
+from server.store.games import ACTIONS_QUERY, GAME_QUERY, OWNER_QUERY, games_query
+from server.store.players import token_query
+from server.store.records import GameStatus
+
+__all__ = ["CompiledQuery", "ReturningReads"]
 
 
 class CompiledQuery:
@@ -50,3 +54,19 @@ class CompiledQuery:
             for row in rows:
                 row[index] = convert(row[index])
         return rows
+
+
+class ReturningReads:
+    """The statements of a returning player's reads, compiled for ``dialect``: the
+    token's player, the player's unfinished games, a game's owner, its row, its log.
+
+    The base of both hot readers (``sqlite_reader``, ``pg_reader``).
+    """
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._token = CompiledQuery(token_query(False), dialect)
+        self._token_expiring = CompiledQuery(token_query(True), dialect)
+        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
+        self._owner = CompiledQuery(OWNER_QUERY, dialect)
+        self._game = CompiledQuery(GAME_QUERY, dialect)
+        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)

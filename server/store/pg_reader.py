@@ -35,11 +35,11 @@ import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store.compiled import CompiledQuery
-from server.store.games import ACTIONS_QUERY, GAME_QUERY, OWNER_QUERY, action_record, games_query
+from server.store.compiled import CompiledQuery, ReturningReads
+from server.store.games import action_record
 from server.store.held import HeldConnection
-from server.store.players import player_record, token_query
-from server.store.records import ActionRecord, GameRecord, GameStatus, Player
+from server.store.players import player_record
+from server.store.records import ActionRecord, GameRecord, Player
 from server.store.writes import game_record
 
 __all__ = ["READS_HELD", "PostgresReader"]
@@ -53,21 +53,15 @@ T = TypeVar("T")
 Driver = Any  # asyncpg.Connection
 
 
-class PostgresReader:
+class PostgresReader(ReturningReads):
     """A returning player's reads on connections kept from ``engine``'s pool (module docstring)."""
 
     def __init__(self, engine: AsyncEngine, held: int = READS_HELD) -> None:
-        dialect = engine.dialect
+        super().__init__(engine.dialect)
         self._free: asyncio.Queue[HeldConnection] = asyncio.Queue()
         self._all = [HeldConnection(engine) for _ in range(held)]
         for each in self._all:
             self._free.put_nowait(each)
-        self._token = CompiledQuery(token_query(False), dialect)
-        self._token_expiring = CompiledQuery(token_query(True), dialect)
-        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
-        self._owner = CompiledQuery(OWNER_QUERY, dialect)
-        self._game = CompiledQuery(GAME_QUERY, dialect)
-        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)
 
     async def sign_in(
         self, token_hash: str, issued_after: datetime | None
