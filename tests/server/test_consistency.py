@@ -24,8 +24,7 @@ import pytest
 from engine.solver.easy import shipped_easy_deals
 from server.live import strings_in
 from server.service import GameService
-from server.store import Ending, GameWrite
-from server.store import pg_reader
+from server.store import Ending, GameWrite, pg_reader
 from tests.server.client import TIMEOUT
 from tests.server.conftest import Running
 from tests.server.test_nodes import nodes, not_clock, sees, two_devices
