@@ -435,7 +435,10 @@ async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
         chunks = ws.protocol.data_to_send()
         ws.transport.write(b"".join(chunks))
         if chunks and not chunks[-1]:  # an end of stream queued with them: as websockets does
-            ws.transport.close()
+            if ws.transport.can_write_eof():
+                ws.transport.write_eof()
+            else:
+                ws.transport.close()
 
 
 async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:
