@@ -81,6 +81,9 @@ def card_str(card: Card) -> str:
 
 def parse_card(text: str) -> Card:
     """Parse any spelling R2 allows: ``AS``, ``th``, ``10h``, ``4♥``."""
+    card = _CANONICAL.get(text) if isinstance(text, str) else None
+    if card is not None:  # the common case, and every stored log's: looked up at once
+        return card
     if not isinstance(text, str):
         raise CardParseError(f"a card must be text, not {type(text).__name__}")
     cleaned = text.strip().upper()
@@ -89,3 +92,6 @@ def parse_card(text: str) -> Card:
     if rank is None or suit is None:
         raise CardParseError(f"not a card: {text!r}")
     return make_card(rank, suit)
+
+
+_CANONICAL: dict[str, Card] = {name: card for card, name in enumerate(_NAMES)}
