@@ -115,7 +115,8 @@ class PostgresReader(ReturningReads):
             await held.drop()
             if isinstance(exc, asyncpg.PostgresError):
                 raise sa_exc.DBAPIError("read", None, exc) from exc
-            if isinstance(exc, asyncpg.InterfaceError):
+            if isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError):
+                # InternalClientError: a connection the server closed under a statement
                 raise sa_exc.InterfaceError("read", None, exc) from exc
             raise
         finally:

@@ -124,7 +124,8 @@ class PostgresWriter:
             await self._held.drop()
             if isinstance(exc, asyncpg.PostgresError):
                 raise sa_exc.DBAPIError(POSTGRESQL_ALONE, None, exc) from exc
-            if isinstance(exc, asyncpg.InterfaceError):
+            if isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError):
+                # InternalClientError: a connection the server closed under a statement
                 raise sa_exc.InterfaceError(POSTGRESQL_ALONE, None, exc) from exc
             raise
         outcomes: list[WriteOutcome] = []

@@ -6,11 +6,12 @@ import asyncio
 import time
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import SchemaOutdated, Store
+from server.store import SchemaOutdated, Store, StoreUnavailable, pg_reader
 from server.store.pg_reader import READS_HELD, PostgresReader
 from tests.server.store.conftest import move, new_game
 
@@ -97,4 +98,24 @@ async def test_a_failing_read_is_the_general_paths_error_and_drops_its_connectio
         await store.game_owner(game.id)
     query.sql = sql
     assert sum(held._driver is None for held in reader._all) == 1  # dropped, not reused
+    assert await store.game_owner(game.id) == game.player_id
+
+
+async def test_a_connection_closed_under_a_read_is_unavailable_not_internal(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncpg says ``InternalClientError`` ("another operation is in progress") for a
+    read sent the moment the server ended its connection; it is an outage, not a bug."""
+    game = await new_game(store)
+    await asyncio.gather(*(store.game_owner(game.id) for _ in range(READS_HELD)))
+    real = pg_reader._rows
+
+    async def closed_under_it(*_: Any, **__: Any) -> Any:
+        monkeypatch.setattr(pg_reader, "_rows", real)  # once
+        raise asyncpg.InternalClientError("cannot switch to state 12")
+
+    monkeypatch.setattr(pg_reader, "_rows", closed_under_it)
+    with pytest.raises(StoreUnavailable):
+        await store.game_owner(game.id)
+    assert sum(held._driver is None for held in reader_of(store)._all) == 1  # dropped
     assert await store.game_owner(game.id) == game.player_id
