@@ -14,9 +14,10 @@ when its transaction commits, and only once, to every session listening on
 the channel, so a node hears exactly the committed changes, after they are
 visible. ``ChangeListener`` keeps one dedicated asyncpg connection that
 listens, calls ``on_change(game_ids)`` for every other node's notification,
-and, when that connection is lost, reconnects with a growing pause and calls
-``on_reset()``: notifications sent meanwhile are lost, so the node must
-recheck every game it holds.
+and, when that connection is lost or cannot be made (also at start: the
+server does not wait for it), reconnects with a growing pause and, once it
+listens again, calls ``on_reset()``: notifications sent meanwhile are lost,
+so the node must recheck every game it holds.
 
 SQLite has no such channel: one SQLite database is served by one node.
 """
@@ -52,6 +53,10 @@ APPLICATION_NAME: Final = "scorpion-listener"  # how the connection shows in pg_
 MAX_PAYLOAD: Final = 7900  # PostgreSQL refuses payloads of 8000 bytes or more
 RETRY_MIN_S: Final = 0.2
 RETRY_MAX_S: Final = 5.0
+_LOST: Final = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+"""What a lost or refused connection raises: PostgreSQL's errors, and asyncpg's own
+(a connection closed under a call raises ``InterfaceError`` or, mid-protocol,
+``InternalClientError``). The listener reconnects after each of them."""
 
 log = logging.getLogger(__name__)
 
@@ -123,26 +128,27 @@ class ChangeListener:
 
     async def _run(self) -> None:
         pause = RETRY_MIN_S
-        first = True
+        missed = False  # a notification may have been sent while we were not listening
         while True:
             try:
                 connection = await asyncpg.connect(
                     self._dsn, server_settings={"application_name": APPLICATION_NAME}
                 )
-            except (OSError, asyncpg.PostgresError) as exc:
+            except _LOST as exc:
                 log.warning("change listener cannot connect (%s); retrying", exc)
+                missed = True
                 self._listening.set()  # start() must not wait for a database that is down
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_S)
                 continue
             try:
-                await self._listen(connection, reset=not first)
-                first = False
+                await self._listen(connection, reset=missed)
                 pause = RETRY_MIN_S
                 log.warning("change listener lost its connection; reconnecting")
-            except (OSError, asyncpg.PostgresError) as exc:
+            except _LOST as exc:
                 log.warning("change listener failed (%s); reconnecting", exc)
             finally:
+                missed = True
                 if not connection.is_closed():
                     with contextlib.suppress(Exception):
                         await asyncio.shield(connection.close(timeout=2))

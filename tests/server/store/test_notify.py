@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -121,4 +123,50 @@ async def test_a_lost_listening_connection_reconnects_and_resets(
         game = await new_game(store)
         await store.commit(move(game.id, 0))
         await heard.wait()
+        assert heard.changes == [game.id]
+
+
+class _ListenerFails:
+    """A listening connection whose ``add_listener`` fails as asyncpg's does when the
+    connection is closed under it; everything else is the real connection's."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+    async def add_listener(self, *_: object) -> None:
+        raise asyncpg.exceptions.InternalClientError("the connection was closed under it")
+
+
+@pytest.mark.parametrize("step", ["connect", "add_listener"])
+async def test_a_listener_outlives_a_failure_on_the_client_side(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """asyncpg's own errors (``InterfaceError``, ``InternalClientError``) are not
+    ``PostgresError``s: the listener retries after them as after a lost connection,
+    instead of ending and leaving the node deaf to the others' commits."""
+    real_connect = asyncpg.connect
+    failed: list[str] = []
+
+    async def connect(*args: Any, **kwargs: Any) -> Any:
+        ours = kwargs.get("server_settings", {}).get("application_name") == APPLICATION_NAME
+        if not ours or failed:
+            return await real_connect(*args, **kwargs)
+        failed.append(step)
+        if step == "connect":
+            raise asyncpg.InterfaceError("connection was closed in the middle of operation")
+        return _ListenerFails(await real_connect(*args, **kwargs))
+
+    monkeypatch.setattr(asyncpg, "connect", connect)
+    async with second_node(store, database_url) as heard:
+        assert failed == [step]
+        while not heard.resets:  # listening again; what it may have missed is rechecked
+            await heard.wait()
+        assert heard.resets == 1
+        game = await new_game(store)
+        await store.commit(move(game.id, 0))
+        while not heard.changes:
+            await heard.wait()
         assert heard.changes == [game.id]
