@@ -30,7 +30,6 @@ Errors leave as SQLAlchemy's (``IntegrityError``/``OperationalError``) so
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +48,7 @@ from server.store.writes import (
     action_record,
     action_row,
     column_types,
+    compact_json,
     game_record,
     game_row,
     rounds,
@@ -86,11 +86,8 @@ class SqliteWriter:
         actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]
         steps = [
             _Round(
-                json.dumps([game_row(write) for write in each], separators=(",", ":")),
-                {
-                    game: json.dumps(action_row(record), separators=(",", ":"))
-                    for game, record in records.items()
-                },
+                compact_json([game_row(write) for write in each]),
+                {game: compact_json(action_row(record)) for game, record in records.items()},
                 {write.game_id: write.version for write in each},
             )
             for each, records in zip(plan, actions, strict=True)

@@ -44,7 +44,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Final, TypeAlias
 
 from sqlalchemy import Boolean, Dialect, TextualSelect, bindparam, column, select, text
@@ -67,7 +67,8 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_STATEMENTS, column_types, game_row, game_record, action_record, action_row, rounds;
+# SQLITE_STATEMENTS, column_types, compact_json, game_row, game_record, action_record, action_row,
+# rounds;
 # and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
 
 WriteOutcome: TypeAlias = Committed | StoreError
@@ -226,12 +227,31 @@ POSTGRESQL_ALONE: Final = _postgresql_alone()
 SQLITE_STATEMENTS: Final = _sqlite_sql()
 
 
+compact_json: Final = json.JSONEncoder(separators=(",", ":")).encode
+"""JSON text without spaces, for the rows' parameter on SQLite. One encoder made once:
+``json.dumps`` with options makes a new one on every call."""
+
+TIMES_KEPT: Final = 4096
+"""Stored times whose conversion ``column_types`` keeps: a batch's rows share one
+``updated_at`` (its ``now``), and a game's ``created_at`` comes back with every action."""
+
+
 @cache
 def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
-    """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out."""
+    """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out.
+
+    The times' conversions (on SQLite, parsing the text into an aware datetime: most
+    of a returned row's cost) are kept for the last ``TIMES_KEPT`` values met; a
+    datetime is immutable, so the rows may share one.
+    """
     now = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
     assert now is not None
-    columns = [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in GAME_COLUMNS]
+    columns = []
+    for c in GAME_COLUMNS:
+        convert = c.type.dialect_impl(dialect).result_processor(dialect, None)
+        if convert is not None and isinstance(c.type, UTCDateTime):
+            convert = lru_cache(maxsize=TIMES_KEPT)(convert)
+        columns.append(convert)
     return now, columns
 
 
@@ -274,7 +294,7 @@ async def _advance_and_append(
     bind_now, types = column_types(dialect)
     sqlite_now = bind_now(now)
     advance, append = SQLITE_STATEMENTS
-    parameters = {"now": sqlite_now, "v": json.dumps(games, separators=(",", ":"))}
+    parameters = {"now": sqlite_now, "v": compact_json(games)}
     found = await _sqlite_fetch(conn, advance, parameters)
     moved: list[Sequence[Any]] = [
         [v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in found
@@ -282,15 +302,19 @@ async def _advance_and_append(
     wanted = [actions[row[0]] for row in moved if row[0] in actions]
     if not wanted:
         return moved, set()
-    parameters = {"now": sqlite_now, "a": json.dumps(wanted, separators=(",", ":"))}
+    parameters = {"now": sqlite_now, "a": compact_json(wanted)}
     return moved, {row[0] for row in await _sqlite_fetch(conn, append, parameters)}
 
 
+_STATUS_AT: Final = _GAME_FIELDS.index("status")
+
+
 def game_record(row: Sequence[Any]) -> GameRecord:
-    """A returned ``games`` row as a record (cheaper than by way of a row mapping)."""
-    fields = dict(zip(_GAME_FIELDS, row, strict=True))
-    fields["status"] = GameStatus(fields["status"])
-    return GameRecord(**fields)
+    """A returned ``games`` row as a record (by position: cheaper than by name; the
+    record's fields are the table's columns in order, as a test checks)."""
+    values = list(row)
+    values[_STATUS_AT] = GameStatus(values[_STATUS_AT])
+    return GameRecord(*values)
 
 
 def game_row(write: GameWrite) -> tuple[Any, ...]:

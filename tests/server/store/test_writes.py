@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import pytest
 from sqlalchemy import text
@@ -24,7 +24,31 @@ from server.store import (
     Store,
     VersionConflict,
 )
+from server.store.games import GAME_COLUMNS
+from server.store.writes import game_record
 from tests.server.store.conftest import move, new_game, new_player
+
+
+async def test_a_game_record_has_the_games_columns_in_their_order(store: Store) -> None:
+    """``game_record`` builds the record from a returned row by position."""
+    assert [field.name for field in fields(GameRecord)] == [c.name for c in GAME_COLUMNS]
+    game = await new_game(store)
+    row = [getattr(game, c.name) for c in GAME_COLUMNS]
+    row[row.index(game.status)] = game.status.value  # as the database returns it
+    assert game_record(row) == game
+
+
+async def test_games_committed_in_one_batch_come_back_as_stored(store: Store) -> None:
+    """The hot path's records equal what is read back, times included (they are
+    converted once per distinct value and shared)."""
+    games = [await new_game(store, name=f"p{index}") for index in range(3)]
+    for version in range(3):
+        done = await asyncio.gather(*(store.commit(move(g.id, version)) for g in games))
+        for game, committed in zip(games, done, strict=True):
+            stored = await store.get_game(game.id)
+            assert committed.game == stored
+            assert committed.game.created_at == game.created_at
+            assert committed.game.updated_at.tzinfo is not None
 
 
 async def test_a_write_moves_the_game_and_logs_the_action(store: Store) -> None:
