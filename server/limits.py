@@ -39,7 +39,7 @@ from __future__ import annotations
 import ipaddress
 import math
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -125,22 +125,23 @@ def parse_networks(text: str) -> list[Network]:
 class TokenBucket:
     """Tokens refill at ``rate.per_s`` up to ``rate.burst``; a request costs one."""
 
-    __slots__ = ("rate", "stamp", "tokens")
+    __slots__ = ("burst", "per_s", "stamp", "tokens")
 
     def __init__(self, rate: Rate, now: float) -> None:
-        self.rate = rate
+        self.per_s = rate.per_s  # the rate's numbers kept here: read on every request
+        self.burst = rate.burst
         self.tokens = rate.burst
         self.stamp = now
 
     def _refill(self, now: float) -> None:
         if now > self.stamp:
-            self.tokens = min(self.rate.burst, self.tokens + (now - self.stamp) * self.rate.per_s)
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_s)
             self.stamp = now
 
     def wait(self, now: float) -> float:
         """Seconds until a token is there (0.0: one is there now). Takes nothing."""
         self._refill(now)
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate.per_s
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.per_s
 
     def take(self, now: float) -> None:
         self._refill(now)
@@ -148,7 +149,7 @@ class TokenBucket:
 
     def full(self, now: float) -> bool:
         self._refill(now)
-        return self.tokens >= self.rate.burst
+        return self.tokens >= self.burst
 
 
 class _BucketMap:
@@ -294,8 +295,10 @@ class Limits:
         player: int | None = None,
     ) -> float:
         """Admit one request of ``kind``: 0.0 (tokens taken), or the seconds to wait."""
-        buckets = list(self._buckets(kind, now, own, address, player))
-        wait = max((bucket.wait(now) for bucket in buckets), default=0.0)
+        buckets = self._buckets(kind, now, own, address, player)
+        wait = 0.0
+        for bucket in buckets:
+            wait = max(wait, bucket.wait(now))
         if wait > 0:
             return wait
         for bucket in buckets:
@@ -314,14 +317,17 @@ class Limits:
 
     def _buckets(
         self, kind: str, now: float, own: ConnectionBuckets, address: str, player: int | None
-    ) -> Iterable[TokenBucket]:
+    ) -> list[TokenBucket]:
+        """The buckets a request of ``kind`` takes from (a list: every request asks)."""
         mine = own.get(kind)
-        if mine is not None:
-            yield mine
-        if player is not None and kind in self._player:
-            yield self._player[kind].get(player, now)
-        if kind in self._address:
-            yield self._address[kind].get(address, now)
+        buckets = [] if mine is None else [mine]
+        shared = self._player.get(kind)
+        if player is not None and shared is not None:
+            buckets.append(shared.get(player, now))
+        shared = self._address.get(kind)
+        if shared is not None:
+            buckets.append(shared.get(address, now))
+        return buckets
 
     def tracked(self) -> int:
         """How many shared buckets and strike records are held (for tests and metrics)."""
