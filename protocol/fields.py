@@ -119,6 +119,8 @@ class Int:
             raise ValueError(f"Int({self.min}, {self.max}) leaves the safe integer range")
 
     def check(self, value: object, path: str) -> None:
+        if type(value) is int and not self.choices and self.min <= value <= self.max:
+            return  # the common case, decided at once
         if not _is_int(value) or not self._fits(value):
             raise InvalidMessage(path, f"must be {self.describe()}, got {show(value)}")
 
@@ -358,6 +360,10 @@ class Shape:
     fields: tuple[Field, ...]
     doc: str = ""
     extensible: bool = False
+    _declared: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_declared", frozenset(each.name for each in self.fields))
 
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
@@ -370,7 +376,7 @@ class Shape:
                 raise InvalidMessage(f"{path}.{each.name}", "is required")
 
     def _check_keys(self, value: Mapping[object, object], path: str) -> None:
-        declared = {field.name for field in self.fields}
+        declared = self._declared
         for key in value:
             if not isinstance(key, str):
                 raise InvalidMessage(path, f"has a key that is not a string: {show(key)}")

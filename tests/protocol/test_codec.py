@@ -136,6 +136,11 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
     ("a timestamp in a field", encode(move(card=msgpack.Timestamp(0))), 7),
     ("an ext value in a field", encode(move(card=msgpack.ExtType(5, b"xy"))), 7),
     ("an ext value in a list", encode(move(card=[1, msgpack.ExtType(1, b"")])), 7),
+    (
+        "an ext value deep in maps and lists",
+        encode(move(card=[{"a": [0, msgpack.Timestamp(1)]}])),
+        7,
+    ),
     ("an ext value as the id", encode(move(id=msgpack.ExtType(1, b"\x07"))), None),
     ("a frame over the size limit", encode(move(card="x" * MAX_FRAME_BYTES)), None),
 ]
