@@ -37,13 +37,29 @@ from protocol import build
 from server.clock import PlayClock
 from server.store import ActionRecord, GameRecord, GameStatus, NewAction, Progress
 
-__all__ = ["LiveGame", "strings_in"]
+__all__ = ["LiveGame", "Unreplayable", "strings_in"]
 
 EventDict = dict[str, Any]
 
 
 HISTORY_KEEP = 500
 """Versions of events kept per game by default (older catch-ups get a snapshot)."""
+
+
+class Unreplayable(Exception):
+    """A game's stored log that the rules refuse, so the game cannot be rebuilt.
+
+    The server writes only actions the engine accepted, so this takes a database
+    changed by other hands (or a server with other rules). ``reason`` is what the
+    replay raised; the message names only its kind (a rule's code, or the
+    exception's type): logs never show cards.
+    """
+
+    def __init__(self, game_id: int, reason: Exception) -> None:
+        kind = getattr(reason, "code", None) or type(reason).__name__
+        super().__init__(f"game {game_id}'s stored actions cannot be replayed ({kind})")
+        self.game_id = game_id
+        self.reason = reason
 
 
 class LiveGame:
@@ -92,15 +108,19 @@ class LiveGame:
         """The game of ``record`` with its stored ``actions`` replayed.
 
         An unfinished game's events are left to ``history_since`` (class docstring).
+        Raises ``Unreplayable`` when the rules refuse the stored log.
         """
-        game = Game(get_level(record.level), record.deal)
-        live = cls(record, game, [], keep)
-        if record.status is GameStatus.ACTIVE:
-            game.replay(map(to_action, actions))
-            live.base = live.unbuilt = len(actions)
-            return live
-        for each in actions:
-            live.add([event_dicts(game.play(to_action(each)))])
+        try:
+            game = Game(get_level(record.level), record.deal)
+            live = cls(record, game, [], keep)
+            if record.status is GameStatus.ACTIVE:
+                game.replay(map(to_action, actions))
+                live.base = live.unbuilt = len(actions)
+                return live
+            for each in actions:
+                live.add([event_dicts(game.play(to_action(each)))])
+        except Exception as exc:  # a rule, a card's name, a time, a level: the log is bad
+            raise Unreplayable(record.id, exc) from exc
         if record.status is GameStatus.LOST and record.lost_reason:
             live.add([[build.game_lost(record.lost_reason, record.deal)]])
         return live

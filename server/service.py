@@ -109,7 +109,7 @@ from protocol import (
 from protocol.version import version
 from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
-from server.live import HISTORY_KEEP, EventDict, LiveGame, event_dicts, to_action
+from server.live import HISTORY_KEEP, EventDict, LiveGame, Unreplayable, event_dicts, to_action
 from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
@@ -125,6 +125,7 @@ from server.store import (
     NewGame,
     NotFound,
     Player,
+    Progress,
     Store,
     StoreError,
     StoreUnavailable,
@@ -262,6 +263,7 @@ class GameService:
         self._loading: dict[int, asyncio.Lock] = {}
         self._load_slots = asyncio.Semaphore(LOADS_AT_ONCE)
         self._changed_while_loading: set[int] = set()
+        self._unreplayable: set[int] = set()  # games whose bad log was logged already
         self._player_locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
@@ -306,6 +308,12 @@ class GameService:
             return build.error("stale", f"The game is at version {current}.", request.id, v=current)
         except NotFound:
             return build.error("not_found", "No such game.", request.id)
+        except Unreplayable as exc:
+            message = (
+                f"Game {exc.game_id} cannot be restored from its stored actions;"
+                " a new game can be started."
+            )
+            return build.error("internal", message, request.id)
         except StoreUnavailable:
             log.warning("store unavailable for %s", request.type, exc_info=True)
             return build.error("unavailable", "Storage is unavailable; retry later.", request.id)
@@ -582,7 +590,13 @@ class GameService:
         record, actions = await self.store.load_game(game_id)
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
-        live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
+        try:
+            live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
+        except Unreplayable as exc:
+            if game_id not in self._unreplayable:  # once: each request would say it again
+                self._unreplayable.add(game_id)
+                log.error("%s; it cannot be opened, only abandoned", exc)
+            raise
         if live.game.won and live.batches:
             live.batches[-1] = await self._add_stats(live, live.batches[-1])
         return live
@@ -721,7 +735,13 @@ class GameService:
                     return created, None
                 except GameInProgress:
                     continue
-            old = await self._live(unfinished[0].id)
+            try:
+                old = await self._live(unfinished[0].id)
+            except Unreplayable:
+                try:
+                    return await self._abandon_stored(unfinished[0], new), unfinished[0].id
+                except VersionConflict:
+                    continue
             try:
                 started = await self._abandon(old, new)
             except VersionConflict:
@@ -747,6 +767,20 @@ class GameService:
             committed = await self._commit(old, write)
             self._end_lost(old, committed.game, "abandoned")
             return committed.started
+
+    async def _abandon_stored(self, old: GameRecord, new_game: NewGame) -> GameRecord:
+        """Abandon a game that cannot be rebuilt (``Unreplayable``) at its stored
+        version and counters, and start ``new_game``: the player is not held by it."""
+        progress = Progress(
+            old.moves, old.score, old.time_ms, old.hints, old.undos, old.suits_removed
+        )
+        write = GameWrite(
+            old.id, old.version, progress, ending=Ending.ABANDONED, then_start=new_game
+        )
+        committed = await self.store.commit(write)
+        assert committed.started is not None
+        log.warning("game %d abandoned at its stored version %d", old.id, old.version)
+        return committed.started
 
     def _end_lost(self, live: LiveGame, record: GameRecord, reason: str) -> None:
         live.record = record
