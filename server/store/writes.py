@@ -67,8 +67,8 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_STATEMENTS, column_types, compact_json, game_row, game_record, action_record, action_row,
-# rounds;
+# SQLITE_STATEMENTS, SQLITE_ONE_STATEMENTS (with GAME_ROW_NAMES, ACTION_ROW_NAMES),
+# column_types, compact_json, game_row, game_record, action_record, action_row, rounds;
 # and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
 
 WriteOutcome: TypeAlias = Committed | StoreError
@@ -103,11 +103,18 @@ _ACTION_ROW: Final = (
     ("hint_to", "INTEGER"),
     ("hint_reason", "VARCHAR"),
 )
-_SET: Final = (
-    *(f"{name} = v.{name}" for name, _type in _GAME_ROW[2:]),
-    "updated_at = :now",
-    f"finished_at = CASE WHEN v.status = '{_ACTIVE}' THEN NULL ELSE :now END",
-)
+
+
+def _set(value: Callable[[str], str]) -> tuple[str, ...]:
+    """The guarded update's assignments, the new values read by ``value(column)``."""
+    return (
+        *(f"{name} = {value(name)}" for name, _type in _GAME_ROW[2:]),
+        "updated_at = :now",
+        f"finished_at = CASE WHEN {value('status')} = '{_ACTIVE}' THEN NULL ELSE :now END",
+    )
+
+
+_SET: Final = _set(lambda name: f"v.{name}")
 _GAME_FIELDS: Final = tuple(column.name for column in GAME_COLUMNS)
 _RETURNING: Final = ", ".join(f"games.{name}" for name in _GAME_FIELDS)
 _ACTION_COLUMNS: Final = ", ".join(name for name, _type in _ACTION_ROW)
@@ -225,6 +232,29 @@ def _postgresql_alone() -> str:
 _POSTGRESQL: Final = _postgresql_statement()
 POSTGRESQL_ALONE: Final = _postgresql_alone()
 SQLITE_STATEMENTS: Final = _sqlite_sql()
+
+
+def _sqlite_one() -> tuple[str, str]:
+    """SQLite: the same two steps for a round of one write, its rows as plain named
+    parameters (``:id``, ``:expected``, ..., ``:game_id``, ``:seq``, ...): a lone
+    action's transaction then builds and parses no JSON (``sqlite_writer``)."""
+    assignments = ", ".join(_set(lambda name: f":{name}"))
+    advance = (
+        f"UPDATE games SET {assignments}"
+        f" WHERE games.id = :id AND games.version = :expected AND games.status = '{_ACTIVE}'"
+        f" RETURNING {_RETURNING}"
+    )
+    values = ", ".join(f":{name}" for name, _type in _ACTION_ROW)
+    append = (
+        f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at) VALUES ({values}, :now)"
+        " ON CONFLICT DO NOTHING RETURNING game_id"
+    )
+    return advance, append
+
+
+SQLITE_ONE_STATEMENTS: Final = _sqlite_one()
+GAME_ROW_NAMES: Final = tuple(name for name, _type in _GAME_ROW)
+ACTION_ROW_NAMES: Final = tuple(name for name, _type in _ACTION_ROW)
 
 
 compact_json: Final = json.JSONEncoder(separators=(",", ":")).encode

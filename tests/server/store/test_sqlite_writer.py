@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store import Ending, GameWrite, Store, VersionConflict
-from server.store.records import Progress
+from server.store.records import Committed, Progress
 from server.store.sqlite_writer import SqliteWriter
 from tests.server.store.conftest import move, new_game
 
@@ -58,3 +60,41 @@ def test_only_plain_actions_take_it() -> None:
     ending = GameWrite(1, 0, Progress(), ending=Ending.RESIGNED)
     assert SqliteWriter.takes([plain, plain])
     assert not SqliteWriter.takes([plain, ending])
+
+
+async def test_a_lone_write_and_a_batch_store_the_same_rows(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """A round of one write takes plain parameters, a larger one JSON rows: the same
+    statements otherwise, so the same rows and the same records come back."""
+    writer = store._sqlite_writer
+    assert writer is not None
+    one, two, three = [await new_game(store, name=name) for name in ("a", "b", "c")]
+    now = datetime(2026, 12, 2, 2, 0, 0, 123456, tzinfo=UTC)
+    lone = await writer.write([move(one.id, 0, request_id="r")], now)
+    batch = await writer.write([move(two.id, 0, request_id="r"), move(three.id, 0)], now)
+    assert all(isinstance(outcome, Committed) for outcome in [*lone, *batch])
+    refused = await writer.write([move(one.id, 0)], now)  # stale now
+    assert isinstance(refused[0], VersionConflict) and refused[0].current == 1
+
+    async def rows(game: int) -> list[tuple[object, ...]]:
+        async with engine.connect() as conn:
+            found = await conn.execute(
+                text(
+                    "SELECT g.version, g.moves, g.score, g.time_ms, g.status, g.updated_at,"
+                    " g.finished_at, a.seq, a.type, a.card, a.to_col, a.t, a.request_id,"
+                    " a.created_at FROM games g JOIN game_actions a ON a.game_id = g.id"
+                    " WHERE g.id = :game"
+                ),
+                {"game": game},
+            )
+            return [tuple(row) for row in found]
+
+    assert await rows(one.id) == await rows(two.id)
+    assert len(await rows(one.id)) == 1
+    assert isinstance(lone[0], Committed) and isinstance(batch[0], Committed)
+    assert lone[0].game == dataclasses.replace(
+        batch[0].game, id=one.id, player_id=one.player_id, created_at=one.created_at
+    )
+    assert lone[0].action is not None and batch[0].action is not None
+    assert lone[0].action == batch[0].action._replace(game_id=one.id)
