@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import Ending, GameWrite, Store, VersionConflict
+from server.store import Ending, GameWrite, Store, VersionConflict, sqlite_writer
 from server.store.records import Committed, Progress
 from server.store.sqlite_writer import SqliteWriter
 from tests.server.store.conftest import move, new_game
 
 
 @pytest.fixture
-def database_url(tmp_path: object) -> str:
+def database_url(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path}/store.db"
 
 
@@ -98,3 +100,58 @@ async def test_a_lone_write_and_a_batch_store_the_same_rows(
     )
     assert lone[0].action is not None and batch[0].action is not None
     assert lone[0].action == batch[0].action._replace(game_id=one.id)
+
+
+async def test_a_lone_write_is_written_on_the_loop_durably(store: Store) -> None:
+    writer = store._sqlite_writer
+    assert writer is not None
+    game = await new_game(store)
+    before = writer.inline_writes
+    await store.commit(move(game.id, 0))
+    assert writer.inline_writes == before + 1
+    assert writer._inline is not None
+    pragmas = tuple(
+        writer._inline.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+    )
+    assert pragmas == ("wal", 2, 1, 0)  # 2: FULL; it never waits for the lock
+
+
+async def test_a_lone_write_waits_for_another_writer_on_the_thread(
+    store: Store, tmp_path: Path
+) -> None:
+    """The lock taken elsewhere: the write goes to the thread, which waits for it
+    while the event loop goes on; once the lock is free the write is stored."""
+    writer = store._sqlite_writer
+    assert writer is not None
+    game = await new_game(store)
+    await store.commit(move(game.id, 0))
+    inline = writer.inline_writes
+    other = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        commit = asyncio.create_task(store.commit(move(game.id, 1)))
+        for _ in range(5):  # the loop is free while the thread waits
+            await asyncio.sleep(0.02)
+        assert not commit.done()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert (await commit).game.version == 2
+    assert writer.inline_writes == inline  # it went to the thread
+
+
+async def test_inline_commits_leave_checkpoints_to_the_thread(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The WAL stays short although the inline connection never checkpoints."""
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_EVERY", 8)
+    writer = store._sqlite_writer
+    assert writer is not None
+    game = await new_game(store)
+    for version in range(300):
+        await store.commit(move(game.id, version))
+        await asyncio.get_running_loop().run_in_executor(writer._thread, lambda: None)
+    assert writer.inline_writes >= 300
+    wal = (tmp_path / "store.db-wal").stat().st_size
+    assert wal < 100 * 4096, wal  # tens of frames, not 300 commits' worth (5 MB)
