@@ -14,20 +14,22 @@ transaction about a quarter of its SQLite time. The rows' JSON is built and
 the results are read on the event loop's side: the thread runs little more
 than the SQL, because while it holds the interpreter lock the loop cannot run.
 
-A batch of one write (a lone action: the server at light load) is written on
-the event loop's own thread instead, on a second connection, when it can take
-the write lock at once: the hand-off to the thread and back cost more CPU than
-the transaction (``bench.commit``, 2,000 lone commits, three rounds alternating
-with the thread-only code: 534 us of CPU per commit through the thread, 397 us
-inline, medians). The loop is
+A batch of one write that follows another batch of one (a lone action: the
+server at light load) is written on the event loop's own thread instead, on a
+second connection, when it can take the write lock at once: the hand-off to
+the thread and back cost more CPU than the transaction (``bench.commit``,
+2,000 lone commits, three rounds alternating with the thread-only code: 534 us
+of CPU per commit through the thread, 397 us inline, medians). The loop is
 held for the transaction, fsync included (about 0.1 to 0.5 ms on a local SSD);
-batches of more, under load, still go to the thread, where the loop runs on
-during their fsync. If another connection holds the lock (the general path's
-transaction, another program), the inline connection does not wait
-(``busy_timeout`` 0) and the write goes to the thread, which does. The inline
-connection never checkpoints the WAL itself (a checkpoint writes and fsyncs the
-database file: milliseconds); every ``CHECKPOINT_EVERY`` inline commits the
-thread runs a passive checkpoint, so the WAL stays short.
+under load, batches of more and the lone batch after them still go to the
+thread, where the loop runs on during their fsync (at 100 players, lone
+batches written inline measured a few percent slower). If another connection
+holds the lock (the general path's transaction, another program), the inline
+connection does not wait (``busy_timeout`` 0) and the write goes to the
+thread, which does. The inline connection never checkpoints the WAL itself (a
+checkpoint writes and fsyncs the database file: milliseconds); every
+``CHECKPOINT_EVERY`` inline commits the thread runs a passive checkpoint, so
+the WAL stays short.
 
 Only the common case comes here: batches of actions that end no game. A
 write that ends its game (a win, a resignation, an abandonment) also books
@@ -92,6 +94,7 @@ class SqliteWriter:
         self._conn: sqlite3.Connection | None = None  # used on the thread only
         self._inline: sqlite3.Connection | None = None  # used on the event loop's thread only
         self._inline_commits = 0  # since the last checkpoint
+        self._last_lone = True  # the last batch held one write
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._closed = False
         self.inline_writes = 0  # batches written on the loop's thread (for tests)
@@ -113,7 +116,10 @@ class SqliteWriter:
         plan = [[batch[index] for index in indexes] for indexes in order]
         actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]
         steps = [_round_of(each, records) for each, records in zip(plan, actions, strict=True)]
-        found = self._inline_transaction(steps, bind_now(now)) if len(batch) == 1 else None
+        # Light load: this batch and the one before it held one write each.
+        light = len(batch) == 1 and self._last_lone
+        self._last_lone = len(batch) == 1
+        found = self._inline_transaction(steps, bind_now(now)) if light else None
         if found is None:
             loop = asyncio.get_running_loop()
             found = await loop.run_in_executor(
