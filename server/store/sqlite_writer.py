@@ -160,16 +160,11 @@ class SqliteWriter:
         self, steps: list[_Round], now: Any
     ) -> list[tuple[list[Any], dict[int, Any]]] | None:
         """``steps`` in one transaction on this thread; None if the lock is taken."""
-        conn = self._inline
-        if conn is None:
-            conn = sqlite3.connect(self._path, check_same_thread=True)
-            configure_sqlite_connection(conn, busy_ms=0)
-            conn.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints
-            self._inline = conn
         try:
+            conn = self._inline_connection()
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+        except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:  # extended too
                 return None  # another connection writes: the thread waits for it
             raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc
         found = self._in_transaction(conn, steps, now)
@@ -193,6 +188,18 @@ class SqliteWriter:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def _inline_connection(self) -> sqlite3.Connection:
+        if self._inline is None:
+            conn = sqlite3.connect(self._path, check_same_thread=True)
+            try:
+                configure_sqlite_connection(conn, busy_ms=0)
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints
+            except BaseException:
+                conn.close()
+                raise
+            self._inline = conn
+        return self._inline
 
     def _checkpoint(self) -> None:
         """Copy the WAL into the database as far as no reader needs it (never waits)."""

@@ -155,3 +155,18 @@ async def test_inline_commits_leave_checkpoints_to_the_thread(
     assert writer.inline_writes >= 300
     wal = (tmp_path / "store.db-wal").stat().st_size
     assert wal < 100 * 4096, wal  # tens of frames, not 300 commits' worth (5 MB)
+
+
+async def test_a_database_it_cannot_open_is_sqlalchemys_error(tmp_path: Path) -> None:
+    """Errors leave as SQLAlchemy's (``translate_errors`` maps them), the inline
+    connection's as well as the thread's."""
+    from sqlalchemy.dialects import sqlite
+    from sqlalchemy.exc import OperationalError
+
+    writer = SqliteWriter(str(tmp_path / "missing" / "store.db"), sqlite.dialect(), 100)
+    try:
+        for _ in range(2):  # lone, then lone after lone: inline
+            with pytest.raises(OperationalError):
+                await writer.write([move(1, 0)], datetime.now(UTC))
+    finally:
+        await writer.close()
