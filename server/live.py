@@ -108,9 +108,12 @@ class LiveGame:
         """The game of ``record`` with its stored ``actions`` replayed.
 
         An unfinished game's events are left to ``history_since`` (class docstring).
-        Raises ``Unreplayable`` when the rules refuse the stored log.
+        Raises ``Unreplayable`` when the rules refuse the stored log, or when it holds
+        fewer actions than the row's version counts (the caller cuts off any beyond).
         """
         try:
+            if len(actions) != record.version:  # the row counts actions the log lacks
+                raise ValueError(f"{len(actions)} actions logged, version {record.version}")
             game = Game(get_level(record.level), record.deal)
             live = cls(record, game, [], keep)
             if record.status is GameStatus.ACTIVE:

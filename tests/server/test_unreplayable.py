@@ -29,6 +29,7 @@ TAMPERED = {
     "time going backwards": "UPDATE game_actions SET t = 99999 WHERE seq = 1",
     "an unknown action": "UPDATE game_actions SET type = 'fly' WHERE seq = 1",
     "an undo of nothing": "UPDATE game_actions SET type = 'undo' WHERE seq = 1",
+    "a version the log does not hold": "UPDATE games SET version = 5",
 }
 
 
