@@ -29,8 +29,10 @@ connection holds the lock (the general path's transaction, another program),
 the inline connection does not wait (``busy_timeout`` 0) and the write goes to
 the thread, which does. The inline connection never checkpoints the WAL itself
 (a checkpoint writes and fsyncs the database file: milliseconds); every
-``CHECKPOINT_EVERY`` inline commits the thread runs a passive checkpoint, so
-the WAL stays short.
+``CHECKPOINT_EVERY`` inline commits the thread runs a passive checkpoint, and
+the writes that come while it runs go to the thread after it, so that the
+first of them starts the WAL over (SQLite does so only at a write that begins
+after a complete checkpoint): the WAL stays short.
 
 Only the common case comes here: batches of actions that end no game. A
 write that ends its game (a win, a resignation, an abandonment) also books
@@ -54,7 +56,7 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -96,6 +98,7 @@ class SqliteWriter:
         self._inline: sqlite3.Connection | None = None  # used on the event loop's thread only
         self._inline_commits = 0  # since the last checkpoint
         self._last_lone = True  # the last batch held one write
+        self._checkpointing: Future[None] | None = None  # a checkpoint sent to the thread
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._closed = False
         self.inline_writes = 0  # batches written on the loop's thread (for tests)
@@ -118,7 +121,7 @@ class SqliteWriter:
         actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]
         steps = [_round_of(each, records) for each, records in zip(plan, actions, strict=True)]
         # Light load: this batch and the one before it held one write each.
-        light = len(batch) == 1 and self._last_lone
+        light = len(batch) == 1 and self._last_lone and self._checkpoint_done()
         self._last_lone = len(batch) == 1
         found = self._inline_transaction(steps, bind_now(now)) if light else None
         if found is None:
@@ -172,8 +175,14 @@ class SqliteWriter:
         self._inline_commits += 1
         if self._inline_commits >= CHECKPOINT_EVERY:
             self._inline_commits = 0
-            self._thread.submit(self._checkpoint)
+            self._checkpointing = self._thread.submit(self._checkpoint)
         return found
+
+    def _checkpoint_done(self) -> bool:
+        """No checkpoint is running. While one runs, writes go to the thread after it:
+        SQLite starts the WAL over only at a write that begins after a complete
+        checkpoint, and inline writes during it kept the WAL growing for ever."""
+        return self._checkpointing is None or self._checkpointing.done()
 
     # -- on the thread ------------------------------------------------------------
 
