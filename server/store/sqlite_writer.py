@@ -18,8 +18,8 @@ A batch of one write that follows another batch of one (a lone action: the
 server at light load) is written on the event loop's own thread instead, on a
 second connection, when it can take the write lock at once: the hand-off to
 the thread and back cost more CPU than the transaction (``bench.commit``,
-2,000 lone commits, three rounds alternating with the thread-only code: 534 us
-of CPU per commit through the thread, 397 us inline, medians). The loop is
+2,000 lone commits, three rounds alternating with the thread-only code: 515 us
+of CPU per commit through the thread, 345 us inline, medians). The loop is
 held for the transaction, fsync included (about 0.1 to 0.5 ms on a local SSD);
 under load, batches of more and the lone batch after them still go to the
 thread, where the loop runs on during their fsync (at 100 players all lone
