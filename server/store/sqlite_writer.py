@@ -14,25 +14,19 @@ transaction about a quarter of its SQLite time. The rows' JSON is built and
 the results are read on the event loop's side: the thread runs little more
 than the SQL, because while it holds the interpreter lock the loop cannot run.
 
-A batch of one write that follows another batch of one (a lone action: the
-server at light load) is written on the event loop's own thread instead, on a
-second connection, when it can take the write lock at once: the hand-off to
-the thread and back cost more CPU than the transaction (``bench.commit``,
-2,000 lone commits, three rounds alternating with the thread-only code: 515 us
-of CPU per commit through the thread, 345 us inline, medians). The loop is
-held for the transaction, fsync included (about 0.1 to 0.5 ms on a local SSD);
-under load, batches of more and the lone batch after them still go to the
-thread, where the loop runs on during their fsync (at 100 players all lone
-batches inline or only these measured the same within this machine's noise, 3%
-either way; the rule keeps the loop from being held under load). If another
-connection holds the lock (the general path's transaction, another program),
-the inline connection does not wait (``busy_timeout`` 0) and the write goes to
-the thread, which does. The inline connection never checkpoints the WAL itself
-(a checkpoint writes and fsyncs the database file: milliseconds); every
-``CHECKPOINT_EVERY`` inline commits the thread runs a passive checkpoint, and
-the writes that come while it runs go to the thread after it, so that the
-first of them starts the WAL over (SQLite does so only at a write that begins
-after a complete checkpoint): the WAL stays short.
+At light load (a batch of one write after another batch of one) the write is
+committed on the event loop's own thread instead, on a second connection: the
+hand-off to the thread and back cost more CPU than the transaction
+(``bench.commit``, three rounds alternating: 515 us of CPU per lone commit
+through the thread, 345 us inline). The loop is held for that commit, fsync
+included (0.1 to 0.5 ms on a local SSD); under load the thread keeps the loop
+free during fsyncs. The inline connection never waits for the lock
+(``busy_timeout`` 0): when another connection holds it, the write goes to the
+thread, which waits. Nor does it checkpoint the WAL (milliseconds of writing
+and fsync): every ``CHECKPOINT_EVERY`` inline commits the thread runs a
+passive checkpoint, and writes arriving meanwhile queue behind it on the
+thread, because SQLite starts the WAL over only at a write that begins after
+a complete checkpoint.
 
 Only the common case comes here: batches of actions that end no game. A
 write that ends its game (a win, a resignation, an abandonment) also books
