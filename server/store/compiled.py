@@ -47,8 +47,11 @@ class CompiledQuery:
             parameters.append(value if bind is None else bind(value))
         return parameters
 
-    def convert(self, found: Iterable[Sequence[Any]]) -> list[list[Any]]:
-        """The rows the driver returned, each column converted as SQLAlchemy would."""
+    def convert(self, found: Iterable[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+        """The rows the driver returned, each column converted as SQLAlchemy would
+        (the driver's own rows when no column needs it, as for a game's log)."""
+        if not self.conversions:
+            return list(found)
         rows = [list(row) for row in found]
         for index, convert in self.conversions:
             for row in rows:

@@ -27,7 +27,7 @@ as there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -123,5 +123,5 @@ class PostgresReader(ReturningReads):
             self._free.put_nowait(held)
 
 
-async def _rows(driver: Driver, query: CompiledQuery, **values: Any) -> list[list[Any]]:
+async def _rows(driver: Driver, query: CompiledQuery, **values: Any) -> Sequence[Sequence[Any]]:
     return query.convert(await driver.fetch(query.sql, *query.parameters(values)))

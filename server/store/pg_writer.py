@@ -94,7 +94,7 @@ class PostgresWriter:
         """``batch`` in one statement: one outcome per write, refusals as values."""
         bind_now, types = column_types(self._engine.dialect)
         ordered = sorted(batch, key=lambda write: write.game_id)  # lock games in id order
-        records = {write.game_id: action_record(write, now) for write in ordered}
+        records = {write.game_id: action_record(write) for write in ordered}
         games = [game_row(write) for write in ordered]
         actions = [action_row(record) for record in records.values()]
         arguments: list[Any] = [bind_now(now), self._node_id]

@@ -117,6 +117,9 @@ class ActionRecord(NamedTuple):
     A named tuple, not a frozen dataclass like the other records: a game is
     rebuilt from hundreds of these, and a frozen dataclass takes about ten
     times as long to make (it sets each field through ``object.__setattr__``).
+    The log's row also keeps when it was written (``created_at``); the record does
+    not: nothing reads it, and turning it into a datetime was the larger part of
+    reading a log (``games.ACTION_COLUMNS``).
     """
 
     game_id: int
@@ -126,7 +129,6 @@ class ActionRecord(NamedTuple):
     to: int | None
     t: int
     request_id: str | None
-    created_at: datetime
     hint_action: str | None = None  # a hint's suggestion: "move", "deal" or "none"
     hint_card: str | None = None
     hint_to: int | None = None

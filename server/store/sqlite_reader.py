@@ -33,7 +33,7 @@ other (``StoreUnavailable``).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
@@ -129,5 +129,5 @@ class SqliteReader(ReturningReads):
         return self._conn
 
 
-def _rows(conn: sqlite3.Connection, query: CompiledQuery, **values: Any) -> list[list[Any]]:
+def _rows(conn: sqlite3.Connection, query: CompiledQuery, **values: Any) -> Sequence[Sequence[Any]]:
     return query.convert(conn.execute(query.sql, query.parameters(values)))

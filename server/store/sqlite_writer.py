@@ -112,7 +112,7 @@ class SqliteWriter:
         bind_now, types = column_types(self._dialect)
         order = rounds(batch)
         plan = [[batch[index] for index in indexes] for indexes in order]
-        actions = [{write.game_id: action_record(write, now) for write in each} for each in plan]
+        actions = [{write.game_id: action_record(write) for write in each} for each in plan]
         steps = [_round_of(each, records) for each, records in zip(plan, actions, strict=True)]
         # Light load: this batch and the one before it held one write each.
         light = len(batch) == 1 and self._last_lone and self._checkpoint_done()

@@ -365,7 +365,7 @@ def game_row(write: GameWrite) -> tuple[Any, ...]:
     )
 
 
-def action_record(write: GameWrite, now: datetime) -> ActionRecord:
+def action_record(write: GameWrite) -> ActionRecord:
     action = write.action
     assert action is not None and write.seq is not None
     return ActionRecord(
@@ -376,7 +376,6 @@ def action_record(write: GameWrite, now: datetime) -> ActionRecord:
         to=action.to,
         t=action.t,
         request_id=write.request_id,
-        created_at=now,
         hint_action=action.hint_action,
         hint_card=action.hint_card,
         hint_to=action.hint_to,
@@ -433,9 +432,7 @@ async def _apply_round(
 ) -> list[WriteOutcome]:
     """One round (distinct games, by id): outcomes in the same order."""
     rows = [game_row(write) for write in writes]
-    actions = {
-        write.game_id: action_record(write, now) for write in writes if write.action is not None
-    }
+    actions = {write.game_id: action_record(write) for write in writes if write.action is not None}
     action_rows = {game: action_row(record) for game, record in actions.items()}
     moved, logged = await _advance_and_append(conn, rows, action_rows, now)
     games = {record.id: record for record in map(game_record, moved)}

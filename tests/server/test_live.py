@@ -38,7 +38,6 @@ def played(actions: int, seed: int = 2) -> tuple[LiveGame, list[ActionRecord]]:
                 new.to,
                 new.t,
                 None,
-                NOW,
                 new.hint_action,
                 new.hint_card,
                 new.hint_to,
