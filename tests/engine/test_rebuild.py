@@ -119,3 +119,38 @@ def test_time_may_not_go_back_nor_a_move_lack_its_card() -> None:
         Game(rules, 1).replay([Action("move", None, 1, t=1)])
     with pytest.raises(ValueError, match="unknown action"):
         Game(rules, 1).replay([Action("shuffle", t=1)])
+
+
+def test_the_log_keeps_the_actions_given_when_they_are_what_play_logs() -> None:
+    rules, rng, kinds = LEVELS["easy"], random.Random(3), set()
+    for deal in range(1, 9):
+        played = random_play(rules, deal, rng, 300)
+        again = Game(rules, deal)
+        again.replay(played.actions)
+        pairs = zip(again.actions, played.actions, strict=True)
+        assert all(mine is theirs for mine, theirs in pairs)
+        kinds |= {action.type for action in played.actions}
+    assert kinds == {"move", "deal", "undo", "restart", "hint"}
+
+
+def test_actions_that_carry_more_than_their_kind_are_logged_as_play_logs_them() -> None:
+    rules = LEVELS["hard"]
+    start = Game(rules, 1)
+    src, index, dst = legal_moves(start.state, rules)[0]
+    card, hinted = start.state.cols[src][index], start.suggestion()
+    log = [
+        Action("move", card, dst + 1, t=3, hinted=hinted),
+        Action("undo", card, 2, t=None),  # type: ignore[arg-type]  # no time: the last one
+        Action("deal", to=1, t=4, hinted=hinted),
+        Action("hint", card, t=5),
+        Action("restart", card, 1, t=6),
+        Action("hint", t=7, hinted=hinted),
+    ]
+    replayed, played = Game(rules, 1), Game(rules, 1)
+    replayed.replay(log)
+    for action in log:
+        played.play(action)
+    assert everything(replayed) == everything(played)
+    assert [action.t for action in replayed.actions] == [3, 3, 4, 5, 6, 7]
+    assert replayed.actions[0] == Action("move", card, dst + 1, t=3)
+    assert replayed.actions[5] is log[5]
