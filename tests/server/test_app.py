@@ -177,3 +177,18 @@ def test_a_second_server_process_on_one_sqlite_file_exits_with_one_line(tmp_path
         first.wait()
         if first.stderr is not None:
             first.stderr.close()
+
+
+def test_serving_freezes_what_start_up_made_and_collects_less_often() -> None:
+    # In a child process: freezing and thresholds are process-wide.
+    code = (
+        "import gc\n"
+        "from server.app import GC_THRESHOLDS, tune_collector\n"
+        "kept = [[n] for n in range(1000)]\n"
+        "assert gc.get_freeze_count() == 0\n"
+        "tune_collector()\n"
+        "assert gc.get_freeze_count() >= 1000, gc.get_freeze_count()\n"
+        "assert gc.get_threshold() == GC_THRESHOLDS and GC_THRESHOLDS[0] > 700\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
