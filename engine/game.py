@@ -358,7 +358,9 @@ class Game:
     def _book(self, action: Action, record: Record, same_suit: bool) -> None:
         """Book a played move or deal: points for what it did, counters, history, log."""
         removals = record[6]
-        flips = int(record[5]) + sum(1 for _column, flipped in removals if flipped)
+        flips = int(record[5])
+        if removals:  # rare: no generator to make for the common move
+            flips += sum(1 for _column, flipped in removals if flipped)
         earned = earned_by(self.rules, same_suit, flips, len(removals))
         self.history.append(_Entry(record, earned))
         self.earned += earned
