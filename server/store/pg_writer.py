@@ -59,7 +59,6 @@ from server.store.writes import (
     action_record,
     action_row,
     column_types,
-    game_record,
     game_row,
 )
 
@@ -92,7 +91,7 @@ class PostgresWriter:
 
     async def write(self, batch: Sequence[GameWrite], now: datetime) -> list[WriteOutcome]:
         """``batch`` in one statement: one outcome per write, refusals as values."""
-        bind_now, types = column_types(self._engine.dialect)
+        bind_now, returned = column_types(self._engine.dialect)
         ordered = sorted(batch, key=lambda write: write.game_id)  # lock games in id order
         records = {write.game_id: action_record(write) for write in ordered}
         games = [game_row(write) for write in ordered]
@@ -104,12 +103,7 @@ class PostgresWriter:
         driver = await self._held.driver()
         try:
             rows = await driver.fetch(POSTGRESQL_ALONE, *arguments)
-            moved = {
-                row[0]: game_record(
-                    [v if f is None else f(v) for f, v in zip(types, row[:-1], strict=True)]
-                )
-                for row in rows
-            }
+            moved = {row[0]: returned(row) for row in rows}  # the logged flag left out
             missing = [write.game_id for write in ordered if write.game_id not in moved]
             refused = {}
             if missing:

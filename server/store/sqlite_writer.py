@@ -70,7 +70,6 @@ from server.store.writes import (
     action_row,
     column_types,
     compact_json,
-    game_record,
     game_row,
     rounds,
 )
@@ -109,7 +108,7 @@ class SqliteWriter:
         here, so the thread holds the interpreter lock as briefly as it can (while
         it does, the event loop waits).
         """
-        bind_now, types = column_types(self._dialect)
+        bind_now, returned = column_types(self._dialect)
         order = rounds(batch)
         plan = [[batch[index] for index in indexes] for indexes in order]
         actions = [{write.game_id: action_record(write) for write in each} for each in plan]
@@ -125,10 +124,7 @@ class SqliteWriter:
             )
         outcomes: dict[int, WriteOutcome] = {}
         for each, records, (moved, refused) in zip(plan, actions, found, strict=True):
-            rows = [
-                [v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in moved
-            ]
-            games = {record.id: record for record in map(game_record, rows)}
+            games = {record.id: record for record in map(returned, moved)}
             for write in each:
                 game = games.get(write.game_id)
                 outcome: WriteOutcome = (

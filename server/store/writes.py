@@ -266,23 +266,44 @@ TIMES_KEPT: Final = 4096
 ``updated_at`` (its ``now``), and a game's ``created_at`` comes back with every action."""
 
 
-@cache
-def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], list[Any]]:
-    """SQLAlchemy's own conversions on ``dialect``: ``now`` in, the game's columns out.
+_STATUS_AT: Final = _GAME_FIELDS.index("status")
 
-    The times' conversions (on SQLite, parsing the text into an aware datetime: most
+ReturnedGame: TypeAlias = Callable[[Sequence[Any]], GameRecord]
+"""A game row a write returned, as a record (``column_types``)."""
+
+
+@cache
+def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], ReturnedGame]:
+    """SQLAlchemy's own conversions on ``dialect``: ``now`` in, a returned game row out.
+
+    The second takes a row of the game's columns in table order (columns after
+    them, such as PostgreSQL's flag of a logged action, are left out) and
+    converts, as SQLAlchemy would, only the columns SQLAlchemy converts on this
+    dialect (on SQLite the times and the flags), then makes the record. The
+    times' conversions (on SQLite, parsing the text into an aware datetime: most
     of a returned row's cost) are kept for the last ``TIMES_KEPT`` values met; a
     datetime is immutable, so the rows may share one.
     """
     now = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
     assert now is not None
-    columns = []
-    for c in GAME_COLUMNS:
+    conversions: list[tuple[int, Callable[[Any], Any]]] = []
+    for index, c in enumerate(GAME_COLUMNS):
         convert = c.type.dialect_impl(dialect).result_processor(dialect, None)
         if convert is not None and isinstance(c.type, UTCDateTime):
             convert = lru_cache(maxsize=TIMES_KEPT)(convert)
-        columns.append(convert)
-    return now, columns
+        if convert is not None:
+            conversions.append((index, convert))
+    width = len(GAME_COLUMNS)
+
+    def returned(row: Sequence[Any]) -> GameRecord:
+        values = list(row)
+        del values[width:]
+        for index, convert in conversions:
+            values[index] = convert(values[index])
+        values[_STATUS_AT] = GameStatus(values[_STATUS_AT])
+        return GameRecord(*values)
+
+    return now, returned
 
 
 async def _sqlite_fetch(conn: AsyncConnection, sql: str, parameters: dict[str, Any]) -> list[Any]:
@@ -313,30 +334,24 @@ async def _advance_and_append(
     games: list[tuple[Any, ...]],
     actions: dict[int, tuple[Any, ...]],
     now: datetime,
-) -> tuple[list[Sequence[Any]], set[int]]:
-    """Steps 1 and 2: the moved games (``GAME_COLUMNS`` values) and the ids whose action is in."""
+) -> tuple[list[GameRecord], set[int]]:
+    """Steps 1 and 2: the moved games and the ids whose action is in."""
     dialect = conn.dialect
     if dialect.name == "postgresql":
         parameters = {"now": now} | _columns(_GAME_ROW, games)
         parameters |= _columns(_ACTION_ROW, list(actions.values()))
-        rows = list(await conn.execute(_POSTGRESQL, parameters))
-        return [row[:-1] for row in rows], {row[0] for row in rows if row[-1]}
-    bind_now, types = column_types(dialect)
+        rows = list(await conn.execute(_POSTGRESQL, parameters))  # converted by SQLAlchemy
+        return [game_record(row[:-1]) for row in rows], {row[0] for row in rows if row[-1]}
+    bind_now, returned = column_types(dialect)
     sqlite_now = bind_now(now)
     advance, append = SQLITE_STATEMENTS
     parameters = {"now": sqlite_now, "v": compact_json(games)}
-    found = await _sqlite_fetch(conn, advance, parameters)
-    moved: list[Sequence[Any]] = [
-        [v if f is None else f(v) for f, v in zip(types, r, strict=True)] for r in found
-    ]
-    wanted = [actions[row[0]] for row in moved if row[0] in actions]
+    moved = [returned(row) for row in await _sqlite_fetch(conn, advance, parameters)]
+    wanted = [actions[game.id] for game in moved if game.id in actions]
     if not wanted:
         return moved, set()
     parameters = {"now": sqlite_now, "a": compact_json(wanted)}
     return moved, {row[0] for row in await _sqlite_fetch(conn, append, parameters)}
-
-
-_STATUS_AT: Final = _GAME_FIELDS.index("status")
 
 
 def game_record(row: Sequence[Any]) -> GameRecord:
@@ -435,7 +450,7 @@ async def _apply_round(
     actions = {write.game_id: action_record(write) for write in writes if write.action is not None}
     action_rows = {game: action_row(record) for game, record in actions.items()}
     moved, logged = await _advance_and_append(conn, rows, action_rows, now)
-    games = {record.id: record for record in map(game_record, moved)}
+    games = {record.id: record for record in moved}
     for write in writes:
         if write.action is not None and write.game_id in games and write.game_id not in logged:
             raise VersionConflict(write.game_id, write.version)  # the log ran ahead of the game
