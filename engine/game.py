@@ -210,7 +210,7 @@ class Game:
         played = False
         for action in actions:
             # The log keeps ``action`` itself when it is what ``play`` logs (a stored
-            # log's are): making that anew was a tenth of the time here.
+            # log's are): making it anew was a sixth of a rebuild's instructions.
             if action.type == "move":
                 if action.card is None:
                     raise ValueError("a move names a card")
