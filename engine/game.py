@@ -102,10 +102,11 @@ class Results(NamedTuple):
 
 
 def _as_logged(action: Action, when: int) -> bool:
-    """Whether ``action`` is what ``Game.play`` logs for it at play time ``when``: at
-    that time, and carrying only what its kind does (a move no suggestion, a hint its
-    suggestion and no card, the others nothing)."""
-    if action.t != when:
+    """Whether ``action`` is what ``Game.play`` logs for it at play time ``when``: an
+    ``Action`` itself (not of a subclass, nor a look-alike), at that time, and carrying
+    only what its kind does (a move no suggestion, a hint its suggestion and no card,
+    the others nothing)."""
+    if type(action) is not Action or action.t != when:
         return False
     if action.type == "move":
         return action.hinted is None

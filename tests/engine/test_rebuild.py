@@ -154,3 +154,17 @@ def test_actions_that_carry_more_than_their_kind_are_logged_as_play_logs_them() 
     assert [action.t for action in replayed.actions] == [3, 3, 4, 5, 6, 7]
     assert replayed.actions[0] == Action("move", card, dst + 1, t=3)
     assert replayed.actions[5] is log[5]
+
+
+def test_actions_of_another_class_are_logged_as_plain_actions() -> None:
+    class Mine(Action):
+        pass
+
+    rules = LEVELS["hard"]
+    log = [Mine("deal", t=1), Mine("undo", t=2), Mine("hint", t=3)]
+    replayed, played = Game(rules, 1), Game(rules, 1)
+    replayed.replay(log)
+    for action in log:
+        played.play(action)
+    assert everything(replayed) == everything(played)
+    assert {type(action) for action in replayed.actions} == {Action}
