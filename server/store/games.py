@@ -37,7 +37,6 @@ __all__ = [
     "game_record",
     "games_query",
     "insert_game",
-    "save_play_time",
     "set_paused",
 ]
 
@@ -162,30 +161,6 @@ async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionR
     statement = select(*ACTION_COLUMNS).where(ActionRow.game_id == game_id, ActionRow.seq == seq)
     row = (await conn.execute(statement)).one_or_none()
     return None if row is None else action_record(row)
-
-
-async def save_play_time(
-    conn: AsyncConnection, game_id: int, version: int, time_ms: int, score: int
-) -> bool:
-    """Bank the play time of an active game that has not moved since ``version``.
-
-    The clock keeps running between actions (R22); this keeps the time spent
-    since the last action when the clock stops (pause, last connection gone,
-    shutdown), so a restart does not give it back. The guard on version and
-    status means it never overwrites a newer write; time only grows.
-    """
-    statement = (
-        update(GAMES)
-        .where(
-            GAMES.c.id == game_id,
-            GAMES.c.version == version,
-            GAMES.c.status == GameStatus.ACTIVE.value,
-            GAMES.c.time_ms < time_ms,
-        )
-        .values(time_ms=time_ms, score=score)
-    )
-    result = await conn.execute(statement)
-    return bool(result.rowcount)
 
 
 async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> bool:

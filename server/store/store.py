@@ -376,7 +376,7 @@ class Store:
         return action if action is not None and action.request_id == request_id else None
 
     async def save_play_time(self, game_id: int, version: int, time_ms: int, score: int) -> bool:
-        """Bank an active game's play time between actions (``games.save_play_time``).
+        """Bank an active game's play time between actions (``writes.save_play_times``).
 
         False when the game moved on, ended, or already holds as much time.
         Saves made at the same time share a transaction (a committer of their own,
@@ -387,10 +387,7 @@ class Store:
 
     async def _save_play_times(self, batch: Sequence[_TimeSave]) -> list[bool]:
         async with self._transaction() as conn:
-            saved = [
-                await games.save_play_time(conn, s.game_id, s.version, s.time_ms, s.score)
-                for s in batch
-            ]
+            saved = await writes.save_play_times(conn, batch)
             changed = [s.game_id for s, done in zip(batch, saved, strict=True) if done]
             if changed and self.shared:
                 await notify_changes(conn, self.node_id, changed)

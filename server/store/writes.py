@@ -65,7 +65,7 @@ from server.store.records import (
 )
 from server.store.stats import record_game_end
 
-__all__ = ["WriteOutcome", "apply_write", "apply_writes"]
+__all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
 # SQLITE_STATEMENTS, SQLITE_ONE_STATEMENTS (with GAME_ROW_NAMES, ACTION_ROW_NAMES),
 # column_types, compact_json, game_row, game_record, action_record, action_row, rounds;
@@ -479,6 +479,49 @@ async def _end(
     if write.then_start is None:
         return None
     return await insert_game(conn, game.player_id, write.then_start, now)
+
+
+# (column, PostgreSQL type) of a play-time save's row.
+_TIME_ROW: Final = (
+    ("id", "BIGINT"),
+    ("version", "INTEGER"),
+    ("time_ms", "BIGINT"),
+    ("score", "INTEGER"),
+)
+_SAVE_TIMES: Final = (
+    "UPDATE games SET time_ms = t.time_ms, score = t.score FROM {rows}"
+    f" WHERE games.id = t.id AND games.version = t.version AND games.status = '{_ACTIVE}'"
+    " AND games.time_ms < t.time_ms RETURNING games.id"
+)
+
+
+async def save_play_times(
+    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]]
+) -> list[bool]:
+    """Bank the play time of active games that have not moved: one statement for all.
+
+    Each save is (game id, version, time_ms, score): the time spent up to a moment
+    between actions (R22), kept when the clock stops (pause, last connection gone,
+    shutdown) so that a restart does not give it back. A save applies only to a game
+    still active at ``version`` that holds less time: it never overwrites a newer
+    write, and time only grows. One guarded ``UPDATE ... FROM`` the saves' rows (as
+    the write path's step 1): when thousands of connections close at once, each save
+    alone cost a statement of its own. Of a game saved more than once here, the save
+    of the highest version and then the longest time is the one tried (such an
+    ``UPDATE`` takes any one row per game). True for each save that was applied.
+    """
+    kept: dict[int, tuple[int, int, int, int]] = {}
+    for save in saves:
+        other = kept.get(save[0])
+        if other is None or save[1:3] > other[1:3]:
+            kept[save[0]] = save
+    rows = list(kept.values())
+    dialect = conn.dialect.name
+    sql = text(_SAVE_TIMES.format(rows=_rows_source(dialect, _TIME_ROW, "t")))
+    postgresql = dialect == "postgresql"
+    parameters = _columns(_TIME_ROW, rows) if postgresql else {"t": compact_json(rows)}
+    saved = {row[0] for row in await conn.execute(sql, parameters)}
+    return [save[0] in saved and kept[save[0]] is save for save in saves]
 
 
 async def apply_writes(

@@ -187,3 +187,24 @@ async def test_play_time_saves_at_once_share_transactions(store: Store) -> None:
     assert not any(again)  # time only grows
     record = await store.get_game(games[5].id)
     assert record is not None and record.time_ms == 5005 and record.score == 7
+
+
+async def test_a_game_saved_twice_in_one_transaction_keeps_its_newest_longest_time(
+    store: Store,
+) -> None:
+    one, two, ended = [await new_game(store, f"p{n}") for n in range(3)]
+    await store.commit(move(two.id, 0))  # at version 1, 1,000 ms
+    await store.commit(GameWrite(ended.id, 0, Progress(time_ms=10), ending=Ending.RESIGNED))
+    saved = await asyncio.gather(
+        store.save_play_time(one.id, 0, 300, 3),
+        store.save_play_time(one.id, 0, 500, 5),
+        store.save_play_time(one.id, 0, 400, 4),
+        store.save_play_time(two.id, 0, 9000, 9),  # the game moved on since
+        store.save_play_time(two.id, 1, 900, 8),  # less than it holds
+        store.save_play_time(two.id, 1, 1800, 9),
+        store.save_play_time(ended.id, 0, 5000, 1),  # over
+    )
+    assert saved == [False, True, False, False, False, True, False]
+    assert store._time_saves.stats.transactions == 1
+    times = [await store.get_game(game.id) for game in (one, two, ended)]
+    assert [(g.time_ms, g.score) for g in times if g is not None] == [(500, 5), (1800, 9), (10, 0)]
