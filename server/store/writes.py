@@ -505,8 +505,9 @@ async def save_play_times(
     shutdown) so that a restart does not give it back. A save applies only to a game
     still active at ``version`` that holds less time: it never overwrites a newer
     write, and time only grows. One guarded ``UPDATE ... FROM`` the saves' rows (as
-    the write path's step 1): when thousands of connections close at once, each save
-    alone cost a statement of its own. Of a game saved more than once here, the save
+    the write path's step 1): when thousands of connections close at once, a
+    statement per save was most of what banking their time cost. Of a game saved
+    more than once here, the save
     of the highest version and then the longest time is the one tried (such an
     ``UPDATE`` takes any one row per game). True for each save that was applied.
     """
