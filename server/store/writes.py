@@ -507,9 +507,9 @@ async def save_play_times(
     write, and time only grows. One guarded ``UPDATE ... FROM`` the saves' rows (as
     the write path's step 1): when thousands of connections close at once, a
     statement per save was most of what banking their time cost. Of a game saved
-    more than once here, the save
-    of the highest version and then the longest time is the one tried (such an
-    ``UPDATE`` takes any one row per game). True for each save that was applied.
+    more than once here, the save of the highest version and then the longest time
+    is the one tried (such an ``UPDATE`` takes any one row per game). True for each
+    save that was applied.
     """
     kept: dict[int, tuple[int, int, int, int]] = {}
     for save in saves:
