@@ -6,8 +6,9 @@ callback on the event loop), and a lone action's transaction made five of
 them (pool check-out, ``BEGIN``, two statements, ``COMMIT``, the pool's
 reset), about 700 us of CPU for a few microseconds of SQL. Here the batch's
 transaction runs entirely on a thread of its own: ``BEGIN IMMEDIATE``, the
-same statements as ``writes`` (one round of games at a time), ``COMMIT``, in
-one call; the event loop waits for one future. A round of one write (a lone
+statements of ``writes`` for writes that end no game (one round of games at a
+time; they leave the status alone, so no index of ``games`` is rewritten),
+``COMMIT``, in one call; the event loop waits for one future. A round of one write (a lone
 action) sends its rows as plain parameters (``SQLITE_ONE_STATEMENTS``), a
 larger round as JSON arrays, as ``writes`` does: parsing the JSON cost a lone
 transaction about a quarter of its SQLite time. The rows' JSON is built and
@@ -64,7 +65,7 @@ from server.store.writes import (
     ACTION_ROW_NAMES,
     GAME_ROW_NAMES,
     SQLITE_ONE_STATEMENTS,
-    SQLITE_STATEMENTS,
+    SQLITE_PLAIN_STATEMENTS,
     WriteOutcome,
     action_record,
     action_row,
@@ -248,7 +249,7 @@ class SqliteWriter:
             ids = [row[0] for row in moved]
             found = conn.execute(append, {"now": now, **action}).fetchall() if ids else []
         else:
-            advance, append = SQLITE_STATEMENTS
+            advance, append = SQLITE_PLAIN_STATEMENTS
             moved = conn.execute(advance, {"now": now, "v": step.games}).fetchall()
             ids = [row[0] for row in moved]
             wanted = "[" + ",".join(step.actions[game] for game in ids) + "]"

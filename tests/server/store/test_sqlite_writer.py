@@ -156,6 +156,36 @@ async def test_inline_commits_leave_checkpoints_to_the_thread(
     assert wal < 100 * 4096, wal  # tens of frames, not 300 commits' worth (5 MB)
 
 
+async def test_a_plain_action_rewrites_only_its_game_and_log_pages(
+    store: Store, tmp_path: Path
+) -> None:
+    """The game's status stays as it is, so no index of ``games`` is written: an
+    action adds two pages to the WAL (its game's row, its log entry), not four."""
+    writer = store._sqlite_writer
+    assert writer is not None
+    one, two, three = [await new_game(store, name=name) for name in ("a", "b", "c")]
+    now = datetime.now(UTC)
+    await writer.write([move(one.id, 0)], now)
+    wal = tmp_path / "store.db-wal"
+    page = 4096 + 24  # a frame: its header and a page
+
+    def emptied() -> None:
+        assert writer._inline is not None
+        writer._inline.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert wal.stat().st_size == 0
+
+    emptied()
+    for version in range(1, 21):  # lone after lone: inline
+        await writer.write([move(one.id, version)], now)
+    assert writer.inline_writes == 21
+    assert (wal.stat().st_size - 32) // page <= 2 * 20 + 1  # a split of the log's page: +1
+    emptied()
+    for version in range(20):  # two games a batch: one JSON round, on the thread
+        outcomes = await writer.write([move(two.id, version), move(three.id, version)], now)
+        assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert (wal.stat().st_size - 32) // page <= 2 * 20 + 1
+
+
 async def test_a_database_it_cannot_open_is_sqlalchemys_error(tmp_path: Path) -> None:
     """Errors leave as SQLAlchemy's (``translate_errors`` maps them), the inline
     connection's as well as the thread's."""
