@@ -217,6 +217,7 @@ class ScorpionServer:
                 tls=settings.ssl_context(),
                 origins=origins(settings),
                 keepalive=settings.keepalive_ms / 1000 or None,
+                backlog=settings.listen_backlog,
             )
         except OSError as exc:
             where = f"{settings.host}:{settings.port}"

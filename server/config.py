@@ -65,6 +65,7 @@ class Settings:
     idle_timeout_ms: int = 900_000  # a connection silent this long is closed (1001; 0: never)
     keepalive_ms: int = 20_000  # ping this often; no pong within as long again: 1011 (0: off)
     max_connections: int = 10_000  # open WebSocket connections in all (1013 beyond)
+    listen_backlog: int = 4096  # connections waiting to be accepted (the kernel may cap it)
     max_connections_per_address: int = 64  # from one client address (1013 beyond)
     rate_actions: str = "30,120"  # per connection: moves, deals, undos, ... (RATE/s,BURST)
     rate_hints: str = "3,20"
@@ -135,6 +136,7 @@ _HELP: dict[str, str] = {
     "idle_timeout_ms": "close a connection that sent nothing for this long (1001; 0: never)",
     "keepalive_ms": "ping every this many ms; no pong within as long again closes (1011)",
     "max_connections": "most open WebSocket connections; beyond, new ones close with 1013",
+    "listen_backlog": "connections queued by the kernel while the server is busy (its cap applies)",
     "max_connections_per_address": "most open connections from one client address (1013)",
     "rate_actions": "actions per connection: RATE per second,BURST (or off)",
     "rate_hints": "hints per connection: RATE per second,BURST (or off)",
@@ -213,6 +215,7 @@ _AT_LEAST: Final = {
     "idle_timeout_ms": 0,
     "keepalive_ms": 0,
     "max_connections": 1,
+    "listen_backlog": 1,
     "max_connections_per_address": 1,
     "player_rate_factor": 1,
     "address_rate_factor": 1,

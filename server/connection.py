@@ -483,6 +483,7 @@ class Listener:
         tls: ssl.SSLContext | None = None,
         origins: list[str] | None = None,
         keepalive: float | None = 20.0,
+        backlog: int = 4096,
     ) -> Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):
@@ -503,6 +504,7 @@ class Listener:
             ping_timeout=keepalive,
             # A browser always sends Origin; other clients need not (None lets them in).
             origins=None if origins is None else [*(Origin(o) for o in origins), None],
+            backlog=backlog,
         )
         return cls(server)
 

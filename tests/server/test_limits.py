@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -373,3 +375,35 @@ async def test_origin_is_checked_against_the_allow_list(start: Start) -> None:
     not_a_browser = await connect(url, subprotocols=protocols)
     await browser.close()
     await not_a_browser.close()
+
+
+def _handshakes_within(port: int, count: int, seconds: float) -> int:
+    """Open ``count`` TCP connections to ``port`` at once; how many the kernel completed
+    within ``seconds`` (a connection is writable once its handshake is done). Called
+    on the event loop's thread, so the server accepts none of them meanwhile: each
+    waits in the listening socket's queue, or, beyond the queue, is dropped and
+    tried again by the client's kernel a second later."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))
+        waiting = set(sockets)
+        deadline = time.monotonic() + seconds
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            _read, writable, _error = select.select([], list(waiting), [], left)
+            waiting.difference_update(writable)
+        return count - len(waiting)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+async def test_a_storm_of_connections_waits_in_the_listen_queue(start: Start) -> None:
+    """Players reconnecting all at once after a restart: connections made while the
+    loop is busy wait for it in the listen queue (``listen_backlog``), rather than
+    being dropped and retried a second later (asyncio's own backlog is 100)."""
+    server = await start()
+    assert _handshakes_within(server.server.port, 500, 0.8) == 500
+    client = await server.player("anna")  # and the server serves on
+    assert (await client.request("ping"))["type"] == "pong"
