@@ -194,7 +194,7 @@ def _convert(kind: Any, raw: str, name: str) -> Any:
     return raw
 
 
-# The least value of each integer setting; port also has a greatest.
+# The least value of each integer setting; a few also have a greatest.
 _AT_LEAST: Final = {
     "port": 0,
     "workers": 1,
@@ -225,6 +225,12 @@ _AT_LEAST: Final = {
     "history_keep": 1,
 }
 
+_AT_MOST: Final = {
+    "port": 65535,
+    "listen_backlog": 65535,  # the kernel caps it lower still (net.core.somaxconn)
+    "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
+}
+
 RATES: Final = {
     "action": "rate_actions",
     "hint": "rate_hints",
@@ -242,8 +248,11 @@ def problems(settings: Settings) -> list[str]:
         for name, least in _AT_LEAST.items()
         if getattr(settings, name) < least
     ]
-    if settings.port > 65535:
-        found.append(f"{_label('port')} must be at most 65535, not {settings.port}")
+    found += [
+        f"{_label(name)} must be at most {most}, not {getattr(settings, name)}"
+        for name, most in _AT_MOST.items()
+        if getattr(settings, name) > most
+    ]
     if settings.log_level.upper() not in LOG_LEVELS:
         found.append(
             f"{_label('log_level')} must be one of {', '.join(LOG_LEVELS)}, "

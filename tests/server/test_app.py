@@ -50,6 +50,8 @@ def test_postgresql_on_an_outdated_schema_is_refused(
     ("argv", "environ", "named"),
     [
         (["--port", "99999"], {}, "--port (SCORPION_PORT) must be at most 65535, not 99999"),
+        (["--listen-backlog", str(2**31)], {}, "--listen-backlog (SCORPION_LISTEN_BACKLOG) must"),
+        (["--token-ttl-days", "9" * 20], {}, "--token-ttl-days (SCORPION_TOKEN_TTL_DAYS) must"),
         (["--log-level", "verbose"], {}, "--log-level (SCORPION_LOG_LEVEL) must be one of"),
         (["--commit-batch", "0"], {}, "--commit-batch (SCORPION_COMMIT_BATCH) must be at least 1"),
         (["--log-format", "xml"], {}, "--log-format (SCORPION_LOG_FORMAT) must be text or json"),
