@@ -483,7 +483,7 @@ class Listener:
         tls: ssl.SSLContext | None = None,
         origins: list[str] | None = None,
         keepalive: float | None = 20.0,
-        backlog: int = 4096,
+        backlog: int,
     ) -> Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):

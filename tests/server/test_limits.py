@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import select
+import selectors
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -388,12 +388,14 @@ def _handshakes_within(port: int, count: int, seconds: float) -> int:
         for sock in sockets:
             sock.setblocking(False)
             sock.connect_ex(("127.0.0.1", port))
-        waiting = set(sockets)
-        deadline = time.monotonic() + seconds
-        while waiting and (left := deadline - time.monotonic()) > 0:
-            _read, writable, _error = select.select([], list(waiting), [], left)
-            waiting.difference_update(writable)
-        return count - len(waiting)
+        with selectors.DefaultSelector() as waiting:  # epoll: no limit on descriptor numbers
+            for sock in sockets:
+                waiting.register(sock, selectors.EVENT_WRITE)
+            deadline = time.monotonic() + seconds
+            while waiting.get_map() and (left := deadline - time.monotonic()) > 0:
+                for key, _events in waiting.select(left):
+                    waiting.unregister(key.fileobj)
+            return count - len(waiting.get_map())
     finally:
         for sock in sockets:
             sock.close()
