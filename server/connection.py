@@ -7,8 +7,12 @@ The only module that imports ``websockets``. Per connection:
   ``GameService.handle``, queuing the reply on the connection's ``Outbox``.
   Requests of one connection are answered in order; other connections are
   unaffected because every slow part (storage, solver) is awaited;
-- a writer task drains the outbox onto the socket. Pushes from other
-  connections' actions arrive in the same outbox via the ``Hub``.
+- a ``Writer`` drains the outbox onto the socket: in the loop turn after
+  frames were queued it writes them at once while the socket takes them
+  (no task per connection, nor per reply); only while the peer is behind
+  (the transport's buffer above its high-water mark) does a task wait for
+  the socket to drain. Pushes from other connections' actions arrive in the
+  same outbox via the ``Hub``.
 
 A client that does not offer subprotocol ``scorpion.v1`` (none, or only a
 version we do not speak) still completes the WebSocket upgrade, so that it can
@@ -28,7 +32,7 @@ the idle timeout (1001). Frames above MAX_FRAME_BYTES never reach us:
 for a text frame that is not UTF-8, 1011 when keepalive gets no pong.
 
 The writer bounds outbound memory and time: an outbox that overflows (frames
-or bytes, ``server.hub``) or a ``send`` that cannot drain within the drain
+or bytes, ``server.hub``) or a socket that cannot drain within the drain
 timeout closes with 1001; the close itself waits at most CLOSE_WAIT_S for the
 socket, then the transport is aborted, so no peer holds a writer (or
 keepalive) forever. Each close the server initiates is logged in one line.
@@ -61,6 +65,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
+from websockets.protocol import State
 from websockets.typing import Origin, Subprotocol
 
 from protocol import (
@@ -215,7 +220,8 @@ class ConnectionHandler:
         outbox = Outbox(bounds.queue_size, bounds.outbox_bytes, self.budget)
         session = Session(outbox, peer=address)
         peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
-        writer = asyncio.create_task(self._write(ws, outbox))
+        writer = Writer(ws, outbox, bounds.drain_timeout)
+        outbox.on_ready(writer.ready)
         self.open += 1
         self._sockets[outbox] = ws
         self.metrics.connections_opened.inc()
@@ -231,8 +237,7 @@ class ConnectionHandler:
             game_id.set(None)
             await self.service.disconnect(session)
             outbox.close()
-            with contextlib.suppress(ConnectionClosed):
-                await writer
+            await writer.finish()
             outbox.release()
         if ending is not None:
             log.warning("closing the connection from %s: %s (%d)", address, ending[1], ending[0])
@@ -387,24 +392,6 @@ class ConnectionHandler:
             retry_after_ms=retry,
         )
 
-    async def _write(self, ws: ServerConnection, outbox: Outbox) -> None:
-        """Send the outbox's frames; close a connection that falls behind (1001)."""
-        timeout = self.settings.drain_timeout
-        while (frames := await outbox.get_batch(WRITE_FRAMES, WRITE_BYTES)) is not None:
-            try:
-                async with asyncio.timeout(timeout):
-                    await _send(ws, frames)
-                del frames  # not held while waiting for the next ones
-            except TimeoutError:
-                outbox.overflow()
-                reason = f"did not read its frames within {timeout:g} s"
-                log.warning("closing a connection that %s", reason)
-                await _close(ws, CLOSE_GOING_AWAY, "too slow: reconnect and resync", timeout)
-                return
-        if outbox.overflowed:
-            log.warning("closing a connection that does not read its frames (outbox full)")
-            await _close(ws, CLOSE_GOING_AWAY, "too far behind: reconnect and resync", timeout)
-
 
 _STRIKES: Final = frozenset({"bad_request", "rate_limited"})
 """Reply codes that are a strike on the sender's address."""
@@ -418,27 +405,112 @@ WRITE_BYTES: Final = 64 * 1024
 """At most this many frames (and bytes, beyond the first frame) go out in one write."""
 
 
-async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
-    """Send ``frames``, each a binary message, in one write to the socket.
+class Writer:
+    """Writes one connection's outbox to its socket (module docstring).
+
+    ``ready`` is the outbox's callback: it runs in the loop turn after frames
+    were queued (``Outbox.on_ready``) and writes them at once while the socket
+    takes them: the connection is open and websockets has not paused writing
+    (the transport's buffer is below its high-water mark). A reply thus costs
+    a callback, where a writer task per connection cost a task wake-up, a
+    timeout and ``ws.send``'s context per reply. Otherwise a task (``_drain``)
+    sends, waiting for the socket to drain at most ``timeout`` each time, as
+    long as frames are queued; a peer that does not read in that time, or whose
+    outbox overflows, is closed with 1001. ``finish`` waits for that task.
+    """
+
+    __slots__ = ("closing", "outbox", "task", "timeout", "ws")
+
+    def __init__(self, ws: ServerConnection, outbox: Outbox, timeout: float) -> None:
+        self.ws = ws
+        self.outbox = outbox
+        self.timeout = timeout
+        self.task: asyncio.Task[None] | None = None  # sending while the peer is behind
+        self.closing = False  # a 1001 close was started: nothing more is sent
+
+    def ready(self) -> None:
+        """Write what is queued now, or leave it to a task (class docstring)."""
+        if self.task is not None or self.closing:
+            return  # the task takes what is queued
+        outbox, ws = self.outbox, self.ws
+        if not outbox.overflowed:
+            while _writable(ws):
+                frames = outbox.take_batch(WRITE_FRAMES, WRITE_BYTES)
+                if not frames:
+                    return
+                try:
+                    _write_frames(ws, frames)
+                except Exception:  # as websockets' send_context: end the connection
+                    log.exception("could not write to the connection from %s", ws.remote_address)
+                    ws.transport.abort()
+                    return
+            if ws.protocol.state is not State.OPEN:
+                while outbox.take_batch(WRITE_FRAMES, WRITE_BYTES):
+                    pass  # the connection is closing: as a send would, they go nowhere
+                return
+        if len(outbox) or outbox.overflowed:
+            self.task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def finish(self) -> None:
+        """After ``outbox.close()``: the queued frames sent (or dropped, the peer gone)."""
+        self.ready()
+        if self.task is not None:
+            await self.task
+
+    async def _drain(self) -> None:
+        """Send while frames are queued, waiting for the socket; close a peer that is behind."""
+        outbox, ws, timeout = self.outbox, self.ws, self.timeout
+        try:
+            while frames := outbox.take_batch(WRITE_FRAMES, WRITE_BYTES):
+                async with asyncio.timeout(timeout):
+                    await _send(ws, frames)
+                del frames  # not held while waiting for the next ones
+        except TimeoutError:
+            outbox.overflow()
+            reason = f"did not read its frames within {timeout:g} s"
+            log.warning("closing a connection that %s", reason)
+            self.closing = True
+            await _close(ws, CLOSE_GOING_AWAY, "too slow: reconnect and resync", timeout)
+            return
+        except ConnectionClosed:
+            return  # the reader ends the connection
+        finally:
+            self.task = None
+        if outbox.overflowed:
+            log.warning("closing a connection that does not read its frames (outbox full)")
+            self.closing = True
+            await _close(ws, CLOSE_GOING_AWAY, "too far behind: reconnect and resync", timeout)
+
+
+def _writable(ws: ServerConnection) -> bool:
+    """The socket takes frames now: open, and websockets has not paused writing."""
+    return ws.protocol.state is State.OPEN and not ws.paused and not ws.transport.is_closing()
+
+
+def _write_frames(ws: ServerConnection, frames: Sequence[bytes]) -> None:
+    """Hand ``frames``, each a binary message, to the transport in one write.
 
     ``ws.send`` writes each message by itself: one system call per frame, the
     largest single cost of a small reply on loopback. Queued together in
-    websockets' protocol (``send_context`` checks the connection is open, and
-    drains and handles errors as ``send`` does), they leave in one write.
+    websockets' protocol, they leave in one write. The connection must be open.
     """
-    if len(frames) == 1:
-        await ws.send(frames[0])
-        return
+    for frame in frames:
+        ws.protocol.send_binary(frame)
+    chunks = ws.protocol.data_to_send()
+    ws.transport.write(b"".join(chunks))
+    if chunks and not chunks[-1]:  # an end of stream queued with them: as websockets does
+        if ws.transport.can_write_eof():
+            ws.transport.write_eof()
+        else:
+            ws.transport.close()
+
+
+async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
+    """``_write_frames`` within websockets' ``send_context``, which checks that the
+    connection is open (else raises ``ConnectionClosed``) and waits for the socket
+    to drain below its high-water mark, as ``ws.send`` does."""
     async with ws.send_context():
-        for frame in frames:
-            ws.protocol.send_binary(frame)
-        chunks = ws.protocol.data_to_send()
-        ws.transport.write(b"".join(chunks))
-        if chunks and not chunks[-1]:  # an end of stream queued with them: as websockets does
-            if ws.transport.can_write_eof():
-                ws.transport.write_eof()
-            else:
-                ws.transport.close()
+        _write_frames(ws, frames)
 
 
 async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:

@@ -3,9 +3,14 @@
 Theory of operation
 -------------------
 Every connection owns an ``Outbox``: a bounded FIFO of encoded frames that
-the connection's writer task drains onto its socket. Nothing else ever
-writes to a socket, so replies and pushes leave each connection in the order
-they were queued.
+the connection drains onto its socket. Nothing else ever writes to a socket,
+so replies and pushes leave each connection in the order they were queued.
+The outbox is read one of two ways: a task awaits ``get``/``get_batch``, or
+(the server's connections) a callback given to ``on_ready`` runs once in the
+loop turn after frames were queued and takes them with ``take_batch``. The
+callback writes them to the socket at once when it takes them, so a reply
+costs no task of its own (``server.connection``); all the frames queued in
+one turn (an ack and its push) are taken together.
 
 ``Hub`` maps a game id to the outboxes that have it open, and remembers the
 version of the last push of each watched game (``told``): what its watchers
@@ -32,7 +37,7 @@ which the writer's drain timeout bounds in time.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from protocol import encode
@@ -72,8 +77,8 @@ class Outbox:
     """A connection's bounded queue of outbound frames.
 
     Kept small, since every idle connection has one: the frames are a plain
-    list read from ``_head`` (an empty deque alone takes 600 bytes), and the
-    writer waits on one future made when it has nothing to send, not on an
+    list read from ``_head`` (an empty deque alone takes 600 bytes), and a
+    reader waits on one future made when it has nothing to take, not on an
     ``asyncio.Event`` with its own deque of waiters.
     """
 
@@ -81,6 +86,8 @@ class Outbox:
         "__weakref__",
         "_frames",
         "_head",
+        "_ready",
+        "_scheduled",
         "_waiter",
         "budget",
         "closed",
@@ -101,8 +108,15 @@ class Outbox:
         self.queued_bytes = 0  # the frames' total size
         self._frames: list[bytes] = []  # queued from self._head on; sent slots hold b""
         self._head = 0
-        self._waiter: asyncio.Future[None] | None = None  # the writer, waiting for a frame
+        self._waiter: asyncio.Future[None] | None = None  # a reader, waiting for a frame
+        self._ready: Callable[[], None] | None = None  # on_ready's callback
+        self._scheduled = False  # the callback is due in this loop turn
         self.budget.join(self)
+
+    def on_ready(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` soon (once per loop turn) after a frame is queued, the outbox
+        overflows or closes, unless a ``get`` is waiting (which is woken instead)."""
+        self._ready = callback
 
     def __len__(self) -> int:
         return len(self._frames) - self._head
@@ -148,6 +162,12 @@ class Outbox:
         """
         if not await self._wait():
             return None
+        return self.take_batch(max_frames, max_bytes)
+
+    def take_batch(self, max_frames: int, max_bytes: int) -> list[bytes]:
+        """What ``get_batch`` returns, without waiting: empty when nothing is queued."""
+        if self._head == len(self._frames):
+            return []
         batch = [self._take()]
         size = len(batch[0])
         while len(batch) < max_frames and self._head < len(self._frames):
@@ -188,8 +208,17 @@ class Outbox:
         return frame
 
     def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        if self._waiter is not None:
+            if not self._waiter.done():
+                self._waiter.set_result(None)
+        elif self._ready is not None and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._call_ready)
+
+    def _call_ready(self) -> None:
+        self._scheduled = False
+        if self._ready is not None:
+            self._ready()
 
     def close(self) -> None:
         """No more frames: ``get`` returns what is queued, then None."""
@@ -197,7 +226,8 @@ class Outbox:
         self._wake()
 
     def release(self) -> None:
-        """The connection is gone: return its bytes to the budget."""
+        """The connection is gone: return its bytes to the budget (no callback any more)."""
+        self._ready = None
         self.overflow()
         self.budget.leave(self)
 
