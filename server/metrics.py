@@ -109,6 +109,7 @@ class Metrics:
             ["kind"],
             registry=registry,
         )
+        self._answered: dict[str, Counter] = {}  # requests' children by request type
         self.outbox_bytes = Gauge(
             "scorpion_outbox_bytes", "bytes queued for all connections, not yet sent",
             registry=registry,
@@ -130,7 +131,10 @@ class Metrics:
 
     def answered(self, request_type: str, error_code: str | None) -> None:
         """One request answered, with its error code if it failed."""
-        self.requests.labels(request_type).inc()
+        counted = self._answered.get(request_type)
+        if counted is None:  # labels() checks and looks up its arguments each call: once here
+            counted = self._answered[request_type] = self.requests.labels(request_type)
+        counted.inc()
         if error_code is not None:
             self.errors.labels(request_type, error_code).inc()
 
