@@ -302,7 +302,7 @@ class Limits:
         if wait > 0:
             return wait
         for bucket in buckets:
-            bucket.take(now)
+            bucket.tokens -= 1  # wait() refilled each at ``now``, and each has a token
         return 0.0
 
     def auth_wait(self, address: str, now: float) -> float:
