@@ -70,11 +70,15 @@ class CommitStats:
         return sum(size * n for size, n in self.batch_sizes.items()) / batches if batches else 0.0
 
 
-@dataclass(frozen=True, slots=True)
 class _Pending(Generic[W, R]):
-    write: W
-    future: asyncio.Future[R]
-    submitted: float
+    """A submitted write, its submitter's future, and when it came (``time.monotonic``)."""
+
+    __slots__ = ("future", "submitted", "write")
+
+    def __init__(self, write: W, future: asyncio.Future[R], submitted: float) -> None:
+        self.write = write
+        self.future = future
+        self.submitted = submitted
 
 
 def _ignore(_: float) -> None:
@@ -97,7 +101,8 @@ class GroupCommitter(Generic[W, R]):
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self._writer = writer
         self._max_batch = max_batch
-        self._queue: asyncio.Queue[_Pending[W, R] | None] = asyncio.Queue()
+        self._queue: list[_Pending[W, R]] = []  # submitted, not yet in a batch
+        self._wake: asyncio.Future[None] | None = None  # the worker, waiting for a write
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
         self.stats = CommitStats()
@@ -114,39 +119,44 @@ class GroupCommitter(Generic[W, R]):
         """Write ``write`` with whatever else is pending; its outcome once committed."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Pending(write, future, time.monotonic()))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[R] = loop.create_future()
+        self._queue.append(_Pending(write, future, time.monotonic()))
         if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._run(), name="store-group-commit")
+            self._worker = loop.create_task(self._run(), name="store-group-commit")
+        else:
+            self._wake_worker()
         return await future
 
     async def close(self) -> None:
         """Refuse new writes, commit the queued ones, stop the worker."""
         self._closed = True
         if self._worker is not None:
-            self._queue.put_nowait(None)
+            self._wake_worker()
             await self._worker
             self._worker = None
 
-    async def _run(self) -> None:
-        while True:
-            first = await self._queue.get()
-            if first is None:
-                return
-            await asyncio.sleep(0)  # let writes submitted in this loop iteration join
-            batch, stop = self._drain([first])
-            await self._flush(batch)
-            if stop:
-                return
+    def _wake_worker(self) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
-    def _drain(self, batch: list[_Pending[W, R]]) -> tuple[list[_Pending[W, R]], bool]:
-        """Add queued writes to ``batch`` up to max_batch; True if close() was seen."""
-        while len(batch) < self._max_batch and not self._queue.empty():
-            item = self._queue.get_nowait()
-            if item is None:
-                return batch, True
-            batch.append(item)
-        return batch, False
+    async def _run(self) -> None:
+        """Commit what is queued, a batch at a time; return once closed and drained."""
+        queue = self._queue
+        while True:
+            if not queue:
+                if self._closed:
+                    return
+                self._wake = asyncio.get_running_loop().create_future()
+                try:
+                    await self._wake
+                finally:
+                    self._wake = None
+                continue
+            await asyncio.sleep(0)  # let writes submitted in this loop iteration join
+            batch = queue[: self._max_batch]
+            del queue[: self._max_batch]
+            await self._flush(batch)
 
     async def _flush(self, batch: Sequence[_Pending[W, R]]) -> None:
         """One transaction for ``batch``; if it fails, one per write."""
