@@ -252,7 +252,11 @@ class SqliteWriter:
             advance, append = SQLITE_PLAIN_STATEMENTS
             moved = conn.execute(advance, {"now": now, "v": step.games}).fetchall()
             ids = [row[0] for row in moved]
-            wanted = "[" + ",".join(step.actions[game] for game in ids) + "]"
+            wanted = (  # the actions of the games that moved: as a rule, all of them
+                step.all_actions
+                if len(ids) == len(step.actions)
+                else compact_json([step.actions[game] for game in ids])
+            )
             found = conn.execute(append, {"now": now, "a": wanted}).fetchall() if ids else []
         logged = {row[0] for row in found}
         for game in ids:
@@ -269,11 +273,13 @@ class SqliteWriter:
 
 
 class _Round(NamedTuple):
-    """One round's rows, ready for the statements: games as one JSON array, actions by
-    game; or, for a round of one write, ``one``: its game's and its action's parameters."""
+    """One round's rows, ready for the statements: games as one JSON array, the actions
+    as one too (``all_actions``) and by game (a record is a tuple in the row's order);
+    or, for a round of one write, ``one``: its game's and its action's parameters."""
 
     games: str
-    actions: dict[int, str]
+    actions: dict[int, ActionRecord]
+    all_actions: str
     versions: dict[int, int]  # each game's expected version
     one: tuple[dict[str, Any], dict[str, Any]] | None = None
 
@@ -284,10 +290,11 @@ def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> 
         (write,) = writes
         game = dict(zip(GAME_ROW_NAMES, game_row(write), strict=True))
         action = dict(zip(ACTION_ROW_NAMES, action_row(actions[write.game_id]), strict=True))
-        return _Round("", {}, versions, (game, action))
+        return _Round("", {}, "", versions, (game, action))
     return _Round(
         compact_json([game_row(write) for write in writes]),
-        {game: compact_json(action_row(record)) for game, record in actions.items()},
+        actions,
+        compact_json(list(actions.values())),  # one encoding for all: ActionRecord is a row
         versions,
     )
 
