@@ -55,10 +55,10 @@ Message = dict[str, Any]
 
 def _compose(shape: Shape, **values: Any) -> Message:
     """``values`` in the shape's field order, optional fields given as None left out."""
-    unknown = values.keys() - {field.name for field in shape.fields}
+    unknown = values.keys() - shape.declared
     if unknown:
         raise ValueError(f"{shape.title} has no field {', '.join(sorted(unknown))}")
-    optional = {field.name for field in shape.fields if not field.required}
+    optional = shape.optional
     return {
         field.name: values[field.name]
         for field in shape.fields

@@ -360,10 +360,13 @@ class Shape:
     fields: tuple[Field, ...]
     doc: str = ""
     extensible: bool = False
-    _declared: frozenset[str] = field(init=False, repr=False, compare=False)
+    declared: frozenset[str] = field(init=False, repr=False, compare=False)  # every field
+    optional: frozenset[str] = field(init=False, repr=False, compare=False)  # not required
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_declared", frozenset(each.name for each in self.fields))
+        object.__setattr__(self, "declared", frozenset(each.name for each in self.fields))
+        optional = frozenset(each.name for each in self.fields if not each.required)
+        object.__setattr__(self, "optional", optional)
 
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
@@ -376,7 +379,7 @@ class Shape:
                 raise InvalidMessage(f"{path}.{each.name}", "is required")
 
     def _check_keys(self, value: Mapping[object, object], path: str) -> None:
-        declared = self._declared
+        declared = self.declared
         for key in value:
             if not isinstance(key, str):
                 raise InvalidMessage(path, f"has a key that is not a string: {show(key)}")
