@@ -284,6 +284,9 @@ TIMES_KEPT: Final = 4096
 
 
 _STATUS_AT: Final = _GAME_FIELDS.index("status")
+_STATUSES: Final = {status.value: status for status in GameStatus}
+"""A stored status as its enum member: a dict lookup, where ``GameStatus(text)`` makes
+two calls through ``EnumType``."""
 
 ReturnedGame: TypeAlias = Callable[[Sequence[Any]], GameRecord]
 """A game row a write returned, as a record (``column_types``)."""
@@ -317,7 +320,7 @@ def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], ReturnedGame]:
         del values[width:]
         for index, convert in conversions:
             values[index] = convert(values[index])
-        values[_STATUS_AT] = GameStatus(values[_STATUS_AT])
+        values[_STATUS_AT] = _STATUSES[values[_STATUS_AT]]
         return GameRecord(*values)
 
     return now, returned
@@ -375,7 +378,7 @@ def game_record(row: Sequence[Any]) -> GameRecord:
     """A returned ``games`` row as a record (by position: cheaper than by name; the
     record's fields are the table's columns in order, as a test checks)."""
     values = list(row)
-    values[_STATUS_AT] = GameStatus(values[_STATUS_AT])
+    values[_STATUS_AT] = _STATUSES[values[_STATUS_AT]]
     return GameRecord(*values)
 
 
