@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,8 +94,8 @@ async def test_a_lone_write_and_a_batch_store_the_same_rows(
     assert await rows(one.id) == await rows(two.id)
     assert len(await rows(one.id)) == 1
     assert isinstance(lone[0], Committed) and isinstance(batch[0], Committed)
-    assert lone[0].game == dataclasses.replace(
-        batch[0].game, id=one.id, player_id=one.player_id, created_at=one.created_at
+    assert lone[0].game == batch[0].game._replace(
+        id=one.id, player_id=one.player_id, created_at=one.created_at
     )
     assert lone[0].action is not None and batch[0].action is not None
     assert lone[0].action == batch[0].action._replace(game_id=one.id)
