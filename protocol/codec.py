@@ -214,11 +214,14 @@ def _bad(message: str, re: RequestId | None = None) -> ProtocolError:
     return ProtocolError("bad_request", message, re=re)
 
 
-def _unpack(frame: bytes | str) -> _Map:
+def _unpack(frame: bytes | str) -> dict[str, Any]:
     if isinstance(frame, str):
         raise _bad("text frames are not accepted: send each request as a binary msgpack frame")
     if len(frame) > MAX_FRAME_BYTES:
         raise _bad(f"the frame has {len(frame)} bytes; the limit is {MAX_FRAME_BYTES}")
+    flat = _unpack_flat(frame)
+    if flat is not None:
+        return flat
     try:
         data = msgpack.unpackb(
             frame, object_pairs_hook=_Map, ext_hook=_extension, **_UNPACK_OPTIONS
@@ -235,6 +238,26 @@ def _unpack(frame: bytes | str) -> _Map:
         raise _bad(f"a frame must hold one msgpack map, not {show(data)}")
     if data.problem is not None:
         raise _bad(data.problem, _peek_id(data))
+    return data
+
+
+def _unpack_flat(frame: bytes) -> dict[str, Any] | None:
+    """The usual request, decoded by msgpack's C code alone: one map (of at most 15
+    keys, a fixmap) from distinct strings to scalars. None for any other frame, which
+    ``_unpack`` then decodes with ``_Map`` to say what is wrong, if anything: a
+    repeated key shows as fewer keys than the map's header counts, an extension
+    value (a timestamp too) or a nested map or array as a value of another type."""
+    if not frame or not 0x80 <= frame[0] <= 0x8F:
+        return None
+    try:
+        data = msgpack.unpackb(frame, **_UNPACK_OPTIONS)
+    except Exception:  # any problem is named by the full decode
+        return None
+    if type(data) is not dict or len(data) != frame[0] & 0x0F:
+        return None
+    for key, value in data.items():
+        if type(key) is not str or type(value) not in _PLAIN:
+            return None
     return data
 
 

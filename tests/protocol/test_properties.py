@@ -13,7 +13,7 @@ import msgpack
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import MAX_FRAME_BYTES, ProtocolError, decode_request, encode
+from protocol import MAX_FRAME_BYTES, ProtocolError, codec, decode_request, encode
 from protocol.fields import AnyOf, Bool, FieldType, Int, Str
 from protocol.messages import REQUESTS
 from protocol.shapes import REQUEST_ID
@@ -154,3 +154,59 @@ def test_a_float_version_is_no_version(checker: SchemaChecker) -> None:
     message = {"type": "hello", "id": 0, "protocol": 1.0, "client": "0", "locale": "en"}
     assert not decodes(encode(message))
     assert not checker.valid(message, checker.definition("client_message"))
+
+
+# Maps of a few keys (repeats and non-string keys among them) to scalars, extension
+# values, nested maps and arrays, written pair by pair so a key can appear twice.
+_KEYS = st.one_of(st.sampled_from(["type", "id", "game", "v", "card"]), st.text(max_size=3))
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    MSGPACK_INT,
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=4)),
+    st.just(msgpack.Timestamp(1, 0)),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+
+
+def _map_frame(pairs: list[tuple[Any, Any]]) -> bytes:
+    packer = msgpack.Packer(use_bin_type=True)
+    header: bytes = packer.pack_map_header(len(pairs))
+    return header + b"".join(packer.pack(each) for pair in pairs for each in pair)
+
+
+@given(
+    st.lists(
+        st.tuples(st.one_of(_KEYS, MSGPACK_INT, st.binary(max_size=2)), _VALUES), max_size=17
+    ).map(lambda pairs: [item for pair in pairs for item in pair])
+)
+def test_the_fast_decode_agrees_with_the_full_one(items: list[Any]) -> None:
+    """``_unpack_flat`` (msgpack's C code alone) takes a frame only when the full decode
+    (``_Map``, which finds repeated and non-string keys) reads it without a problem, and
+    gives the same map."""
+    frame = _map_frame(list(zip(items[::2], items[1::2], strict=True)))
+    flat = codec._unpack_flat(frame)
+    if flat is not None:
+        assert flat == _full_decode(frame)
+
+
+def test_a_usual_request_takes_the_fast_decode() -> None:
+    frame = encode({"type": "move", "id": 3, "game": 9, "v": 4, "card": "AS", "to": 2})
+    assert codec._unpack_flat(frame) == {
+        "type": "move", "id": 3, "game": 9, "v": 4, "card": "AS", "to": 2
+    }  # fmt: skip
+    assert codec._unpack_flat(frame[:1] + frame[1:] + b"\xc0") is None  # trailing bytes
+    assert codec._unpack_flat(_map_frame([("id", 1), ("id", 2)])) is None
+
+
+def _full_decode(frame: bytes) -> dict[str, Any]:
+    data = msgpack.unpackb(
+        frame, object_pairs_hook=codec._Map, ext_hook=codec._extension, **codec._UNPACK_OPTIONS
+    )
+    assert isinstance(data, codec._Map) and data.problem is None
+    assert not codec._has_extension(data)
+    return data
