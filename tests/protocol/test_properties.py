@@ -168,8 +168,8 @@ _VALUES = st.one_of(
     st.binary(max_size=5),
     st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=4)),
     st.just(msgpack.Timestamp(1, 0)),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.lists(MSGPACK_INT, max_size=2),
+    st.dictionaries(st.text(max_size=2), MSGPACK_INT, max_size=2),
 )
 
 
