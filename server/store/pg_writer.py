@@ -57,7 +57,6 @@ from server.store.writes import (
     POSTGRESQL_ALONE_PARAMETERS,
     WriteOutcome,
     action_record,
-    action_row,
     column_types,
     game_row,
 )
@@ -95,7 +94,7 @@ class PostgresWriter:
         ordered = sorted(batch, key=lambda write: write.game_id)  # lock games in id order
         records = {write.game_id: action_record(write) for write in ordered}
         games = [game_row(write) for write in ordered]
-        actions = [action_row(record) for record in records.values()]
+        actions = records.values()  # an ActionRecord is its row
         arguments: list[Any] = [bind_now(now), self._node_id]
         arguments += [list(column) for column in zip(*games, strict=True)]
         arguments += [list(column) for column in zip(*actions, strict=True)]

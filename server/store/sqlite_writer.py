@@ -62,13 +62,11 @@ from server.store.database import configure_sqlite_connection
 from server.store.errors import NotFound, StoreError, VersionConflict
 from server.store.records import ActionRecord, Committed, GameWrite
 from server.store.writes import (
-    ACTION_ROW_NAMES,
-    GAME_ROW_NAMES,
+    SQLITE_ONE_GAME_WIDTH,
     SQLITE_ONE_STATEMENTS,
     SQLITE_PLAIN_STATEMENTS,
     WriteOutcome,
     action_record,
-    action_row,
     column_types,
     compact_json,
     game_row,
@@ -245,9 +243,9 @@ class SqliteWriter:
         if step.one is not None:  # one write: its rows as plain parameters
             advance, append = SQLITE_ONE_STATEMENTS
             game, action = step.one
-            moved = conn.execute(advance, {"now": now, **game}).fetchall()
+            moved = conn.execute(advance, (now, *game)).fetchall()
             ids = [row[0] for row in moved]
-            found = conn.execute(append, {"now": now, **action}).fetchall() if ids else []
+            found = conn.execute(append, (now, *action)).fetchall() if ids else []
         else:
             advance, append = SQLITE_PLAIN_STATEMENTS
             moved = conn.execute(advance, {"now": now, "v": step.games}).fetchall()
@@ -275,22 +273,21 @@ class SqliteWriter:
 class _Round(NamedTuple):
     """One round's rows, ready for the statements: games as one JSON array, the actions
     as one too (``all_actions``) and by game (a record is a tuple in the row's order);
-    or, for a round of one write, ``one``: its game's and its action's parameters."""
+    or, for a round of one write, ``one``: its game's row and its action's record."""
 
     games: str
     actions: dict[int, ActionRecord]
     all_actions: str
     versions: dict[int, int]  # each game's expected version
-    one: tuple[dict[str, Any], dict[str, Any]] | None = None
+    one: tuple[tuple[Any, ...], ActionRecord] | None = None
 
 
 def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> _Round:
     versions = {write.game_id: write.version for write in writes}
     if len(writes) == 1:
         (write,) = writes
-        game = dict(zip(GAME_ROW_NAMES, game_row(write), strict=True))
-        action = dict(zip(ACTION_ROW_NAMES, action_row(actions[write.game_id]), strict=True))
-        return _Round("", {}, "", versions, (game, action))
+        game = game_row(write)[:SQLITE_ONE_GAME_WIDTH]
+        return _Round("", {}, "", versions, (game, actions[write.game_id]))
     return _Round(
         compact_json([game_row(write) for write in writes]),
         actions,

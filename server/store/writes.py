@@ -67,7 +67,7 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with GAME_ROW_NAMES, ACTION_ROW_NAMES),
+# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with SQLITE_ONE_GAME_WIDTH),
 # column_types, compact_json, game_row, game_record, action_record, action_row, rounds;
 # and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
 
@@ -252,25 +252,30 @@ SQLITE_PLAIN_STATEMENTS: Final = _sqlite_sql(ending=False)
 
 def _sqlite_one() -> tuple[str, str]:
     """SQLite: the same two steps for a round of one write that ends no game, its rows
-    as plain named parameters (``:id``, ``:expected``, ..., ``:game_id``, ``:seq``,
-    ...): a lone action's transaction then builds and parses no JSON
-    (``sqlite_writer``)."""
-    assignments = ", ".join(_set(lambda name: f":{name}", ending=False))
+    as plain numbered parameters, ``?1`` for ``now`` and then the row's columns in
+    order: ``(now, *game_row(write))`` and ``(now, *record)``, an ``ActionRecord``
+    being its row. A lone action's transaction then builds and parses no JSON, nor
+    a map of parameters (``sqlite_writer``)."""
+    game = {name: f"?{n}" for n, (name, _type) in enumerate(_GAME_ROW, start=2)}
+    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", "?1")
     advance = (
         f"UPDATE games SET {assignments}"
-        f" WHERE games.id = :id AND games.version = :expected AND games.status = '{_ACTIVE}'"
-        f" RETURNING {_RETURNING}"
+        f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
+        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
     )
-    values = ", ".join(f":{name}" for name, _type in _ACTION_ROW)
+    values = ", ".join(f"?{n}" for n in range(2, len(_ACTION_ROW) + 2))
     append = (
-        f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at) VALUES ({values}, :now)"
+        f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at) VALUES ({values}, ?1)"
         " ON CONFLICT DO NOTHING RETURNING game_id"
     )
     return advance, append
 
 
 SQLITE_ONE_STATEMENTS: Final = _sqlite_one()
-GAME_ROW_NAMES: Final = tuple(name for name, _type in _GAME_ROW)
+SQLITE_ONE_GAME_WIDTH: Final = len(_GAME_ROW) - len(_ENDING_COLUMNS)
+"""The columns of ``game_row`` that ``SQLITE_ONE_STATEMENTS`` binds: all but the status
+columns, which are last, as a write that ends no game leaves them alone (``_set``)."""
+assert tuple(name for name, _type in _GAME_ROW[SQLITE_ONE_GAME_WIDTH:]) == _ENDING_COLUMNS
 ACTION_ROW_NAMES: Final = tuple(name for name, _type in _ACTION_ROW)
 
 
