@@ -68,7 +68,7 @@ from server.store.stats import record_game_end
 __all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
 # SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with SQLITE_ONE_GAME_WIDTH),
-# column_types, compact_json, game_row, game_record, action_record, action_row, rounds;
+# column_types, compact_json, game_row, game_record, action_record, rounds;
 # and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
 
 WriteOutcome: TypeAlias = Committed | StoreError
@@ -76,7 +76,8 @@ WriteOutcome: TypeAlias = Committed | StoreError
 
 _ACTIVE: Final = GameStatus.ACTIVE.value
 
-# (column, PostgreSQL type) of the rows of step 1 and step 2, in parameter order.
+# (column, PostgreSQL type) of the rows of step 1 and step 2, in parameter order; the
+# action's are ``ActionRecord``'s fields in order, so a record is passed as its row.
 _GAME_ROW: Final = (
     ("id", "BIGINT"),
     ("expected", "INTEGER"),
@@ -357,7 +358,7 @@ def _columns(shape: tuple[tuple[str, str], ...], rows: list[tuple[Any, ...]]) ->
 async def _advance_and_append(
     conn: AsyncConnection,
     games: list[tuple[Any, ...]],
-    actions: dict[int, tuple[Any, ...]],
+    actions: dict[int, ActionRecord],
     now: datetime,
 ) -> tuple[list[GameRecord], set[int]]:
     """Steps 1 and 2: the moved games and the ids whose action is in."""
@@ -423,22 +424,6 @@ def action_record(write: GameWrite) -> ActionRecord:
     )
 
 
-def action_row(record: ActionRecord) -> tuple[Any, ...]:
-    return (
-        record.game_id,
-        record.seq,
-        record.type,
-        record.card,
-        record.to,
-        record.t,
-        record.request_id,
-        record.hint_action,
-        record.hint_card,
-        record.hint_to,
-        record.hint_reason,
-    )
-
-
 def rounds(writes: Sequence[GameWrite]) -> list[list[int]]:
     """Indexes of ``writes`` in rounds: each game at most once per round, each round by game id."""
     rounds: list[list[int]] = []
@@ -473,8 +458,7 @@ async def _apply_round(
     """One round (distinct games, by id): outcomes in the same order."""
     rows = [game_row(write) for write in writes]
     actions = {write.game_id: action_record(write) for write in writes if write.action is not None}
-    action_rows = {game: action_row(record) for game, record in actions.items()}
-    moved, logged = await _advance_and_append(conn, rows, action_rows, now)
+    moved, logged = await _advance_and_append(conn, rows, actions, now)  # a record is a row
     games = {record.id: record for record in moved}
     for write in writes:
         if write.action is not None and write.game_id in games and write.game_id not in logged:
