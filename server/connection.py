@@ -7,9 +7,11 @@ The only module that imports ``websockets``. Per connection:
   ``GameService.handle``, queuing the reply on the connection's ``Outbox``.
   Requests of one connection are answered in order; other connections are
   unaffected because every slow part (storage, solver) is awaited;
-- a ``Writer`` drains the outbox onto the socket: in the loop turn after
-  frames were queued it writes them at once while the socket takes them
-  (no task per connection, nor per reply); only while the peer is behind
+- a ``Writer`` drains the outbox onto the socket: as the reader has answered
+  a request (its reply and the pushes of its action), or in the loop turn
+  after another connection queued a push, it writes the frames at once while
+  the socket takes them (no task per connection, nor per reply); only while
+  the peer is behind
   (the transport's buffer above its high-water mark) does a task wait for
   the socket to drain. Pushes from other connections' actions arrive in the
   same outbox via the ``Hub``.
@@ -221,7 +223,7 @@ class ConnectionHandler:
         session = Session(outbox, peer=address)
         peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
         writer = Writer(ws, outbox, bounds.drain_timeout)
-        outbox.on_ready(writer.ready)
+        outbox.on_ready(writer.ready, owner=asyncio.current_task())
         self.open += 1
         self._sockets[outbox] = ws
         self.metrics.connections_opened.inc()
@@ -320,9 +322,11 @@ class ConnectionHandler:
     async def _respond(self, session: Session, peer: Peer, frame: bytes | str) -> bool:
         """Answer one frame; True when its reply was the strike that closes the connection."""
         reply = await self._answer(session, peer, frame)
+        if reply is not None:
+            self.hub.send(session.outbox, reply)
+        session.outbox.flush()  # the reply and this request's pushes leave in this loop turn
         if reply is None:
             return False
-        self.hub.send(session.outbox, reply)
         code = reply.get("code")
         return code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic())
 
@@ -408,8 +412,9 @@ WRITE_BYTES: Final = 64 * 1024
 class Writer:
     """Writes one connection's outbox to its socket (module docstring).
 
-    ``ready`` is the outbox's callback: it runs in the loop turn after frames
-    were queued (``Outbox.on_ready``) and writes them at once while the socket
+    ``ready`` is the outbox's callback (``Outbox.on_ready``): it runs when the
+    connection's task has answered a request, or in the loop turn after another
+    task queued frames, and writes them at once while the socket
     takes them: the connection is open and websockets has not paused writing
     (the transport's buffer is below its high-water mark). A reply thus costs
     a callback, where a writer task per connection cost a task wake-up, a

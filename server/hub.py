@@ -10,7 +10,10 @@ The outbox is read one of two ways: a task awaits ``get``/``get_batch``, or
 loop turn after frames were queued and takes them with ``take_batch``. The
 callback writes them to the socket at once when it takes them, so a reply
 costs no task of its own (``server.connection``); all the frames queued in
-one turn (an ack and its push) are taken together.
+one turn (an ack and its push) are taken together. Frames the connection's
+own task queues (its replies, and the pushes of its own actions) wait for
+that task's ``flush`` when it has answered the request: they leave in the
+same loop turn, not the next one.
 
 ``Hub`` maps a game id to the outboxes that have it open, and remembers the
 version of the last push of each watched game (``told``): what its watchers
@@ -86,6 +89,8 @@ class Outbox:
         "__weakref__",
         "_frames",
         "_head",
+        "_owed",
+        "_owner",
         "_ready",
         "_scheduled",
         "_waiter",
@@ -110,13 +115,25 @@ class Outbox:
         self._head = 0
         self._waiter: asyncio.Future[None] | None = None  # a reader, waiting for a frame
         self._ready: Callable[[], None] | None = None  # on_ready's callback
+        self._owner: asyncio.Task[Any] | None = None  # its frames wait for its flush()
         self._scheduled = False  # the callback is due in this loop turn
+        self._owed = False  # the owner queued frames: its flush() calls back
         self.budget.join(self)
 
-    def on_ready(self, callback: Callable[[], None]) -> None:
+    def on_ready(self, callback: Callable[[], None], owner: asyncio.Task[Any] | None) -> None:
         """Call ``callback`` soon (once per loop turn) after a frame is queued, the outbox
-        overflows or closes, unless a ``get`` is waiting (which is woken instead)."""
+        overflows or closes, unless a ``get`` is waiting (which is woken instead).
+        When the task ``owner`` does so, ``callback`` waits for its ``flush()``."""
         self._ready = callback
+        self._owner = owner
+
+    def flush(self) -> None:
+        """The owner's call once it has answered a request: call back now if it queued
+        frames since (or the outbox overflowed or closed)."""
+        if self._owed:
+            self._owed = False
+            if self._ready is not None:
+                self._ready()
 
     def __len__(self) -> int:
         return len(self._frames) - self._head
@@ -212,8 +229,11 @@ class Outbox:
             if not self._waiter.done():
                 self._waiter.set_result(None)
         elif self._ready is not None and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._call_ready)
+            if self._owner is not None and asyncio.current_task() is self._owner:
+                self._owed = True
+            else:
+                self._scheduled = True
+                asyncio.get_running_loop().call_soon(self._call_ready)
 
     def _call_ready(self) -> None:
         self._scheduled = False
@@ -227,7 +247,7 @@ class Outbox:
 
     def release(self) -> None:
         """The connection is gone: return its bytes to the budget (no callback any more)."""
-        self._ready = None
+        self._ready = self._owner = None
         self.overflow()
         self.budget.leave(self)
 

@@ -45,3 +45,27 @@ async def test_an_ack_and_its_push_leave_in_one_write(server: Running) -> None:
     (push,) = await ada.events_until(reply["v"])
     assert push["v"] == reply["v"]
     assert len(writes) == 1, [len(data) for data in writes]
+
+
+async def test_the_owners_frames_wait_for_its_flush_and_others_call_back_next_turn() -> None:
+    """A connection's own task (its replies, its actions' pushes) writes when it has
+    answered (``flush``); a push from another task is written in the next loop turn."""
+    outbox = Outbox()
+    calls: list[list[bytes]] = []
+    outbox.on_ready(lambda: calls.append(outbox.take_batch(10, 1000)), owner=asyncio.current_task())
+    outbox.put(b"push")
+    outbox.put(b"ack")
+    await asyncio.sleep(0)
+    assert calls == []  # the owner has not flushed yet
+    outbox.flush()
+    assert calls == [[b"push", b"ack"]]
+    outbox.flush()
+    assert len(calls) == 1  # nothing owed
+
+    async def other() -> None:
+        outbox.put(b"from another device")
+        assert len(calls) == 1  # called back in the next turn, not at once
+
+    await asyncio.create_task(other())
+    await asyncio.sleep(0)
+    assert calls[-1] == [b"from another device"]
