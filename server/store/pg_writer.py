@@ -5,11 +5,13 @@ transaction took seven round trips to PostgreSQL (the pool's pre-ping, itself
 ``BEGIN``, ``;``, ``ROLLBACK``; then ``BEGIN``, the write, ``pg_notify``,
 ``COMMIT``), each a wake-up of the event loop and a pass through the
 adapter's greenlet, about 1.5 ms of the server's CPU for microseconds of SQL.
-Here the batch is one statement (``writes.POSTGRESQL_ALONE``) sent by asyncpg
-itself, prepared once per connection (asyncpg's statement cache), outside
-any ``BEGIN``: PostgreSQL runs a lone statement as its own transaction, so
-the guarded update, the append to the log and the notification to other
-nodes commit together or not at all, in one round trip.
+Here the batch is one statement (``writes.POSTGRESQL_ALONE``; for a batch of
+one, ``writes.POSTGRESQL_ONE``, the same with a value per parameter where the
+batch's has an array per column) sent by asyncpg itself, prepared once per
+connection (asyncpg's statement cache), outside any ``BEGIN``: PostgreSQL runs
+a lone statement as its own transaction, so the guarded update, the append to
+the log and the notification to other nodes commit together or not at all, in
+one round trip.
 
 The guarantees are those of the general path (``writes``):
 
@@ -53,8 +55,10 @@ from server.store.errors import NotFound, StoreError, VersionConflict
 from server.store.held import HeldConnection
 from server.store.records import Committed, GameWrite
 from server.store.writes import (
+    PLAIN_GAME_WIDTH,
     POSTGRESQL_ALONE,
     POSTGRESQL_ALONE_PARAMETERS,
+    POSTGRESQL_ONE,
     WriteOutcome,
     action_record,
     column_types,
@@ -93,15 +97,20 @@ class PostgresWriter:
         bind_now, returned = column_types(self._engine.dialect)
         ordered = sorted(batch, key=lambda write: write.game_id)  # lock games in id order
         records = {write.game_id: action_record(write) for write in ordered}
-        games = [game_row(write) for write in ordered]
-        actions = records.values()  # an ActionRecord is its row
         arguments: list[Any] = [bind_now(now), self._node_id]
-        arguments += [list(column) for column in zip(*games, strict=True)]
-        arguments += [list(column) for column in zip(*actions, strict=True)]
-        assert len(arguments) == _ARITY
+        if len(ordered) == 1:  # a value per parameter, not an array of one
+            statement = POSTGRESQL_ONE
+            arguments += game_row(ordered[0])[:PLAIN_GAME_WIDTH]
+            arguments += records[ordered[0].game_id]  # an ActionRecord is its row
+        else:
+            statement = POSTGRESQL_ALONE
+            games = [game_row(write) for write in ordered]
+            arguments += [list(column) for column in zip(*games, strict=True)]
+            arguments += [list(column) for column in zip(*records.values(), strict=True)]
+            assert len(arguments) == _ARITY
         driver = await self._held.driver()
         try:
-            rows = await driver.fetch(POSTGRESQL_ALONE, *arguments)
+            rows = await driver.fetch(statement, *arguments)
             moved = {row[0]: returned(row) for row in rows}  # the logged flag left out
             missing = [write.game_id for write in ordered if write.game_id not in moved]
             refused = {}
@@ -110,16 +119,16 @@ class PostgresWriter:
         except asyncpg.UniqueViolationError as exc:
             if len(batch) == 1 and exc.table_name == "game_actions":  # the log ran ahead
                 raise VersionConflict(batch[0].game_id, batch[0].version) from exc
-            raise sa_exc.IntegrityError(POSTGRESQL_ALONE, None, exc) from exc
+            raise sa_exc.IntegrityError(statement, None, exc) from exc
         except asyncpg.IntegrityConstraintViolationError as exc:
-            raise sa_exc.IntegrityError(POSTGRESQL_ALONE, None, exc) from exc
+            raise sa_exc.IntegrityError(statement, None, exc) from exc
         except BaseException as exc:
             await self._held.drop()
             if isinstance(exc, asyncpg.PostgresError):
-                raise sa_exc.DBAPIError(POSTGRESQL_ALONE, None, exc) from exc
+                raise sa_exc.DBAPIError(statement, None, exc) from exc
             if isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError):
                 # InternalClientError: a connection the server closed under a statement
-                raise sa_exc.InterfaceError(POSTGRESQL_ALONE, None, exc) from exc
+                raise sa_exc.InterfaceError(statement, None, exc) from exc
             raise
         outcomes: list[WriteOutcome] = []
         for write in batch:

@@ -62,7 +62,7 @@ from server.store.database import configure_sqlite_connection
 from server.store.errors import NotFound, StoreError, VersionConflict
 from server.store.records import ActionRecord, Committed, GameWrite
 from server.store.writes import (
-    SQLITE_ONE_GAME_WIDTH,
+    PLAIN_GAME_WIDTH,
     SQLITE_ONE_STATEMENTS,
     SQLITE_PLAIN_STATEMENTS,
     WriteOutcome,
@@ -286,7 +286,7 @@ def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> 
     versions = {write.game_id: write.version for write in writes}
     if len(writes) == 1:
         (write,) = writes
-        game = game_row(write)[:SQLITE_ONE_GAME_WIDTH]
+        game = game_row(write)[:PLAIN_GAME_WIDTH]
         return _Round("", {}, "", versions, (game, actions[write.game_id]))
     return _Round(
         compact_json([game_row(write) for write in writes]),

@@ -67,9 +67,10 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with SQLITE_ONE_GAME_WIDTH),
+# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with PLAIN_GAME_WIDTH),
 # column_types, compact_json, game_row, game_record, action_record, rounds;
-# and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS).
+# and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS) and
+# POSTGRESQL_ONE (with PLAIN_GAME_WIDTH).
 
 WriteOutcome: TypeAlias = Committed | StoreError
 """What one write came to: stored, or refused with nothing of it stored."""
@@ -122,8 +123,10 @@ def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]
         for name, _type in _GAME_ROW[2:]
         if ending or name not in _ENDING_COLUMNS
     )
+    if not ending:
+        return (*counters, "updated_at = :now")
     finished = f"finished_at = CASE WHEN {value('status')} = '{_ACTIVE}' THEN NULL ELSE :now END"
-    return (*counters, "updated_at = :now", *([finished] if ending else []))
+    return (*counters, "updated_at = :now", finished)
 
 
 _SET: Final = _set(lambda name: f"v.{name}")
@@ -200,6 +203,13 @@ def _postgresql_statement() -> TextualSelect:
     return text(sql).bindparams(now_param).columns(*GAME_COLUMNS, column("logged", Boolean))
 
 
+PLAIN_GAME_WIDTH: Final = len(_GAME_ROW) - len(_ENDING_COLUMNS)
+"""The columns of ``game_row`` that a lone plain action's statements bind
+(``SQLITE_ONE_STATEMENTS``, ``POSTGRESQL_ONE``): all but the status columns,
+which are last, as a write that ends no game leaves them alone (``_set``)."""
+assert tuple(name for name, _type in _GAME_ROW[PLAIN_GAME_WIDTH:]) == _ENDING_COLUMNS
+
+
 # The parameters of ``POSTGRESQL_ALONE``, in order ($1, $2, ...).
 POSTGRESQL_ALONE_PARAMETERS: Final = (
     "now",
@@ -245,8 +255,42 @@ def _postgresql_alone() -> str:
     )
 
 
+def _postgresql_one() -> str:
+    """PostgreSQL: ``POSTGRESQL_ALONE`` for a batch of one plain action, with a
+    parameter per value where that one has an array per column: ``$1`` the time,
+    ``$2`` the node, then ``game_row(write)[:PLAIN_GAME_WIDTH]`` and the action's
+    record, in column order. asyncpg encodes a one-element array at several times
+    the cost of its value, and a lone action has 20 of them."""
+    start = 3
+    game = {
+        name: f"CAST(${n} AS {kind})"
+        for n, (name, kind) in enumerate(_GAME_ROW[:PLAIN_GAME_WIDTH], start=start)
+    }
+    start += PLAIN_GAME_WIDTH
+    action = [f"CAST(${n} AS {kind})" for n, (_name, kind) in enumerate(_ACTION_ROW, start=start)]
+    now = "CAST($1 AS TIMESTAMP WITH TIME ZONE)"
+    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", now)
+    advance = (
+        f"UPDATE games SET {assignments}"
+        f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
+        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
+    )
+    append = (
+        f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at)"
+        f" SELECT {', '.join(action)}, {now} FROM moved"
+    )
+    payload = "CAST($2 AS TEXT) || ' ' || CAST(moved.id AS TEXT)"
+    return (
+        f"WITH moved AS ({advance}), logged AS ({append}),"
+        f" told AS (SELECT pg_notify('{CHANNEL}', {payload}) FROM moved)"
+        f" SELECT {', '.join(f'moved.{name}' for name in _GAME_FIELDS)},"
+        " (SELECT count(*) FROM told) AS told FROM moved"
+    )
+
+
 _POSTGRESQL: Final = _postgresql_statement()
 POSTGRESQL_ALONE: Final = _postgresql_alone()
+POSTGRESQL_ONE: Final = _postgresql_one()
 SQLITE_STATEMENTS: Final = _sqlite_sql()
 SQLITE_PLAIN_STATEMENTS: Final = _sqlite_sql(ending=False)
 
@@ -273,10 +317,6 @@ def _sqlite_one() -> tuple[str, str]:
 
 
 SQLITE_ONE_STATEMENTS: Final = _sqlite_one()
-SQLITE_ONE_GAME_WIDTH: Final = len(_GAME_ROW) - len(_ENDING_COLUMNS)
-"""The columns of ``game_row`` that ``SQLITE_ONE_STATEMENTS`` binds: all but the status
-columns, which are last, as a write that ends no game leaves them alone (``_set``)."""
-assert tuple(name for name, _type in _GAME_ROW[SQLITE_ONE_GAME_WIDTH:]) == _ENDING_COLUMNS
 ACTION_ROW_NAMES: Final = tuple(name for name, _type in _ACTION_ROW)
 
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Any
+from unittest.mock import patch
 
+import asyncpg
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store import Ending, GameWrite, Store, VersionConflict
 from server.store.pg_writer import MAX_BATCH, PostgresWriter
-from server.store.records import Progress
+from server.store.records import NewAction, Progress
+from server.store.writes import POSTGRESQL_ALONE, POSTGRESQL_ONE
 from tests.server.store.conftest import move, new_game
 
 
@@ -88,6 +91,51 @@ async def test_a_refused_write_leaves_the_connection_in_use(store: Store) -> Non
     assert (caught.value.current, caught.value.status) == (1, "active")
     assert writer._held._driver is held
     assert (await store.commit(move(game.id, 1))).game.version == 2
+
+
+async def test_a_lone_action_takes_a_value_per_parameter_and_stores_as_a_batch_does(
+    store: Store, database_url: str
+) -> None:
+    """A batch of one goes as ``POSTGRESQL_ONE`` (no arrays of one element): the same
+    rows as ``POSTGRESQL_ALONE`` stores, the same notification to other nodes."""
+    lone, batched, peer = [await new_game(store, f"p{n}") for n in range(3)]
+    hint = NewAction("hint", None, None, 2500, "move", "4H", 7, "safe")
+
+    def write(game: int) -> GameWrite:
+        return GameWrite(game, 0, Progress(hints=1, score=-5, time_ms=2500), hint, "r-1")
+
+    other = Store.connect(database_url)
+    heard: list[list[int]] = []
+    await other.listen(heard.append, lambda: None)
+    sent: list[str] = []
+    fetch = asyncpg.Connection.fetch
+
+    async def recorded(self: asyncpg.Connection, query: str, *args: Any, **kw: Any) -> Any:
+        sent.append(query)
+        return await fetch(self, query, *args, **kw)
+
+    try:
+        with patch.object(asyncpg.Connection, "fetch", recorded):
+            alone = await store.commit(write(lone.id))
+            together = await asyncio.gather(
+                store.commit(write(batched.id)), store.commit(move(peer.id, 0))
+            )
+        deadline = time.monotonic() + 10
+        while len(heard) < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+    finally:
+        await other.close()
+    assert sent == [POSTGRESQL_ONE, POSTGRESQL_ALONE]
+    assert heard == [[lone.id], sorted([batched.id, peer.id])]
+    mine, theirs = alone.game, together[0].game
+    differ = {"id", "player_id", "created_at", "updated_at"}
+    assert {k: v for k, v in mine._asdict().items() if k not in differ} == {
+        k: v for k, v in theirs._asdict().items() if k not in differ
+    }
+    (stored,) = await store.load_actions(lone.id)
+    (stored_too,) = await store.load_actions(batched.id)
+    assert stored == alone.action == stored_too._replace(game_id=lone.id)
 
 
 def test_only_plain_actions_on_distinct_games_take_it() -> None:
