@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import math
@@ -418,13 +419,16 @@ class Writer:
     takes them: the connection is open and websockets has not paused writing
     (the transport's buffer is below its high-water mark). A reply thus costs
     a callback, where a writer task per connection cost a task wake-up, a
-    timeout and ``ws.send``'s context per reply. Otherwise a task (``_drain``)
-    sends, waiting for the socket to drain at most ``timeout`` each time, as
-    long as frames are queued; a peer that does not read in that time, or whose
-    outbox overflows, is closed with 1001. ``finish`` waits for that task.
+    timeout and ``ws.send``'s context per reply. When a write leaves the socket
+    behind (writing paused, frames queued or not) or the outbox overflows, a
+    task (``_drain``) takes over: it waits for the socket to drain at most
+    ``timeout`` each time and sends as long as frames are queued; a peer that
+    does not read in that time, or whose outbox overflows, is closed with 1001.
+    ``finish`` waits for that task. The task runs in the connection's own
+    context (its id in the log), whoever queued the frame that started it.
     """
 
-    __slots__ = ("closing", "outbox", "task", "timeout", "ws")
+    __slots__ = ("closing", "context", "outbox", "task", "timeout", "ws")
 
     def __init__(self, ws: ServerConnection, outbox: Outbox, timeout: float) -> None:
         self.ws = ws
@@ -432,6 +436,7 @@ class Writer:
         self.timeout = timeout
         self.task: asyncio.Task[None] | None = None  # sending while the peer is behind
         self.closing = False  # a 1001 close was started: nothing more is sent
+        self.context = contextvars.copy_context()  # made in the connection's task
 
     def ready(self) -> None:
         """Write what is queued now, or leave it to a task (class docstring)."""
@@ -442,7 +447,7 @@ class Writer:
             while _writable(ws):
                 frames = outbox.take_batch(WRITE_FRAMES, WRITE_BYTES)
                 if not frames:
-                    return
+                    return  # all written, and the socket takes more
                 try:
                     _write_frames(ws, frames)
                 except Exception:  # as websockets' send_context: end the connection
@@ -453,8 +458,9 @@ class Writer:
                 while outbox.take_batch(WRITE_FRAMES, WRITE_BYTES):
                     pass  # the connection is closing: as a send would, they go nowhere
                 return
-        if len(outbox) or outbox.overflowed:
-            self.task = asyncio.get_running_loop().create_task(self._drain())
+        # Behind: writing paused (the last write may have emptied the outbox), or overflowed.
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self._drain(), context=self.context.copy())
 
     async def finish(self) -> None:
         """After ``outbox.close()``: the queued frames sent (or dropped, the peer gone)."""
@@ -466,10 +472,13 @@ class Writer:
         """Send while frames are queued, waiting for the socket; close a peer that is behind."""
         outbox, ws, timeout = self.outbox, self.ws, self.timeout
         try:
-            while frames := outbox.take_batch(WRITE_FRAMES, WRITE_BYTES):
+            while not outbox.overflowed:
+                frames = outbox.take_batch(WRITE_FRAMES, WRITE_BYTES)
                 async with asyncio.timeout(timeout):
-                    await _send(ws, frames)
+                    await _send(ws, frames)  # and the socket drained below its mark
                 del frames  # not held while waiting for the next ones
+                if not len(outbox):
+                    break
         except TimeoutError:
             outbox.overflow()
             reason = f"did not read its frames within {timeout:g} s"
@@ -513,9 +522,10 @@ def _write_frames(ws: ServerConnection, frames: Sequence[bytes]) -> None:
 async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
     """``_write_frames`` within websockets' ``send_context``, which checks that the
     connection is open (else raises ``ConnectionClosed``) and waits for the socket
-    to drain below its high-water mark, as ``ws.send`` does."""
+    to drain below its high-water mark, as ``ws.send`` does (no frames: only that)."""
     async with ws.send_context():
-        _write_frames(ws, frames)
+        if frames:
+            _write_frames(ws, frames)
 
 
 async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import selectors
 import socket
@@ -31,6 +32,7 @@ from engine.game import Game
 from engine.levels import LEVELS
 from engine.replay import parse_replay, rebuild
 from protocol import MAX_SERVER_FRAME_BYTES, REPLAY_PAGE_ACTIONS, SUBPROTOCOL, build, encode
+from server import logs
 from server import service as service_module
 from server.live import LiveGame
 from server.service import GameService
@@ -114,6 +116,42 @@ async def test_a_client_that_stops_reading_holds_bounded_memory_and_is_closed(
     assert handler.buffered_bytes() < 64 * 1024  # its memory went with it
     await raw.close()
     assert (await ada.request("ping"))["type"] == "pong"  # the reader was never hurt
+
+
+async def test_a_client_that_stops_reading_as_its_socket_fills_is_closed_in_time(
+    start: Start,
+) -> None:
+    """The write that empties a client's outbox may be the one that fills its socket
+    (websockets pauses writing past its high-water mark): when nothing more is queued
+    for it, the drain timeout still closes it, and the line names its connection."""
+    server = await start(drain_timeout_ms=500, keepalive_ms=0, idle_timeout_ms=60_000, **OPEN)
+    ada = await server.player("ada")
+    game = await long_game(ada, 1500, finish=True)  # a replay of about 30 KB
+    handler = server.server.handler
+    assert handler is not None
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en",
+              "token": ada.token})  # fmt: skip
+    assert await wait_for(lambda: len(handler._sockets) == 2)
+    ws = list(handler._sockets.values())[-1]
+    lines = io.StringIO()
+    written, _limiter = logs.make_handler(stream=lines)  # as the server's log shows them
+    logging.getLogger("server").addHandler(written)
+    try:
+        for i in range(500):  # one request at a time, until a reply leaves the socket full
+            raw.send({"type": "replay", "id": 2 + i, "game": game})
+            await wait_for(lambda: ws.paused, 0.02)
+            if ws.paused:
+                break
+        assert ws.paused and not handler.queued_bytes(), "the socket never filled"
+        closed = await wait_for(lambda: handler.open == 1, 5.0)
+    finally:
+        logging.getLogger("server").removeHandler(written)
+    assert closed, "a client that stopped reading as its socket filled is still connected"
+    (line,) = [each for each in lines.getvalue().splitlines() if "did not read" in each]
+    assert " connection=2:" in line, line  # the raw client's, not ada's (the first)
+    await raw.close()
+    assert (await ada.request("ping"))["type"] == "pong"
 
 
 async def test_the_total_outbound_budget_closes_the_fullest_queue(start: Start) -> None:
