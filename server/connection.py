@@ -11,10 +11,9 @@ The only module that imports ``websockets``. Per connection:
   a request (its reply and the pushes of its action), or in the loop turn
   after another connection queued a push, it writes the frames at once while
   the socket takes them (no task per connection, nor per reply); only while
-  the peer is behind
-  (the transport's buffer above its high-water mark) does a task wait for
-  the socket to drain. Pushes from other connections' actions arrive in the
-  same outbox via the ``Hub``.
+  the peer is behind (the transport's buffer above its high-water mark) does
+  a task wait for the socket to drain. Pushes from other connections' actions
+  arrive in the same outbox via the ``Hub``.
 
 A client that does not offer subprotocol ``scorpion.v1`` (none, or only a
 version we do not speak) still completes the WebSocket upgrade, so that it can
@@ -415,9 +414,9 @@ class Writer:
 
     ``ready`` is the outbox's callback (``Outbox.on_ready``): it runs when the
     connection's task has answered a request, or in the loop turn after another
-    task queued frames, and writes them at once while the socket
-    takes them: the connection is open and websockets has not paused writing
-    (the transport's buffer is below its high-water mark). A reply thus costs
+    task queued frames, and writes them at once while the socket takes them:
+    the connection is open and websockets has not paused writing (the
+    transport's buffer is below its high-water mark). A reply thus costs
     a callback, where a writer task per connection cost a task wake-up, a
     timeout and ``ws.send``'s context per reply. When a write leaves the socket
     behind (writing paused, frames queued or not) or the outbox overflows, a
