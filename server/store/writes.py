@@ -255,26 +255,31 @@ def _postgresql_alone() -> str:
     )
 
 
+def _advance_one(game: dict[str, str], now: str) -> str:
+    """Step 1 for one plain action (``_set``'s ``ending=False``), each of the game row's
+    columns read from its placeholder in ``game``, the time from ``now``."""
+    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", now)
+    return (
+        f"UPDATE games SET {assignments}"
+        f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
+        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
+    )
+
+
 def _postgresql_one() -> str:
     """PostgreSQL: ``POSTGRESQL_ALONE`` for a batch of one plain action, with a
     parameter per value where that one has an array per column: ``$1`` the time,
     ``$2`` the node, then ``game_row(write)[:PLAIN_GAME_WIDTH]`` and the action's
     record, in column order. asyncpg encodes a one-element array at several times
     the cost of its value, and a lone action has 20 of them."""
-    start = 3
     game = {
         name: f"CAST(${n} AS {kind})"
-        for n, (name, kind) in enumerate(_GAME_ROW[:PLAIN_GAME_WIDTH], start=start)
+        for n, (name, kind) in enumerate(_GAME_ROW[:PLAIN_GAME_WIDTH], start=3)
     }
-    start += PLAIN_GAME_WIDTH
+    start = 3 + PLAIN_GAME_WIDTH
     action = [f"CAST(${n} AS {kind})" for n, (_name, kind) in enumerate(_ACTION_ROW, start=start)]
     now = "CAST($1 AS TIMESTAMP WITH TIME ZONE)"
-    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", now)
-    advance = (
-        f"UPDATE games SET {assignments}"
-        f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
-        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
-    )
+    advance = _advance_one(game, now)
     append = (
         f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at)"
         f" SELECT {', '.join(action)}, {now} FROM moved"
@@ -298,16 +303,11 @@ SQLITE_PLAIN_STATEMENTS: Final = _sqlite_sql(ending=False)
 def _sqlite_one() -> tuple[str, str]:
     """SQLite: the same two steps for a round of one write that ends no game, its rows
     as plain numbered parameters, ``?1`` for ``now`` and then the row's columns in
-    order: ``(now, *game_row(write))`` and ``(now, *record)``, an ``ActionRecord``
-    being its row. A lone action's transaction then builds and parses no JSON, nor
+    order: ``(now, *game_row(write)[:PLAIN_GAME_WIDTH])`` and ``(now, *record)``, an
+    ``ActionRecord`` being its row. A lone action's transaction then builds and parses no JSON, nor
     a map of parameters (``sqlite_writer``)."""
-    game = {name: f"?{n}" for n, (name, _type) in enumerate(_GAME_ROW, start=2)}
-    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", "?1")
-    advance = (
-        f"UPDATE games SET {assignments}"
-        f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
-        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
-    )
+    game = {name: f"?{n}" for n, (name, _type) in enumerate(_GAME_ROW[:PLAIN_GAME_WIDTH], start=2)}
+    advance = _advance_one(game, "?1")
     values = ", ".join(f"?{n}" for n in range(2, len(_ACTION_ROW) + 2))
     append = (
         f"INSERT INTO game_actions ({_ACTION_COLUMNS}, created_at) VALUES ({values}, ?1)"
