@@ -306,6 +306,15 @@ def test_encode_writes_strings_as_str_and_bytes_as_bin() -> None:
     assert frame == b"\x82\xa4type\xa1x\xa4data\xc4\x01\x00"
 
 
+def test_encode_after_a_message_it_could_not_encode_starts_afresh() -> None:
+    # encode keeps one packer per thread: what a failed message packed must not lead the next.
+    message = {"type": "x", "data": b"\x00"}
+    for unencodable in ({"a": 1, "b": object()}, {"n": [1, 2**70]}):
+        with pytest.raises((TypeError, OverflowError)):
+            encode(unencodable)
+        assert encode(message) == msgpack.packb(message, use_bin_type=True)
+
+
 def test_protocol_error_rejects_unknown_codes() -> None:
     with pytest.raises(ValueError):
         ProtocolError("oops", "no such code")
