@@ -279,7 +279,10 @@ class LiveGame:
 
 
 def to_action(record: ActionRecord) -> Action:
+    """The engine's action of a stored one (a rebuild makes one per logged action)."""
     card = None if record.card is None else parse_card(record.card)
+    if record.hint_action is None:
+        return Action(record.type, card, record.to, record.t)
     return Action(record.type, card, record.to, record.t, _hinted(record))
 
 
