@@ -47,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -241,10 +241,14 @@ async def run_load(
     loop: str = "auto",
     played: int = 0,
     source: str | None = None,
+    wrapper: list[str] | None = None,
+    timed: Callable[[int], contextlib.AbstractContextManager[None]] | None = None,
 ) -> dict[str, Any]:
     """One run against the full server or, ``target="echo"``, the ceiling (module docstring).
 
     ``source``: run the server of that source tree instead (``bench.compare``).
+    ``wrapper``: a command the server's runs under (``bench.instructions``: valgrind),
+    and ``timed(pid)``: a context entered around the timed part instead of ``sampled``.
     """
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
@@ -256,9 +260,13 @@ async def run_load(
             if loop != "auto":
                 options["event_loop"] = loop
             command = server_command(port, data, database_url, options, source)
-        with started(command, source) as server:
-            await wait_for_port(port, time.monotonic() + 30)
-            results, elapsed, cpu = await _drive(server.pid, port, players, actions, played)
+        slow = 600 if wrapper else 30  # valgrind's start is slow
+        with started([*(wrapper or []), *command], source) as server:
+            await wait_for_port(port, time.monotonic() + slow)
+            around = timed or sampled
+            results, elapsed, cpu = await _drive(
+                server.pid, port, players, actions, played, around, TIMEOUT_S * (slow // 30)
+            )
     latencies = sorted(ms for session in results for ms in session)
     return {
         "target": target,
@@ -281,19 +289,26 @@ def _backend(database_url: str | None) -> str:
 
 
 async def _drive(
-    pid: int, port: int, players: int, actions: int, played: int = 0
+    pid: int,
+    port: int,
+    players: int,
+    actions: int,
+    played: int,
+    around: Callable[[int], contextlib.AbstractContextManager[None]],
+    timeout: float,
 ) -> tuple[list[list[float]], float, tuple[float, float, float]]:
     """Join ``players`` and play ``played`` actions each untimed, then time ``actions``
-    more: latencies, seconds, server CPU seconds (user, system, the main thread's)."""
+    more (inside ``around(pid)``): latencies, seconds, server CPU seconds (user, system,
+    the main thread's)."""
     move = first_move()
     run = secrets.token_hex(4)  # names stay unique across runs on one database
     url = f"ws://127.0.0.1:{port}/"
-    async with asyncio.timeout(TIMEOUT_S):
+    async with asyncio.timeout(timeout):
         # Everyone connects and starts a game first; then only actions are timed.
         joined = [Player.join(url, f"bench-{run}-{n}") for n in range(players)]
         clients = list(await asyncio.gather(*joined))
         await asyncio.gather(*(each.play(played, move) for each in clients))
-        with sampled(pid):
+        with around(pid):
             user, system = cpu_seconds(pid)
             main = sum(cpu_seconds(pid, pid))  # the main thread: the event loop's
             started = time.perf_counter()
