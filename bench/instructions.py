@@ -42,7 +42,7 @@ from pathlib import Path
 from bench.compare import export
 from bench.load import run_load
 
-__all__ = ["count", "valgrind_missing"]
+__all__ = ["count", "table", "valgrind_missing"]
 
 ACTIONS_AT = {1: 300, 100: 30}
 """Timed actions per player by default: 300 in lock-step, 30 each of 100 (3,000)."""
@@ -109,6 +109,34 @@ async def count(
     return report | {"instructions": total / report["actions"]}
 
 
+def table(
+    loads: list[int],
+    targets: list[tuple[str, str | None, str | None]],
+    actions: int | None = None,
+    echo: bool = True,
+) -> list[str]:
+    """The markdown table: per load, the echo (unless not ``echo``), then each target
+    (label, source tree or None for this checkout, database URL or None for SQLite)."""
+    lines = [
+        "| target | players | instructions per action | ratio to the echo |",
+        "|---|---|---|---|",
+    ]
+    for players in loads:
+        each_plays = actions or ACTIONS_AT.get(players, max(1, 3000 // players))
+        ceiling = None
+        if echo:
+            ceiling = asyncio.run(count(players, each_plays, None, "echo"))["instructions"]
+            lines.append(f"| echo | {players} | {ceiling:,.0f} | 1.0x |")
+            print(lines[-1], flush=True)
+        for label, source, database_url in targets:
+            found = asyncio.run(count(players, each_plays, database_url, source=source))
+            figure = found["instructions"]
+            ratio = f"{figure / ceiling:.1f}x" if ceiling else "-"
+            lines.append(f"| {label} | {players} | {figure:,.0f} | {ratio} |")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__)
     parser.add_argument("specs", nargs="*", help="LABEL=REVISION (default: this checkout)")
@@ -127,24 +155,12 @@ def main() -> int:
         parser.error(f"--players: not a list of numbers: {args.players!r}")
     if any(each < 1 for each in loads) or (args.actions is not None and args.actions < 1):
         parser.error("players and actions must be at least 1")
-    print("| target | players | instructions per action | ratio to the echo |")
-    print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
-        targets: list[tuple[str, str | None]] = [
-            (label, export(revision, Path(folder)))
+        targets: list[tuple[str, str | None, str | None]] = [
+            (label, export(revision, Path(folder)), args.database_url)
             for label, _, revision in (spec.partition("=") for spec in args.specs)
-        ] or [("server", None)]
-        for players in loads:
-            actions = args.actions or ACTIONS_AT.get(players, max(1, 3000 // players))
-            echo = None
-            if not args.no_echo:
-                echo = asyncio.run(count(players, actions, None, "echo"))["instructions"]
-                print(f"| echo | {players} | {echo:,.0f} | 1.0x |", flush=True)
-            for label, source in targets:
-                found = asyncio.run(count(players, actions, args.database_url, source=source))
-                each = found["instructions"]
-                ratio = f"{each / echo:.1f}x" if echo else "-"
-                print(f"| {label} | {players} | {each:,.0f} | {ratio} |", flush=True)
+        ] or [("server", None, args.database_url)]
+        table(loads, targets, args.actions, echo=not args.no_echo)
     return 0
 
 

@@ -11,8 +11,10 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
 the pure-Python search is compared with the compiled one on deals 1..200),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load against the echo ceiling,
-game length, idle connections and the py-spy profile in docs/profile.md,
-``bench.ceiling``; default 100 / 100; 0 players skips), ``BENCH_IDLE`` (idle
+game length, idle connections, the py-spy profile in docs/profile.md and the
+instructions per action, ``bench.ceiling`` and ``bench.instructions``; default
+100 / 100; 0 players skips; ``BENCH_INSTRUCTIONS=0`` skips the instructions,
+which need valgrind), ``BENCH_IDLE`` (idle
 connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
@@ -40,6 +42,7 @@ from typing import Any
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
+from bench.instructions import table, valgrind_missing
 from bench.nodes import format_nodes, run_nodes
 from bench.reconnect import format_reconnect, run_reconnect
 from bench.stored import run_stored
@@ -58,6 +61,7 @@ HINT_START, HINT_END = "<!-- hint-bench -->", "<!-- /hint-bench -->"
 STORED_START, STORED_END = "<!-- stored-bench -->", "<!-- /stored-bench -->"
 RECONNECT_START, RECONNECT_END = "<!-- reconnect-bench -->", "<!-- /reconnect-bench -->"
 NODES_START, NODES_END = "<!-- nodes-bench -->", "<!-- /nodes-bench -->"
+COUNT_START, COUNT_END = "<!-- instructions-bench -->", "<!-- /instructions-bench -->"
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -266,6 +270,31 @@ def reconnect_section(players: int, database_url: str | None = None) -> str:
     )
 
 
+def instructions_section(database_url: str | None) -> str:
+    """Instructions per action (``bench.instructions``), or why they were not counted."""
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    missing = valgrind_missing()
+    if missing:
+        return "\n".join([COUNT_START, f"Not counted {when} on {machine()}: {missing}.", COUNT_END])
+    targets: list[tuple[str, str | None, str | None]] = [("server, SQLite", None, None)]
+    stores = "SQLite"
+    if database_url:
+        targets.append(("server, PostgreSQL", None, database_url))
+        stores = "SQLite, then PostgreSQL with `--database-url`"
+    lines = table([1, 100], targets)
+    return "\n".join(
+        [
+            COUNT_START,
+            f"Counted {when} on {machine()} with `make bench`, which runs",
+            f"`python -m bench.instructions --players 1,100` ({stores}; 300 timed actions",
+            "in lock-step at one player, 30 each at 100):",
+            "",
+            *lines,
+            COUNT_END,
+        ]
+    )
+
+
 def hint_section(easy: int, games: int) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     results = asyncio.run(
@@ -329,6 +358,8 @@ def main() -> int:
             page, idle_section(connections, machine(), (IDLE_START, IDLE_END)), IDLE_START, IDLE_END
         )
         write_profile(players, actions, machine())
+        if os.environ.get("BENCH_INSTRUCTIONS", "1") != "0":
+            page = _put(page, instructions_section(database_url), COUNT_START, COUNT_END)
     many = int(os.environ.get("BENCH_STORED", "1000000"))
     if many:
         page = _put(page, stored_section(many), STORED_START, STORED_END)
