@@ -108,19 +108,30 @@ class SqliteWriter:
         it does, the event loop waits).
         """
         bind_now, returned = column_types(self._dialect)
+        lone = len(batch) == 1
+        # Light load: this batch and the one before it held one write each.
+        light = lone and self._last_lone and self._checkpoint_done()
+        self._last_lone = lone
+        if lone:  # the common case at light load: one round of one write
+            (write,) = batch
+            record = action_record(write)
+            step = _round_of(batch, {write.game_id: record})
+            found = self._inline_transaction([step], bind_now(now)) if light else None
+            if found is None:
+                loop = asyncio.get_running_loop()
+                found = await loop.run_in_executor(
+                    self._thread, self._transaction, [step], bind_now(now)
+                )
+            ((moved, refused),) = found  # one round
+            if not moved:
+                return [_refusal(write, refused.get(write.game_id))]
+            return [Committed(returned(moved[0]), record, None)]
         order = rounds(batch)
         plan = [[batch[index] for index in indexes] for indexes in order]
         actions = [{write.game_id: action_record(write) for write in each} for each in plan]
         steps = [_round_of(each, records) for each, records in zip(plan, actions, strict=True)]
-        # Light load: this batch and the one before it held one write each.
-        light = len(batch) == 1 and self._last_lone and self._checkpoint_done()
-        self._last_lone = len(batch) == 1
-        found = self._inline_transaction(steps, bind_now(now)) if light else None
-        if found is None:
-            loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(
-                self._thread, self._transaction, steps, bind_now(now)
-            )
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(self._thread, self._transaction, steps, bind_now(now))
         outcomes: dict[int, WriteOutcome] = {}
         for each, records, (moved, refused) in zip(plan, actions, found, strict=True):
             games = {record.id: record for record in map(returned, moved)}
