@@ -86,6 +86,8 @@ class PostgresWriter:
     @staticmethod
     def takes(batch: Sequence[GameWrite]) -> bool:
         """Whether ``batch`` is for this path: actions only, no game ending, one round."""
+        if len(batch) == 1:  # the usual batch at light load: no generator, no set
+            return batch[0].ending is None and batch[0].action is not None
         if not 0 < len(batch) <= MAX_BATCH:
             return False
         if not all(write.ending is None and write.action is not None for write in batch):
@@ -95,7 +97,8 @@ class PostgresWriter:
     async def write(self, batch: Sequence[GameWrite], now: datetime) -> list[WriteOutcome]:
         """``batch`` in one statement: one outcome per write, refusals as values."""
         bind_now, returned = column_types(self._engine.dialect)
-        ordered = sorted(batch, key=lambda write: write.game_id)  # lock games in id order
+        # Games locked in id order; a batch of one is in order already.
+        ordered = batch if len(batch) == 1 else sorted(batch, key=lambda write: write.game_id)
         records = {write.game_id: action_record(write) for write in ordered}
         arguments: list[Any] = [bind_now(now), self._node_id]
         if len(ordered) == 1:  # a value per parameter, not an array of one

@@ -98,6 +98,8 @@ class SqliteWriter:
     @staticmethod
     def takes(batch: Sequence[GameWrite]) -> bool:
         """Whether ``batch`` is for this path: actions only, no game ending."""
+        if len(batch) == 1:  # the usual batch at light load: no generator to make
+            return batch[0].ending is None and batch[0].action is not None
         return all(write.ending is None and write.action is not None for write in batch)
 
     async def write(self, batch: Sequence[GameWrite], now: datetime) -> list[WriteOutcome]:
