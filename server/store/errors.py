@@ -22,9 +22,8 @@ store failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Final
+from types import TracebackType
+from typing import Final, Literal
 
 from sqlalchemy import exc as sa_exc
 
@@ -196,15 +195,29 @@ def _translate(exc: Exception) -> StoreError | None:
     return None
 
 
-@contextmanager
-def translate_errors() -> Iterator[None]:
-    """Re-raise database exceptions inside the block as ``StoreError``s."""
-    try:
-        yield
-    except StoreError:
-        raise
-    except Exception as exc:
+class _Translating:
+    """``translate_errors``' context: a class, since it wraps every write and read
+    (a generator's context manager makes a generator and two more objects per use)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
+        if not isinstance(exc, Exception) or isinstance(exc, StoreError):
+            return False  # nothing raised, a store error already, or not an error to map
         public = _translate(exc)
         if public is None:
-            raise
+            return False
         raise public from exc
+
+
+_TRANSLATING: Final = _Translating()
+
+
+def translate_errors() -> _Translating:
+    """Re-raise database exceptions inside the ``with`` block as ``StoreError``s."""
+    return _TRANSLATING
