@@ -272,9 +272,11 @@ class GameWrite:
         return self.version + (self.action is not None)
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """What a committed ``GameWrite`` stored: the game after it, its action, a new game."""
+class Committed(NamedTuple):
+    """What a committed ``GameWrite`` stored: the game after it, its action, a new game.
+
+    A named tuple, made once per action (see ``GameRecord``).
+    """
 
     game: GameRecord
     action: ActionRecord | None
