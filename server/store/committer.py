@@ -17,7 +17,9 @@ adapts to load by itself. After a batch of one write (light load: one player
 acting in lock-step) the worker does not yield first: the turn of the loop it
 would wait for brings nothing to join as a rule (it cost a lone action 0.8% of
 its instructions, ``bench.instructions``). A write that does come in that turn
-forms the next batch.
+forms the next batch. With ``max_batch`` 1 it always yields: there every batch
+holds one write, and a backlog committed without a yield (SQLite commits a
+lone write on the loop's thread) would hold the loop until its last write.
 
 Each submitter's await returns only after its batch committed; it gets its own
 outcome. The writer returns one outcome per write: a result, or an exception
@@ -147,7 +149,7 @@ class GroupCommitter(Generic[W, R]):
     async def _run(self) -> None:
         """Commit what is queued, a batch at a time; return once closed and drained."""
         queue = self._queue
-        lone = False  # the last batch held one write: the load is light
+        lone = False  # the last batch held the one write queued: the load is light
         while True:
             if not queue:
                 if self._closed:
@@ -162,7 +164,10 @@ class GroupCommitter(Generic[W, R]):
                 await asyncio.sleep(0)  # let writes submitted in this loop iteration join
             batch = queue[: self._max_batch]
             del queue[: self._max_batch]
-            lone = len(batch) == 1
+            # Light load: the batch could have held more writes, and one was queued. (With
+            # max_batch 1 a batch says nothing of the load; the yield keeps a backlog of
+            # inline commits from holding the loop until the last of them.)
+            lone = len(batch) == 1 < self._max_batch
             await self._flush(batch)
 
     async def _flush(self, batch: Sequence[_Pending[W, R]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 
 import pytest
@@ -68,6 +69,29 @@ async def test_writes_queued_during_a_transaction_form_the_next_batch() -> None:
     writer.gate.set()
     assert await first == 0 and [await f for f in later] == [10, 20, 30, 40, 50]
     assert writer.batches == [[0], [1, 2, 3, 4, 5]]
+    await committer.close()
+
+
+@pytest.mark.parametrize("max_batch", [1, 4])
+async def test_a_backlog_of_writes_lets_the_loop_run_between_its_batches(max_batch: int) -> None:
+    # A writer that never awaits (SQLite's inline commit) holds the loop while it runs: a
+    # backlog of writes, each in a batch of its own (max_batch 1), must not be committed in
+    # one stretch without the loop serving anything else in between.
+    writer = FakeWriter()
+    committer: GroupCommitter[int, int] = GroupCommitter(writer, max_batch=max_batch)
+    await committer.submit(0)  # the last batch held one write
+    written_at_each_turn: list[int] = []
+
+    async def turns() -> None:
+        while True:
+            written_at_each_turn.append(sum(map(len, writer.batches)))
+            await asyncio.sleep(0)
+
+    watcher = asyncio.ensure_future(turns())
+    await asyncio.gather(*(committer.submit(n) for n in range(1, 49)))
+    watcher.cancel()
+    steps = [b - a for a, b in itertools.pairwise(written_at_each_turn)]
+    assert max(steps) <= max_batch  # at most one batch between two turns of the loop
     await committer.close()
 
 
