@@ -125,7 +125,8 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
         server, ida, _game = await start(settings)
         readers = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(100)]
         try:
-            await asyncio.gather(*(reader.hello(ida.token) for reader in readers))
+            welcomes = await asyncio.gather(*(sign_in(reader, ida.token) for reader in readers))
+            assert {reply["type"] for reply in welcomes} == {"welcome"}, welcomes
             proxy.freeze()
             started = time.monotonic()
             replies = await asyncio.gather(*(reader.request("games") for reader in readers))
@@ -145,6 +146,17 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
                 await reader.close()
             await ida.close()
             await server.stop()
+
+
+async def sign_in(reader: Client, token: str | None, *, tries: int = 100) -> Message:
+    """``hello`` with ``token`` until it is answered, 0.1 s apart, or the last error: on a
+    busy machine a hundred sign-ins at once may outlast the 0.5 s database timeout."""
+    for _ in range(tries):
+        reply = await reader.hello(token)
+        if reply.get("code") != "unavailable":
+            break
+        await asyncio.sleep(0.1)
+    return reply
 
 
 async def read_again(reader: Client, *, tries: int = 100) -> Message:
