@@ -118,13 +118,7 @@ class SqliteWriter:
             (write,) = batch
             record = action_record(write)
             step = _round_of(batch, {write.game_id: record})
-            found = self._inline_transaction([step], bind_now(now)) if light else None
-            if found is None:
-                loop = asyncio.get_running_loop()
-                found = await loop.run_in_executor(
-                    self._thread, self._transaction, [step], bind_now(now)
-                )
-            ((moved, refused),) = found  # one round
+            ((moved, refused),) = await self._rounds([step], bind_now(now), light)
             if not moved:
                 return [_refusal(write, refused.get(write.game_id))]
             return [Committed(returned(moved[0]), record, None)]
@@ -132,8 +126,7 @@ class SqliteWriter:
         plan = [[batch[index] for index in indexes] for indexes in order]
         actions = [{write.game_id: action_record(write) for write in each} for each in plan]
         steps = [_round_of(each, records) for each, records in zip(plan, actions, strict=True)]
-        loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(self._thread, self._transaction, steps, bind_now(now))
+        found = await self._rounds(steps, bind_now(now), light=False)
         outcomes: dict[int, WriteOutcome] = {}
         for each, records, (moved, refused) in zip(plan, actions, found, strict=True):
             games = {record.id: record for record in map(returned, moved)}
@@ -146,6 +139,17 @@ class SqliteWriter:
                 )
                 outcomes[id(write)] = outcome
         return [outcomes[id(write)] for write in batch]
+
+    async def _rounds(
+        self, steps: list[_Round], now: Any, light: bool
+    ) -> list[tuple[list[Any], dict[int, Any]]]:
+        """``steps`` in one transaction: on the loop's thread when ``light`` and the lock
+        is free, else on the writer thread; per round, the moved and refused games."""
+        found = self._inline_transaction(steps, now) if light else None
+        if found is None:
+            loop = asyncio.get_running_loop()
+            found = await loop.run_in_executor(self._thread, self._transaction, steps, now)
+        return found
 
     async def close(self) -> None:
         """Close the connections and stop the thread (again: nothing to do)."""
