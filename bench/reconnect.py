@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import secrets
 import sqlite3
@@ -53,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -256,22 +258,41 @@ async def _fresh_postgresql(url: URL) -> None:
 
 
 async def run_reconnect(
-    players: int, log: int, within: float = TIMEOUT_S, database_url: str | None = None
+    players: int,
+    log: int,
+    within: float = TIMEOUT_S,
+    database_url: str | None = None,
+    source: str | None = None,
+    wrapper: list[str] | None = None,
+    timed: Callable[[int], contextlib.AbstractContextManager[None]] | None = None,
 ) -> dict[str, Any]:
-    """One storm of ``players`` on SQLite, or in a database beside ``database_url``."""
+    """One storm of ``players`` on SQLite, or in a database beside ``database_url``.
+
+    As ``bench.load.run_load``: ``source``, a tree whose server is run instead of
+    this checkout's; ``wrapper``, a command the storm's server runs under; and
+    ``timed(pid)``, a context entered around the storm instead of ``sampled``.
+    """
     made = None
     if database_url is not None:
         base = make_url(database_url)
         made = base.set(database=f"{base.database}_reconnect")
         await _fresh_postgresql(made)
     try:
-        return await _storm(players, log, within, made)
+        return await _storm(players, log, within, made, source, wrapper, timed)
     finally:
         if made is not None:
             await drop_postgresql(made)
 
 
-async def _storm(players: int, log: int, within: float, postgres: URL | None) -> dict[str, Any]:
+async def _storm(
+    players: int,
+    log: int,
+    within: float,
+    postgres: URL | None,
+    source: str | None,
+    wrapper: list[str] | None,
+    timed: Callable[[int], contextlib.AbstractContextManager[None]] | None,
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
         path = Path(data) / "reconnect.db"
         url = f"sqlite+aiosqlite:///{path}"
@@ -279,7 +300,7 @@ async def _storm(players: int, log: int, within: float, postgres: URL | None) ->
             url = postgres.render_as_string(hide_password=False)
         port = free_port()
         ws_url = f"ws://127.0.0.1:{port}/"
-        with started(server_command(port, data, url, _OPTIONS)):
+        with started(server_command(port, data, url, _OPTIONS, source), source):
             await wait_for_port(port, time.monotonic() + 30)
             await _template(ws_url, log)
         if postgres is None:
@@ -288,9 +309,10 @@ async def _storm(players: int, log: int, within: float, postgres: URL | None) ->
             tokens = await _copy_postgresql(postgres, players)
         port = free_port()
         ws_url = f"ws://127.0.0.1:{port}/"
-        with started(server_command(port, data, url, _OPTIONS)) as server:
-            await wait_for_port(port, time.monotonic() + 30)
-            with sampled(server.pid):
+        command = [*(wrapper or []), *server_command(port, data, url, _OPTIONS, source)]
+        with started(command, source) as server:
+            await wait_for_port(port, time.monotonic() + (600 if wrapper else 30))
+            with (timed or sampled)(server.pid):
                 user, system = cpu_seconds(server.pid)
                 main = sum(cpu_seconds(server.pid, server.pid))  # the event loop's thread
                 clients = time.process_time()
