@@ -86,8 +86,10 @@ def check_move(state: State, rules: Rules, card: int, to: int) -> Move:
     dst = to - 1
     if dst == src:
         raise errors.SameColumn(card_str(card), to)
-    error = _placement_error(rules, state.cols[dst], card)
-    if error is not None:
+    target = state.cols[dst]
+    if not accepts(rules, target, card):  # the same test, without naming the card
+        error = _placement_error(rules, target, card)
+        assert error is not None, "accepts and _placement_error disagree"
         raise error
     return Move(src, index, dst)
 

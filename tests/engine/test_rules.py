@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine import errors
+from engine import errors, moves
 from engine.cards import parse_card
 from engine.events import Dealt, Event, Flipped, Moved, Score, Stuck, SuitRemoved, Won
 from engine.game import Game
@@ -520,3 +520,17 @@ def test_state_equality_and_copy_are_independent() -> None:
     other.cols[0].append(other.cols[1].pop())
     assert other != state and other.key() != state.key()
     assert isinstance(state, State)
+
+
+@pytest.mark.parametrize("kings_only", [True, False])
+@pytest.mark.parametrize("any_suit", [True, False])
+def test_a_placement_is_accepted_exactly_when_no_rule_refuses_it(
+    kings_only: bool, any_suit: bool
+) -> None:
+    """check_move tests a placement with ``accepts`` and names the refusal with
+    ``_placement_error``: the two must agree on every card and every column top."""
+    rules = get_level("hard").with_options(kings_only=kings_only, any_suit=any_suit)
+    for card in range(52):
+        for target in [[], *([top] for top in range(52))]:
+            refusal = moves._placement_error(rules, target, card)
+            assert moves.accepts(rules, target, card) == (refusal is None), (card, target)
