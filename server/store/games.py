@@ -10,8 +10,9 @@ history and the replay document. The write side of an existing game is in
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any, Final
 
 from sqlalchemy import RowMapping, Select, bindparam, insert, select, update
@@ -29,6 +30,7 @@ __all__ = [
     "GAME_QUERY",
     "OWNER_QUERY",
     "action_record",
+    "action_records",
     "fetch_action",
     "fetch_actions",
     "fetch_game",
@@ -62,6 +64,17 @@ def action_record(row: Sequence[Any]) -> ActionRecord:
     """
     return ActionRecord._make(row)
 
+
+def action_records(rows: Iterable[Sequence[Any]]) -> list[ActionRecord]:
+    """A log's rows (``ACTION_COLUMNS``, in order) as records.
+
+    Each is made as the tuple it is: a rebuild reads a whole log, and
+    ``action_record`` (``_make``: two Python calls a row) took 1.8 times as long.
+    """
+    return list(map(_new_record, rows))
+
+
+_new_record = partial(tuple.__new__, ActionRecord)
 
 # The log's columns are the record's fields in order (``to_col`` is ``to``).
 assert [c.name for c in ACTION_COLUMNS] == [
@@ -154,7 +167,7 @@ async def fetch_games(
 async def fetch_actions(conn: AsyncConnection, game_id: int, after_seq: int) -> list[ActionRecord]:
     """The game's actions with ``seq > after_seq``, in log order."""
     rows = await conn.execute(ACTIONS_QUERY, {"game_id": game_id, "after_seq": after_seq})
-    return [ActionRecord._make(row) for row in rows]
+    return action_records(rows)
 
 
 async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionRecord | None:

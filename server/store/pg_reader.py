@@ -36,7 +36,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store.compiled import CompiledQuery, ReturningReads
-from server.store.games import action_record
+from server.store.games import action_records
 from server.store.held import HeldConnection
 from server.store.players import player_record
 from server.store.records import ActionRecord, GameRecord, Player
@@ -96,7 +96,7 @@ class PostgresReader(ReturningReads):
             if not rows:
                 return None, []
             log = await _rows(driver, self._actions, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), [action_record(row) for row in log]
+            return game_record(rows[0]), action_records(log)
 
         return await self._read(read)
 

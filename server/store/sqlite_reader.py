@@ -44,9 +44,7 @@ from sqlalchemy.exc import OperationalError
 from server.store.compiled import CompiledQuery, ReturningReads
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
-from server.store.games import (
-    action_record,
-)
+from server.store.games import action_records
 from server.store.players import player_record
 from server.store.records import ActionRecord, GameRecord, Player
 from server.store.writes import game_record
@@ -93,7 +91,7 @@ class SqliteReader(ReturningReads):
             if not rows:
                 return None, []
             log = _rows(conn, self._actions, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), [action_record(row) for row in log]
+            return game_record(rows[0]), action_records(log)
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""
