@@ -116,9 +116,9 @@ def _as_logged(action: Action, when: int) -> bool:
     return bare and (action.hinted is not None) == (action.type == "hint")
 
 
-class _Entry(NamedTuple):
-    record: Record
-    earned: int
+_Entry = tuple[Record, int]
+"""An undo history entry: the move's or deal's record, and the points it earned. A
+plain tuple: every move makes one, and a named tuple's ``__new__`` is a Python call."""
 
 
 class Game:
@@ -304,7 +304,7 @@ class Game:
     # -- internals ------------------------------------------------------------
 
     def _check_time(self, t: int | None) -> int:
-        if self.won:
+        if self.won_at is not None:  # ``won``, without a property's call on every action
             raise errors.GameOver()
         if t is None:
             return self.time
@@ -365,7 +365,7 @@ class Game:
         if removals:  # rare: no generator to make for the common move
             flips += sum(1 for _column, flipped in removals if flipped)
         earned = earned_by(self.rules, same_suit, flips, len(removals))
-        self.history.append(_Entry(record, earned))
+        self.history.append((record, earned))
         self.earned += earned
         self.moves += 1
         if len(self.state.found) == 4:
