@@ -33,11 +33,18 @@ __all__ = [
 
 
 class Move(NamedTuple):
-    """Move ``cols[src][start:]`` (or ``reserve[start]`` when src is RESERVE) onto ``dst``."""
+    """Move ``cols[src][start:]`` (or ``reserve[start]`` when src is RESERVE) onto ``dst``.
+
+    Made here as the tuple it is (``_new_tuple``): a named tuple's own ``__new__`` is
+    a Python call, and every move played, replayed or listed makes one.
+    """
 
     src: int
     start: int
     dst: int
+
+
+_new_tuple = tuple.__new__
 
 
 def locate(state: State, card: int) -> tuple[int, int]:
@@ -91,7 +98,7 @@ def check_move(state: State, rules: Rules, card: int, to: int) -> Move:
         error = _placement_error(rules, target, card)
         assert error is not None, "accepts and _placement_error disagree"
         raise error
-    return Move(src, index, dst)
+    return _new_tuple(Move, (src, index, dst))
 
 
 def _is_whole_column(state: State, src: int, index: int) -> bool:
@@ -115,7 +122,7 @@ def auto_move(state: State, rules: Rules, card: int) -> Move:
             best = (rank, dst)
     if best is None:
         raise errors.NoDestination(card_str(card))
-    return Move(src, index, best[1])
+    return _new_tuple(Move, (src, index, best[1]))
 
 
 def check_deal(state: State, rules: Rules) -> None:
@@ -151,7 +158,7 @@ def legal_moves(state: State, rules: Rules, useful_only: bool = False) -> list[M
                 continue
             if useful_only and whole and not target:
                 continue
-            moves.append(Move(src, index, dst))
+            moves.append(_new_tuple(Move, (src, index, dst)))
     return moves
 
 
