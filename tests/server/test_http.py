@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from prometheus_client import Histogram
+from prometheus_client.metrics_core import Metric
+
 from server.http import HttpRoutes
-from server.metrics import Metrics
+from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
 from tests.server.conftest import Running
@@ -119,3 +122,20 @@ async def test_without_a_build_the_page_says_how_to_build_the_client(tmp_path: P
 
 async def _current() -> SchemaStatus:
     return SchemaStatus.CURRENT
+
+
+def test_a_loop_histogram_reads_as_the_clients_histogram() -> None:
+    """The commit histograms are kept without prometheus_client's Histogram: their
+    samples must be what it gives for the same observations, bucket edges included."""
+    observed = [0.0, 0.001, 0.0011, 0.003, 0.05, 0.05, 2.0, 9.99, 10.0, 10.01, 400.0]
+    ours = LoopHistogram("h", "d", (0.001, 0.0025, 0.05, 1.0, 10.0))
+    theirs = Histogram("h", "d", buckets=(0.001, 0.0025, 0.05, 1.0, 10.0), registry=None)
+    for value in observed:
+        ours.observe(value)
+        theirs.observe(value)
+
+    def samples(family: Metric) -> list[tuple[str, dict[str, str], float]]:
+        return [(s.name, s.labels, s.value) for s in family.samples if s.name != "h_created"]
+
+    assert samples(ours.family()) == samples(next(iter(theirs.collect())))
+    assert samples(ours.family())[-2:] == [("h_count", {}, 11.0), ("h_sum", {}, sum(observed))]
