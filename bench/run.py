@@ -42,7 +42,7 @@ from typing import Any
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
-from bench.instructions import table, valgrind_missing
+from bench.instructions import returning_table, table, valgrind_missing
 from bench.nodes import format_nodes, run_nodes
 from bench.reconnect import format_reconnect, run_reconnect
 from bench.stored import run_stored
@@ -62,6 +62,7 @@ STORED_START, STORED_END = "<!-- stored-bench -->", "<!-- /stored-bench -->"
 RECONNECT_START, RECONNECT_END = "<!-- reconnect-bench -->", "<!-- /reconnect-bench -->"
 NODES_START, NODES_END = "<!-- nodes-bench -->", "<!-- /nodes-bench -->"
 COUNT_START, COUNT_END = "<!-- instructions-bench -->", "<!-- /instructions-bench -->"
+RETURNING_COUNTED = 100  # returning players counted at once (the count per player does not vary)
 # Published won shares on random deals (lower bounds from bounded searches).
 PUBLISHED = {
     "hard": "12.8% (bounded search, 1,000 deals); about 9-10% (hobby solver, book estimate)",
@@ -282,6 +283,7 @@ def instructions_section(database_url: str | None) -> str:
         targets.append(("server, PostgreSQL", None, database_url))
         stores = "SQLite, then PostgreSQL with `--database-url`"
     lines = table([1, 100], targets)
+    returning = returning_table(RETURNING_COUNTED, targets)
     return "\n".join(
         [
             COUNT_START,
@@ -290,6 +292,14 @@ def instructions_section(database_url: str | None) -> str:
             "in lock-step at one player, 30 each at 100):",
             "",
             *lines,
+            "",
+            f"and `python -m bench.instructions --returning {RETURNING_COUNTED}` (a returning "
+            "player, as in",
+            f"`bench.reconnect`: {RETURNING_COUNTED} players with unfinished games of 100 "
+            "actions at once, counted",
+            "from the first connection to the last player playing):",
+            "",
+            *returning,
             COUNT_END,
         ]
     )
