@@ -229,7 +229,8 @@ class Outbox:
             if not self._waiter.done():
                 self._waiter.set_result(None)
         elif self._ready is not None and not self._scheduled:
-            if self._owner is not None and asyncio.current_task() is self._owner:
+            owner = self._owner  # (current_task with a loop: no get_running_loop)
+            if owner is not None and asyncio.current_task(owner.get_loop()) is owner:
                 self._owed = True
             else:
                 self._scheduled = True

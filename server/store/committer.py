@@ -125,10 +125,14 @@ class GroupCommitter(Generic[W, R]):
         """Write ``write`` with whatever else is pending; its outcome once committed."""
         if self._closed:
             raise StoreUnavailable("the store is closed")
-        loop = asyncio.get_running_loop()
+        worker = self._worker
+        if worker is None or worker.done():
+            worker, loop = None, asyncio.get_running_loop()
+        else:  # a running worker's loop is this one, and asking costs nothing
+            loop = worker.get_loop()  # (get_running_loop() is a getpid() call on 3.11)
         future: asyncio.Future[R] = loop.create_future()
         self._queue.append(_Pending(write, future, time.monotonic()))
-        if self._worker is None or self._worker.done():
+        if worker is None:
             self._worker = loop.create_task(self._run(), name="store-group-commit")
         else:
             self._wake_worker()
@@ -149,12 +153,13 @@ class GroupCommitter(Generic[W, R]):
     async def _run(self) -> None:
         """Commit what is queued, a batch at a time; return once closed and drained."""
         queue = self._queue
+        loop = asyncio.get_running_loop()
         lone = False  # the last batch held the one write queued: the load is light
         while True:
             if not queue:
                 if self._closed:
                     return
-                self._wake = asyncio.get_running_loop().create_future()
+                self._wake = loop.create_future()
                 try:
                     await self._wake
                 finally:
