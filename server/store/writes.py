@@ -367,9 +367,12 @@ def column_types(dialect: Dialect) -> tuple[Callable[[Any], Any], ReturnedGame]:
         for index, convert in conversions:
             values[index] = convert(values[index])
         values[_STATUS_AT] = _STATUSES[values[_STATUS_AT]]
-        return GameRecord(*values)
+        return _new_tuple(GameRecord, values)  # every field: no Python __new__ for defaults
 
     return now, returned
+
+
+_new_tuple = tuple.__new__
 
 
 async def _sqlite_fetch(conn: AsyncConnection, sql: str, parameters: dict[str, Any]) -> list[Any]:
