@@ -11,10 +11,10 @@ Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
 the pure-Python search is compared with the compiled one on deals 1..200),
 ``BENCH_PLAYERS`` / ``BENCH_ACTIONS`` (server load against the echo ceiling,
-game length, idle connections, the py-spy profile in docs/profile.md and the
-instructions per action, ``bench.ceiling`` and ``bench.instructions``; default
-100 / 100; 0 players skips; ``BENCH_INSTRUCTIONS=0`` skips the instructions,
-which need valgrind), ``BENCH_IDLE`` (idle
+game length, idle connections and the py-spy profile in docs/profile.md,
+``bench.ceiling``; default 100 / 100; 0 players skips),
+``BENCH_INSTRUCTIONS`` (the instructions per action and per returning player,
+``bench.instructions``, which needs valgrind; 0 skips), ``BENCH_IDLE`` (idle
 connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
@@ -368,8 +368,9 @@ def main() -> int:
             page, idle_section(connections, machine(), (IDLE_START, IDLE_END)), IDLE_START, IDLE_END
         )
         write_profile(players, actions, machine())
-        if os.environ.get("BENCH_INSTRUCTIONS", "1") != "0":
-            page = _put(page, instructions_section(database_url), COUNT_START, COUNT_END)
+    if os.environ.get("BENCH_INSTRUCTIONS", "1") != "0":  # BENCH_PLAYERS=0: this alone
+        database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
+        page = _put(page, instructions_section(database_url), COUNT_START, COUNT_END)
     many = int(os.environ.get("BENCH_STORED", "1000000"))
     if many:
         page = _put(page, stored_section(many), STORED_START, STORED_END)
