@@ -8,6 +8,11 @@ in rotating order for ``--rounds`` rounds at 100 players and at one, on
 SQLite (or ``--database-url``), and the medians are printed as a table.
 
     python -m bench.compare base=main fork=HEAD~2 writer=HEAD:asyncio uvloop=HEAD:uvloop
+
+With ``--returning PLAYERS`` the rounds are ``bench.reconnect``'s storms instead
+(PLAYERS players with unfinished games of 100 actions coming back at once), and
+the table gives the medians of the time until all play and of the server's
+CPU time per player.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.load import format_load, run_load
+from bench.reconnect import format_reconnect, run_reconnect
 
 __all__ = ["compare"]
 
@@ -38,6 +45,23 @@ def export(revision: str, into: Path) -> str:
     return str(folder)
 
 
+def _exported(specs: list[str], folder: Path) -> dict[str, dict[str, Any]]:
+    """Per label, its revision's exported source and its event loop."""
+    runs: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        label, _, target = spec.partition("=")
+        revision, _, loop = target.partition(":")
+        runs[label] = {"source": export(revision, folder), "loop": loop or "auto"}
+    return runs
+
+
+def _rotating(labels: list[str], rounds: int) -> Iterator[str]:
+    """The labels, round after round, each round starting one further on."""
+    for round_ in range(rounds):
+        shift = round_ % len(labels)
+        yield from labels[shift:] + labels[:shift]
+
+
 def compare(
     specs: list[str], rounds: int, database_url: str | None, configs: list[tuple[int, int]]
 ) -> list[str]:
@@ -46,21 +70,13 @@ def compare(
         "|---|---|---|---|---|",
     ]
     with tempfile.TemporaryDirectory() as folder:
-        runs: dict[str, dict[str, Any]] = {}
-        for spec in specs:
-            label, _, target = spec.partition("=")
-            revision, _, loop = target.partition(":")
-            source = export(revision, Path(folder))
-            runs[label] = {"source": source, "loop": loop or "auto"}
+        runs = _exported(specs, Path(folder))
         for players, actions in configs:
             reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
-            labels = list(runs)
-            for round_ in range(rounds):
-                shift = round_ % len(labels)
-                for label in labels[shift:] + labels[:shift]:
-                    report = asyncio.run(run_load(players, actions, database_url, **runs[label]))
-                    print(f"{label}: {format_load(report)}", file=sys.stderr)
-                    reports[label].append(report)
+            for label in _rotating(list(runs), rounds):
+                report = asyncio.run(run_load(players, actions, database_url, **runs[label]))
+                print(f"{label}: {format_load(report)}", file=sys.stderr)
+                reports[label].append(report)
             for label, each in reports.items():
                 med = {k: statistics.median(r[k] for r in each) for k in each[0] if k in _FIGURES}
                 lines.append(
@@ -73,6 +89,32 @@ def compare(
 _FIGURES = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
 
 
+def compare_returning(
+    specs: list[str], rounds: int, database_url: str | None, players: int
+) -> list[str]:
+    """``bench.reconnect``'s storm of ``players`` on each revision, side by side."""
+    lines = [
+        "| change | returning players | all playing after | server CPU per player |",
+        "|---|---|---|---|",
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        runs = _exported(specs, Path(folder))
+        reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
+        for label in _rotating(list(runs), rounds):
+            report = asyncio.run(
+                run_reconnect(players, 100, database_url=database_url, source=runs[label]["source"])
+            )
+            print(f"{label}: {format_reconnect(report)}", file=sys.stderr)
+            if report["all_playing_s"] is None:
+                raise RuntimeError(f"{label}: not every player was playing")
+            reports[label].append(report)
+        for label, each in reports.items():
+            playing = statistics.median(r["all_playing_s"] for r in each)
+            cpu = statistics.median(r["cpu_us"] for r in each)
+            lines.append(f"| {label} | {players:,} | {playing:.2f} s | {cpu:,.0f} us |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compare", description=__doc__)
     parser.add_argument("specs", nargs="+", help="LABEL=REVISION[:LOOP]")
@@ -81,9 +123,16 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=100)
     parser.add_argument("--actions", type=int, default=100)
     parser.add_argument("--solo-actions", type=int, default=1000)
+    parser.add_argument("--returning", type=int, default=None, metavar="PLAYERS")
     args = parser.parse_args()
-    configs = [(args.players, args.actions), (1, args.solo_actions)]
-    print("\n".join(compare(args.specs, args.rounds, args.database_url, configs)))
+    if args.returning is not None:
+        if args.returning < 1:
+            parser.error("--returning must be at least 1")
+        table = compare_returning(args.specs, args.rounds, args.database_url, args.returning)
+    else:
+        configs = [(args.players, args.actions), (1, args.solo_actions)]
+        table = compare(args.specs, args.rounds, args.database_url, configs)
+    print("\n".join(table))
     return 0
 
 
