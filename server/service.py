@@ -161,6 +161,9 @@ class Session:
     locale: str = "en"
     player: Player | None = None
     peer: str = "?"
+    # Games the store gave as the player's at sign-in (a game's owner never changes):
+    # opening one needs no read of its owner (``_owned``).
+    owned: frozenset[int] = frozenset()
 
 
 def _request_key(request: Request) -> str:
@@ -490,6 +493,7 @@ class GameService:
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
         self._switch_player(session, player, token)
+        session.owned = frozenset(record.id for record in records)
         session.greeted = True
         session.locale = request.get_str("locale")
         games = [self._summary(record) for record in records]
@@ -527,6 +531,8 @@ class GameService:
         self.signed_in.leave(session, None if session.player is None else session.player.id)
         if player is not None:
             self.signed_in.enter(session, player.id, token)
+        if not same:
+            session.owned = frozenset()
         session.player = player
 
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
@@ -634,14 +640,17 @@ class GameService:
     async def _owned(self, session: Session, request: Request) -> LiveGame:
         """The player's game. Another player's game is answered exactly like a missing one.
 
-        Unless the game is in memory and the player's, one indexed read of its owner
-        decides, the same read whether it exists or not: no foreign game is loaded,
-        and the answer takes the same time either way.
+        Unless the game is in memory and the player's, or was listed as the player's
+        at sign-in (``Session.owned``), one indexed read of its owner decides, the
+        same read whether it exists or not: no foreign game is loaded, and the answer
+        takes the same time either way.
         """
         game_id = request.get_int("game")
         assert session.player is not None
         live = self._games.get(game_id)
-        mine = live is not None and live.player_id == session.player.id
+        mine = game_id in session.owned or (
+            live is not None and live.player_id == session.player.id
+        )
         if not mine and await self.store.game_owner(game_id) != session.player.id:
             raise _fail("not_found", f"There is no game {game_id}.")
         return await self._live(game_id)

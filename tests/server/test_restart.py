@@ -128,3 +128,35 @@ async def test_a_game_loaded_for_opening_is_read_once(
     assert reads == 1
     assert (await again.request("open_game", game=start["game"]))["v"] == 1
     assert reads == (2 if store.shared else 1)
+
+
+async def test_a_returning_player_opens_a_listed_game_without_a_read_of_its_owner(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The welcome's unfinished games are the player's (an owner never changes), so
+    opening one reads the game, not its owner; another connection, signed in as
+    someone else after that player, is answered as for any foreign game."""
+    jo = await server.player("jo")
+    game = (await jo.request("new_game", level="hard", deal=1))["game"]
+    token = jo.token
+    await server.restart()
+    store = server.server.store
+    assert store is not None
+    owners: list[int] = []
+    game_owner = store.game_owner
+
+    async def counted(game_id: int) -> int | None:
+        owners.append(game_id)
+        return await game_owner(game_id)
+
+    monkeypatch.setattr(store, "game_owner", counted)
+    again = await server.connect()
+    await again.hello(token)
+    assert (await again.request("open_game", game=game))["v"] == 0
+    assert owners == []
+    await again.request("close_game", game=game)
+    await again.request("sign_out")
+    await again.register("kim")
+    refused = await again.request("open_game", game=game)
+    assert refused["code"] == "not_found"
+    assert owners == [game]
