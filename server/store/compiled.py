@@ -11,11 +11,12 @@ in and of the columns coming out. Both paths return the same records.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Dialect, Select
+from sqlalchemy import Dialect, Select, and_
 
-from server.store.games import ACTIONS_QUERY, GAME_QUERY, OWNER_QUERY, games_query
+from server.store.games import ACTIONS_QUERY, GAME_COLUMNS, GAME_QUERY, OWNER_QUERY
+from server.store.models import GAMES, PlayerRow
 from server.store.players import token_query
 from server.store.records import GameStatus
 
@@ -59,17 +60,36 @@ class CompiledQuery:
         return rows
 
 
-class ReturningReads:
-    """The statements of a returning player's reads, compiled for ``dialect``: the
-    token's player, the player's unfinished games, a game's owner, its row, its log.
+PLAYER_WIDTH: Final = 3
+"""The player's columns at the start of a ``signing_in_query`` row; the game's follow."""
 
-    The base of both hot readers (``sqlite_reader``, ``pg_reader``).
+
+def signing_in_query(expiring: bool) -> Select[*tuple[Any, ...]]:
+    """``token_query`` with the player's unfinished games (``games_query``'s, in its
+    order) in one statement: a row per game (the schema allows one), the player's
+    columns then the game's; a player with none has one row whose game columns are
+    NULL; an unknown token, none. ``pg_reader``'s: one round trip where the general
+    path makes two. (On SQLite, where a statement is no round trip, the two
+    statements measured 1.2% fewer instructions per returning player.)"""
+    unfinished = and_(GAMES.c.player_id == PlayerRow.id, GAMES.c.status == GameStatus.ACTIVE.value)
+    return (
+        token_query(expiring)
+        .add_columns(*GAME_COLUMNS)
+        .outerjoin(GAMES, unfinished)
+        .order_by(GAMES.c.created_at.desc(), GAMES.c.id.desc())
+    )
+
+
+class ReturningReads:
+    """The statements of a returning player's reads after its sign-in, compiled for
+    ``dialect``: a game's owner, its row, its log.
+
+    The base of both hot readers (``sqlite_reader``, ``pg_reader``); each compiles
+    its own sign-in (the token's player and the player's unfinished games): two
+    statements on SQLite, one (``signing_in_query``) on PostgreSQL.
     """
 
     def __init__(self, dialect: Dialect) -> None:
-        self._token = CompiledQuery(token_query(False), dialect)
-        self._token_expiring = CompiledQuery(token_query(True), dialect)
-        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
         self._owner = CompiledQuery(OWNER_QUERY, dialect)
         self._game = CompiledQuery(GAME_QUERY, dialect)
         self._actions = CompiledQuery(ACTIONS_QUERY, dialect)

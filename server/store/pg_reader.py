@@ -11,8 +11,10 @@ PostgreSQL as on SQLite (``bench.reconnect``, docs/benchmarks.md).
 How: the same statements as the general path (``compiled``: SQLAlchemy's own,
 compiled once, their columns converted as SQLAlchemy does) go through
 asyncpg itself on ``READS_HELD`` connections kept from the engine's pool
-(``held``), one statement per round trip, outside any ``BEGIN``. A read takes
-a free connection in turn (first come, first served) and gives it back.
+(``held``), one statement per round trip, outside any ``BEGIN``. The sign-in's
+two statements are one here (``compiled.signing_in_query``: the token's player
+joined to the player's unfinished game). A read takes a free connection in
+turn (first come, first served) and gives it back.
 
 What a read sees is committed state: each statement runs alone, in its own
 snapshot, as each statement of a read transaction does at PostgreSQL's
@@ -35,7 +37,12 @@ import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store.compiled import CompiledQuery, ReturningReads
+from server.store.compiled import (
+    PLAYER_WIDTH,
+    CompiledQuery,
+    ReturningReads,
+    signing_in_query,
+)
 from server.store.games import action_records
 from server.store.held import HeldConnection
 from server.store.players import player_record
@@ -58,6 +65,8 @@ class PostgresReader(ReturningReads):
 
     def __init__(self, engine: AsyncEngine, held: int = READS_HELD) -> None:
         super().__init__(engine.dialect)
+        self._signing_in = CompiledQuery(signing_in_query(False), engine.dialect)
+        self._signing_in_expiring = CompiledQuery(signing_in_query(True), engine.dialect)
         self._free: asyncio.Queue[HeldConnection] = asyncio.Queue()
         self._all = [HeldConnection(engine) for _ in range(held)]
         for each in self._all:
@@ -67,15 +76,14 @@ class PostgresReader(ReturningReads):
         self, token_hash: str, issued_after: datetime | None
     ) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and that player's unfinished games (``Store.sign_in``)."""
-        token = self._token if issued_after is None else self._token_expiring
+        query = self._signing_in if issued_after is None else self._signing_in_expiring
 
         async def read(driver: Driver) -> tuple[Player, list[GameRecord]] | None:
-            found = await _rows(driver, token, token_hash=token_hash, issued_after=issued_after)
-            if not found:
+            rows = await _rows(driver, query, token_hash=token_hash, issued_after=issued_after)
+            if not rows:
                 return None
-            player = player_record(found[0])
-            rows = await _rows(driver, self._unfinished, player_id=player.id)
-            return player, [game_record(row) for row in rows]
+            games = [row[PLAYER_WIDTH:] for row in rows if row[PLAYER_WIDTH] is not None]
+            return player_record(rows[0]), [game_record(game) for game in games]
 
         return await self._read(read)
 

@@ -44,9 +44,9 @@ from sqlalchemy.exc import OperationalError
 from server.store.compiled import CompiledQuery, ReturningReads
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
-from server.store.games import action_records
-from server.store.players import player_record
-from server.store.records import ActionRecord, GameRecord, Player
+from server.store.games import action_records, games_query
+from server.store.players import player_record, token_query
+from server.store.records import ActionRecord, GameRecord, GameStatus, Player
 from server.store.writes import game_record
 
 __all__ = ["READ_BUSY_MS", "SqliteReader"]
@@ -60,6 +60,9 @@ class SqliteReader(ReturningReads):
 
     def __init__(self, path: str, dialect: Dialect) -> None:
         super().__init__(dialect)
+        self._token = CompiledQuery(token_query(False), dialect)
+        self._token_expiring = CompiledQuery(token_query(True), dialect)
+        self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
         self._path = path
         self._conn: sqlite3.Connection | None = None
         self._closed = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from server.store import Store
+from server.store import Ending, GameStatus, GameWrite, Progress, Store
 from server.store import games as game_reads
 from server.store import players as player_reads
 from server.store.records import NewAction
@@ -49,3 +49,19 @@ async def test_an_expired_token_signs_nobody_in(store: Store) -> None:
     _player, token = await store.create_player("anna")
     assert await store.sign_in(token, max_age=timedelta(days=1)) is not None
     assert await store.sign_in(token, max_age=timedelta(seconds=-1)) is None
+
+
+async def test_signing_in_lists_the_unfinished_game_and_only_it(store: Store) -> None:
+    """One statement reads the player and the unfinished game (a row per game, which
+    the schema makes one at most): none, then one beside a finished game, as the
+    general path lists them."""
+    player, token = await store.create_player("anna")
+    assert await store.sign_in(token) == (player, [])
+    first = await store.create_game(player.id, "classic", 1)
+    await store.commit(GameWrite(first.id, 0, Progress(), ending=Ending.RESIGNED))
+    assert await store.sign_in(token) == (player, [])
+    second = await store.create_game(player.id, "hard", 2)
+    async with store._reading() as conn:
+        general = await game_reads.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
+    assert await store.sign_in(token) == (player, general)
+    assert [game.id for game in general] == [second.id]
