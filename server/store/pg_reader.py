@@ -13,8 +13,9 @@ compiled once, their columns converted as SQLAlchemy does) go through
 asyncpg itself on ``READS_HELD`` connections kept from the engine's pool
 (``held``), one statement per round trip, outside any ``BEGIN``. The sign-in's
 two statements are one here (``compiled.signing_in_query``: the token's player
-joined to the player's unfinished game). A read takes a free connection in
-turn (first come, first served) and gives it back.
+joined to the player's unfinished game), and so are a game's row and its log
+(``compiled.loading_query``: the log as one array). A read takes a free
+connection in turn (first come, first served) and gives it back.
 
 What a read sees is committed state: each statement runs alone, in its own
 snapshot, as each statement of a read transaction does at PostgreSQL's
@@ -38,9 +39,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store.compiled import (
+    LOG_AT,
     PLAYER_WIDTH,
     CompiledQuery,
     ReturningReads,
+    loading_query,
     signing_in_query,
 )
 from server.store.games import action_records
@@ -67,6 +70,7 @@ class PostgresReader(ReturningReads):
         super().__init__(engine.dialect)
         self._signing_in = CompiledQuery(signing_in_query(False), engine.dialect)
         self._signing_in_expiring = CompiledQuery(signing_in_query(True), engine.dialect)
+        self._loading = CompiledQuery(loading_query(), engine.dialect)
         self._free: asyncio.Queue[HeldConnection] = asyncio.Queue()
         self._all = [HeldConnection(engine) for _ in range(held)]
         for each in self._all:
@@ -100,11 +104,12 @@ class PostgresReader(ReturningReads):
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
 
         async def read(driver: Driver) -> tuple[GameRecord | None, list[ActionRecord]]:
-            rows = await _rows(driver, self._game, game_id=game_id)
+            rows = await _rows(driver, self._loading, game_id=game_id, after_seq=after_seq)
             if not rows:
                 return None, []
-            log = await _rows(driver, self._actions, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), action_records(log)
+            (row,) = rows
+            log = zip(*row[LOG_AT:], strict=True) if row[LOG_AT] is not None else ()
+            return game_record(row[:LOG_AT]), action_records(log)
 
         return await self._read(read)
 

@@ -52,9 +52,9 @@ async def test_an_expired_token_signs_nobody_in(store: Store) -> None:
 
 
 async def test_signing_in_lists_the_unfinished_game_and_only_it(store: Store) -> None:
-    """One statement reads the player and the unfinished game (a row per game, which
-    the schema makes one at most): none, then one beside a finished game, as the
-    general path lists them."""
+    """On PostgreSQL one statement reads the player and the unfinished game (a row per
+    game, which the schema makes one at most), and one a game and its log: none, then
+    one game beside a finished one, and an empty log, as the general path reads them."""
     player, token = await store.create_player("anna")
     assert await store.sign_in(token) == (player, [])
     first = await store.create_game(player.id, "classic", 1)
@@ -63,5 +63,10 @@ async def test_signing_in_lists_the_unfinished_game_and_only_it(store: Store) ->
     second = await store.create_game(player.id, "hard", 2)
     async with store._reading() as conn:
         general = await game_reads.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
+        fresh = await game_reads.fetch_game(conn, second.id)
     assert await store.sign_in(token) == (player, general)
     assert [game.id for game in general] == [second.id]
+    assert await store.load_game(second.id) == (fresh, [])  # a game with no log yet
+    await store.commit(move(second.id, 0))
+    record, log = await store.load_game(second.id, 1)  # nothing after the last action
+    assert record is not None and record.version == 1 and log == []
