@@ -5,7 +5,7 @@ markers are replaced with this run's figures, the command that produced them
 and the machine they came from; the rest of the page (how to read the numbers)
 is left as written.
 
-Environment: ``BENCH_SECONDS`` (engine, per figure, default 5), ``BENCH_DEALS``
+Environment: ``BENCH_SECONDS`` (engine, per figure, default 5; 0 skips), ``BENCH_DEALS``
 (solver, default ``1..1000``), ``BENCH_BUDGET_MS`` (solver, default 2000),
 ``BENCH_LEVELS`` (solver, comma-separated, default every level; ``none`` skips),
 ``BENCH_DEALS_<LEVEL>`` (solver, one level's range, e.g. ``BENCH_DEALS_RELAXED=1..200``;
@@ -23,8 +23,9 @@ restart, ``bench.reconnect``, default 2000; 0 skips; on PostgreSQL as well when
 ``SCORPION_BENCH_DATABASE_URL`` is set),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, measure how fast an action reaches a device on another node,
-``bench.delivery``, and one node against ``BENCH_NODES`` nodes, default 3, 0
-skips, ``bench.nodes``; it must be empty or hold only earlier benchmark data).
+``bench.delivery``, ``BENCH_DELIVERY=0`` skips, and one node against
+``BENCH_NODES`` nodes, default 3, 0 skips, ``bench.nodes``; it must be empty or
+hold only earlier benchmark data).
 """
 
 from __future__ import annotations
@@ -343,7 +344,8 @@ def replace_section(page: str, section: str, start: str = START, end: str = END)
 def main() -> int:
     seconds = float(os.environ.get("BENCH_SECONDS", "5"))
     page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
-    page = _put(page, engine_section(seconds))
+    if seconds > 0:
+        page = _put(page, engine_section(seconds))
     chosen = os.environ.get("BENCH_LEVELS", ",".join(LEVEL_NAMES))
     levels = [] if chosen == "none" else chosen.split(",")
     if levels:
@@ -384,7 +386,8 @@ def main() -> int:
         )
     database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
-        page = _put(page, delivery_section(database_url), DELIVERY_START, DELIVERY_END)
+        if os.environ.get("BENCH_DELIVERY", "1") != "0":
+            page = _put(page, delivery_section(database_url), DELIVERY_START, DELIVERY_END)
         nodes = int(os.environ.get("BENCH_NODES", "3"))
         if nodes:
             page = _put(page, nodes_section(database_url, nodes), NODES_START, NODES_END)
