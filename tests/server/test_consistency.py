@@ -154,22 +154,23 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
     game = (await on_a.request("new_game", level="hard", deal=1))["game"]
     store_b = node_b.server.store
     assert store_b is not None and store_b._pg_reader is not None
-    log_query = store_b._pg_reader._actions  # B reads the game's row, then its log
+    load_query = store_b._pg_reader._loading  # B reads the game's row and its log
     original = pg_reader._rows
     loading, release = asyncio.Event(), asyncio.Event()
 
     async def held(driver: Any, query: Any, **values: Any) -> Any:
-        if query is log_query and values["game_id"] == game:  # only B loads it
-            loading.set()
+        rows = await original(driver, query, **values)
+        if query is load_query and values["game_id"] == game:  # only B loads it
+            loading.set()  # what B read predates what follows
             await release.wait()
-        return await original(driver, query, **values)
+        return rows
 
     monkeypatch.setattr(pg_reader, "_rows", held)
     notified = heard(node_b, game)
     w = await node_b.connect()
     await w.hello(on_a.token)
     opening = asyncio.create_task(w.request("open_game", game=game))
-    await loading.wait()  # B read the game row (active) and waits for its actions
+    await loading.wait()  # B read the game (active) and has not yet rebuilt it
     assert (await on_a.request("resign", game=game))["v"] == 1
     await notified.wait()  # B heard of the resignation while loading
     release.set()
