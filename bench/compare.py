@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import io
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,74 +47,85 @@ def export(revision: str, into: Path) -> str:
     return str(folder)
 
 
-def _exported(specs: list[str], folder: Path) -> dict[str, dict[str, Any]]:
-    """Per label, its revision's exported source and its event loop."""
-    runs: dict[str, dict[str, Any]] = {}
-    for spec in specs:
-        label, _, target = spec.partition("=")
-        revision, _, loop = target.partition(":")
-        runs[label] = {"source": export(revision, folder), "loop": loop or "auto"}
-    return runs
+@contextlib.contextmanager
+def _exported(specs: list[str]) -> Iterator[dict[str, dict[str, Any]]]:
+    """Per label, its revision's exported source and its event loop (removed after)."""
+    with tempfile.TemporaryDirectory() as folder:
+        runs: dict[str, dict[str, Any]] = {}
+        for spec in specs:
+            label, _, target = spec.partition("=")
+            revision, _, loop = target.partition(":")
+            runs[label] = {"source": export(revision, Path(folder)), "loop": loop or "auto"}
+        yield runs
 
 
-def _rotating(labels: list[str], rounds: int) -> Iterator[str]:
-    """The labels, round after round, each round starting one further on."""
+def _side_by_side(
+    runs: dict[str, dict[str, Any]],
+    rounds: int,
+    run: Callable[[dict[str, Any]], dict[str, Any]],
+    describe: Callable[[dict[str, Any]], str],
+) -> dict[str, list[dict[str, Any]]]:
+    """Per label, the reports of ``run`` on its settings, ``rounds`` times: the labels
+    round after round, each round starting one further on."""
+    reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
+    labels = list(runs)
     for round_ in range(rounds):
         shift = round_ % len(labels)
-        yield from labels[shift:] + labels[:shift]
+        for label in labels[shift:] + labels[:shift]:
+            report = run(runs[label])
+            print(f"{label}: {describe(report)}", file=sys.stderr)
+            reports[label].append(report)
+    return reports
 
 
 def compare(
     specs: list[str], rounds: int, database_url: str | None, configs: list[tuple[int, int]]
 ) -> list[str]:
-    lines = [
-        "| change | players | actions/s | server CPU per action | p50 / p99 |",
-        "|---|---|---|---|---|",
-    ]
-    with tempfile.TemporaryDirectory() as folder:
-        runs = _exported(specs, Path(folder))
+    rows = []
+    with _exported(specs) as runs:
         for players, actions in configs:
-            reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
-            for label in _rotating(list(runs), rounds):
-                report = asyncio.run(run_load(players, actions, database_url, **runs[label]))
-                print(f"{label}: {format_load(report)}", file=sys.stderr)
-                reports[label].append(report)
-            for label, each in reports.items():
+            load = functools.partial(_load, players, actions, database_url)
+            for label, each in _side_by_side(runs, rounds, load, format_load).items():
                 med = {k: statistics.median(r[k] for r in each) for k in each[0] if k in _FIGURES}
-                lines.append(
+                rows.append(
                     f"| {label} | {players} | {med['actions_per_s']:,.0f} "
                     f"| {med['cpu_us']:,.0f} us | {med['median_ms']:.2f} / {med['p99_ms']:.2f} ms |"
                 )
-    return lines
+    header = "| change | players | actions/s | server CPU per action | p50 / p99 |"
+    return [header, "|---|---|---|---|---|", *rows]
 
 
 _FIGURES = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
+
+
+def _load(
+    players: int, actions: int, database_url: str | None, settings: dict[str, Any]
+) -> dict[str, Any]:
+    return asyncio.run(run_load(players, actions, database_url, **settings))
 
 
 def compare_returning(
     specs: list[str], rounds: int, database_url: str | None, players: int
 ) -> list[str]:
     """``bench.reconnect``'s storm of ``players`` on each revision, side by side."""
-    lines = [
-        "| change | returning players | all playing after | server CPU per player |",
-        "|---|---|---|---|",
-    ]
-    with tempfile.TemporaryDirectory() as folder:
-        runs = _exported(specs, Path(folder))
-        reports: dict[str, list[dict[str, Any]]] = {label: [] for label in runs}
-        for label in _rotating(list(runs), rounds):
-            report = asyncio.run(
-                run_reconnect(players, 100, database_url=database_url, source=runs[label]["source"])
-            )
-            print(f"{label}: {format_reconnect(report)}", file=sys.stderr)
-            if report["all_playing_s"] is None:
-                raise RuntimeError(f"{label}: not every player was playing")
-            reports[label].append(report)
-        for label, each in reports.items():
+    rows = []
+    with _exported(specs) as runs:
+        storm = functools.partial(_storm, players, database_url)
+        for label, each in _side_by_side(runs, rounds, storm, format_reconnect).items():
             playing = statistics.median(r["all_playing_s"] for r in each)
             cpu = statistics.median(r["cpu_us"] for r in each)
-            lines.append(f"| {label} | {players:,} | {playing:.2f} s | {cpu:,.0f} us |")
-    return lines
+            rows.append(f"| {label} | {players:,} | {playing:.2f} s | {cpu:,.0f} us |")
+    header = "| change | returning players | all playing after | server CPU per player |"
+    return [header, "|---|---|---|---|", *rows]
+
+
+def _storm(players: int, database_url: str | None, settings: dict[str, Any]) -> dict[str, Any]:
+    report = asyncio.run(
+        run_reconnect(players, 100, database_url=database_url, source=settings["source"])
+    )
+    if report["all_playing_s"] is None:
+        raise RuntimeError(f"not every player was playing: {format_reconnect(report)}")
+    return report
 
 
 def main() -> int:
