@@ -574,7 +574,8 @@ class Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):
                 return None
-            return _response(await routes.answer(request.path))
+            reply = await routes.answer(request.path, request.method)
+            return _response(reply, body=request.method != "HEAD")
 
         server = await serve(
             handler,
@@ -609,7 +610,8 @@ def _wants_websocket(request: HttpRequest) -> bool:
     return "websocket" in upgrade.lower()
 
 
-def _response(reply: HttpReply) -> HttpResponse:
+def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
+    """``reply`` as the response; without its body (a HEAD's), but with its length."""
     headers = Headers(
         [
             ("Content-Type", reply.content_type),
@@ -618,4 +620,7 @@ def _response(reply: HttpReply) -> HttpResponse:
             ("Cache-Control", reply.cache_control),
         ]
     )
-    return HttpResponse(reply.status, HTTPStatus(reply.status).phrase, headers, reply.body)
+    if reply.allow is not None:
+        headers["Allow"] = reply.allow
+    status = HTTPStatus(reply.status).phrase
+    return HttpResponse(reply.status, status, headers, reply.body if body else b"")

@@ -19,6 +19,8 @@ response and is still the only module that imports it):
   names change with their content);
 - anything else: 404.
 
+GET and HEAD are answered (HEAD with GET's headers and no body, which
+``server.connection`` leaves out); any other method gets 405 with ``Allow``.
 The query string is ignored. Nothing here reads the request's body or
 headers beyond the upgrade check, so a probe costs one trip to the database
 (``/readyz``) at most.
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
@@ -41,12 +43,16 @@ TEXT: Final = "text/plain; charset=utf-8"
 HTML: Final = "text/html; charset=utf-8"
 
 
+METHODS: Final = ("GET", "HEAD")
+
+
 @dataclass(frozen=True, slots=True)
 class HttpReply:
     status: int
     body: bytes
     content_type: str = TEXT
     cache_control: str = "no-store"
+    allow: str | None = None  # the methods a 405 names
 
 
 def _text(status: int, text: str) -> HttpReply:
@@ -71,8 +77,12 @@ class HttpRoutes:
         self.timeout = timeout
         self.name = name
 
-    async def answer(self, path: str) -> HttpReply:
-        """The reply to ``GET path`` (a request that does not ask for a WebSocket)."""
+    async def answer(self, path: str, method: str = "GET") -> HttpReply:
+        """The reply to ``method path`` (a request that does not ask for a WebSocket);
+        for HEAD, the GET reply, whose body is not sent."""
+        if method not in METHODS:
+            allowed = ", ".join(METHODS)
+            return replace(_text(405, f"This port answers {allowed} only."), allow=allowed)
         path = path.split("?", 1)[0]
         if path == "/healthz":
             return _text(200, "ok")

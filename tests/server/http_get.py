@@ -1,4 +1,4 @@
-"""A minimal HTTP/1.1 GET for the server's plain-HTTP endpoints (no client library needed)."""
+"""A minimal HTTP/1.1 request for the server's plain-HTTP endpoints (no client library needed)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ __all__ = ["http_get"]
 
 
 async def http_get(
-    port: int, path: str, *, tls: ssl.SSLContext | None = None
+    port: int, path: str, *, tls: ssl.SSLContext | None = None, method: str = "GET"
 ) -> tuple[int, dict[str, str], bytes]:
-    """``GET path`` on 127.0.0.1:``port``: status, headers (lower-case names), body."""
+    """``GET path`` (or ``method``) on 127.0.0.1:``port``: status, headers (lower-case
+    names), body: all the server sent after the headers, up to its close."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=tls)
     try:
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         await writer.drain()
         raw = await asyncio.wait_for(reader.read(), 20)
     finally:

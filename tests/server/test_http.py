@@ -139,3 +139,17 @@ def test_a_loop_histogram_reads_as_the_clients_histogram() -> None:
 
     assert samples(ours.family()) == samples(next(iter(theirs.collect())))
     assert samples(ours.family())[-2:] == [("h_count", {}, 11.0), ("h_sum", {}, sum(observed))]
+
+
+async def test_head_has_the_get_headers_and_no_body_and_other_methods_get_405(
+    server: Running,
+) -> None:
+    port = server.server.port
+    got = await http_get(port, "/healthz")
+    status, headers, body = await http_get(port, "/healthz", method="HEAD")
+    assert (status, body) == (200, b"")
+    assert headers["content-length"] == got[1]["content-length"] == str(len(got[2]))
+    for method in ("POST", "DELETE", "PUT", "OPTIONS"):
+        status, headers, body = await http_get(port, "/metrics", method=method)
+        assert status == 405 and headers["allow"] == "GET, HEAD"
+        assert b"GET, HEAD" in body and b"scorpion_" not in body
