@@ -574,8 +574,10 @@ class Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):
                 return None
-            reply = await routes.answer(request.path, request.method)
-            return _response(reply, body=request.method != "HEAD")
+            # (websockets before 17 parses GET only, refusing other methods itself)
+            method = getattr(request, "method", "GET")
+            reply = await routes.answer(request.path, method)
+            return _response(reply, body=method != "HEAD")
 
         server = await serve(
             handler,

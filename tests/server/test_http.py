@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from prometheus_client import Histogram
 from prometheus_client.metrics_core import Metric
+from websockets.http11 import Request as HttpRequest
 
 from server.http import HttpRoutes
 from server.metrics import LoopHistogram, Metrics
@@ -141,10 +143,23 @@ def test_a_loop_histogram_reads_as_the_clients_histogram() -> None:
     assert samples(ours.family())[-2:] == [("h_count", {}, 11.0), ("h_sum", {}, sum(observed))]
 
 
+# websockets parses methods other than GET from version 17 on; before, it refuses them
+# itself: it logs the request as a failed handshake and closes without an answer.
+PARSES_METHODS = "method" in {field.name for field in dataclasses.fields(HttpRequest)}
+
+
 async def test_head_has_the_get_headers_and_no_body_and_other_methods_get_405(
     server: Running,
 ) -> None:
     port = server.server.port
+    if not PARSES_METHODS:
+        for method, path in (("HEAD", "/healthz"), ("POST", "/metrics")):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            answer = await asyncio.wait_for(reader.read(), 20)
+            writer.close()
+            assert b"200 OK" not in answer and b"scorpion_" not in answer
+        return
     got = await http_get(port, "/healthz")
     status, headers, body = await http_get(port, "/healthz", method="HEAD")
     assert (status, body) == (200, b"")
