@@ -13,8 +13,9 @@ import asyncio
 import dataclasses
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,9 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
         server, ida, _game = await start(settings)
         readers = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(100)]
         try:
-            welcomes = await asyncio.gather(*(sign_in(reader, ida.token) for reader in readers))
+            welcomes = await asyncio.gather(
+                *(retried(partial(reader.hello, ida.token)) for reader in readers)
+            )
             assert {reply["type"] for reply in welcomes} == {"welcome"}, welcomes
             proxy.freeze()
             started = time.monotonic()
@@ -138,7 +141,9 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
             # does: on a busy machine the pool's new connections may take longer
             # than the 0.5 s timeout at first, and then every waiting read is
             # answered at once until one gets through (``_ReadGate``).
-            replies = await asyncio.gather(*(read_again(reader) for reader in readers))
+            replies = await asyncio.gather(
+                *(retried(partial(reader.request, "games")) for reader in readers)
+            )
             assert {reply["type"] for reply in replies} == {"games"}, replies
         finally:
             proxy.thaw()
@@ -148,21 +153,11 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
             await server.stop()
 
 
-async def sign_in(reader: Client, token: str | None, *, tries: int = 100) -> Message:
-    """``hello`` with ``token`` until it is answered, 0.1 s apart, or the last error: on a
-    busy machine a hundred sign-ins at once may outlast the 0.5 s database timeout."""
+async def retried(ask: Callable[[], Awaitable[Message]], *, tries: int = 100) -> Message:
+    """``ask()`` until it is answered, 0.1 s apart, or the last error: on a busy machine
+    a hundred requests at once may outlast the 0.5 s database timeout."""
     for _ in range(tries):
-        reply = await reader.hello(token)
-        if reply.get("code") != "unavailable":
-            break
-        await asyncio.sleep(0.1)
-    return reply
-
-
-async def read_again(reader: Client, *, tries: int = 100) -> Message:
-    """``games`` asked until it is answered, 0.1 s apart, or the last error."""
-    for _ in range(tries):
-        reply = await reader.request("games")
+        reply = await ask()
         if reply.get("code") != "unavailable":
             break
         await asyncio.sleep(0.1)
