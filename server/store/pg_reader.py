@@ -42,11 +42,10 @@ from server.store.compiled import (
     LOG_AT,
     PLAYER_WIDTH,
     CompiledQuery,
-    ReturningReads,
     loading_query,
     signing_in_query,
 )
-from server.store.games import action_records
+from server.store.games import OWNER_QUERY, action_records
 from server.store.held import HeldConnection
 from server.store.players import player_record
 from server.store.records import ActionRecord, GameRecord, Player
@@ -63,11 +62,11 @@ T = TypeVar("T")
 Driver = Any  # asyncpg.Connection
 
 
-class PostgresReader(ReturningReads):
+class PostgresReader:
     """A returning player's reads on connections kept from ``engine``'s pool (module docstring)."""
 
     def __init__(self, engine: AsyncEngine, held: int = READS_HELD) -> None:
-        super().__init__(engine.dialect)
+        self._owner = CompiledQuery(OWNER_QUERY, engine.dialect)
         self._signing_in = CompiledQuery(signing_in_query(False), engine.dialect)
         self._signing_in_expiring = CompiledQuery(signing_in_query(True), engine.dialect)
         self._loading = CompiledQuery(loading_query(), engine.dialect)

@@ -41,10 +41,16 @@ from typing import Any, Final
 from sqlalchemy import Dialect
 from sqlalchemy.exc import OperationalError
 
-from server.store.compiled import CompiledQuery, ReturningReads
+from server.store.compiled import CompiledQuery
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
-from server.store.games import action_records, games_query
+from server.store.games import (
+    ACTIONS_QUERY,
+    GAME_QUERY,
+    OWNER_QUERY,
+    action_records,
+    games_query,
+)
 from server.store.players import player_record, token_query
 from server.store.records import ActionRecord, GameRecord, GameStatus, Player
 from server.store.writes import game_record
@@ -55,11 +61,13 @@ READ_BUSY_MS: Final = 100
 """How long a read may wait for a lock (it blocks the event loop meanwhile)."""
 
 
-class SqliteReader(ReturningReads):
+class SqliteReader:
     """Reads of the SQLite file ``path`` on the event loop's thread (module docstring)."""
 
     def __init__(self, path: str, dialect: Dialect) -> None:
-        super().__init__(dialect)
+        self._owner = CompiledQuery(OWNER_QUERY, dialect)
+        self._game = CompiledQuery(GAME_QUERY, dialect)
+        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)
         self._token = CompiledQuery(token_query(False), dialect)
         self._token_expiring = CompiledQuery(token_query(True), dialect)
         self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
