@@ -103,19 +103,6 @@ class Results(NamedTuple):
     won: bool
 
 
-def _as_logged(action: Action, when: int) -> bool:
-    """Whether ``action`` is what ``Game.play`` logs for it at play time ``when``: an
-    ``Action`` itself (not of a subclass, nor a look-alike), at that time, and carrying
-    only what its kind does (a move no suggestion, a hint its suggestion and no card,
-    the others nothing)."""
-    if type(action) is not Action or action.t != when:
-        return False
-    if action.type == "move":
-        return action.hinted is None
-    bare = action.card is None and action.to is None
-    return bare and (action.hinted is not None) == (action.type == "hint")
-
-
 _Entry = tuple[Record, int]
 """An undo history entry: the move's or deal's record, and the points it earned. A
 plain tuple: every move makes one, and a named tuple's ``__new__`` is a Python call."""
@@ -212,41 +199,52 @@ class Game:
         """
         played = False
         for action in actions:
+            # Unpacked once: each field read by name is a lookup through the class.
+            kind, card, to, t, hinted = action
             # The log keeps ``action`` itself when it is what ``play`` logs (a stored
-            # log's are): making it anew was a sixth of a rebuild's instructions.
-            if action.type == "move":
-                if action.card is None:
+            # log's are): an ``Action`` at its own time, carrying only what its kind
+            # does. Making it anew was a sixth of a rebuild's instructions.
+            kept = type(action) is Action
+            bare = card is None and to is None
+            if kind == "move":
+                if card is None:
                     raise ValueError("a move names a card")
-                when = self._check_time(action.t)
-                record, same_suit = self._apply_move(action.card, action.to)
-                if not _as_logged(action, when):
-                    action = Action("move", action.card, action.to, when)
+                when = self._check_time(t)
+                record, same_suit = self._apply_move(card, to)
+                if not (kept and t == when and hinted is None):
+                    action = Action("move", card, to, when)
                 self._book(action, record, same_suit)
-            elif action.type == "deal":
-                when = self._check_time(action.t)
+            elif kind == "deal":
+                when = self._check_time(t)
                 moves.check_deal(self.state, self.rules)
                 record = apply_deal(self.state)
-                self._book(
-                    action if _as_logged(action, when) else Action("deal", t=when), record, False
-                )
-            elif action.type == "undo":
-                when = self._check_time(action.t)
+                if not (kept and t == when and bare and hinted is None):
+                    action = Action("deal", t=when)
+                self._book(action, record, False)
+            elif kind == "undo":
+                when = self._check_time(t)
                 self._take_back()
-                self._log(action if _as_logged(action, when) else Action("undo", t=when))
-            elif action.type == "restart":
-                when = self._check_time(action.t)
+                if not (kept and t == when and bare and hinted is None):
+                    action = Action("undo", t=when)
+                self._log(action)
+            elif kind == "restart":
+                when = self._check_time(t)
                 self._rewind()
-                self._log(action if _as_logged(action, when) else Action("restart", t=when))
-            elif action.type == "hint":
-                when = self._check_time(action.t)
-                hinted = action.hinted if action.hinted is not None else self.suggestion()
+                if not (kept and t == when and bare and hinted is None):
+                    action = Action("restart", t=when)
+                self._log(action)
+            elif kind == "hint":
+                when = self._check_time(t)
+                if hinted is None:
+                    hinted = self.suggestion()
+                    kept = False
                 self.hints += 1
-                if not _as_logged(action, when):
+                if not (kept and t == when and bare):
                     action = Action("hint", t=when, hinted=hinted)
                 self._log(action)
                 continue
             else:
-                raise ValueError(f"unknown action type {action.type!r}")
+                raise ValueError(f"unknown action type {kind!r}")
             played = True
         if played:
             self.stuck = not self.won and moves.is_stuck(self.state, self.rules)
