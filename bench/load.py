@@ -73,9 +73,9 @@ PYTHON = [sys.executable] + (
 )
 
 
-def first_move() -> tuple[str, int]:
-    """A legal move from hard deal 1's starting position: (card, column)."""
-    game = Game(get_level("hard"), DEAL)
+def first_move(deal: int = DEAL) -> tuple[str, int]:
+    """A legal move from hard deal ``deal``'s starting position: (card, column)."""
+    game = Game(get_level("hard"), deal)
     src, index, dst = legal_moves(game.state, game.rules, useful_only=True)[0]
     return card_str(game.state.cols[src][index]), dst + 1
 

@@ -1,8 +1,9 @@
 """After a restart: many players with unfinished games reconnecting at once.
 
 Builds an SQLite database in a temporary directory: one player plays a game
-of ``--log`` (100) actions through the full server (a legal move and its
-undo, alternately, as ``bench.load`` plays), then SQLite copies that player,
+of ``--log`` (100) actions through the full server (on ``DEAL``, a deal such as
+the server draws; a legal move and its undo, alternately, as ``bench.load``
+plays), then SQLite copies that player,
 game and log ``--players`` times (each copy with a token of its own). Then
 the server starts afresh on that file, so no game is in its memory, and
 every player, at once: connects, says ``hello`` with its token (the welcome
@@ -84,6 +85,10 @@ TIMEOUT_S = 600.0
 STARTED_TOGETHER = 100
 """Clients started in one turn of the loop; the next hundred start a turn later, so the
 first are connecting while the rest start (all within the clients' first second or two)."""
+DEAL = 3_141_592_653_589
+"""The template game's deal: a number such as the server draws for a new game (from 1 to
+2**53, so nearly always from 32000 up, where the deal is laid out by the Mersenne
+Twister, not the LCG of the classic deals); every rebuild lays the deal out again."""
 _OPTIONS: dict[str, Any] = {"lost_budget_ms": 0, "easy_pool": 0, "winnable_pool": 0}
 _OPTIONS |= {"hello_timeout_ms": 600_000, "cache_size": 1_000_000}
 
@@ -94,9 +99,9 @@ async def _template(url: str, log: int) -> None:
     player = Player(ws)
     await player.request("hello", protocol=1, client="bench", locale="en")
     await player.request("register", name="template")
-    game = await player.request("new_game", level="hard", deal=1)
+    game = await player.request("new_game", level="hard", deal=DEAL)
     player.game, player.v = game["game"], game["v"]
-    await player.play(log, first_move())
+    await player.play(log, first_move(DEAL))
     await ws.close()
 
 
