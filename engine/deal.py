@@ -19,12 +19,15 @@ this module follows that page. In short:
    its end: ``pysol_order`` is the shuffled list reversed.
 5. Each layout deals that order row by row, left to right (see ``deal_layout``).
 
-Both generators are written out here (no ``random`` module), so the result does not
-depend on any library's shuffle or on the Python version.
+The LCG is written out here. The twister is CPython's ``random.Random``, whose
+stream for an int seed Python guarantees across versions; the shuffle loop is
+ours, since ``random.shuffle``'s is not guaranteed. So the result does not depend
+on any library's shuffle or on the Python version.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Final
 
@@ -118,91 +121,23 @@ def _lcg_shuffle(number: int) -> list[Card]:
     return cards
 
 
-class _MersenneTwister:
-    """MT19937 (Matsumoto and Nishimura), seeded as CPython seeds it from an int."""
-
-    _N: Final = 624
-    _M: Final = 397
-
-    def __init__(self, seed: int) -> None:
-        key = _seed_key(seed)
-        state = self._init_genrand(19650218)
-        n = self._N
-        i, j = 1, 0
-        for _ in range(max(n, len(key))):
-            prev = state[i - 1]
-            state[i] = ((state[i] ^ ((prev ^ (prev >> 30)) * 1664525)) + key[j] + j) & _MASK32
-            i += 1
-            j += 1
-            if i >= n:
-                state[0] = state[n - 1]
-                i = 1
-            if j >= len(key):
-                j = 0
-        for _ in range(n - 1):
-            prev = state[i - 1]
-            state[i] = ((state[i] ^ ((prev ^ (prev >> 30)) * 1566083941)) - i) & _MASK32
-            i += 1
-            if i >= n:
-                state[0] = state[n - 1]
-                i = 1
-        state[0] = 0x80000000
-        self._state = state
-        self._index = n
-
-    @classmethod
-    def _init_genrand(cls, seed: int) -> list[int]:
-        state = [seed & _MASK32]
-        for i in range(1, cls._N):
-            prev = state[-1]
-            state.append((1812433253 * (prev ^ (prev >> 30)) + i) & _MASK32)
-        return state
-
-    def _twist(self) -> None:
-        state, n, m = self._state, self._N, self._M
-        for k in range(n):
-            y = (state[k] & 0x80000000) | (state[(k + 1) % n] & 0x7FFFFFFF)
-            value = state[(k + m) % n] ^ (y >> 1)
-            if y & 1:
-                value ^= 0x9908B0DF
-            state[k] = value
-        self._index = 0
-
-    def next_u32(self) -> int:
-        if self._index >= self._N:
-            self._twist()
-        y = self._state[self._index]
-        self._index += 1
-        y ^= y >> 11
-        y ^= (y << 7) & 0x9D2C5680
-        y ^= (y << 15) & 0xEFC60000
-        y ^= y >> 18
-        return y
-
-    def next_double(self) -> float:
-        """A double in [0, 1) with 53 random bits, as CPython's ``random()``."""
-        high = self.next_u32() >> 5
-        low = self.next_u32() >> 6
-        return (high * 67108864 + low) / 9007199254740992.0
-
-
-def _seed_key(seed: int) -> list[int]:
-    """CPython's int seeding key: |seed| as 32-bit words, least significant first."""
-    value = abs(seed)
-    key: list[int] = []
-    while value:
-        key.append(value & _MASK32)
-        value >>= 32
-    return key or [0]
-
-
 def _mt_shuffle(number: int) -> list[Card]:
-    """The Mersenne Twister shuffle of PySolFC's deck (numbers >= 32000)."""
+    """The Mersenne Twister shuffle of PySolFC's deck (numbers >= 32000).
+
+    The generator is CPython's ``random.Random`` seeded with the number, as PySolFC
+    seeds its own: Python guarantees the stream of ``random()`` for an int seed
+    across versions (the ``random`` module's "Notes on Reproducibility").
+    docs/deals.md section 4 writes the generator out, and the tests hold
+    ``random.Random`` to that; written out in Python here, it took 430 us a deal
+    against 11 us for the classic deals' LCG, and the server draws nearly all its
+    deals from this range. The shuffle is ours: ``random.shuffle`` carries no such
+    guarantee.
+    """
     cards = list(_PYSOL_DECK)
-    twister = _MersenneTwister(number)
+    draw = random.Random(number).random
     for n in range(len(cards) - 1, 0, -1):
         # IEEE-754 double product, truncated: exactly what PySolFC computes.
-        j = int(twister.next_double() * (n + 1))
+        j = int(draw() * (n + 1))
         cards[n], cards[j] = cards[j], cards[n]
     return cards
 

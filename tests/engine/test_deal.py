@@ -18,10 +18,10 @@ from engine.deal import (
     Deal,
     DealNumberError,
     UnknownLayoutError,
-    _MersenneTwister,
     deal_layout,
     pysol_order,
 )
+from tests.engine.mt19937 import MersenneTwister
 
 GOLDEN_DIR = Path(__file__).parent / "golden" / "deals"
 GOLDEN_NUMBERS = (1, 2, 31999, 32000, 123456)
@@ -106,9 +106,21 @@ def test_deal_one_is_microsoft_freecell_deal_one() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 31999, 32000, 2**32 - 1, 2**32, 2**64 + 7, MAX_DEAL])
 def test_mersenne_twister_matches_cpython(seed: int) -> None:
     """Python guarantees random.Random(int).random()'s stream across versions."""
-    ours = _MersenneTwister(seed)
+    ours = MersenneTwister(seed)
     theirs = random.Random(seed)
     assert [ours.next_double() for _ in range(1500)] == [theirs.random() for _ in range(1500)]
+
+
+@pytest.mark.parametrize("number", [n for n in CROSS_CHECK_NUMBERS if n >= 32000][::5])
+def test_twister_deals_are_the_pages_shuffle(number: int) -> None:
+    """docs/deals.md sections 3 and 4, followed step by step with the page's generator,
+    give ``pysol_order``'s cards (without pysol-cards)."""
+    twister = MersenneTwister(number)
+    cards = [make_card(rank, suit) for suit in (3, 0, 1, 2) for rank in range(1, 14)]
+    for n in range(51, 0, -1):
+        j = int(twister.next_double() * (n + 1))
+        cards[n], cards[j] = cards[j], cards[n]
+    assert pysol_order(number) == cards[::-1]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
