@@ -22,6 +22,7 @@ from sqlalchemy.types import NullType
 from server.store.games import (
     ACTION_COLUMNS,
     GAME_COLUMNS,
+    status_is,
 )
 from server.store.models import GAMES, ActionRow, GameRow, PlayerRow
 from server.store.players import token_query
@@ -78,7 +79,7 @@ def signing_in_query(expiring: bool) -> Select[*tuple[Any, ...]]:
     NULL; an unknown token, none. ``pg_reader``'s: one round trip where the general
     path makes two. (On SQLite, where a statement is no round trip, the two
     statements measured 1.2% fewer instructions per returning player.)"""
-    unfinished = and_(GAMES.c.player_id == PlayerRow.id, GAMES.c.status == GameStatus.ACTIVE.value)
+    unfinished = and_(GAMES.c.player_id == PlayerRow.id, status_is(GameStatus.ACTIVE))
     return (
         token_query(expiring)
         .add_columns(*GAME_COLUMNS)

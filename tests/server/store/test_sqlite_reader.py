@@ -71,3 +71,35 @@ async def test_after_close_it_refuses(store: Store) -> None:
     await store.close()
     with pytest.raises(StoreUnavailable):
         await store.game_owner(1)
+
+
+async def test_a_returning_players_reads_are_prepared_once(store: Store) -> None:
+    """SQLite compiles a statement again when a value bound in it decides its plan (as
+    the status did, against the partial index of active games); the authorizer it
+    calls while compiling tells. Once each statement is compiled, signing in and
+    loading other players' games compiles nothing."""
+    tokens = []
+    for name in ("anna", "bert", "cleo"):
+        player, token = await store.create_player(name)
+        await store.create_game(player.id, "classic", 1)
+        tokens.append(token)
+    reader = reader_of(store)
+    compiling = 0
+
+    def authorizer(*_args: object) -> int:
+        nonlocal compiling
+        compiling += 1
+        return sqlite3.SQLITE_OK
+
+    reader._connection().set_authorizer(authorizer)  # every statement compiles once again
+    signed_in = await store.sign_in(tokens[0])
+    assert signed_in is not None
+    await store.load_game(signed_in[1][0].id)
+    assert compiling > 0
+    compiling = 0
+    for token in tokens[1:]:
+        signed_in = await store.sign_in(token)
+        assert signed_in is not None and len(signed_in[1]) == 1
+        record, _log = await store.load_game(signed_in[1][0].id)
+        assert record is not None
+    assert compiling == 0
