@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 
 import msgpack
 
-from protocol.constants import MAX_FRAME_BYTES, SUPPORTED_VERSIONS
+from protocol.constants import MAX_FRAME_BYTES, MAX_SAFE_INT, SUPPORTED_VERSIONS
 from protocol.errors import InvalidMessage, ProtocolError, RequestId
 from protocol.fields import show
 from protocol.messages import REQUESTS, SERVER_MESSAGES
@@ -314,6 +314,8 @@ def _check_version(data: Mapping[str, Any], request_id: RequestId) -> None:
     version = data.get("protocol")
     if not isinstance(version, int) or isinstance(version, bool):
         return  # not a version at all: the field check says bad_request
+    if not -MAX_SAFE_INT <= version <= MAX_SAFE_INT:
+        return  # beyond the wire's integers, as for any field: bad_request
     if version not in SUPPORTED_VERSIONS:
         supported = ", ".join(str(each) for each in SUPPORTED_VERSIONS)
         raise ProtocolError(

@@ -187,6 +187,15 @@ def test_an_unsupported_version_names_the_supported_ones(version: int) -> None:
     assert error.to_message()["supported"] == [1]
 
 
+@pytest.mark.parametrize("version", [2**53, -(2**53), 2**63, -(2**63), 2**64 - 1])
+def test_a_version_beyond_the_safe_integers_is_a_bad_request(version: int) -> None:
+    """As any integer field beyond +-(2**53 - 1) (PROTOCOL.md section 1): not a version."""
+    frame = encode({"type": "hello", "id": "h", "protocol": version, "client": "c"})
+    error = rejection(frame)
+    assert (error.code, error.re) == ("bad_request", "h")
+    assert "protocol" in error.message
+
+
 def test_the_version_is_checked_before_the_other_fields() -> None:
     """A later version's hello may differ; it still learns which versions we speak."""
     frame = encode({"type": "hello", "id": 1, "protocol": 2, "capabilities": ["x"]})
