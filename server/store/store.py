@@ -26,7 +26,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.store import deals, games, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
-from server.store.database import BUSY_TIMEOUT_MS, async_url, create_engine, sqlite_busy_ms
+from server.store.database import (
+    BUSY_TIMEOUT_MS,
+    async_url,
+    create_engine,
+    sqlite_busy_ms,
+    writing,
+)
 from server.store.errors import SchemaOutdated, StoreError, StoreUnavailable, translate_errors
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
 from server.store.pg_reader import READS_HELD, PostgresReader
@@ -122,6 +128,7 @@ class Store:
         busy_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self._engine = engine
+        self._writing = writing(engine)  # on SQLite, transactions that take the lock first
         self._clock = clock
         self._sqlite_writer: SqliteWriter | None = None
         self._sqlite_reader: SqliteReader | None = None
@@ -491,9 +498,10 @@ class Store:
 
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncConnection]:
-        """A connection in a transaction that commits unless the block raises."""
+        """A connection in a transaction that commits unless the block raises (on SQLite,
+        holding the write lock from its start: ``database.writing``)."""
         with translate_errors():
-            async with self._engine.begin() as conn:
+            async with self._writing.begin() as conn:
                 yield conn
 
     @asynccontextmanager

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
-from server.store import Store
+import pytest
+
+from server.store import Player, Store, players
 
 
 async def test_tokens_expire_after_their_age(database_url: str) -> None:
@@ -22,5 +27,49 @@ async def test_tokens_expire_after_their_age(database_url: str) -> None:
         assert await store.player_for_token(token) == player  # no expiry set
         rotated = await store.rotate_token(token)
         assert rotated is not None and await store.player_for_token(rotated, day) == player
+    finally:
+        await store.close()
+
+
+async def test_a_rotation_outlasts_another_writer_on_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write transaction that reads first holds SQLite's write lock from its start.
+
+    Begun deferred, its read took a snapshot, and another connection's commit before
+    its first write made that write fail at once ("database is locked": the snapshot
+    is stale, so SQLite does not wait), and the player was told ``unavailable``. The
+    solver's pool of deals writes in the background, so this happened to most
+    rotations while the pools filled.
+    """
+    path = tmp_path / "store.db"
+    store = Store.connect(f"sqlite+aiosqlite:///{path}")
+    try:
+        await store.upgrade()
+        player, token = await store.create_player("eve")
+        fetch = players.fetch_player_by_token
+        others: list[str] = []
+
+        async def read_then_let_another_write(*args: Any, **kwargs: Any) -> Player | None:
+            found = await fetch(*args, **kwargs)
+            other = sqlite3.connect(path, timeout=0, isolation_level=None)
+            try:
+                other.execute(
+                    "INSERT INTO easy_deals (level, deal, found_at)"
+                    " VALUES ('hard', 7, '2026-01-01')"
+                )
+                others.append("committed")
+            except sqlite3.OperationalError as exc:
+                others.append(str(exc))  # the rotation holds the lock: it waits its turn
+            finally:
+                other.close()
+            return found
+
+        monkeypatch.setattr(players, "fetch_player_by_token", read_then_let_another_write)
+        rotated = await store.rotate_token(token)
+        monkeypatch.undo()
+        assert others == ["database is locked"]
+        assert rotated is not None and await store.player_for_token(rotated) == player
+        assert await store.player_for_token(token) is None
     finally:
         await store.close()
