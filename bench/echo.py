@@ -22,8 +22,10 @@ from typing import Any
 import msgpack
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
 
-from protocol import MAX_FRAME_BYTES
+from protocol import MAX_FRAME_BYTES, SUBPROTOCOL
+from server.config import Settings
 from server.loop import LOOPS
 from server.loop import run as run_loop
 
@@ -48,7 +50,18 @@ async def _echo(ws: ServerConnection) -> None:
 async def _serve(port: int) -> None:
     stop = asyncio.get_running_loop().create_future()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set_result, None)
-    async with serve(_echo, "127.0.0.1", port, compression=None, max_size=MAX_FRAME_BYTES):
+    # The subprotocol chosen and the listen backlog as the server's: the same handshake,
+    # and the same queue for a storm of connections (``bench.reconnect --target echo``).
+    subprotocols = [Subprotocol(SUBPROTOCOL)]
+    async with serve(
+        _echo,
+        "127.0.0.1",
+        port,
+        compression=None,
+        max_size=MAX_FRAME_BYTES,
+        subprotocols=subprotocols,
+        backlog=Settings().listen_backlog,
+    ):
         await stop
 
 

@@ -26,7 +26,13 @@ All the clients run in this process on one core (core 1 when there are
 two), the server on the other: on a machine this small the clients'
 own handshakes take part of the time, so their CPU time over the phase is
 reported too (when it is near the wall time, the clients bound the run, not
-the server). The server's ``hello`` deadline is
+the server). They are ``bench.wsclient``'s lean clients, not ``websockets``'
+own, which cost as much CPU per connection as the server's whole work for a
+returning player did. ``--target echo`` sends the same clients, the same
+frames, against the ceiling (``bench.echo``: the same library, subprotocol
+and listen backlog as the server, answering each frame with a small map and
+reading nothing): what a storm of this many connections costs the stack
+alone on this machine. The server's ``hello`` deadline is
 lifted for the run (the clients, not the players, are slow to say hello).
 A request answered ``unavailable`` (the store's connections all busy past
 the database timeout) is resent after 0.5 s, as the protocol asks, and a
@@ -35,6 +41,7 @@ handshake deadline, 10 s) is opened again after 0.5 s, as clients do; the
 report counts both.
 
     python -m bench.reconnect [--players 10000] [--log 100] [--within 600] [--database-url URL]
+                              [--target server|echo]
 
 With ``--database-url postgresql+asyncpg://...`` the same runs on PostgreSQL, in
 a database made beside the one named (``<name>_reconnect``, dropped at the end),
@@ -62,10 +69,10 @@ from typing import Any
 import asyncpg
 import msgpack
 from sqlalchemy.engine import URL, make_url
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import InvalidHandshake
+from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
+from bench import wsclient
 from bench.load import (
     Player,
     cpu_seconds,
@@ -77,6 +84,7 @@ from bench.load import (
     wait_for_port,
 )
 from bench.stored import asyncpg_dsn, drop_postgresql
+from bench.wsclient import LeanConnection
 from protocol import SUBPROTOCOL, encode
 
 __all__ = ["run_reconnect"]
@@ -153,7 +161,7 @@ def _copy(path: Path, players: int) -> list[str]:
 RETRY_S = 0.5  # a client's pause before resending a request answered ``unavailable``
 
 
-async def _request(ws: ClientConnection, message: dict[str, Any]) -> tuple[dict[str, Any], int]:
+async def _request(ws: LeanConnection, message: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """The reply to ``message``, resent while the answer is ``unavailable``; and the retries."""
     retries = 0
     while True:
@@ -171,28 +179,27 @@ async def _request(ws: ClientConnection, message: dict[str, Any]) -> tuple[dict[
 
 
 async def _come_back(
-    url: str, token: str, log: int
-) -> tuple[float, float, int, float, ClientConnection]:
+    port: int, token: str, log: int, echo: bool
+) -> tuple[float, float, int, float, LeanConnection]:
     """Connect, hello, open the unfinished game: open_game seconds, when playing, retries,
-    when connected."""
+    when connected. Against the ``echo`` ceiling the same frames go, and the answers are
+    not checked."""
     reconnects = 0
     while True:
         try:
-            ws = await connect(
-                url, subprotocols=[Subprotocol(SUBPROTOCOL)], compression=None, open_timeout=60
-            )
+            ws = await wsclient.connect("127.0.0.1", port, SUBPROTOCOL)
             break
-        except (OSError, TimeoutError, InvalidHandshake):  # the server's handshake deadline
+        except (OSError, TimeoutError):  # the server's handshake deadline, a refusal
             reconnects += 1
             await asyncio.sleep(RETRY_S)
     connected = time.perf_counter()
     hello = {"type": "hello", "id": 1, "protocol": 1, "client": "bench", "locale": "en"}
     welcome, retried = await _request(ws, hello | {"token": token})
-    (game,) = welcome["games"]
+    (game,) = [{"game": 1}] if echo else welcome["games"]
     sent = time.perf_counter()
     opened, again = await _request(ws, {"type": "open_game", "id": 2, "game": game["game"]})
     playing = time.perf_counter()
-    if opened["v"] != log:
+    if not echo and opened["v"] != log:
         raise RuntimeError(f"game {game['game']} opened at v{opened['v']}, not v{log}")
     return playing - sent, playing, reconnects + retried + again, connected, ws
 
@@ -270,76 +277,85 @@ async def run_reconnect(
     source: str | None = None,
     wrapper: list[str] | None = None,
     timed: Callable[[int], contextlib.AbstractContextManager[None]] | None = None,
+    target: str = "server",
 ) -> dict[str, Any]:
-    """One storm of ``players`` on SQLite, or in a database beside ``database_url``.
+    """One storm of ``players`` on SQLite, or in a database beside ``database_url``;
+    or, ``target="echo"``, the same clients' storm against the ceiling (``bench.echo``).
 
     As ``bench.load.run_load``: ``source``, a tree whose server is run instead of
     this checkout's; ``wrapper``, a command the storm's server runs under; and
     ``timed(pid)``, a context entered around the storm instead of ``sampled``.
     """
+    if target == "echo":
+        tokens = [secrets.token_urlsafe(32) for _ in range(players)]
+        port = free_port()
+        command = [*(wrapper or []), sys.executable, "-m", "bench.echo", "--port", str(port)]
+        report = await _storm(command, port, tokens, log, within, True, source, timed, wrapper)
+        return report | {"store": "none", "target": "echo"}
     made = None
     if database_url is not None:
         base = make_url(database_url)
         made = base.set(database=f"{base.database}_reconnect")
         await _fresh_postgresql(made)
     try:
-        return await _storm(players, log, within, made, source, wrapper, timed)
+        with tempfile.TemporaryDirectory() as data:
+            path = Path(data) / "reconnect.db"
+            url = f"sqlite+aiosqlite:///{path}"
+            if made is not None:
+                url = made.render_as_string(hide_password=False)
+            port = free_port()
+            with started(server_command(port, data, url, _OPTIONS, source), source):
+                await wait_for_port(port, time.monotonic() + 30)
+                await _template(f"ws://127.0.0.1:{port}/", log)
+            tokens = _copy(path, players) if made is None else await _copy_postgresql(made, players)
+            port = free_port()
+            command = [*(wrapper or []), *server_command(port, data, url, _OPTIONS, source)]
+            report = await _storm(command, port, tokens, log, within, False, source, timed, wrapper)
+            return report | {"store": "sqlite" if made is None else "postgresql"}
     finally:
         if made is not None:
             await drop_postgresql(made)
 
 
 async def _storm(
-    players: int,
+    command: list[str],
+    port: int,
+    tokens: list[str],
     log: int,
     within: float,
-    postgres: URL | None,
+    echo: bool,
     source: str | None,
-    wrapper: list[str] | None,
     timed: Callable[[int], contextlib.AbstractContextManager[None]] | None,
+    wrapper: list[str] | None,
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as data:
-        path = Path(data) / "reconnect.db"
-        url = f"sqlite+aiosqlite:///{path}"
-        if postgres is not None:
-            url = postgres.render_as_string(hide_password=False)
-        port = free_port()
-        ws_url = f"ws://127.0.0.1:{port}/"
-        with started(server_command(port, data, url, _OPTIONS, source), source):
-            await wait_for_port(port, time.monotonic() + 30)
-            await _template(ws_url, log)
-        if postgres is None:
-            tokens = _copy(path, players)
-        else:
-            tokens = await _copy_postgresql(postgres, players)
-        port = free_port()
-        ws_url = f"ws://127.0.0.1:{port}/"
-        command = [*(wrapper or []), *server_command(port, data, url, _OPTIONS, source)]
-        with started(command, source) as server:
-            await wait_for_port(port, time.monotonic() + (600 if wrapper else 30))
-            with (timed or sampled)(server.pid):
-                user, system = cpu_seconds(server.pid)
-                main = sum(cpu_seconds(server.pid, server.pid))  # the event loop's thread
-                clients = time.process_time()
-                began = time.perf_counter()
-                tasks = []
-                for start in range(0, len(tokens), STARTED_TOGETHER):
-                    for token in tokens[start : start + STARTED_TOGETHER]:
-                        tasks.append(asyncio.create_task(_come_back(ws_url, token, log)))
-                    await asyncio.sleep(0)  # let those begin before making more
-                done, pending = await asyncio.wait(tasks, timeout=within)
-                user_after, system_after = cpu_seconds(server.pid)
-                main = sum(cpu_seconds(server.pid, server.pid)) - main
-                clients = time.process_time() - clients
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            results = [task.result() for task in done]  # a failure other than a retry raises
-            await asyncio.gather(*(ws.close() for *_figures, ws in results))
+    """Every player of ``tokens`` coming back at once to the server ``command`` starts
+    (under ``wrapper``, such as valgrind, it may take minutes to start)."""
+    with started(command, source) as server:
+        await wait_for_port(port, time.monotonic() + (600 if wrapper else 30))
+        with (timed or sampled)(server.pid):
+            user, system = cpu_seconds(server.pid)
+            main = sum(cpu_seconds(server.pid, server.pid))  # the event loop's thread
+            clients = time.process_time()
+            began = time.perf_counter()
+            tasks = []
+            for start in range(0, len(tokens), STARTED_TOGETHER):
+                for token in tokens[start : start + STARTED_TOGETHER]:
+                    tasks.append(asyncio.create_task(_come_back(port, token, log, echo)))
+                await asyncio.sleep(0)  # let those begin before making more
+            done, pending = await asyncio.wait(tasks, timeout=within)
+            user_after, system_after = cpu_seconds(server.pid)
+            main = sum(cpu_seconds(server.pid, server.pid)) - main
+            clients = time.process_time() - clients
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        results = [task.result() for task in done]  # a failure other than a retry raises
+        await asyncio.gather(*(ws.close() for *_figures, ws in results))
     opens = sorted(result[0] * 1000 for result in results)
     cpu = user_after - user + system_after - system
+    players = len(tokens)
     return {
-        "store": "sqlite" if postgres is None else "postgresql",
+        "target": "server",
         "players": players,
         "log": log,
         "playing": len(results),
@@ -352,27 +368,41 @@ async def _storm(
         "cpu_us": round(cpu / max(len(results), 1) * 1e6),
         "loop_us": round(main / max(len(results), 1) * 1e6),
         "clients_cpu_s": round(clients, 1),
+        "clients_us": round(clients / max(len(results), 1) * 1e6),
         "retries": sum(result[2] for result in results),
     }
 
 
 def format_reconnect(report: dict[str, Any]) -> str:
-    head = f"{report['store']}: {report['players']:,} players with unfinished games of "
-    head += f"{report['log']} actions "
+    echo = report["target"] == "echo"
+    players = report["players"]
+    if echo:
+        head = f"echo: {players:,} clients, as many as players, "
+    else:
+        head = f"{report['store']}: {players:,} {_plural(players, 'player')} with unfinished games "
+        head += f"of {report['log']} actions "
     if report["all_playing_s"] is not None:
-        games_per_s = report["players"] / report["all_playing_s"]
-        head += f"reconnecting at once: all playing after {report['all_playing_s']} s "
-        head += f"({games_per_s:,.0f} games/s; the last connection open after "
-        head += f"{report['all_connected_s']} s)"
+        games_per_s = players / report["all_playing_s"]
+        what = "answered" if echo else "playing"
+        head += f"reconnecting at once: all {what} after {report['all_playing_s']} s "
+        head += f"({games_per_s:,.0f} {'clients' if echo else 'games'}/s; the last connection "
+        head += f"open after {report['all_connected_s']} s)"
     else:
         head += f"reconnecting at once: {report['playing']:,} playing after {report['within_s']} s"
+    second = "second request" if echo else "open_game"
     return (
-        f"{head}, open_game p50 {report['open_p50_ms']} ms, p99 {report['open_p99_ms']} ms, "
-        f"{report['cpu_s']} s of server CPU ({report['cpu_us']:,} us per player playing, "
+        f"{head}, {second} p50 {report['open_p50_ms']} ms, p99 {report['open_p99_ms']} ms, "
+        f"{report['cpu_s']} s of server CPU ({report['cpu_us']:,} us per "
+        f"{'client' if echo else 'player playing'}, "
         f"{report['loop_us']:,} us of it on the main thread; the clients "
-        f"{report['clients_cpu_s']} s on their core), "
-        f"{report['retries']:,} connections or requests tried again (by those playing)"
+        f"{report['clients_cpu_s']} s on their core, {report['clients_us']:,} us each), "
+        f"{report['retries']:,} connections or requests tried again"
+        f"{'' if echo else ' (by those playing)'}"
     )
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else f"{word}s"
 
 
 def main() -> int:
@@ -384,12 +414,22 @@ def main() -> int:
         "--database-url",
         help="PostgreSQL (postgresql+asyncpg://...): the database is made beside this one",
     )
+    parser.add_argument(
+        "--target",
+        choices=("server", "echo"),
+        default="server",
+        help="echo: the same clients' storm against the ceiling (bench.echo)",
+    )
     args = parser.parse_args()
     if args.database_url and not args.database_url.startswith("postgresql"):
         parser.error("--database-url takes a PostgreSQL URL (SQLite is the default)")
     if args.players < 1 or args.log < 1:
         parser.error("--players and --log are at least 1")
-    report = asyncio.run(run_reconnect(args.players, args.log, args.within, args.database_url))
+    if args.target == "echo" and args.database_url:
+        parser.error("--target echo has no store: leave out --database-url")
+    report = asyncio.run(
+        run_reconnect(args.players, args.log, args.within, args.database_url, target=args.target)
+    )
     print(format_reconnect(report))
     return 0
 

@@ -19,8 +19,9 @@ connections, default 2000), ``BENCH_HINT_EASY`` / ``BENCH_HINT_GAMES`` (the hint
 player: easy deals, and solver-won deals per other level, default 200 / 100; 0 easy
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
 1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
-restart, ``bench.reconnect``, default 2000; 0 skips; on PostgreSQL as well when
-``SCORPION_BENCH_DATABASE_URL`` is set),
+restart, ``bench.reconnect``, default 2000, after the same storm against the
+echo ceiling; 0 skips; on PostgreSQL as well when ``SCORPION_BENCH_DATABASE_URL``
+is set),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, measure how fast an action reaches a device on another node,
 ``bench.delivery``, ``BENCH_DELIVERY=0`` skips, and one node against
@@ -252,7 +253,8 @@ def stored_section(many: int, few: int = 100, actions: int = 2000) -> str:
 def reconnect_section(players: int, database_url: str | None = None) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = _load()
-    reports = [asyncio.run(run_reconnect(players, 100))]
+    reports = [asyncio.run(run_reconnect(players, 100, target="echo"))]
+    reports.append(asyncio.run(run_reconnect(players, 100)))
     stores = "SQLite"
     if database_url:
         reports.append(asyncio.run(run_reconnect(players, 100, database_url=database_url)))
@@ -262,7 +264,8 @@ def reconnect_section(players: int, database_url: str | None = None) -> str:
             RECONNECT_START,
             f"Measured {when} on {machine()} with `make bench` (load average {before} before,",
             f"{_load()} after), which runs `python -m bench.reconnect --players {players}`",
-            f"({stores}; the clients on one core, the server on the other):",
+            f"with `--target echo` (the ceiling), then the server ({stores}; the clients on",
+            "one core, the server on the other):",
             "",
             "```",
             *(format_reconnect(report) for report in reports),
