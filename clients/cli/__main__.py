@@ -2,21 +2,24 @@
 
 No input ends in a traceback: a bad argument is one line naming it (exit 2),
 an interrupt exits 130, a closed pipe (``scorpion replay 3 | head``)
-ends the program quietly, and even a bug is one line on stderr (set
-``SCORPION_DEBUG=1`` for its traceback).
+ends the program quietly, standard output closed (``>&-``) or refusing to be
+written (``>/dev/full``) is one line on stderr (exit 1), and even a bug is one
+line on stderr (set ``SCORPION_DEBUG=1`` for its traceback). Nothing is
+written when stderr is closed too: the exit status still tells.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
 
 from clients.cli.app import run
-from clients.cli.i18n import use
+from clients.cli.i18n import _, use
 from clients.cli.options import UsageError, parse_args
-from clients.cli.terminal import Terminal
+from clients.cli.terminal import OutputError, Terminal
 
 __all__ = ["main"]
 
@@ -25,9 +28,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = parse_args(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
-        print(f"scorpion: {exc}", file=sys.stderr)
+        complain(str(exc))
         return 2
     use(options.lang)
+    if sys.stdout is None:  # started with standard output closed
+        complain(_("app.no_stdout"))
+        return 1
     try:
         return asyncio.run(run(options, Terminal.standard()))
     except KeyboardInterrupt:
@@ -35,17 +41,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         quiet_pipe()
         return 141
+    except OutputError as exc:
+        complain(_("app.output_failed", reason=exc.reason))
+        quiet_pipe()  # what is left in stdout's buffer must not fail again at exit
+        return 1
     except Exception as exc:  # a bug: one line, not a traceback (SCORPION_DEBUG=1 shows it)
         if os.environ.get("SCORPION_DEBUG"):
             raise
-        print(f"scorpion: {type(exc).__name__}: {exc}", file=sys.stderr)
+        complain(f"{type(exc).__name__}: {exc}")
         return 1
+
+
+def complain(line: str) -> None:
+    """``scorpion: line`` on stderr, if there is a stderr."""
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"scorpion: {line}", file=sys.stderr, flush=True)
 
 
 def quiet_pipe() -> None:
     """The reader went away: send what is left of stdout nowhere, so exit stays quiet."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,17 @@ writes in the hello's ``locale``; every other code from the client's
 catalogue (``error.<code>``), filled in with what the client asked for
 (the game, the name). The codes are stable (PROTOCOL.md), the client knows
 the context, and so the server needs no catalogue of its own for them.
+
+Only a failure to connect says "no server" (``NoServer``); a file the client
+cannot read or write is named with the system's reason. A player registered
+whose token cannot be saved is not lost: the token and the file's entry are
+printed before the command gives up (``Unsaved``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +41,7 @@ from clients.cli.terminal import Terminal
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
 
-__all__ = ["DEFAULT_LEVEL", "App", "error_text", "run"]
+__all__ = ["DEFAULT_LEVEL", "App", "NoServer", "Unsaved", "error_text", "run"]
 
 DEFAULT_LEVEL = "medium"
 CLIENT = f"scorpion-cli/{VERSION}"
@@ -43,6 +49,14 @@ YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
 NAME_TRIES = 5
 WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемая"
 SIZE_POLL_SECONDS = 0.25
+
+
+class NoServer(Exception):
+    """Nothing accepts a connection at the server's URL."""
+
+
+class Unsaved(Exception):
+    """A player was registered but its token could not be saved (the user has been told)."""
 
 
 async def run(
@@ -61,10 +75,10 @@ async def run(
     except ConnectionFailed as exc:
         app.notice("app.connection_failed", reason=exc)
         return 1
-    except BrokenPipeError:
-        raise  # the reader went away: __main__ ends quietly
-    except OSError:
+    except NoServer:
         app.notice("app.no_server", url=options.server)
+        return 1
+    except Unsaved:
         return 1
     except TimeoutError:
         app.notice("app.no_answer", url=options.server)
@@ -143,10 +157,10 @@ class App:
         """A message of the client's own: a line, or with ``--json`` a JSON object."""
         self.tell(key, _(key, **fields))
 
-    def tell(self, kind: str, text: str) -> None:
+    def tell(self, kind: str, text: str, **fields: Any) -> None:
         """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text)."""
         if self.options.json:
-            self.terminal.json({"type": "notice", "notice": kind, "text": text})
+            self.terminal.json({"type": "notice", "notice": kind, "text": text, **fields})
         else:
             self.say(text)
 
@@ -178,13 +192,32 @@ class App:
             on_reconnect=self.session.resync,
         )
 
+    async def _open(self, conn: Connection) -> Message:
+        """``conn.open()``; a connection refused or unreachable raises ``NoServer``."""
+        try:
+            return await conn.open()
+        except TimeoutError:
+            raise  # the server does not answer
+        except OSError as exc:
+            raise NoServer(str(exc)) from exc
+
+    def _stored(self) -> config.Credentials | None:
+        """The stored player; a credentials file that cannot be used is named, and read as none."""
+        try:
+            return config.load(self.options.server, self.config_dir)
+        except config.InvalidEntry as exc:
+            self.notice("app.credentials_invalid", path=exc.path, reason=exc.reason)
+        except config.CredentialsError as exc:
+            self.notice("app.credentials_malformed", path=exc.path, reason=exc.reason)
+        return None
+
     async def connect(self) -> Connection | None:
         """Connected and acting as the stored player (registering one if needed)."""
-        stored = config.load(self.options.server, self.config_dir)
+        stored = self._stored()
         conn = self._connection(stored.token if stored else None)
         self.conn = self.session.conn = conn
         try:
-            welcome = await conn.open()
+            welcome = await self._open(conn)
         except ServerError as exc:
             self.notice("app.token_refused", reason=error_text(exc.reply))
             self.notice("app.register_again")
@@ -229,9 +262,31 @@ class App:
             return False
         conn.token = str(reply["token"])
         credentials = config.Credentials(name, conn.token)
-        path = config.save(self.options.server, credentials, self.config_dir)
+        try:
+            aside = config.set_aside(self.config_dir)
+            path = config.save(self.options.server, credentials, self.config_dir)
+        except (OSError, config.CredentialsError) as exc:
+            self.unsaved(credentials, exc)
+            raise Unsaved(name) from exc
+        if aside is not None:
+            self.notice("app.set_aside", path=path, aside=aside)
         self.notice("app.registered", name=name, path=path)
         return True
+
+    def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:
+        """The token that could not be saved, and how to store it by hand: nothing is lost."""
+        path = config.credentials_path(self.config_dir)
+        if isinstance(exc, config.CredentialsError):
+            reason = exc.reason
+        else:
+            reason = config.os_reason(exc, path) if isinstance(exc, OSError) else str(exc)
+        name, token, server = credentials.name, credentials.token, self.options.server
+        entry = {"servers": {server.rstrip("/"): {"name": name, "token": token}}}
+        fields = {"name": name, "token": token, "server": server, "path": str(path)}
+        self.tell("app.not_saved", _("app.not_saved", reason=reason, **fields), **fields)
+        self.tell("app.keep_token", _("app.keep_token", **fields), **fields)
+        text = json.dumps(entry, ensure_ascii=False)
+        self.tell("app.store_token", _("app.store_token", entry=text, **fields), **fields)
 
     async def register(self, name: str) -> int:
         name = name.strip()
@@ -239,13 +294,13 @@ class App:
         if problem is not None:
             self.tell("name", problem)
             return 2
-        stored = config.load(self.options.server, self.config_dir)
+        stored = self._stored()
         if stored is not None and stored.name == name:
             self.notice("app.already_registered", name=name, server=self.options.server)
             return 0
         conn = self._connection(None)
         self.conn = conn
-        await conn.open()
+        await self._open(conn)
         return 0 if await self._register(conn, name) else 1
 
     # -- lists -------------------------------------------------------------

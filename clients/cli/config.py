@@ -5,6 +5,13 @@ The file is ``credentials.json`` in the user's config directory:
 on Windows). It maps server URLs to ``{"name", "token"}`` and is written
 with mode 0600 (the directory 0700), since a token is the player's only
 credential (PROTOCOL.md section 3).
+
+A file that cannot be read or is not of that shape raises ``Malformed``, an
+entry for the server that holds no usable token ``InvalidEntry`` (both
+``CredentialsError``, naming the file): the app says so and reads no player
+from it, as from a missing file. ``save`` never writes over a malformed
+file, since it may hold tokens the user can still recover; ``set_aside``
+moves such a file out of the way first (``credentials.json.bad``...).
 """
 
 from __future__ import annotations
@@ -16,10 +23,49 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_SERVER", "Credentials", "config_dir", "load", "save"]
+from protocol.constants import MAX_TOKEN_CHARS
+
+__all__ = [
+    "DEFAULT_SERVER",
+    "Credentials",
+    "CredentialsError",
+    "InvalidEntry",
+    "Malformed",
+    "config_dir",
+    "credentials_path",
+    "load",
+    "os_reason",
+    "save",
+    "set_aside",
+]
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 FILE_NAME = "credentials.json"
+
+
+class CredentialsError(Exception):
+    """The credentials file, or the server's entry in it, cannot be used."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class Malformed(CredentialsError):
+    """The file exists but cannot be read, or is not a credentials file."""
+
+
+class InvalidEntry(CredentialsError):
+    """The server's entry holds no usable name and token."""
+
+
+def os_reason(exc: OSError, path: Path | str | None = None) -> str:
+    """Why an operation on ``path`` failed: the system's words (and the file, if another)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None and (path is None or str(exc.filename) != str(path)):
+        reason += f": {exc.filename}"
+    return reason
 
 
 @dataclass(frozen=True)
@@ -40,40 +86,91 @@ def config_dir(env: dict[str, str] | None = None) -> Path:
     return root / "scorpion"
 
 
+def credentials_path(directory: Path | None = None) -> Path:
+    """The credentials file in ``directory`` (the config directory by default)."""
+    return (directory or config_dir()) / FILE_NAME
+
+
 def _key(server: str) -> str:
     return server.rstrip("/")
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The file's contents ({} if there is none); ``Malformed`` if it is not a credentials file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}  # no file there (a directory above it may be a file: save says so)
+    except OSError as exc:
+        raise Malformed(path, os_reason(exc, path)) from exc
+    except UnicodeDecodeError as exc:
+        raise Malformed(path, "not UTF-8 text") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise Malformed(path, f"not JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise Malformed(path, "not a JSON object")
+    if not isinstance(data.get("servers", {}), dict):
+        raise Malformed(path, '"servers" is not a JSON object')
+    return data
 
 
 def load(server: str, directory: Path | None = None) -> Credentials | None:
-    """The player stored for ``server``, if any."""
-    data = _read((directory or config_dir()) / FILE_NAME)
-    entry = data.get("servers", {}).get(_key(server))
-    if isinstance(entry, dict) and isinstance(entry.get("token"), str):
-        return Credentials(str(entry.get("name", "")), entry["token"])
-    return None
+    """The player stored for ``server``, if any (``CredentialsError`` if unusable)."""
+    path = credentials_path(directory)
+    entry = _read(path).get("servers", {}).get(_key(server))
+    if entry is None:
+        return None
+    if not isinstance(entry, dict):
+        raise InvalidEntry(path, f"the entry for {_key(server)} is not a JSON object")
+    name, token = entry.get("name", ""), entry.get("token")
+    if not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_CHARS:
+        limit = f"1..{MAX_TOKEN_CHARS}"
+        raise InvalidEntry(path, f"the token for {_key(server)} is not a string of {limit} chars")
+    if not isinstance(name, str):
+        raise InvalidEntry(path, f"the name for {_key(server)} is not a string")
+    return Credentials(name, token)
+
+
+def set_aside(directory: Path | None = None) -> Path | None:
+    """Move a malformed credentials file to a free ``credentials.json.bad*`` name; that name."""
+    path = credentials_path(directory)
+    try:
+        _read(path)
+    except Malformed:
+        pass
+    else:
+        return None
+    for number in range(1000):
+        aside = path.with_name(f"{FILE_NAME}.bad{number or ''}")
+        if not aside.exists() and not aside.is_symlink():
+            os.replace(path, aside)
+            return aside
+    raise Malformed(path, "no free name to move it aside")
 
 
 def save(server: str, credentials: Credentials, directory: Path | None = None) -> Path:
-    """Store ``credentials`` for ``server``; returns the file (mode 0600)."""
+    """Store ``credentials`` for ``server``; returns the file (mode 0600).
+
+    Raises ``OSError`` if the file cannot be written, and ``Malformed`` rather
+    than write over a malformed file (``set_aside`` moves one away).
+    """
     directory = directory or config_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = directory / FILE_NAME
+    path = credentials_path(directory)
     data = _read(path)
     servers = data.setdefault("servers", {})
     servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     temporary = path.with_suffix(".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+        raise
     return path

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from clients.cli import VERSION
 from clients.cli.config import DEFAULT_SERVER
@@ -22,7 +23,14 @@ from clients.cli.i18n import _, use
 from protocol import LEVELS, LOCALES
 from protocol.constants import MAX_DEAL
 
-__all__ = ["Options", "UsageError", "build_parser", "detect_locale", "parse_args"]
+__all__ = [
+    "Options",
+    "UsageError",
+    "build_parser",
+    "detect_locale",
+    "parse_args",
+    "server_url",
+]
 
 
 class UsageError(Exception):
@@ -109,6 +117,23 @@ def speed(text: str) -> float:
     return value
 
 
+def server_url(text: str) -> str:
+    """A ``ws://`` or ``wss://`` URL naming a host, with a port in range if it has one."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        reason = str(exc)
+    else:
+        if parts.scheme.lower() not in ("ws", "wss"):
+            reason = _("args.url_scheme")
+        elif not parts.hostname:
+            reason = _("args.url_host")
+        else:
+            return text
+    raise argparse.ArgumentTypeError(_("args.bad_server", value=repr(text), reason=reason))
+
+
 def one_of(choices: Sequence[str]) -> Callable[[str], str]:
     """An argument type accepting only ``choices`` (argparse's own message is English)."""
 
@@ -158,7 +183,11 @@ def detect_locale(env: Mapping[str, str]) -> str:
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
     parser.add_argument(
-        "--server", default=default, metavar=_("args.metavar_server"), help=_("args.help_server")
+        "--server",
+        type=server_url,
+        default=default,
+        metavar=_("args.metavar_server"),
+        help=_("args.help_server"),
     )
     parser.add_argument(
         "--lang",
@@ -242,9 +271,15 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
     use(_lang(argv, env))
     args = build_parser().parse_args(argv)
     no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR"))
+    server = getattr(args, "server", None)
+    if server is None and env.get("SCORPION_SERVER"):
+        try:
+            server = server_url(env["SCORPION_SERVER"])
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(_("args.environment", name="SCORPION_SERVER", message=exc)) from exc
     return Options(
         command=args.command or "play",
-        server=getattr(args, "server", None) or env.get("SCORPION_SERVER") or DEFAULT_SERVER,
+        server=server or DEFAULT_SERVER,
         lang=getattr(args, "lang", None) or detect_locale(env),
         color=not no_color,
         json=bool(getattr(args, "json", False)),

@@ -11,7 +11,9 @@ batch forward, as a live game would.
 
 A long game's replay document comes in pages (``next``/``from``,
 PROTOCOL.md section 10); ``fetch_replay`` asks for each and joins their
-actions, so an export is always the whole document.
+actions, so an export is always the whole document. ``--export -`` writes it
+to standard output (and nothing else there); a file that cannot be written is
+named with the system's reason.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from clients.cli.app import error_text
 from clients.cli.board import Board
+from clients.cli.config import os_reason
 from clients.cli.connection import Connection
 from clients.cli.i18n import _
 from clients.cli.options import Options
@@ -93,8 +96,16 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
         terminal.say(_("replay.unfinished", game=game))
         return 1
     if options.export:
-        text = json.dumps(reply["replay"], indent=2, ensure_ascii=False) + "\n"
-        Path(options.export).write_text(text, encoding="utf-8")
+        text = json.dumps(reply["replay"], indent=2, ensure_ascii=False)
+        if options.export == "-":
+            terminal.say(text)  # standard output, as the common convention has it
+            return 0
+        try:
+            Path(options.export).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            reason = os_reason(exc, options.export)
+            terminal.say(_("replay.cannot_write", path=options.export, reason=reason))
+            return 1
         terminal.say(_("replay.written", game=game, path=options.export))
         return 0
     final = await conn.request("open_game", game=game)

@@ -34,9 +34,17 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-__all__ = ["Terminal", "WordCompleter"]
+__all__ = ["OutputError", "Terminal", "WordCompleter"]
 
 Words = Callable[[], Iterable[str]]
+
+
+class OutputError(Exception):
+    """Standard output cannot be written (closed, or the device refuses); not a closed pipe."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class WordCompleter(Completer):
@@ -165,8 +173,16 @@ class Terminal:
                 return
 
     def say(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        out = self.out
+        if out is None:  # started with standard output closed (``>&-``)
+            raise OutputError("closed")
+        try:
+            out.write(text + "\n")
+            out.flush()
+        except BrokenPipeError:
+            raise  # the reader went away: __main__ ends quietly
+        except OSError as exc:  # /dev/full, a descriptor not open for writing...
+            raise OutputError(exc.strerror or str(exc)) from exc
 
     def json(self, obj: Any) -> None:
         self.say(json.dumps(obj, ensure_ascii=False, sort_keys=True))

@@ -79,7 +79,8 @@ def test_credentials_are_kept_per_server(tmp_path: Path) -> None:
     assert config.load("ws://b", tmp_path) == config.Credentials("bob", "t2")
     assert config.load("ws://c", tmp_path) is None
     path.write_text("not json")
-    assert config.load("ws://a", tmp_path) is None
+    with pytest.raises(config.Malformed):  # the app names the file and reads no player
+        config.load("ws://a", tmp_path)
 
 
 def view() -> dict[str, Any]:

@@ -1,0 +1,272 @@
+"""Local trouble is named as such: files the client cannot read or write, bad URLs, closed output.
+
+Only a failure to connect says "no server"; a credentials file or an export
+that cannot be written is named with the system's reason, and a player whose
+token cannot be saved is not lost (the token is printed). A malformed
+credentials file is named and read as holding no player; ``--export -``
+writes to standard output.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clients.cli import config
+from clients.cli.__main__ import main
+from clients.cli.app import run
+from clients.cli.options import UsageError, parse_args
+from clients.cli.terminal import Terminal
+from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def run_in(
+    directory: Path, server: Running, *args: str, lines: tuple[str, ...] = ()
+) -> tuple[int, str]:
+    """``scorpion ARGS`` with ``directory`` as the config directory."""
+    out = io.StringIO()
+    options = parse_args(["--server", server.url, *args], env={})
+    code = await run(options, Terminal(out, list(lines)), config_dir=directory)
+    return code, out.getvalue()
+
+
+def stored_entry(out: str) -> dict[str, dict[str, dict[str, str]]]:
+    """The credentials entry printed for the user to store by hand (the last JSON on a line)."""
+    line = next(line for line in out.splitlines() if '{"servers"' in line)
+    entry: dict[str, dict[str, dict[str, str]]] = json.loads(line[line.index('{"servers"') :])
+    return entry
+
+
+@pytest.mark.parametrize("command", ["register", "play"])
+async def test_a_token_that_cannot_be_saved_is_printed_not_lost(
+    command: str, server: Running, tmp_path: Path
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")  # the config directory would have to be inside a regular file
+    unwritable = afile / "scorpion"
+    args = ("register", "ada") if command == "register" else ("play", "--level", "hard")
+    code, out = await run_in(unwritable, server, *args, lines=("ada", "q"))
+    assert code == 1, out
+    assert "no server" not in out
+    assert f"could not be saved to {unwritable / 'credentials.json'}: Not a directory" in out
+    entry = stored_entry(out)
+    token = entry["servers"][server.url.rstrip("/")]["token"]
+    assert token in out and entry["servers"][server.url.rstrip("/")]["name"] == "ada"
+
+    # What was printed is all it takes to play as ada: nothing was lost.
+    usable = tmp_path / "usable"
+    usable.mkdir()
+    (usable / "credentials.json").write_text(json.dumps(entry))
+    code, out = await run_in(usable, server, "stats")
+    assert code == 0 and "player name" not in out, out
+    code, out = await run_in(tmp_path / "other", server, "register", "ada")
+    assert code == 1 and "duplicate_name" in out  # the same player, registered once
+
+
+async def test_a_token_that_cannot_be_saved_in_json_mode(server: Running, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    code, out = await run_in(tmp_path / "afile" / "scorpion", server, "--json", "register", "ada")
+    assert code == 1
+    notices = [json.loads(line) for line in out.splitlines()]
+    assert {notice["type"] for notice in notices} == {"notice"}
+    assert all(notice["name"] == "ada" and notice["token"] for notice in notices)
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("missing/dir/x.json", "No such file or directory"),
+        (".", "Is a directory"),
+        ("/dev/full", "No space left on device"),
+    ],
+)
+async def test_an_export_that_cannot_be_written_names_the_file(
+    target: str, reason: str, cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if target == "/dev/full" and not Path(target).exists():
+        pytest.skip("no /dev/full here")
+    monkeypatch.chdir(tmp_path)
+    game = await resigned_game(cli)
+    code, out = await cli("replay", game, "--export", target)
+    assert code == 1
+    assert out == f"cannot write the replay to {target}: {reason}\n"
+
+
+async def resigned_game(cli: CliRunner) -> str:
+    assert (await cli("register", "ada"))[0] == 0
+    assert (await cli("play", "--level", "hard", "--deal", "1", lines=["resign!"]))[0] == 0
+    return (await cli("games"))[1].splitlines()[1].split()[0]
+
+
+async def test_export_dash_writes_the_document_to_standard_output(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    game = await resigned_game(cli)
+    code, out = await cli("replay", game, "--export", "-")
+    assert code == 0, out
+    document = json.loads(out)  # the document alone: no "wrote the replay" line
+    assert document["format"] == "scorpion-replay" and document["deal"] == 1
+    assert list(here.iterdir()) == []  # no file named -
+    code, out = await cli("replay", game, "--export", "./-")  # a file named - is still possible
+    assert code == 0 and json.loads((here / "-").read_text()) == document
+
+
+def test_export_dash_is_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    assert "- writes it to standard output" in " ".join(capsys.readouterr().out.split())
+
+
+MALFORMED = [
+    '{"servers": 5}',
+    '{"servers": []}',
+    "not json",
+    "[1, 2]",
+    "\xff\xfe",
+]
+
+
+@pytest.mark.parametrize("text", MALFORMED)
+async def test_a_malformed_credentials_file_is_named_and_read_as_none(
+    text: str, cli: CliRunner, config_dir: Path
+) -> None:
+    config_dir.mkdir()
+    path = config_dir / "credentials.json"
+    path.write_bytes(text.encode("latin-1"))
+    code, out = await cli("games", lines=[])
+    assert code == 1
+    first, second = out.splitlines()
+    assert first.startswith(f"cannot use the credentials file {path}: ")
+    assert "fix it or remove it" in first
+    assert second == "no name given: nothing was registered"  # as with no file at all
+    assert path.read_bytes() == text.encode("latin-1")  # untouched
+
+
+async def test_registering_sets_a_malformed_credentials_file_aside(
+    cli: CliRunner, config_dir: Path, server: Running
+) -> None:
+    config_dir.mkdir()
+    path = config_dir / "credentials.json"
+    path.write_text('{"servers": 5}')
+    (config_dir / "credentials.json.bad").write_text("an older one")
+    code, out = await cli("register", "ada")
+    assert code == 0, out
+    aside = config_dir / "credentials.json.bad1"
+    assert f"the malformed {path} is kept as {aside}" in out
+    assert aside.read_text() == '{"servers": 5}'
+    assert (config_dir / "credentials.json.bad").read_text() == "an older one"
+    assert config.load(server.url, config_dir) is not None
+    assert (await cli("stats"))[0] == 0
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"name": "x", "token": "a" * 129}, {"name": "x", "token": ""}, {"name": "x"}, 5, ["t"]],
+)
+async def test_invalid_stored_credentials_are_named(
+    entry: object, cli: CliRunner, config_dir: Path, server: Running
+) -> None:
+    config_dir.mkdir()
+    path = config_dir / "credentials.json"
+    path.write_text(json.dumps({"servers": {server.url.rstrip("/"): entry}}))
+    code, out = await cli("stats", lines=[])
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"the credentials stored in {path} are invalid: ")
+    assert "InvalidMessage" not in out
+    code, out = await cli("register", "ada")  # registering again replaces the entry
+    assert code == 0, out
+    assert (await cli("stats"))[0] == 0
+
+
+def test_the_credentials_file_checks(tmp_path: Path) -> None:
+    path = tmp_path / "credentials.json"
+    assert config.load("ws://a", tmp_path) is None  # no file
+    path.write_text('{"servers": 5}')
+    with pytest.raises(config.Malformed) as caught:
+        config.load("ws://a", tmp_path)
+    assert caught.value.path == path
+    with pytest.raises(config.Malformed):  # never written over: it may hold tokens
+        config.save("ws://a", config.Credentials("ada", "t"), tmp_path)
+    assert path.read_text() == '{"servers": 5}'
+    path.write_text('{"servers": {"ws://a": {"name": "ada", "token": "%s"}}}' % ("t" * 129))
+    with pytest.raises(config.InvalidEntry):
+        config.load("ws://a", tmp_path)
+    assert config.load("ws://b", tmp_path) is None  # another server's entry is fine
+    (tmp_path / "afile").write_text("")
+    assert config.load("ws://a", tmp_path / "afile" / "x") is None  # nothing can be there
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("ws://[::1", "Invalid IPv6 URL"),
+        ("ws://127.0.0.1:99999/", "Port out of range"),
+        ("http://127.0.0.1:8765/", "does not start with `ws://` or `wss://`"),
+        ("ws:///", "names no host"),
+        ("127.0.0.1:8765", "does not start with"),
+    ],
+)
+def test_a_bad_server_url_is_a_usage_error(
+    url: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--server", url, "stats"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: ")
+    assert reason in captured.err and len(captured.err.splitlines()) == 1
+    assert main(["stats", "--server", url]) == 2
+
+
+def test_a_bad_server_url_from_the_environment() -> None:
+    with pytest.raises(UsageError, match="SCORPION_SERVER: 'ws://h:x/' is not a server URL"):
+        parse_args(["stats"], env={"SCORPION_SERVER": "ws://h:x/"})
+    assert parse_args(["stats"], env={"SCORPION_SERVER": "wss://h:1/x"}).server == "wss://h:1/x"
+
+
+def run_with_stdout(stdout: str | None) -> subprocess.CompletedProcess[str]:
+    """``scorpion stats`` (nothing listening) with stdout closed (None) or sent to ``stdout``."""
+    handle = None if stdout is None else open(stdout, "w")  # noqa: SIM115
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "clients.cli", "--server", "ws://127.0.0.1:9/", "stats"],
+            stdin=subprocess.DEVNULL,
+            stdout=handle if handle is not None else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=(lambda: os.close(1)) if handle is None else None,
+            cwd=ROOT,
+            env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent"},
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def test_closed_standard_output_is_one_clear_line() -> None:
+    process = run_with_stdout(None)
+    assert process.returncode == 1
+    assert process.stderr == "scorpion: standard output is closed: nothing can be shown\n"
+
+
+def test_a_full_standard_output_is_one_clear_line() -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    process = run_with_stdout("/dev/full")
+    assert process.returncode == 1
+    assert process.stderr == (
+        "scorpion: cannot write to standard output: No space left on device\n"
+    )
