@@ -38,6 +38,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
+from alembic.script.revision import ResolutionError
+from alembic.util import CommandError
+from sqlalchemy.exc import DBAPIError
+
 from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
 from server import logs
@@ -52,7 +56,7 @@ from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
-from server.store import SchemaOutdated, Store, StoreUnavailable
+from server.store import SchemaOutdated, Store, StoreError, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
 from server.webclient import WEB_DIR, WebClient
 from server.winnable_pools import WinnableDealFinder, WinnablePools
@@ -331,7 +335,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``scorpion-server [--flags]``: serve; ``--migrate``: upgrade the schema and exit.
 
     Exit codes: 0 stopped by a signal or migrated; 1 the database never came
-    up, or the port cannot be opened; 2 bad settings or an outdated schema.
+    up or cannot be used (a file that is not a database, a PostgreSQL database
+    that does not exist), or the port cannot be opened; 2 bad settings (an
+    in-memory SQLite URL or a directory among them), an outdated schema, or
+    one of a revision this version does not know. Each ends in one line.
     """
     try:
         settings = load_settings(argv, os.environ)
@@ -355,13 +362,24 @@ def _serve_or_migrate(settings: Settings) -> int:
         run_loop(run(settings), settings.event_loop)
     except SchemaOutdated as exc:
         print(
-            f"scorpion-server: the database schema is not current ({exc}); {UPGRADE_HINT}",
+            f"scorpion-server: the database schema is not current ({exc.detail}); {UPGRADE_HINT}",
             file=sys.stderr,
         )
         return 2
     except StoreUnavailable as exc:
-        print(f"scorpion-server: cannot use the database: {exc}", file=sys.stderr)
+        reason = _driver_reason(exc)
+        detail = f"{exc} ({reason})" if reason else str(exc)
+        print(f"scorpion-server: cannot use the database: {detail}", file=sys.stderr)
         return 1
+    except StoreError as exc:  # refused for good: not a database, no such database, ...
+        print(
+            f"scorpion-server: cannot use the database: {_driver_reason(exc) or exc}",
+            file=sys.stderr,
+        )
+        return 1
+    except CommandError as exc:  # Alembic cannot upgrade what the database holds
+        print(f"scorpion-server: {_upgrade_problem(exc)}", file=sys.stderr)
+        return 2
     except SqliteInUse as exc:
         print(f"scorpion-server: {exc}", file=sys.stderr)
         return 2
@@ -369,3 +387,33 @@ def _serve_or_migrate(settings: Settings) -> int:
         print(f"scorpion-server: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _driver_reason(exc: BaseException) -> str:
+    """The database driver's own words for why ``exc`` happened (its first line), or ''.
+
+    The store's errors say what failed in general terms and chain the cause;
+    at start-up the cause is what the operator needs (``file is not a
+    database``, ``database "x" does not exist``). It is the driver's message,
+    never SQLAlchemy's, which would quote the statement.
+    """
+    cause = exc.__cause__
+    while cause is not None and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, DBAPIError):
+        cause = cause.orig
+    if cause is None:
+        return ""
+    lines = str(cause).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _upgrade_problem(exc: CommandError) -> str:
+    """One line on why Alembic could not upgrade the schema."""
+    if isinstance(exc.__cause__, ResolutionError):
+        return (
+            f"the database schema is at revision {exc.__cause__.argument}, which this "
+            "scorpion-server does not know: a newer scorpion-server (or another program) "
+            "made it; run that version, or restore a backup"
+        )
+    return f"cannot upgrade the database schema: {exc}"

@@ -21,9 +21,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError
+
 from protocol.version import version
 from server.limits import LimitSettings, parse_networks, parse_rate
 from server.loop import LOOPS
+from server.store.database import async_url
 
 __all__ = [
     "LOG_FORMATS",
@@ -117,7 +121,7 @@ class Settings:
 _HELP: dict[str, str] = {
     "host": "interface to listen on",
     "port": "TCP port (0: any free port)",
-    "database_url": "SQLAlchemy URL: sqlite+aiosqlite:///path or postgresql+asyncpg://...",
+    "database_url": "sqlite+aiosqlite:///path/file.db or postgresql+asyncpg://user@host/db",
     "data_dir": "directory of the default SQLite database",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
     "log_format": "text, or json for one JSON object per line",
@@ -268,10 +272,7 @@ def problems(settings: Settings) -> list[str]:
         found.append(f"{_label('event_loop')}: uvloop is not installed (the server extra)")
     if not settings.host:
         found.append(f"{_label('host')} must name an interface")
-    if settings.database_url and not settings.database_url.startswith(("sqlite", "postgresql")):
-        found.append(
-            f"{_label('database_url')} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"
-        )
+    found += _database_problems(settings)
     if settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
         found.append(
             f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
@@ -279,6 +280,72 @@ def problems(settings: Settings) -> list[str]:
     found += _tls_problems(settings)
     found += _limit_problems(settings)
     return found
+
+
+def _database_problems(settings: Settings) -> list[str]:
+    """What is wrong with where the database is, found before anything is opened or made.
+
+    A URL must parse and name a supported backend. An SQLite URL must name a
+    plain file path: not an in-memory database (each of the server's
+    connections would get one of its own, and all of it would be gone at
+    exit), not an SQLite URI filename (``file:...``, ``?uri=true``: the
+    server's own connections open the path as a plain file name, so they
+    would open another database), no query parameters (those connections
+    would not see them either), not a directory. The default file in
+    ``data_dir`` is checked the same way.
+    """
+    if not settings.database_url:
+        data_dir = Path(settings.data_dir)
+        if data_dir.exists() and not data_dir.is_dir():
+            return [f"{_label('data_dir')}: {data_dir} is not a directory"]
+        if (data_dir / "scorpion.db").is_dir():
+            return [
+                f"{_label('data_dir')}: {data_dir / 'scorpion.db'} is a directory, "
+                "not a database file"
+            ]
+        return []
+    label = _label("database_url")
+    try:
+        url = async_url(settings.database_url)
+    except (ArgumentError, ValueError):  # unparsable, or another backend
+        return [f"{label} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"]
+    if url.get_backend_name() != "sqlite":
+        return []
+    problem = _sqlite_problem(url)
+    return [f"{label}{problem}"] if problem else []
+
+
+_SQLITE_EXAMPLE: Final = "sqlite+aiosqlite:///path/to/scorpion.db"
+
+
+def _sqlite_problem(url: URL) -> str:
+    """What keeps the SQLite ``url`` from naming one database file, or ''."""
+    database = url.database or ""
+    query = {key.lower(): str(value).lower() for key, value in url.query.items()}
+    if url.username or url.password or url.host or url.port:
+        return f": an SQLite URL names a file, not a host ({_SQLITE_EXAMPLE})"
+    if (
+        database in ("", ":memory:")
+        or query.get("mode") == "memory"
+        or (database.startswith("file:") and ":memory:" in database)
+    ):
+        return (
+            f" must name an SQLite file ({_SQLITE_EXAMPLE}), not an in-memory database: "
+            "the server's connections would not share it, and it would not survive the server"
+        )
+    if database.startswith("file:") or "uri" in query:
+        return (
+            ": SQLite URI filenames (file:..., uri=true) are not supported; "
+            f"give the file's path ({_SQLITE_EXAMPLE})"
+        )
+    if url.query:
+        return (
+            f": an SQLite URL takes no query parameters ({_SQLITE_EXAMPLE}); "
+            "see --db-timeout-ms for the busy timeout"
+        )
+    if Path(database).is_dir():
+        return f": {database} is a directory, not a database file"
+    return ""
 
 
 def _limit_problems(settings: Settings) -> list[str]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from server.app import ScorpionServer, main, prepare_store
 from server.config import Settings, load_settings
@@ -43,7 +47,9 @@ def test_postgresql_on_an_outdated_schema_is_refused(
     url = server_postgres_url
     run_isolated(lambda: _admin(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
     assert main(["--database-url", url, "--port", "0"]) == 2
-    assert "scorpion-server --migrate" in capsys.readouterr().err
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("scorpion-server: the database schema is not current (")
+    assert last.count("scorpion-server --migrate") == 1, last  # the hint, once
 
 
 @pytest.mark.parametrize(
@@ -194,3 +200,191 @@ def test_serving_freezes_what_start_up_made_and_collects_less_often() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# -- the database URL: refused before anything is made, or one line on failure --
+
+_URL_LABEL = "--database-url (SCORPION_DATABASE_URL)"
+
+
+@pytest.fixture
+def no_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused setting must end the process before the server or migration starts."""
+
+    def started(settings: Settings) -> int:
+        raise AssertionError(f"started with {settings.store_url!r}")
+
+    monkeypatch.setattr("server.app._serve_or_migrate", started)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite+aiosqlite://",
+        "sqlite+aiosqlite:///",
+        "sqlite+aiosqlite:///:memory:",
+        "sqlite://",
+        "sqlite+aiosqlite:///file:x?mode=memory&uri=true",
+        "sqlite+aiosqlite:///file::memory:",
+        "sqlite+aiosqlite:///x.db?mode=memory",
+    ],
+)
+@pytest.mark.parametrize("where", ["flag", "environment"])
+@pytest.mark.usefixtures("no_start")
+def test_an_in_memory_sqlite_url_is_refused_before_anything_is_made(
+    url: str,
+    where: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["--port", "0", "--workers", "1", "--easy-pool", "0"]
+    if where == "flag":
+        argv += ["--database-url", url]
+    else:
+        monkeypatch.setenv("SCORPION_DATABASE_URL", url)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion-server: {_URL_LABEL} must name an SQLite file"), err
+    assert "in-memory" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no database, no lock file
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        (
+            "sqlite+aiosqlite:///file:x.db?uri=true",
+            "SQLite URI filenames (file:..., uri=true) are not supported",
+        ),
+        (
+            "sqlite+aiosqlite:///file:x.db",
+            "SQLite URI filenames (file:..., uri=true) are not supported",
+        ),
+        ("sqlite+aiosqlite:///x.db?timeout=3", "an SQLite URL takes no query parameters"),
+        ("sqlite+aiosqlite://somehost/x.db", "an SQLite URL names a file, not a host"),
+        ("sqlite:/x.db", "must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"),
+        ("sqlitefoo:///x.db", "must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"),
+        ("postgresql:nohost", "must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"),
+    ],
+)
+@pytest.mark.usefixtures("no_start")
+def test_an_unusable_database_url_is_one_line_and_exit_code_2(
+    url: str,
+    named: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--migrate"]):
+        assert main(["--port", "0", "--database-url", url, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"scorpion-server: {_URL_LABEL}"), err
+        assert named in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_in_memory_url_from_the_environment_exits_2_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """The tester's case, end to end: ``python -m server`` with the variable set."""
+    done = subprocess.run(
+        [sys.executable, "-m", "server", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "SCORPION_DATABASE_URL": "sqlite+aiosqlite://"},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"scorpion-server: {_URL_LABEL} must name an SQLite file")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_as_the_database_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}"
+    for extra in ([], ["--migrate"]):
+        started = time.monotonic()
+        assert main(["--port", "0", "--db-wait-s", "30", "--database-url", url, *extra]) == 2
+        assert time.monotonic() - started < 15  # not the whole --db-wait-s
+        err = capsys.readouterr().err
+        assert err == (
+            f"scorpion-server: {_URL_LABEL}: {tmp_path} is a directory, not a database file\n"
+        )
+
+
+def test_a_data_dir_that_cannot_hold_the_database_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "scorpion.db").mkdir()
+    assert main(["--port", "0", "--db-wait-s", "2", "--data-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"scorpion-server: --data-dir (SCORPION_DATA_DIR): {tmp_path / 'scorpion.db'} "
+        "is a directory, not a database file\n"
+    )
+    a_file = tmp_path / "a file"
+    a_file.write_text("x")
+    assert main(["--port", "0", "--data-dir", str(a_file)]) == 2
+    assert capsys.readouterr().err == (
+        f"scorpion-server: --data-dir (SCORPION_DATA_DIR): {a_file} is not a directory\n"
+    )
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_a_file_that_is_not_a_database_ends_in_one_line(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    not_a_database = tmp_path / "afile"
+    not_a_database.write_text("x\n")
+    url = f"sqlite+aiosqlite:///{not_a_database}"
+    argv = ["--port", "0", "--workers", "1", "--easy-pool", "0", "--database-url", url]
+    assert main([*argv, *extra]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.splitlines()[-1] == "scorpion-server: cannot use the database: file is not a database"
+    )
+    assert "Traceback" not in err
+    assert not_a_database.read_text() == "x\n"
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_a_sqlite_schema_of_an_unknown_revision_ends_in_one_line(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database a newer server migrated: this one cannot upgrade it, nor use it."""
+    assert main(["--migrate", "--data-dir", str(tmp_path)]) == 0
+    with sqlite3.connect(tmp_path / "scorpion.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'ffffffffffff'")
+    conn.close()
+    argv = ["--port", "0", "--workers", "1", "--easy-pool", "0", "--data-dir", str(tmp_path)]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert last.startswith("scorpion-server: the database schema is at revision ffffffffffff,")
+    assert "newer scorpion-server" in last and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_a_postgresql_database_that_does_not_exist_ends_in_one_line(
+    extra: list[str], server_postgres_url: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    url = make_url(server_postgres_url).set(database="nonexistent_db_xyz")
+    argv = ["--port", "0", "--workers", "1", "--easy-pool", "0", "--db-wait-s", "60"]
+    argv += ["--database-url", url.render_as_string(hide_password=False)]
+    started = time.monotonic()
+    assert main([*argv, *extra]) == 1
+    assert time.monotonic() - started < 10  # refused for good, not retried
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        'scorpion-server: cannot use the database: database "nonexistent_db_xyz" does not exist'
+    )
+    assert "Traceback" not in err
