@@ -125,13 +125,20 @@ async def count(
 
 
 async def count_returning(
-    players: int, database_url: str | None, source: str | None = None
+    players: int, database_url: str | None, source: str | None = None, target: str = "server"
 ) -> dict[str, Any]:
     """Instructions per returning player: ``bench.reconnect``'s storm (games of 100
-    actions) counted from the first connection to the last player playing."""
+    actions) counted from the first connection to the last player playing; or, with
+    ``target="echo"``, per client of the same storm against the echo server."""
     with _callgrind() as (wrapper, total):
         report = await run_reconnect(
-            players, 100, database_url=database_url, source=source, wrapper=wrapper, timed=_counting
+            players,
+            100,
+            database_url=database_url,
+            source=source,
+            wrapper=wrapper,
+            timed=_counting,
+            target=target,
         )
         if report["playing"] < players:
             raise RuntimeError(f"only {report['playing']} of {players} players were playing")
@@ -166,15 +173,26 @@ def table(
     return lines
 
 
-def returning_table(players: int, targets: list[tuple[str, str | None, str | None]]) -> list[str]:
-    """The markdown table of instructions per returning player, per target."""
+def returning_table(
+    players: int, targets: list[tuple[str, str | None, str | None]], echo: bool = True
+) -> list[str]:
+    """The markdown table of instructions per returning player: the same storm against the
+    echo first (unless not ``echo``), then per target."""
     lines = [
-        "| target | returning players | instructions per player | tried again |",
-        "|---|---|---|---|",
+        "| target | returning players | instructions per player | ratio to the echo "
+        "| tried again |",
+        "|---|---|---|---|---|",
     ]
+    ceiling = None
+    if echo:
+        ceiling = asyncio.run(count_returning(players, None, target="echo"))["instructions"]
+        lines.append(f"| echo | {players} | {ceiling:,.0f} | 1.0x | 0 |")
+        print(lines[-1], flush=True)
     for label, source, database_url in targets:
         found = asyncio.run(count_returning(players, database_url, source))
-        lines.append(f"| {label} | {players} | {found['instructions']:,.0f} | {found['retries']} |")
+        figure = found["instructions"]
+        ratio = f"{figure / ceiling:.1f}x" if ceiling else "-"
+        lines.append(f"| {label} | {players} | {figure:,.0f} | {ratio} | {found['retries']} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -212,7 +230,7 @@ def main() -> int:
             for label, _, revision in (spec.partition("=") for spec in args.specs)
         ] or [("server", None, args.database_url)]
         if args.returning is not None:
-            returning_table(args.returning, targets)
+            returning_table(args.returning, targets, echo=not args.no_echo)
         else:
             table(loads, targets, args.actions, echo=not args.no_echo)
     return 0

@@ -301,7 +301,8 @@ def instructions_section(database_url: str | None) -> str:
             "player, as in",
             f"`bench.reconnect`: {RETURNING_COUNTED} players with unfinished games of 100 "
             "actions at once, counted",
-            "from the first connection to the last player playing):",
+            "from the first connection to the last player playing; the echo, per client of",
+            "the same storm against `bench.echo`):",
             "",
             *returning,
             COUNT_END,
