@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import os
 import secrets
 import signal
@@ -194,10 +195,23 @@ def server_command(
     return command
 
 
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _ended_with_parent() -> None:
+    """In a server's process, before it runs: Linux sends it SIGTERM when the benchmark's
+    process ends, however it ends (``prctl(PR_SET_PDEATHSIG)``). A benchmark stopped by a
+    signal runs no ``finally``, and left its server running, skewing the runs after it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def started(command: list[str], cwd: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    """Run ``command`` (pinned to core 0 when ``pinned()``); terminate it at the end."""
-    process = subprocess.Popen(command, cwd=cwd)
+    """Run ``command`` (pinned to core 0 when ``pinned()``); terminate it at the end, or
+    (on Linux) when this process ends first."""
+    ends_with_us = _ended_with_parent if sys.platform == "linux" else None
+    process = subprocess.Popen(command, cwd=cwd, preexec_fn=ends_with_us)
     try:
         if pinned():
             os.sched_setaffinity(process.pid, {0})
