@@ -45,7 +45,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from bench.load import PYTHON, Player, first_move, free_port, wait_for_port
+from bench.load import PYTHON, Player, first_move, free_port, spawn, wait_for_port
 from protocol import SUBPROTOCOL, encode
 from tests.server.raw import RawClient
 
@@ -65,7 +65,7 @@ class Server:
         command += ["--log-level", "ERROR", "--lost-budget-ms", "0", "--easy-pool", "0"]
         if other is None:  # an older checkout may not know the limits' flags
             command += ["--trusted-proxies", "127.0.0.1/32", *flags]
-        self.process = subprocess.Popen(command, cwd=other)
+        self.process = spawn(command, cwd=other)
         self.url = f"ws://127.0.0.1:{self.port}/"
 
     async def started(self) -> None:

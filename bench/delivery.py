@@ -31,7 +31,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from bench.load import first_move, free_port, wait_for_port
+from bench.load import first_move, free_port, spawn, wait_for_port
 from protocol import SUBPROTOCOL, encode
 
 __all__ = ["format_delivery", "run_delivery"]
@@ -100,7 +100,7 @@ def nodes(database_url: str, count: int) -> Iterator[list[str]]:
         base += ["--lost-budget-ms", "0", "--easy-pool", "0", "--winnable-pool", "0"]
         base += ["--database-url", database_url]
         subprocess.run([*base, "--migrate"], check=True)
-        servers = [subprocess.Popen([*base, "--port", str(port)]) for port in ports]
+        servers = [spawn([*base, "--port", str(port)]) for port in ports]
         try:
             yield [f"ws://127.0.0.1:{port}/" for port in ports]
         finally:

@@ -206,12 +206,17 @@ def _ended_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def spawn(command: list[str], cwd: str | None = None) -> subprocess.Popen[bytes]:
+    """Start a server process for a benchmark: on Linux it ends when this process does."""
+    ends_with_us = _ended_with_parent if sys.platform == "linux" else None
+    return subprocess.Popen(command, cwd=cwd, preexec_fn=ends_with_us)
+
+
 @contextlib.contextmanager
 def started(command: list[str], cwd: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``command`` (pinned to core 0 when ``pinned()``); terminate it at the end, or
-    (on Linux) when this process ends first."""
-    ends_with_us = _ended_with_parent if sys.platform == "linux" else None
-    process = subprocess.Popen(command, cwd=cwd, preexec_fn=ends_with_us)
+    (on Linux) when this process ends first (``spawn``)."""
+    process = spawn(command, cwd)
     try:
         if pinned():
             os.sched_setaffinity(process.pid, {0})

@@ -43,6 +43,7 @@ from bench.load import (
     first_move,
     free_port,
     server_command,
+    spawn,
     wait_for_port,
 )
 
@@ -79,7 +80,7 @@ def cluster(database_url: str, count: int) -> Iterator[tuple[list[str], list[int
             command = server_command(port, data, database_url if n == 0 else None, _OPTIONS)
             if n:  # migrated by the first
                 command += ["--database-url", database_url]
-            process = subprocess.Popen(command)
+            process = spawn(command)
             stack.callback(_stop, process)
             processes.append(process)
         for port in ports:
