@@ -922,7 +922,16 @@ class GameService:
             self._check_room(live)
             trial = live.game.fork()
             events = self._apply(trial, request, t)
-            await self._record(live, trial, events, t, _request_key(request))
+            try:
+                await self._record(live, trial, events, t, _request_key(request))
+            except VersionConflict:
+                # The store is past this node's game: another node's write, or this very
+                # request's, committed after its answer was lost (``unavailable``), before
+                # this node caught up. A resend gets its first reply, not ``stale``.
+                first = await self._first_reply(live, request, v)
+                if first is not None:
+                    return first
+                raise
             return build.ack(request.id, game=live.id, v=live.version)
 
     def _check_room(self, live: LiveGame) -> None:
@@ -948,19 +957,28 @@ class GameService:
 
     async def _retry_or_stale(self, live: LiveGame, request: Request, v: int) -> Reply:
         if 0 <= v < live.log_version:
-            first = await self.store.find_retry(live.id, v, _request_key(request))
-            if first is not None and _same_request(first, request):
-                return build.ack(request.id, game=live.id, v=v + 1)
+            first = await self._first_reply(live, request, v)
             if first is not None:
-                raise _fail(
-                    "id_reused",
-                    f"Request id {request.id!r} already made version {v + 1} with another "
-                    "request; use a new id for a new request.",
-                )
+                return first
         if v > live.version:
             self.remote_changed([live.id])  # the client knows a newer version: catch up
         current = live.version
         raise _fail("stale", f"The game is at version {current}, not {v}.", v=current)
+
+    async def _first_reply(self, live: LiveGame, request: Request, v: int) -> Reply | None:
+        """The first reply to ``request`` resent at version ``v``, if the store's version
+        ``v + 1`` is its action (None: it made no version); ``id_reused`` if another
+        request with its id made that version."""
+        first = await self.store.find_retry(live.id, v, _request_key(request))
+        if first is None:
+            return None
+        if not _same_request(first, request):
+            raise _fail(
+                "id_reused",
+                f"Request id {request.id!r} already made version {v + 1} with another "
+                "request; use a new id for a new request.",
+            )
+        return build.ack(request.id, game=live.id, v=v + 1)
 
     async def _record(
         self, live: LiveGame, trial: Game, events: list[EventDict], t: int, request_id: str | None

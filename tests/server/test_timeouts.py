@@ -24,6 +24,7 @@ from sqlalchemy.engine import make_url
 
 from server.app import ScorpionServer, migrate
 from server.config import Settings
+from server.store import StoreUnavailable
 from tests.server.client import Client, Message
 from tests.server.conftest import quiet_settings
 from tests.server.fake_pg import FakePostgres, FreezableProxy
@@ -56,6 +57,47 @@ async def test_a_locked_sqlite_database_answers_unavailable_then_the_retry_appli
         again = await ida.request("deal", id_="d1", game=game, v=0)
         assert (again["type"], again["v"]) == ("ack", 1)
         assert (await ida.request("deal", id_="d1", game=game, v=0))["v"] == 1  # same ack
+    finally:
+        await ida.close()
+        await server.stop()
+
+
+async def test_a_resent_action_that_was_stored_gets_its_ack_before_the_node_catches_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit landed but its answer did not (the database's reply lost to a timeout):
+    the player was told ``unavailable`` and resends the same request at the same ``v``.
+
+    The node's game is still at ``v`` until it catches up from the store, so the resent
+    action was played again on it, its write refused (the store is at ``v + 1``) and
+    answered ``stale``. PROTOCOL.md section 5: the first reply, the ``ack``.
+    """
+    server, ida, game = await start(quiet_settings(tmp_path))
+    try:
+        store = server.store
+        assert store is not None
+        commit, load_game = store.commit, store.load_game
+
+        async def lost_answer(write: Any) -> Any:
+            await commit(write)
+            raise StoreUnavailable("the commit's answer was lost")
+
+        async def not_yet(*args: Any, **kwargs: Any) -> Any:
+            raise StoreUnavailable("the node has not caught up yet")
+
+        monkeypatch.setattr(store, "commit", lost_answer)
+        monkeypatch.setattr(store, "load_game", not_yet)  # keep the node's game behind
+        reply = await ida.request("deal", id_="d1", game=game, v=0)
+        assert reply["code"] == "unavailable", reply
+        monkeypatch.setattr(store, "commit", commit)
+        again = await ida.request("deal", id_="d1", game=game, v=0)
+        assert (again["type"], again["v"]) == ("ack", 1), again
+        other = await ida.request("deal", id_="d2", game=game, v=0)
+        assert (other["code"], other["v"]) == ("stale", 1), other  # not a resend: stale
+        reused = await ida.request("restart", id_="d1", game=game, v=0)
+        assert reused["code"] == "id_reused", reused
+        monkeypatch.setattr(store, "load_game", load_game)
+        assert len(await store.load_actions(game)) == 1
     finally:
         await ida.close()
         await server.stop()
@@ -103,6 +145,7 @@ async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
                 again = await ida.request("deal", id_="d1", game=game, v=0)
                 if again["type"] == "ack":
                     break
+                assert again["code"] == "unavailable", again  # a resend is never stale
                 await asyncio.sleep(0.1)
             assert (again["type"], again["v"]) == ("ack", 1)
             assert server.store is not None
