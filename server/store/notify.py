@@ -13,11 +13,14 @@ How: the write transaction that commits a batch also runs ``pg_notify`` on
 when its transaction commits, and only once, to every session listening on
 the channel, so a node hears exactly the committed changes, after they are
 visible. ``ChangeListener`` keeps one dedicated asyncpg connection that
-listens, calls ``on_change(game_ids)`` for every other node's notification,
-and, when that connection is lost or cannot be made (also at start: the
-server does not wait for it), reconnects with a growing pause and, once it
-listens again, calls ``on_reset()``: notifications sent meanwhile are lost,
-so the node must recheck every game it holds.
+listens, calls ``on_change(game_ids)`` for every other node's notification
+(and for its own node's, for the games whose commit the node lost the answer
+to, ``in_doubt``: such a commit may land after the node's catch-up read the
+store, and the node must learn of it then), and, when that connection is lost
+or cannot be made (also at start: the server does not wait for it),
+reconnects with a growing pause and, once it listens again, calls
+``on_reset()``: notifications sent meanwhile are lost, so the node must
+recheck every game it holds.
 
 SQLite has no such channel: one SQLite database is served by one node.
 """
@@ -107,9 +110,17 @@ async def notify_changes(conn: AsyncConnection, node: str, game_ids: Iterable[in
 class ChangeListener:
     """Listens on ``CHANNEL`` over its own connection until ``close()`` (module docstring)."""
 
-    def __init__(self, url: URL, node: str, on_change: OnChange, on_reset: OnReset) -> None:
+    def __init__(
+        self,
+        url: URL,
+        node: str,
+        on_change: OnChange,
+        on_reset: OnReset,
+        in_doubt: set[int] | None = None,
+    ) -> None:
         self._dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._node = node
+        self._in_doubt = in_doubt if in_doubt is not None else set()  # the owner's set
         self._on_change = on_change
         self._on_reset = on_reset
         self._task: asyncio.Task[None] | None = None
@@ -172,3 +183,9 @@ class ChangeListener:
         node, game_ids = parsed
         if node != self._node:
             self._on_change(game_ids)
+            return
+        if self._in_doubt:  # our own commit: heard only where we lost its answer
+            landed = [game_id for game_id in game_ids if game_id in self._in_doubt]
+            if landed:
+                self._in_doubt.difference_update(landed)
+                self._on_change(landed)

@@ -143,6 +143,9 @@ class Store:
             self._pg_writer = PostgresWriter(engine, self.node_id)
             self._pg_reader = PostgresReader(engine)
         self._listener: ChangeListener | None = None
+        # Games whose last commit from here failed without a definite answer: it may land
+        # later, and this node then hears its own notification for them (``notify``).
+        self._in_doubt: set[int] = set()
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
         )
@@ -216,12 +219,15 @@ class Store:
     async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
         """Hear other nodes' commits (``server.store.notify``); nothing to hear on SQLite.
 
-        ``on_change(game_ids)`` runs for every batch another node commits;
-        ``on_reset()`` after the listening connection was lost and regained.
+        ``on_change(game_ids)`` runs for every batch another node commits, and for a
+        commit of this node's that ``commit`` answered ``StoreUnavailable`` but that landed
+        after all; ``on_reset()`` after the listening connection was lost and regained.
         """
         if not self.shared or self._listener is not None:
             return
-        self._listener = ChangeListener(self._engine.url, self.node_id, on_change, on_reset)
+        self._listener = ChangeListener(
+            self._engine.url, self.node_id, on_change, on_reset, self._in_doubt
+        )
         await self._listener.start()
 
     # -- schema ---------------------------------------------------------------
@@ -447,7 +453,18 @@ class Store:
         ``NotFound``, ``GameInProgress`` (``then_start`` while another game is
         active), or ``StoreUnavailable``.
         """
-        return await self._committer.submit(write)
+        if not self.shared:
+            return await self._committer.submit(write)
+        try:
+            committed = await self._committer.submit(write)
+        except BaseException as exc:
+            # A refusal is definite; a timeout, a lost connection or a cancelled wait is not:
+            # the write may land yet, and ``listen`` then tells this node too.
+            if isinstance(exc, StoreUnavailable) or not isinstance(exc, StoreError):
+                self._in_doubt.add(write.game_id)
+            raise
+        self._in_doubt.discard(write.game_id)
+        return committed
 
     async def append_actions(self, batch: Sequence[GameWrite]) -> list[Committed]:
         """Write ``batch`` in one transaction, all or nothing, without the committer.

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import Store, VersionConflict
+from server.store import Store, StoreUnavailable, VersionConflict
 from server.store.notify import (
     APPLICATION_NAME,
     CHANNEL,
@@ -170,3 +170,39 @@ async def test_a_listener_outlives_a_failure_on_the_client_side(
         while not heard.changes:
             await heard.wait()
         assert heard.changes == [game.id]
+
+
+async def test_a_node_hears_its_own_commit_when_it_lost_the_answer(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit that timed out may land after all, after the node's catch-up read the
+    store: the node's own notification is then how it learns, for that game only."""
+    mine = Heard()
+    await store.listen(mine.change, mine.reset)
+    async with second_node(store, database_url) as heard:
+        game, other = await new_game(store), await new_game(store, name="bo")
+        submit = store._committer.submit
+        landing: list[asyncio.Task[Any]] = []
+
+        async def land_later(write: Any) -> Any:
+            await asyncio.sleep(0.1)  # held on the way, as by a frozen network
+            return await submit(write)
+
+        async def answer_lost(write: Any) -> Any:
+            landing.append(asyncio.create_task(land_later(write)))
+            raise StoreUnavailable("the database did not answer in time")
+
+        monkeypatch.setattr(store._committer, "submit", answer_lost)
+        with pytest.raises(StoreUnavailable):
+            await store.commit(move(game.id, 0))
+        monkeypatch.undo()
+        await landing[0]  # committed after all, and announced
+        await mine.wait()
+        assert mine.changes == [game.id]
+        await heard.wait()
+        await store.commit(move(game.id, 1))  # answered: no doubt left
+        await store.commit(move(other.id, 0))
+        while heard.changes != [game.id, game.id, other.id]:
+            await heard.wait()
+        await asyncio.sleep(0.2)  # the node's own notifications came with the other's
+        assert mine.changes == [game.id]
