@@ -146,6 +146,7 @@ class Store:
         # Games whose last commit from here failed without a definite answer: it may land
         # later, and this node then hears its own notification for them (``notify``).
         self._in_doubt: set[int] = set()
+        self._committer_alone = engine.dialect.name != "postgresql"  # no other node: no doubt
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
         )
@@ -453,7 +454,7 @@ class Store:
         ``NotFound``, ``GameInProgress`` (``then_start`` while another game is
         active), or ``StoreUnavailable``.
         """
-        if not self.shared:
+        if self._committer_alone:
             return await self._committer.submit(write)
         try:
             committed = await self._committer.submit(write)
