@@ -145,13 +145,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "new_game",
         "Starts a game and opens it on this connection. Without `deal` the server picks one "
-        "(on easy, always one the solver has won, and one this player has not had while any "
-        "is left: choosing it there is `forbidden`). With `winnable: true` it deals, on any "
-        "level, a deal the solver has won under that level's rules, chosen the same way; "
-        "such games keep statistics of their own (a stats row with `winnable: true`), and "
-        "their deal number is withheld until they end. On a level with no winnable deal "
-        "found yet (a fresh server) the server searches for one for up to 3 s, then answers "
-        "`unavailable`: retry shortly. "
+        "(on easy, always one the solver has won, dealt to no other game: choosing it there "
+        "is `forbidden`). With `winnable: true` it deals, on any level, a deal the solver "
+        "has won under that level's rules, chosen the same way; such games keep statistics "
+        "of their own (a stats row with `winnable: true`), and their deal number is withheld "
+        "until they end. When the server has no such deal ready (a fresh server, or all "
+        "dealt) it searches for one for up to 3 s, then answers `unavailable`: retry "
+        "shortly. "
         "Abandoning an unfinished game loses it (R17).",
         ("game",),
         ("unauthenticated", "forbidden", "unavailable"),

@@ -96,7 +96,8 @@ GAME_SUMMARY = Shape(
         Field(
             "deal",
             AnyOf((DEAL, Null())),
-            "The deal number; null for an unfinished easy or winnable game (hidden information).",
+            "The deal number; null while the game is unfinished and its deal was drawn by the "
+            "server (section 7).",
         ),
         Field("started", TIMESTAMP, "When the game was created (UTC)."),
         Field("updated", TIMESTAMP, "When the game last changed (UTC)."),
@@ -182,7 +183,8 @@ VIEW = Shape(
         Field(
             "deal",
             AnyOf((DEAL, Null())),
-            "The deal number; null for an unfinished easy game (section 7).",
+            "The deal number; null while the game is unfinished and its deal was drawn by the "
+            "server (section 7).",
         ),
         Field("columns", ListOf(Obj(COLUMN_VIEW)), "Columns 1..7 (10 on three-blind-mice)."),
         Field("stock", COUNT, "How many cards the stock holds (3, or 0 once dealt)."),

@@ -138,6 +138,7 @@ from server.workers import SolverPool
 __all__ = ["SERVER_NAME", "GameService", "Session"]
 
 FIND_NOW_S: Final = 3.0  # a winnable game on a level whose pool is empty waits this long at most
+CLAIM_ATTEMPTS: Final = 8  # pool deals tried that other nodes may have dealt already
 SERVER_NAME = f"scorpion-server {version()}"
 CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
@@ -695,34 +696,36 @@ class GameService:
         return None
 
     async def _draw_deal(self, player: Player, rules: Rules, winnable: bool) -> int:
-        """A random deal; on easy or asked ``winnable``, a solver-won one the player has not had.
+        """A random deal; on easy or asked ``winnable``, a solver-won one, dealt to this
+        game alone: it leaves the pool, on every node (PROTOCOL.md section 7: once a game
+        ends its number is shown, and a deal shown must never be another game's).
 
-        A level whose pool holds nothing this player has not had (a fresh database:
-        pools start empty and grow in the background) searches for a deal now, for
-        at most ``FIND_NOW_S``, and answers ``unavailable`` if none was won by then.
+        The player is not dealt one of their own past deals while the pool has others.
+        A level whose pool holds none (a fresh database: pools start empty and grow in
+        the background) searches for a deal now, for at most ``FIND_NOW_S``, and
+        answers ``unavailable`` if none was won by then.
         """
-        if rules.solver_deals or winnable:
-            played = await self.store.played_deals(player.id, rules.name)
+        if not (rules.solver_deals or winnable):
+            return self.rng.randrange(1, DRAW_LIMIT)
+        played = await self.store.played_deals(player.id, rules.name)
+        for _attempt in range(CLAIM_ATTEMPTS):
             deal = self.pools.draw(rules.name, self.rng, avoid=played)
             if deal is None or deal in played:  # none left that this player has not had
-                deal = await self._find_winnable_now(rules)
-            return deal
-        return self.rng.randrange(1, DRAW_LIMIT)
+                break
+            stored = self.pools.take(rules.name, deal)
+            if not stored or await self.store.claim_easy_deal(pool_name(rules.name), deal):
+                return deal
+            # Another node dealt it first; this node's copy of the pool was behind.
+        return await self._find_winnable_now(rules)
 
     async def _find_winnable_now(self, rules: Rules) -> int:
-        """A deal won under ``rules`` found now (kept and pooled), or ``unavailable``."""
+        """A deal won under ``rules`` found now, for one game, or ``unavailable``."""
         deadline = asyncio.get_running_loop().time() + FIND_NOW_S
         while asyncio.get_running_loop().time() < deadline:
             seed = self.rng.getrandbits(64)
             deal = await self.solver.find_winnable(rules, seed, FIND_BUDGET_MS)
-            if deal is None:
-                continue
-            try:
-                await self.store.add_easy_deal(pool_name(rules.name), deal)
-            except StoreError:
-                log.warning("a winnable deal found now was not kept", exc_info=True)
-            self.pools.add(rules.name, deal)
-            return deal
+            if deal is not None:
+                return deal  # this game's alone: never pooled, never dealt again
         raise _fail("unavailable", "No winnable deal of this level is ready yet; retry.")
 
     async def _start(self, player: Player, new: NewGame) -> tuple[GameRecord, int | None]:

@@ -4,7 +4,13 @@ Theory of operation
 -------------------
 ``WinnablePools`` holds, per level, deal numbers the solver has won under
 that level's rules. Easy deals only such deals (seed 004); every other level
-deals one on request (``new_game`` with ``winnable: true``). Easy and medium
+deals one on request (``new_game`` with ``winnable: true``). Each deal is
+dealt to one game only: it leaves the pool, and the database's pool too, so
+no other node deals it (``Store.claim_easy_deal``). A game's number is shown
+once it ends (PROTOCOL.md section 7), and a player who collected the pool's
+numbers that way could otherwise read the face-down cards of anyone dealt
+one of them. Dealt deals are replaced by the finder, which keeps the pools
+at their target. Easy and medium
 play the same rules, so they share one pool (easy's, which starts from the
 list shipped with the engine, ``engine.solver.easy``); every other level has
 a pool of its own, empty until deals are found.
@@ -74,6 +80,10 @@ class WinnablePools:
         self._pools: dict[str, WinnableDeals] = {"easy": self.easy}
         for level in LEVEL_NAMES:
             self._pools.setdefault(pool_name(level), DealPool())
+        # Per pool, the deals that are in the database (found by a finder, here or on another
+        # node): dealing one takes it out of the database too (``GameService``). The others
+        # were given to this server in memory (tests), and are dealt once by this process.
+        self._stored: dict[str, set[int]] = {name: set() for name in self._pools}
 
     @property
     def names(self) -> list[str]:
@@ -86,13 +96,26 @@ class WinnablePools:
     def count(self, level: str) -> int:
         return len(self.pool(level))
 
-    def add(self, level: str, deal: int) -> None:
+    def add(self, level: str, deal: int, *, stored: bool = False) -> None:
+        """Offer ``deal`` on ``level``'s pool; ``stored``: it is in the database's pool."""
         self.pool(level).add(deal)
+        if stored:
+            self._stored[pool_name(level)].add(deal)
 
     def draw(self, level: str, rng: random.Random, avoid: Collection[int] = ()) -> int | None:
         """A winnable deal of ``level`` (not one of ``avoid`` while any is left), or None."""
         pool = self.pool(level)
         return pool.draw(rng, avoid) if len(pool) else None
+
+    def take(self, level: str, deal: int) -> bool:
+        """Take ``deal`` out of ``level``'s pool, to be dealt once; whether it is stored
+        (then the database's pool must give it up too: ``Store.claim_easy_deal``)."""
+        name = pool_name(level)
+        self._pools[name].discard(deal)
+        if deal in self._stored[name]:
+            self._stored[name].discard(deal)
+            return True
+        return False
 
 
 class WinnableDealFinder:
@@ -121,7 +144,7 @@ class WinnableDealFinder:
         """Add the deals found before (by any node) to the pools."""
         for name in self.pools.names:
             for deal in await self.store.easy_deals(name):
-                self.pools.add(name, deal)
+                self.pools.add(name, deal, stored=True)
         self._loaded = time.monotonic()
 
     def short(self) -> list[str]:
@@ -176,7 +199,7 @@ class WinnableDealFinder:
                 log.warning("could not keep a winnable deal; retrying later", exc_info=True)
                 await asyncio.sleep(IDLE_S)
                 continue
-            self.pools.add(name, deal)
+            self.pools.add(name, deal, stored=True)
             self.found += 1
         counts = ", ".join(f"{name} {self.pools.count(name)}" for name in self.pools.names)
         log.info("the winnable pools are full: %s", counts)

@@ -97,3 +97,9 @@ class WinnableDeals:
         if number not in self._known:
             self._known.add(number)
             self._numbers.append(number)
+
+    def discard(self, number: int) -> None:
+        """Take ``number`` out of the pool, if it is there (a server deals each once)."""
+        if number in self._known:
+            self._known.discard(number)
+            self._numbers.remove(number)

@@ -18,6 +18,7 @@ from server.store.errors import integrity_kind
 from server.store.models import DEAL_VERDICTS, EASY_DEALS, GAMES
 
 __all__ = [
+    "delete_easy_deal",
     "fetch_deal_verdict",
     "fetch_easy_deals",
     "fetch_played_deals",
@@ -46,6 +47,12 @@ async def insert_easy_deal(conn: AsyncConnection, level: str, deal: int, now: da
             return False
         raise
     return True
+
+
+async def delete_easy_deal(conn: AsyncConnection, level: str, deal: int) -> bool:
+    """Take a deal out of ``level``'s pool; False if it was not there (another took it)."""
+    statement = EASY_DEALS.delete().where(EASY_DEALS.c.level == level, EASY_DEALS.c.deal == deal)
+    return bool((await conn.execute(statement)).rowcount)
 
 
 async def fetch_played_deals(conn: AsyncConnection, player_id: int, level: str) -> set[int]:

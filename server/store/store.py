@@ -427,6 +427,14 @@ class Store:
         async with self._transaction() as conn:
             return await deals.insert_easy_deal(conn, level, deal, self._clock())
 
+    async def claim_easy_deal(self, level: str, deal: int) -> bool:
+        """Take ``deal`` out of ``level``'s pool for one game: True if this call took it.
+
+        One statement, so of several nodes drawing the same deal at once, one gets it.
+        """
+        async with self._transaction() as conn:
+            return await deals.delete_easy_deal(conn, level, deal)
+
     async def deal_verdict(self, level: str, deal: int) -> str | None:
         """What the solver proved about ``deal`` under ``level`` (won, lost), if anything."""
         async with self._reading() as conn:

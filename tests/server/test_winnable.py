@@ -64,7 +64,7 @@ async def test_a_winnable_game_is_dealt_from_the_pool_and_hides_its_deal(
         assert found is not None and found.record.winnable
         assert verify_deal(found.record.deal, get_level("three-blind-mice"), 1000)
         assert hard_pool.store is not None
-        assert await hard_pool.store.easy_deals("three-blind-mice") == [found.record.deal]
+        assert await hard_pool.store.easy_deals("three-blind-mice") == []  # its game's alone
         seen = {live.record.deal}
         for _ in range(2):
             again = await ann.request("new_game", level="hard", winnable=True)
@@ -74,6 +74,36 @@ async def test_a_winnable_game_is_dealt_from_the_pool_and_hides_its_deal(
         assert len(seen) == 3  # deals the player has not had first
     finally:
         await ann.close()
+
+
+async def test_a_pool_deal_is_dealt_once_so_a_shown_number_names_no_other_game(
+    hard_pool: ScorpionServer,
+) -> None:
+    """PROTOCOL.md section 7: a game's number is shown once it ends, so a deal once dealt is
+    never dealt again. Before, one player could start winnable games until they had every
+    deal of the pool, give each up to see its number, and then match another player's
+    face-up cards against those deals: their face-down cards followed."""
+    eve = await Client.connect(f"ws://127.0.0.1:{hard_pool.port}/")
+    bo = await Client.connect(f"ws://127.0.0.1:{hard_pool.port}/")
+    assert hard_pool.service is not None
+    try:
+        await eve.register("eve")
+        shown = set()
+        for _ in range(len(HARD_WON) + 1):  # the last abandons the one before
+            start = await eve.request("new_game", level="hard", winnable=True)
+            assert start["type"] == "game", start
+        for summary in (await eve.request("games", status="lost"))["games"]:
+            shown.add(summary["deal"])
+        assert shown == set(HARD_WON)  # the whole pool, each number shown
+        await bo.register("bo")
+        theirs = await bo.request("new_game", level="hard", winnable=True)
+        assert theirs["type"] == "game", theirs  # the pool spent: one found for them now
+        live = hard_pool.service.cached(theirs["game"])
+        assert live is not None and live.record.deal not in shown
+        assert hard_pool.service.pools.count("hard") == 0
+    finally:
+        await eve.close()
+        await bo.close()
 
 
 async def test_winnable_statistics_are_a_row_of_their_own(hard_pool: ScorpionServer) -> None:

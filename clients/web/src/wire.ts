@@ -56,7 +56,7 @@ id: (number | string)
 name: string
 }
 /**
- * Starts a game and opens it on this connection. Without `deal` the server picks one (on easy, always one the solver has won, and one this player has not had while any is left: choosing it there is `forbidden`). With `winnable: true` it deals, on any level, a deal the solver has won under that level's rules, chosen the same way; such games keep statistics of their own (a stats row with `winnable: true`), and their deal number is withheld until they end. On a level with no winnable deal found yet (a fresh server) the server searches for one for up to 3 s, then answers `unavailable`: retry shortly. Abandoning an unfinished game loses it (R17).
+ * Starts a game and opens it on this connection. Without `deal` the server picks one (on easy, always one the solver has won, dealt to no other game: choosing it there is `forbidden`). With `winnable: true` it deals, on any level, a deal the solver has won under that level's rules, chosen the same way; such games keep statistics of their own (a stats row with `winnable: true`), and their deal number is withheld until they end. When the server has no such deal ready (a fresh server, or all dealt) it searches for one for up to 3 s, then answers `unavailable`: retry shortly. Abandoning an unfinished game loses it (R17).
  */
 export interface NewGameRequest {
 /**
@@ -451,7 +451,7 @@ score: number
  */
 time_ms: number
 /**
- * The deal number; null for an unfinished easy or winnable game (hidden information).
+ * The deal number; null while the game is unfinished and its deal was drawn by the server (section 7).
  */
 deal: (number | null)
 /**
@@ -520,7 +520,7 @@ export interface View {
  */
 level: ("easy" | "medium" | "hard" | "classic" | "relaxed" | "three-blind-mice")
 /**
- * The deal number; null for an unfinished easy game (section 7).
+ * The deal number; null while the game is unfinished and its deal was drawn by the server (section 7).
  */
 deal: (number | null)
 /**
