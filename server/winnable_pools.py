@@ -9,8 +9,8 @@ dealt to one game only: it leaves the pool, and the database's pool too, so
 no other node deals it (``Store.claim_easy_deal``). A game's number is shown
 once it ends (PROTOCOL.md section 7), and a player who collected the pool's
 numbers that way could otherwise read the face-down cards of anyone dealt
-one of them. Dealt deals are replaced by the finder, which keeps the pools
-at their target. Easy and medium
+one of them. A deal dealt wakes the finder, which fills the pool again; each
+load from the database also drops the deals other nodes dealt. Easy and medium
 play the same rules, so they share one pool (easy's, which starts from the
 list shipped with the engine, ``engine.solver.easy``); every other level has
 a pool of its own, empty until deals are found.
@@ -36,7 +36,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Final
 
 from engine.levels import LEVEL_NAMES, get_level
@@ -84,6 +84,7 @@ class WinnablePools:
         # node): dealing one takes it out of the database too (``GameService``). The others
         # were given to this server in memory (tests), and are dealt once by this process.
         self._stored: dict[str, set[int]] = {name: set() for name in self._pools}
+        self.on_take: Callable[[], None] | None = None  # a deal left a pool (the finder refills)
 
     @property
     def names(self) -> list[str]:
@@ -112,10 +113,22 @@ class WinnablePools:
         (then the database's pool must give it up too: ``Store.claim_easy_deal``)."""
         name = pool_name(level)
         self._pools[name].discard(deal)
-        if deal in self._stored[name]:
-            self._stored[name].discard(deal)
-            return True
-        return False
+        stored = deal in self._stored[name]
+        self._stored[name].discard(deal)
+        if self.on_take is not None:
+            self.on_take()
+        return stored
+
+    def set_stored(self, name: str, deals: Iterable[int]) -> None:
+        """The database's pool ``name`` now holds ``deals``: offer them, and no longer offer a
+        stored deal it has given up (another node dealt it)."""
+        now = set(deals)
+        pool, stored = self._pools[name], self._stored[name]
+        for gone in stored - now:
+            pool.discard(gone)
+        for deal in now - stored:
+            pool.add(deal)
+        self._stored[name] = now
 
 
 class WinnableDealFinder:
@@ -137,14 +150,16 @@ class WinnableDealFinder:
         self.found = 0  # deals this finder added
         self._rng = rng if rng is not None else random.SystemRandom()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
         self._turn = -1
         self._loaded = -REFRESH_S  # time.monotonic() of the last load
+        pools.on_take = self.start  # a dealt deal leaves its pool short: fill it again
 
     async def load(self) -> None:
-        """Add the deals found before (by any node) to the pools."""
+        """The pools as the database holds them: the deals found by any node, less those
+        any node has dealt."""
         for name in self.pools.names:
-            for deal in await self.store.easy_deals(name):
-                self.pools.add(name, deal, stored=True)
+            self.pools.set_stored(name, await self.store.easy_deals(name))
         self._loaded = time.monotonic()
 
     def short(self) -> list[str]:
@@ -160,7 +175,10 @@ class WinnableDealFinder:
         return short[self._turn % len(short)]
 
     def start(self) -> None:
-        if self.short() and self._task is None:
+        """Fill the pools below their target, unless that is under way (or closed)."""
+        if self._closed or (self._task is not None and not self._task.done()):
+            return
+        if self.short():
             self._task = asyncio.create_task(self._run(), name="winnable-deal-finder")
 
     async def wait(self) -> None:
@@ -169,6 +187,7 @@ class WinnableDealFinder:
             await asyncio.shield(self._task)
 
     async def close(self) -> None:
+        self._closed = True
         await stop_task(self._task)
         self._task = None
 

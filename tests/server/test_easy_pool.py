@@ -61,7 +61,37 @@ async def test_new_easy_games_avoid_the_players_past_deals(settings: Settings) -
             deals.append(live.record.deal)
         assert sorted(deals) == sorted(two)  # the second game is the other deal
         third = await client.request("new_game", level="easy")
-        assert third["type"] == "game"  # all played: any deal of the pool again
+        assert third["type"] == "game"  # all dealt: one found now, for this game alone
+        assert server.service is not None
+        cached = server.service.cached(third["game"])
+        assert cached is not None and cached.record.deal not in two
+    finally:
+        await client.close()
+        await server.stop()
+
+
+async def test_a_dealt_deal_leaves_the_pool_and_the_finder_fills_it_again(
+    settings: Settings,
+) -> None:
+    await prepared(settings)
+    server = ScorpionServer(dataclasses.replace(settings, easy_pool=2))  # pools start empty
+    await server.start()
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}/")
+    try:
+        assert server.finder is not None and server.store is not None
+        assert server.service is not None
+        await asyncio.wait_for(server.finder.wait(), TIMEOUT)
+        pooled = set(await server.store.easy_deals("easy"))
+        assert len(pooled) == 2
+        await client.register("ida")
+        start = await client.request("new_game", level="easy")
+        live = server.service.cached(start["game"])
+        assert live is not None and live.record.deal in pooled
+        assert live.record.deal not in await server.store.easy_deals("easy")  # on every node
+        await asyncio.wait_for(server.finder.wait(), TIMEOUT)
+        refilled = await server.store.easy_deals("easy")
+        assert len(refilled) == 2 and live.record.deal not in refilled
+        assert server.service.pools.count("easy") == 2
     finally:
         await client.close()
         await server.stop()
