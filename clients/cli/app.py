@@ -15,6 +15,10 @@ catalogue (``error.<code>``), filled in with what the client asked for
 (the game, the name). The codes are stable (PROTOCOL.md), the client knows
 the context, and so the server needs no catalogue of its own for them.
 
+A server message that breaks the protocol is named (``app.invalid_message``:
+a reply, and the command fails; ``app.frame_skipped``: a push or a frame
+that cannot be read, and play goes on).
+
 Only a failure to connect says "no server" (``NoServer``); a file the client
 cannot read or write is named with the system's reason. A player registered
 whose token cannot be saved is not lost: the token and the file's entry are
@@ -30,7 +34,13 @@ from typing import Any
 
 from clients.cli import VERSION, config
 from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, parse
-from clients.cli.connection import Connection, ConnectionFailed, Message, ServerError
+from clients.cli.connection import (
+    Connection,
+    ConnectionFailed,
+    InvalidServerMessage,
+    Message,
+    ServerError,
+)
 from clients.cli.game import GameSession
 from clients.cli.guide import guide_text, menu_line
 from clients.cli.i18n import _, catalogue, use
@@ -74,6 +84,9 @@ async def run(
             return await app.main()
     except ConnectionFailed as exc:
         app.notice("app.connection_failed", reason=exc)
+        return 1
+    except InvalidServerMessage as exc:
+        app.notice("app.invalid_message", reason=exc)
         return 1
     except NoServer:
         app.notice("app.no_server", url=options.server)
@@ -170,6 +183,10 @@ class App:
         else:
             self.say(error_text(reply, **context))
 
+    def skipped(self, reason: str) -> None:
+        """A frame the connection could not read, or a push that breaks the protocol."""
+        self.notice("app.frame_skipped", reason=reason)
+
     def words(self) -> list[str]:
         """What Tab completes: the face-up cards, the commands and the levels."""
         board = self.session.board
@@ -190,6 +207,7 @@ class App:
             client=CLIENT,
             on_push=self.session.on_push,
             on_reconnect=self.session.resync,
+            on_skipped=self.skipped,
         )
 
     async def _open(self, conn: Connection) -> Message:

@@ -13,6 +13,16 @@ the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
 An ``internal`` error is retried the same way, once.
 
+What the server sends is checked where it enters (``clients.cli.checks``,
+against the protocol's catalogue, leniently): a frame that cannot be read,
+and a push that breaks the protocol, are skipped and reported to
+``on_skipped``; a reply that breaks it fails its request with
+``InvalidServerMessage``, naming the field. The reader never dies silently:
+whatever stops it fails every request still waiting (``ConnectionFailed``),
+and every later one, so that nothing waits for a reply that cannot come. A
+frame over the size limit (``MAX_SERVER_FRAME_BYTES``) fails them too: the
+server would only send it again.
+
 Request ids count up from a random start, so that they stay unique within a
 game (section 5) across the player's devices and runs of the client: the
 server takes a request that repeats the id of the action after its ``v`` for
@@ -33,23 +43,44 @@ from typing import Any
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
 
 from clients.cli import VERSION
+from clients.cli.checks import check_server_message
 from clients.cli.i18n import _
-from protocol import MAX_SERVER_FRAME_BYTES, PROTOCOL_VERSION, SUBPROTOCOL, encode, new_request
+from protocol import (
+    MAX_SERVER_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    SUBPROTOCOL,
+    InvalidMessage,
+    encode,
+    new_request,
+)
 
-__all__ = ["Connection", "ConnectionFailed", "Message", "ServerError", "decode"]
+__all__ = [
+    "Connection",
+    "ConnectionFailed",
+    "InvalidServerMessage",
+    "Message",
+    "ServerError",
+    "decode",
+]
 
 ID_START_BITS = 52  # the first id is below 2^52: 2^52 more requests fit below 2^53 - 1
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
 ReconnectHandler = Callable[[], Awaitable[None]]
+SkipHandler = Callable[[str], None]
 
 
 class ConnectionFailed(Exception):
     """The server cannot be reached (after the reconnect attempts)."""
+
+
+class InvalidServerMessage(Exception):
+    """A reply (or the welcome) that breaks the protocol; the text names the field."""
 
 
 class ServerError(Exception):
@@ -62,13 +93,27 @@ class ServerError(Exception):
 
 
 def decode(frame: bytes | str) -> Message:
-    """A server frame as a dict (read leniently: unknown fields are kept)."""
+    """A server frame as a dict (read leniently: unknown fields are kept).
+
+    Raises ValueError, and nothing else, for a frame that cannot be read: a
+    text frame, not msgpack, not one map, or a map with an array or a map as
+    a key (which msgpack refuses with TypeError: such a key cannot be hashed).
+    """
     if isinstance(frame, str):
-        raise ValueError("the server sent a text frame")
-    message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        raise ValueError("a text frame")
+    try:
+        message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+    except TypeError as exc:  # msgpack's word for an unhashable key
+        raise ValueError("a frame with a map key that is an array or a map") from exc
+    except ValueError as exc:  # format, UTF-8, nesting, trailing bytes
+        raise ValueError(f"a frame that is not msgpack ({exc})") from exc
     if not isinstance(message, dict):
-        raise ValueError("a server frame is not a map")
+        raise ValueError("a frame that is not a map")
     return message
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
 
 
 class Connection:
@@ -83,6 +128,7 @@ class Connection:
         client: str = f"scorpion-cli/{VERSION}",
         on_push: PushHandler | None = None,
         on_reconnect: ReconnectHandler | None = None,
+        on_skipped: SkipHandler | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
         timeout: float = 30.0,
     ) -> None:
@@ -92,6 +138,7 @@ class Connection:
         self.client = client
         self.on_push = on_push
         self.on_reconnect = on_reconnect
+        self.on_skipped = on_skipped
         self.delays = delays
         self.timeout = timeout
         self.welcome: Message | None = None
@@ -164,30 +211,68 @@ class Connection:
     # -- reading ---------------------------------------------------------
 
     async def _read(self) -> None:
+        """Read until closed; whatever else ends it fails the requests waiting."""
+        try:
+            await self._read_frames()
+        except ConnectionFailed as exc:
+            self._fail(exc)
+        except Exception as exc:  # a bug: nobody may wait for a reply that cannot come
+            self._fail(ConnectionFailed(_("connection.reader_failed", reason=_reason(exc))))
+        finally:
+            if not self._closing and self._failed is None:  # cancelled from outside
+                self._fail(ConnectionFailed(_("connection.lost", url=self.url)))
+
+    async def _read_frames(self) -> None:
         while not self._closing:
             ws = self._ws
             assert ws is not None
             with contextlib.suppress(ConnectionClosed):
                 async for frame in ws:
-                    try:
-                        message = decode(frame)
-                    except ValueError:
-                        continue  # not a server message: read leniently, skip it
-                    self._dispatch(message)
+                    self._take(frame)
             if self._closing:
                 return
+            sent = ws.protocol.close_sent
+            if sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
+                limit = MAX_SERVER_FRAME_BYTES
+                raise ConnectionFailed(_("connection.frame_too_big", limit=limit))
             self._online.clear()
             try:
                 await self._reconnect()
             except Exception as exc:  # gave up: fail everyone waiting
-                self._failed = exc
-                for _message, future, _tries in list(self._pending.values()):
-                    if not future.done():
-                        future.set_exception(ConnectionFailed(str(exc)))
-                return
+                raise ConnectionFailed(_reason(exc)) from exc
+
+    def _fail(self, exc: ConnectionFailed) -> None:
+        """Fail every request waiting, and every later one, with ``exc``'s reason."""
+        self._failed = exc
+        self._online.clear()
+        for _message, future, _tries in list(self._pending.values()):
+            if not future.done():
+                future.set_exception(ConnectionFailed(str(exc)))
+
+    def _take(self, frame: bytes | str) -> None:
+        """One frame: decoded, checked, then dispatched (or skipped, or failing its request)."""
+        try:
+            message = decode(frame)
+        except ValueError as exc:
+            self._skip(str(exc))
+            return
+        try:
+            check_server_message(message)
+        except InvalidMessage as exc:
+            entry = self._pending.get(_reply_to(message))
+            if entry is not None and not entry[1].done():
+                entry[1].set_exception(InvalidServerMessage(str(exc)))
+            else:  # a push, or a reply nobody waits for: skipped like a frame
+                self._skip(str(exc))
+            return
+        self._dispatch(message)
+
+    def _skip(self, reason: str) -> None:
+        if self.on_skipped is not None:
+            self.on_skipped(reason)
 
     def _dispatch(self, message: Message) -> None:
-        re = message.get("re")
+        re = _reply_to(message)
         entry = self._pending.get(re) if re is not None else None
         if entry is not None:
             request, future, tries = entry
@@ -198,7 +283,7 @@ class Connection:
             if not future.done():
                 future.set_result(message)
             return
-        if re is None and self.on_push is not None:
+        if message.get("re") is None and self.on_push is not None:
             self.on_push(message)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
@@ -228,7 +313,9 @@ class Connection:
 
     async def _resync(self, retries: list[Message]) -> None:
         if self.on_reconnect is not None:
-            with contextlib.suppress(ConnectionFailed, TimeoutError, ServerError):
+            with contextlib.suppress(
+                ConnectionFailed, TimeoutError, ServerError, InvalidServerMessage
+            ):
                 await self.on_reconnect()
         for message in retries:
             await self._send(message)
@@ -265,9 +352,23 @@ class Connection:
         await ws.send(encode(new_request("hello", hello_id, **fields).to_message()))
         async with asyncio.timeout(self.timeout):
             while True:
-                message = decode(await ws.recv())
-                if message.get("re") == hello_id:
+                try:
+                    message = decode(await ws.recv())
+                except ValueError as exc:
+                    self._skip(str(exc))
+                    continue
+                if _reply_to(message) == hello_id:
                     break
+        try:
+            check_server_message(message)
+        except InvalidMessage as exc:
+            raise InvalidServerMessage(str(exc)) from exc
         if message.get("type") == "error":
             raise ServerError(message)
         return message
+
+
+def _reply_to(message: Message) -> int | str | None:
+    """The request id a message answers (``re``), if it is one an id can be."""
+    re = message.get("re")
+    return re if isinstance(re, int | str) and not isinstance(re, bool) else None

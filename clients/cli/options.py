@@ -71,7 +71,9 @@ class _Formatter(argparse.HelpFormatter):
         groups: Iterable[argparse._MutuallyExclusiveGroup],
         prefix: str | None = None,
     ) -> None:
-        super().add_usage(usage, actions, groups, prefix or _("args.usage") + " ")
+        # argparse passes prefix "" to spell a subcommand's prog ("scorpion play"): kept empty
+        heading = _("args.usage") + " " if prefix is None else prefix
+        super().add_usage(usage, actions, groups, heading)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,7 +95,7 @@ def _number(text: str) -> int | None:
 
 
 def deal_number(text: str) -> int:
-    """A deal number as the wire allows it: 1..2^63-1."""
+    """A deal number as the wire allows it: 1..2^53-1 (``MAX_DEAL``)."""
     number = _number(text)
     if number is None:
         raise argparse.ArgumentTypeError(_("command.bad_deal", deal=repr(text), limit=MAX_DEAL))

@@ -1,0 +1,286 @@
+"""A server that sends what the protocol does not allow: the client says so and stops.
+
+A fake server (``fake``) answers hello, ``new_game`` and the rest like a real
+one, but with a chosen defect: a frame that cannot be read before each reply,
+or a view of the wrong shape or of an absurd size. The client must never hang
+and never grow without bound: an unreadable frame is skipped with a notice,
+an invalid reply is one line naming what was wrong (exit status 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import io
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.typing import Subprotocol
+
+from clients.cli.app import run
+from clients.cli.checks import MAX_CARDS, check_server_message
+from clients.cli.connection import Connection, ConnectionFailed, decode
+from clients.cli.options import UsageError, parse_args
+from clients.cli.terminal import Terminal
+from protocol import SUBPROTOCOL, InvalidMessage
+from protocol.constants import MAX_DEAL, MAX_SERVER_FRAME_BYTES
+from protocol.shapes import EXAMPLE_VIEW
+
+DOCS = Path(__file__).parents[2] / "docs" / "cli.md"
+LIST_KEY_FRAME = b"\x81\x91\x01\x02"  # {[1]: 2}: a map whose key is an array
+SECONDS = 10  # far more than any of these runs needs; a hang fails the test instead
+
+Mutation = Callable[[dict[str, Any]], None]
+FakeRunner = Callable[..., Awaitable[tuple[int, str]]]
+
+
+def _view() -> dict[str, Any]:
+    return copy.deepcopy(EXAMPLE_VIEW)
+
+
+def _columns(value: Any) -> Mutation:
+    def mutate(view: dict[str, Any]) -> None:
+        view["columns"] = value
+
+    return mutate
+
+
+def _no_columns(view: dict[str, Any]) -> None:
+    del view["columns"]
+
+
+class Fake:
+    """A Scorpion server of one game whose view and frames can be spoiled."""
+
+    def __init__(self) -> None:
+        self.mutate: Mutation | None = None
+        self.garbage: bytes | None = None  # sent before every reply after the welcome
+        self.hint_card = "7C"
+        self.push: dict[str, Any] | None = None  # sent right after the game reply
+        self.padding = 0  # bytes of an unknown field added to the game reply
+
+    async def handle(self, ws: ServerConnection) -> None:
+        async for frame in ws:
+            assert isinstance(frame, bytes)
+            request = msgpack.unpackb(frame)
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                welcome = {"server": "fake/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await self.send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+                continue
+            if self.garbage is not None:
+                await ws.send(self.garbage)
+            if kind == "new_game":
+                view = _view()
+                if self.mutate is not None:
+                    self.mutate(view)
+                game = {"type": "game", "re": re_, "game": 5, "v": 0, "view": view}
+                await self.send(
+                    ws, {**game, "padding": "x" * self.padding} if self.padding else game
+                )
+                if self.push is not None:
+                    await self.send(ws, self.push)
+            elif kind == "hint":
+                hint = {"action": "move", "card": self.hint_card, "to": 5}
+                await self.send(ws, {"type": "hint", "re": re_, "game": 5, "v": 0, **hint})
+            else:
+                await self.send(ws, {"type": "ack", "re": re_, "game": 5, "v": 0})
+
+    @staticmethod
+    async def send(ws: ServerConnection, message: dict[str, Any]) -> None:
+        await ws.send(msgpack.packb(message))
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[tuple[Fake, str]]:
+    server = Fake()
+    async with serve(
+        server.handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)], max_size=None
+    ) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        yield server, f"ws://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def play(fake: tuple[Fake, str], tmp_path: Path) -> FakeRunner:
+    async def runner(*args: str, lines: Sequence[str] = ()) -> tuple[int, str]:
+        _server, url = fake
+        options = parse_args(["--server", url, *args], env={})
+        out = io.StringIO()
+        async with asyncio.timeout(SECONDS):
+            code = await run(options, Terminal(out, list(lines)), config_dir=tmp_path / "config")
+        return code, out.getvalue()
+
+    return runner
+
+
+# -- frames that cannot be read -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [LIST_KEY_FRAME, b"\x81\x80\x01", b"\xc1", b"\x93\x01\x02\x03", b"\x81\xa1t", "text"],
+)
+def test_decode_raises_only_value_error(frame: bytes | str) -> None:
+    with pytest.raises(ValueError, match="frame"):
+        decode(frame)
+
+
+async def test_a_frame_with_a_list_key_is_skipped_not_a_hang(
+    fake: tuple[Fake, str], play: FakeRunner
+) -> None:
+    fake[0].garbage = LIST_KEY_FRAME
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 0, out
+    assert "Scorpion · game 5" in out  # the game reply after the bad frame was read
+    skipped = "skipped what the server sent: a frame with a map key that is an array or a map"
+    assert out.count(skipped) == 3, out  # before the replies to new_game, hint and close_game
+
+
+async def test_a_dead_reader_fails_the_waiting_requests(fake: tuple[Fake, str]) -> None:
+    """Whatever kills the reader, a request waiting for a reply is told at once."""
+
+    class Broken(Connection):
+        def _dispatch(self, message: dict[str, Any]) -> None:
+            raise RuntimeError("a bug in the reader")
+
+    conn = Broken(fake[1])
+    await conn.open()
+    try:
+        async with asyncio.timeout(SECONDS):
+            with pytest.raises(ConnectionFailed, match="a bug in the reader"):
+                await conn.request("new_game", level="hard")
+            with pytest.raises(ConnectionFailed):  # and so is every later one
+                await conn.request("new_game", level="hard")
+    finally:
+        await conn.close()
+
+
+async def test_an_invalid_push_is_skipped_and_play_goes_on(
+    fake: tuple[Fake, str], play: FakeRunner
+) -> None:
+    fake[0].push = {"type": "events", "game": 5, "v": 1, "events": [{"type": "undealt"}]}
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 0, out
+    assert "skipped what the server sent: events.events[0].count is required" in out
+
+
+async def test_a_frame_over_the_limit_ends_the_command(
+    fake: tuple[Fake, str], play: FakeRunner
+) -> None:
+    """Reconnecting would only fetch it again: the client says so instead of retrying."""
+    fake[0].padding = MAX_SERVER_FRAME_BYTES
+    code, out = await play("play", "--level", "hard")
+    assert code == 1
+    limit = MAX_SERVER_FRAME_BYTES
+    assert out == f"cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
+
+
+# -- replies of the wrong shape or size ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mutate", "named"),
+    [
+        (_columns([{"down": 10**9, "cards": ["AS"]}] * 7), "game.view.columns[0].down"),
+        (_columns([{"down": -5, "cards": ["ZZ", 5, None]}] * 7), "game.view.columns[0].down"),
+        (_columns([{"down": 0, "cards": ["ZZ"]}] * 7), "game.view.columns[0].cards[0]"),
+        (_columns("xx"), "game.view.columns"),
+        (_no_columns, "game.view.columns"),
+        (_columns([{"down": 0, "cards": ["AS"] * (MAX_CARDS + 1)}]), "game.view.columns[0]"),
+        (_columns([{"down": 50, "cards": ["AS"]}] * 7), "game.view"),  # 357 cards on the table
+        (_columns([{"down": 0, "cards": []}] * (MAX_CARDS + 1)), "game.view.columns"),
+        (lambda view: view.update(stock=10**12), "game.view.stock"),
+    ],
+)
+async def test_an_invalid_view_is_named_not_rendered(
+    fake: tuple[Fake, str], play: FakeRunner, mutate: Mutation, named: str
+) -> None:
+    fake[0].mutate = mutate
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    assert lines[0].startswith("the server sent an invalid message: "), out
+    assert lines[0].split(": ", 1)[1].startswith(named + " "), out
+    assert "Error" not in out  # no Python exception names
+
+
+async def test_an_invalid_hint_is_named(fake: tuple[Fake, str], play: FakeRunner) -> None:
+    fake[0].hint_card = "??"
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 1
+    assert out.splitlines()[-1].startswith("the server sent an invalid message: hint.card "), out
+
+
+async def test_the_json_mode_reports_an_invalid_message_as_json(
+    fake: tuple[Fake, str], play: FakeRunner
+) -> None:
+    fake[0].mutate = _no_columns
+    code, out = await play("--json", "play", "--level", "hard")
+    assert code == 1
+    notice = json.loads(out)  # one object, and nothing else
+    assert notice["type"] == "notice" and notice["notice"] == "app.invalid_message"
+    assert notice["text"].endswith("game.view.columns is required")
+
+
+def test_server_messages_are_read_leniently() -> None:
+    """Unknown fields, event types, message types and error codes pass (PROTOCOL.md 2, 11)."""
+    view = {**_view(), "later": [1, 2]}
+    view["columns"] = [{**view["columns"][0], "colour": "red"}, *view["columns"][1:]]
+    check_server_message({"type": "game", "re": 1, "game": 5, "v": 0, "view": view, "x": {}})
+    events = [{"type": "confetti", "amount": 10**9}, {"type": "stuck", "new": True}]
+    check_server_message({"type": "events", "game": 5, "v": 1, "events": events})
+    check_server_message({"type": "error", "re": 1, "code": "new_code", "message": "?"})
+    check_server_message({"type": "fireworks", "whatever": None})
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        (
+            {"type": "events", "game": 5, "v": 1, "events": [{"type": "undealt", "count": 10**9}]},
+            "events.events[0].count",
+        ),
+        (
+            {"type": "events", "game": 5, "v": 1, "events": [{"type": "moved"}]},
+            "events.events[0].card",
+        ),
+        ({"type": "error", "re": 1, "code": 7, "message": "?"}, "error.code"),
+        ({"type": 5}, "type"),
+        ({"type": "ack", "re": 1, "game": "5", "v": 0}, "ack.game"),
+    ],
+)
+def test_invalid_server_messages_are_named(message: dict[str, Any], named: str) -> None:
+    with pytest.raises(InvalidMessage) as caught:
+        check_server_message(message)
+    assert caught.value.path == named
+
+
+# -- help and documentation ---------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["play"], ["register"], ["stats"], ["games"], ["replay"]])
+@pytest.mark.parametrize(("lang", "prefix"), [("en", "usage: "), ("fi", "käyttö: ")])
+def test_help_says_usage_once(
+    command: list[str], lang: str, prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--lang", lang, *command, "--help"], env={})
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(prefix + "scorpion"), first
+    assert first.count(prefix.strip()) == 1, first
+
+
+def test_the_documented_deal_range_is_the_checked_one() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_args(["play", "--deal", "0"], env={})
+    ranges = re.findall(r"\(1\.\.(\d+)\)", DOCS.read_text(encoding="utf-8"))
+    assert ranges and all(int(limit) == MAX_DEAL for limit in ranges)
+    assert f"(1..{MAX_DEAL})" in str(caught.value)
