@@ -151,6 +151,7 @@ class WinnableDealFinder:
         self._rng = rng if rng is not None else random.SystemRandom()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._full_once = False
         self._turn = -1
         self._loaded = -REFRESH_S  # time.monotonic() of the last load
         pools.on_take = self.start  # a dealt deal leaves its pool short: fill it again
@@ -221,4 +222,10 @@ class WinnableDealFinder:
             self.pools.add(name, deal, stored=True)
             self.found += 1
         counts = ", ".join(f"{name} {self.pools.count(name)}" for name in self.pools.names)
-        log.info("the winnable pools are full: %s", counts)
+        # Said once; after that the pools are filled again after every game dealt from them.
+        log.log(
+            logging.DEBUG if self._full_once else logging.INFO,
+            "the winnable pools are full: %s",
+            counts,
+        )
+        self._full_once = True
