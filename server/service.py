@@ -121,6 +121,7 @@ from server.store import (
     GameWrite,
     InvalidName,
     LevelStats,
+    LoggedAction,
     NameTaken,
     NewGame,
     NotFound,
@@ -406,7 +407,7 @@ class GameService:
         self.remote_changed([game_id])
 
     async def _replay_stored(
-        self, live: LiveGame, record: GameRecord | None, actions: list[ActionRecord]
+        self, live: LiveGame, record: GameRecord | None, actions: list[LoggedAction]
     ) -> None:
         """Call holding the lock: play the stored ``actions`` after ours, then announce them."""
         if record is None or record.version < live.log_version:

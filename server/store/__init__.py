@@ -36,6 +36,9 @@ Games (reads)
 - ``get_game(id)``, ``list_games(player_id, status=None, limit=None)``
   (newest first), ``unfinished_games(player_id)``,
   ``load_actions(game_id, after_seq=0) -> list[ActionRecord]``.
+- ``load_game(game_id, after_seq=0) -> (GameRecord | None, list[LoggedAction])``:
+  the game and its log in one read, each action as much of it as a rebuild
+  replays.
 - ``find_retry(game_id, version, request_id)``: the stored action of a retried
   request (the action at ``version + 1`` with that request id), so a retry
   gets the original result instead of ``stale``.
@@ -108,6 +111,7 @@ from server.store.records import (
     GameStatus,
     GameWrite,
     LevelStats,
+    LoggedAction,
     NewAction,
     NewGame,
     Player,
@@ -128,6 +132,7 @@ __all__ = [
     "GroupCommitter",
     "InvalidName",
     "LevelStats",
+    "LoggedAction",
     "NameTaken",
     "NewAction",
     "NewGame",

@@ -20,8 +20,8 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.types import NullType
 
 from server.store.games import (
-    ACTION_COLUMNS,
     GAME_COLUMNS,
+    LOG_COLUMNS,
     status_is,
 )
 from server.store.models import GAMES, ActionRow, GameRow, PlayerRow
@@ -89,7 +89,7 @@ def signing_in_query(expiring: bool) -> Select[*tuple[Any, ...]]:
 
 
 def loading_query() -> Select[*tuple[Any, ...]]:
-    """PostgreSQL's ``GAME_QUERY`` and ``ACTIONS_QUERY`` in one statement: the game's
+    """PostgreSQL's ``GAME_QUERY`` and ``LOG_QUERY`` in one statement: the game's
     columns, then its log after ``after_seq`` as one array per column, in log order
     (NULL when empty); no row for a missing game. One round trip for two, and the
     row and the log read in one snapshot. ``pg_reader``'s.
@@ -100,7 +100,7 @@ def loading_query() -> Select[*tuple[Any, ...]]:
         select(
             *(
                 type_coerce(func.array_agg(aggregate_order_by(column, ActionRow.seq)), NullType())
-                for column in ACTION_COLUMNS
+                for column in LOG_COLUMNS
             )
         )
         .where(ActionRow.game_id == GameRow.id, ActionRow.seq > bindparam("after_seq"))

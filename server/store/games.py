@@ -30,13 +30,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.store.errors import GameInProgress, NotFound, integrity_kind
 from server.store.models import ACTIONS, GAMES, ActionRow, GameRow
-from server.store.records import ActionRecord, GameRecord, GameStatus, NewGame
+from server.store.records import ActionRecord, GameRecord, GameStatus, LoggedAction, NewGame
 
 __all__ = [
     "ACTIONS_QUERY",
     "ACTION_COLUMNS",
     "GAME_COLUMNS",
     "GAME_QUERY",
+    "LOG_COLUMNS",
+    "LOG_QUERY",
     "OWNER_QUERY",
     "action_record",
     "action_records",
@@ -44,10 +46,12 @@ __all__ = [
     "fetch_actions",
     "fetch_game",
     "fetch_games",
+    "fetch_log",
     "fetch_owner",
     "game_record",
     "games_query",
     "insert_game",
+    "logged_actions",
     "set_paused",
     "status_is",
 ]
@@ -85,6 +89,19 @@ def action_records(rows: Iterable[Sequence[Any]]) -> list[ActionRecord]:
 
 
 _new_record = partial(tuple.__new__, ActionRecord)
+
+LOG_COLUMNS: Final = tuple(
+    ACTIONS.c["to_col" if name == "to" else name] for name in LoggedAction._fields
+)
+"""The log's columns a rebuild replays (``LoggedAction``'s fields, in order)."""
+
+
+def logged_actions(rows: Iterable[Sequence[Any]]) -> list[LoggedAction]:
+    """A log's rows (``LOG_COLUMNS``, in order) as what a rebuild replays."""
+    return list(map(_new_logged, rows))
+
+
+_new_logged = partial(tuple.__new__, LoggedAction)
 
 # The log's columns are the record's fields in order (``to_col`` is ``to``).
 assert [c.name for c in ACTION_COLUMNS] == [
@@ -146,6 +163,11 @@ ACTIONS_QUERY: Final = (
     .where(ActionRow.game_id == bindparam("game_id"), ActionRow.seq > bindparam("after_seq"))
     .order_by(ActionRow.seq)
 )
+LOG_QUERY: Final = (
+    select(*LOG_COLUMNS)
+    .where(ActionRow.game_id == bindparam("game_id"), ActionRow.seq > bindparam("after_seq"))
+    .order_by(ActionRow.seq)
+)
 
 
 def status_is(status: GameStatus) -> ColumnElement[bool]:
@@ -190,6 +212,12 @@ async def fetch_actions(conn: AsyncConnection, game_id: int, after_seq: int) -> 
     """The game's actions with ``seq > after_seq``, in log order."""
     rows = await conn.execute(ACTIONS_QUERY, {"game_id": game_id, "after_seq": after_seq})
     return action_records(rows)
+
+
+async def fetch_log(conn: AsyncConnection, game_id: int, after_seq: int) -> list[LoggedAction]:
+    """The game's actions with ``seq > after_seq``, in log order, as a rebuild replays them."""
+    rows = await conn.execute(LOG_QUERY, {"game_id": game_id, "after_seq": after_seq})
+    return logged_actions(rows)
 
 
 async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionRecord | None:

@@ -45,10 +45,10 @@ from server.store.compiled import (
     loading_query,
     signing_in_query,
 )
-from server.store.games import OWNER_QUERY, action_records
+from server.store.games import OWNER_QUERY, logged_actions
 from server.store.held import HeldConnection
 from server.store.players import player_record
-from server.store.records import ActionRecord, GameRecord, Player
+from server.store.records import GameRecord, LoggedAction, Player
 from server.store.writes import game_record
 
 __all__ = ["READS_HELD", "PostgresReader"]
@@ -99,16 +99,16 @@ class PostgresReader:
 
     async def load_game(
         self, game_id: int, after_seq: int
-    ) -> tuple[GameRecord | None, list[ActionRecord]]:
+    ) -> tuple[GameRecord | None, list[LoggedAction]]:
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
 
-        async def read(driver: Driver) -> tuple[GameRecord | None, list[ActionRecord]]:
+        async def read(driver: Driver) -> tuple[GameRecord | None, list[LoggedAction]]:
             rows = await _rows(driver, self._loading, game_id=game_id, after_seq=after_seq)
             if not rows:
                 return None, []
             (row,) = rows
             log = zip(*row[LOG_AT:], strict=True) if row[LOG_AT] is not None else ()
-            return game_record(row[:LOG_AT]), action_records(log)
+            return game_record(row[:LOG_AT]), logged_actions(log)
 
         return await self._read(read)
 

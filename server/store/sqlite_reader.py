@@ -45,14 +45,14 @@ from server.store.compiled import CompiledQuery
 from server.store.database import configure_sqlite_connection
 from server.store.errors import StoreUnavailable, translate_errors
 from server.store.games import (
-    ACTIONS_QUERY,
     GAME_QUERY,
+    LOG_QUERY,
     OWNER_QUERY,
-    action_records,
     games_query,
+    logged_actions,
 )
 from server.store.players import player_record, token_query
-from server.store.records import ActionRecord, GameRecord, GameStatus, Player
+from server.store.records import GameRecord, GameStatus, LoggedAction, Player
 from server.store.writes import game_record
 
 __all__ = ["READ_BUSY_MS", "SqliteReader"]
@@ -67,7 +67,7 @@ class SqliteReader:
     def __init__(self, path: str, dialect: Dialect) -> None:
         self._owner = CompiledQuery(OWNER_QUERY, dialect)
         self._game = CompiledQuery(GAME_QUERY, dialect)
-        self._actions = CompiledQuery(ACTIONS_QUERY, dialect)
+        self._log = CompiledQuery(LOG_QUERY, dialect)
         self._token = CompiledQuery(token_query(False), dialect)
         self._token_expiring = CompiledQuery(token_query(True), dialect)
         self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
@@ -95,14 +95,14 @@ class SqliteReader:
 
     def load_game(
         self, game_id: int, after_seq: int
-    ) -> tuple[GameRecord | None, list[ActionRecord]]:
+    ) -> tuple[GameRecord | None, list[LoggedAction]]:
         """The game's row and its log after ``after_seq`` (``Store.load_game``)."""
         with self._reading() as conn:
             rows = _rows(conn, self._game, game_id=game_id)
             if not rows:
                 return None, []
-            log = _rows(conn, self._actions, game_id=game_id, after_seq=after_seq)
-            return game_record(rows[0]), action_records(log)
+            log = _rows(conn, self._log, game_id=game_id, after_seq=after_seq)
+            return game_record(rows[0]), logged_actions(log)
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""

@@ -44,6 +44,7 @@ from server.store.records import (
     GameStatus,
     GameWrite,
     LevelStats,
+    LoggedAction,
     NewGame,
     Player,
     SchemaStatus,
@@ -364,8 +365,9 @@ class Store:
 
     async def load_game(
         self, game_id: int, after_seq: int = 0
-    ) -> tuple[GameRecord | None, list[ActionRecord]]:
-        """``get_game`` and ``load_actions(game_id, after_seq)``, in one read."""
+    ) -> tuple[GameRecord | None, list[LoggedAction]]:
+        """``get_game`` and the log after ``after_seq`` in one read: what a rebuild
+        replays of each action (``LoggedAction``, not the whole ``ActionRecord``)."""
         if self._sqlite_reader is not None:
             return self._sqlite_reader.load_game(game_id, after_seq)
         if self._pg_reader is not None:
@@ -375,7 +377,7 @@ class Store:
             record = await games.fetch_game(conn, game_id)
             if record is None:
                 return None, []
-            return record, await games.fetch_actions(conn, game_id, after_seq)
+            return record, await games.fetch_log(conn, game_id, after_seq)
 
     async def find_retry(self, game_id: int, version: int, request_id: str) -> ActionRecord | None:
         """The action a retried request already stored, if any.

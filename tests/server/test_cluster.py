@@ -192,7 +192,7 @@ def hidden_by_version(level: str, deal: int, actions: list[ActionRecord]) -> lis
 
     found = [hidden()]
     for action in actions:
-        game.play(to_action(action))
+        game.play(to_action(action.logged()))
         found.append(hidden())
     return found
 

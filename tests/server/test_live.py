@@ -11,12 +11,12 @@ from engine.benchmark import random_game
 from engine.game import Game
 from engine.levels import LEVELS
 from server.live import LiveGame, event_dicts
-from server.store import ActionRecord, GameRecord, GameStatus
+from server.store import GameRecord, GameStatus, LoggedAction
 
 NOW = datetime.now(UTC)
 
 
-def played(actions: int, seed: int = 2) -> tuple[LiveGame, list[ActionRecord]]:
+def played(actions: int, seed: int = 2) -> tuple[LiveGame, list[LoggedAction]]:
     """A medium game of random actions (moves, deals, undos, hints) played live, and its log."""
     source = random_game(LEVELS["medium"], 5, random.Random(seed), max_actions=actions)
     assert len(source.actions) == actions
@@ -25,18 +25,15 @@ def played(actions: int, seed: int = 2) -> tuple[LiveGame, list[ActionRecord]]:
     )
     live = LiveGame(record, Game(LEVELS["medium"], 5), [])
     log = []
-    for seq, action in enumerate(source.actions, 1):
+    for action in source.actions:
         live.add([event_dicts(live.game.play(action))])
         new = LiveGame.last_action(live.game)
         log.append(
-            ActionRecord(
-                1,
-                seq,
+            LoggedAction(
                 new.type,
                 new.card,
                 new.to,
                 new.t,
-                None,
                 new.hint_action,
                 new.hint_card,
                 new.hint_to,

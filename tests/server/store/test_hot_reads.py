@@ -27,15 +27,19 @@ async def test_it_reads_what_the_general_path_reads(store: Store) -> None:
         general_player = await player_reads.fetch_player_by_token(conn, token)
         general_games = await game_reads.fetch_games(conn, player.id, game.status, None)
         general_game = await game_reads.fetch_game(conn, game.id)
-        general_log = await game_reads.fetch_actions(conn, game.id, 1)
+        general_log = await game_reads.fetch_log(conn, game.id, 1)
+        stored = await game_reads.fetch_actions(conn, game.id, 0)
         general_owner = await game_reads.fetch_owner(conn, game.id)
 
     assert await store.sign_in(token) == (general_player, general_games)
     assert await store.load_game(game.id, 1) == (general_game, general_log)
     assert await store.game_owner(game.id) == general_owner == player.id
     record, log = await store.load_game(game.id)
-    assert record is not None and record.version == 3 and [a.seq for a in log] == [1, 2, 3]
-    assert log[1].hint_card == "4H" and log[1].hint_reason == "safe" and log[0].request_id == "r1"
+    assert record is not None and record.version == 3 and len(log) == 3
+    # Each logged action is its stored record less the log position and request id.
+    assert log == [each.logged() for each in stored]
+    assert log[1].hint_card == "4H" and log[1].hint_reason == "safe" and log[1].hint_to == 7
+    assert stored[0].request_id == "r1"
     assert record.created_at.tzinfo is not None
 
 
