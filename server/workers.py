@@ -25,7 +25,12 @@ searched again next time.
 Workers die with their server. Each one, as it starts, watches the server's
 process (``_watch_server``: a pidfd on Linux, polling elsewhere) and exits the
 moment it is gone, so a server killed with SIGKILL, which cannot shut its pool
-down, leaves no solver process behind.
+down, leaves no solver process behind. Workers never see SIGTERM or SIGINT
+(``_start_forkserver``): a service manager stops a server by signalling every
+process it started (systemd's SIGTERM to the unit's cgroup, a terminal's SIGINT
+to its process group), and a worker that died of it broke the pool while the
+server was still shutting down, so a clean stop logged a failed pool. The
+server shuts its pool down, or leaves it by exiting.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import multiprocessing.forkserver
+import multiprocessing.resource_tracker
 import os
 import random
 import select
+import signal
 import threading
 import time
 from collections import OrderedDict
@@ -65,6 +73,7 @@ class SolverPool:
 
     def __init__(self, workers: int, hint_budget_ms: int, lost_budget_ms: int) -> None:
         context = multiprocessing.get_context("forkserver")
+        _start_forkserver()
         self._pool = ProcessPoolExecutor(
             max_workers=max(1, workers),
             mp_context=context,
@@ -178,6 +187,26 @@ def _find_winnable(rules: Rules, seed: int, budget_ms: int) -> int | None:
     """In a worker: one attempt at a winnable deal under ``rules``."""
     number = random.Random(seed).randrange(1, DRAW_LIMIT)
     return number if verify_deal(number, rules, budget_ms) else None
+
+
+_LEFT_TO_THE_SERVER: Final = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+def _start_forkserver() -> None:
+    """Start the process the workers fork from with ``_LEFT_TO_THE_SERVER`` blocked.
+
+    A blocked signal stays blocked across fork and exec, so the forkserver and every
+    worker forked from it never see those signals, from their first instruction on:
+    as the standard library starts its resource tracker. (Ignoring them in a worker's
+    initializer left a window between its fork and that call.) In the server, they
+    are blocked only while the forkserver starts: one sent meanwhile waits, not lost.
+    """
+    multiprocessing.resource_tracker.ensure_running()  # it sets the mask for its own start
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _LEFT_TO_THE_SERVER)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _watch_server(pid: int) -> None:

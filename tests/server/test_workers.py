@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing.forkserver
+import os
+import signal
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -74,3 +78,37 @@ async def test_the_real_solver_proves_a_hard_deal_lost_once() -> None:
     finally:
         pool.close()
     assert (pool.lost_searches, pool.lost_remembered) == (1, 1)
+
+
+async def test_the_workers_outlast_the_signals_that_stop_their_server() -> None:
+    """A service manager stops a server by signalling every process it started (systemd's
+    SIGTERM to the unit's cgroup, a terminal's SIGINT to its process group): the pool is
+    the server's to shut down, so its worker and the forkserver it forks from go on,
+    given those signals, and so does the search in flight; a worker forked after them
+    works too (before, the worker died, the pool broke and the server logged an error as
+    it stopped)."""
+    pool = SolverPool(1, hint_budget_ms=300, lost_budget_ms=2000)
+    later = None
+    try:
+        assert await pool.lost(Game(HARD, 2).state, HARD)  # the worker is up
+        (worker,) = pool._pool._processes.values()
+        forkserver = multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+        searching = asyncio.ensure_future(pool.verdict(Game(HARD, 3).state, HARD))
+        await asyncio.sleep(0.05)
+        assert worker.pid is not None
+        for pid in (worker.pid, forkserver):
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                os.kill(pid, signum)
+        await asyncio.sleep(0.05)
+        assert await searching
+        assert await pool.verdict(Game(HARD, 4).state, HARD)
+        assert worker.is_alive() and not pool.broken
+        later = SolverPool(1, hint_budget_ms=300, lost_budget_ms=2000)  # forks a new worker
+        assert await later.verdict(Game(HARD, 5).state, HARD) and not later.broken
+        (forked,) = later._pool._processes.values()
+        assert forked.pid != worker.pid
+        assert multiprocessing.forkserver._forkserver._forkserver_pid == forkserver  # type: ignore[attr-defined]
+    finally:
+        pool.close()
+        if later is not None:
+            later.close()
