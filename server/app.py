@@ -40,6 +40,7 @@ from typing import Final
 
 from alembic.script.revision import ResolutionError
 from alembic.util import CommandError
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from engine.solver.easy import WinnableDeals
@@ -92,8 +93,7 @@ async def prepare_store(settings: Settings) -> Store:
     (pauses doubling from FIRST_PAUSE_S to LONGEST_PAUSE_S, each logged); then
     the last ``StoreUnavailable`` is raised.
     """
-    if settings.is_sqlite and not settings.database_url:
-        Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+    make_sqlite_directory(settings)
     deadline = time.monotonic() + settings.db_wait_s
     pause = FIRST_PAUSE_S
     while True:
@@ -112,6 +112,15 @@ async def prepare_store(settings: Settings) -> Store:
             )
             await asyncio.sleep(pause)
             pause = min(pause * 2, LONGEST_PAUSE_S)
+
+
+def make_sqlite_directory(settings: Settings) -> None:
+    """Make the SQLite file's directory if missing: the data dir on a first run, or the
+    directory of a file ``--database-url`` names (serving and ``--migrate`` alike)."""
+    if settings.is_sqlite:
+        database = make_url(settings.store_url).database
+        if database:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
 
 
 async def _open_store(settings: Settings) -> Store:
@@ -322,10 +331,9 @@ async def run(settings: Settings) -> None:
 
 
 async def migrate(settings: Settings) -> None:
+    make_sqlite_directory(settings)
     store = Store.connect(settings.store_url)
     try:
-        if settings.is_sqlite and not settings.database_url:
-            Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
         await store.upgrade()
     finally:
         await store.close()

@@ -39,6 +39,13 @@ def test_migrate_creates_the_sqlite_schema(tmp_path: Path) -> None:
     assert (tmp_path / "d" / "scorpion.db").exists()
 
 
+def test_migrate_makes_the_directory_of_a_named_sqlite_file(tmp_path: Path) -> None:
+    """As serving does: ``--database-url`` may name a file in a directory not made yet."""
+    database = tmp_path / "new" / "dir" / "scorpion.db"
+    assert main(["--migrate", "--database-url", f"sqlite+aiosqlite:///{database}"]) == 0
+    assert database.is_file()
+
+
 def test_postgresql_on_an_outdated_schema_is_refused(
     server_postgres_url: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:
