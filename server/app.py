@@ -57,7 +57,7 @@ from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
 from server.sqlite_lock import SqliteInUse, SqliteLock
-from server.store import SchemaOutdated, Store, StoreError, StoreUnavailable
+from server.store import SchemaNewer, SchemaOutdated, Store, StoreError, StoreUnavailable
 from server.store.errors import UPGRADE_HINT
 from server.webclient import WEB_DIR, WebClient
 from server.winnable_pools import WinnableDealFinder, WinnablePools
@@ -368,6 +368,9 @@ def _serve_or_migrate(settings: Settings) -> int:
             log.info("schema upgraded")
             return 0
         run_loop(run(settings), settings.event_loop)
+    except SchemaNewer as exc:
+        print(f"scorpion-server: {exc}", file=sys.stderr)
+        return 2
     except SchemaOutdated as exc:
         print(
             f"scorpion-server: the database schema is not current ({exc.detail}); {UPGRADE_HINT}",
@@ -419,9 +422,5 @@ def _driver_reason(exc: BaseException) -> str:
 def _upgrade_problem(exc: CommandError) -> str:
     """One line on why Alembic could not upgrade the schema."""
     if isinstance(exc.__cause__, ResolutionError):
-        return (
-            f"the database schema is at revision {exc.__cause__.argument}, which this "
-            "scorpion-server does not know: a newer scorpion-server (or another program) "
-            "made it; run that version, or restore a backup"
-        )
+        return str(SchemaNewer(exc.__cause__.argument))
     return f"cannot upgrade the database schema: {exc}"

@@ -11,7 +11,8 @@ Life cycle
 ::
 
     store = Store.connect("sqlite+aiosqlite:///data/scorpion.db")   # or postgresql+asyncpg://...
-    await store.check_schema()        # SchemaOutdated (with the upgrade command) unless current
+    await store.check_schema()        # SchemaOutdated (with the upgrade command) unless current,
+                                      # SchemaNewer for a newer server's revision
     await store.upgrade()             # what `scorpion-server --migrate` should call
     ...
     await store.close()               # commits writes already submitted, closes the pool
@@ -97,6 +98,7 @@ from server.store.errors import (
     GameInProgress,
     NameTaken,
     NotFound,
+    SchemaNewer,
     SchemaOutdated,
     StoreError,
     StoreUnavailable,
@@ -139,6 +141,7 @@ __all__ = [
     "NotFound",
     "Player",
     "Progress",
+    "SchemaNewer",
     "SchemaOutdated",
     "SchemaStatus",
     "Store",

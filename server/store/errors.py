@@ -32,6 +32,7 @@ __all__ = [
     "GameInProgress",
     "NameTaken",
     "NotFound",
+    "SchemaNewer",
     "SchemaOutdated",
     "StoreError",
     "StoreUnavailable",
@@ -106,6 +107,19 @@ class SchemaOutdated(StoreError):
     def __init__(self, detail: str) -> None:
         self.detail = detail
         super().__init__(f"{detail}: {UPGRADE_HINT}")
+
+
+class SchemaNewer(StoreError):
+    """The schema is at a revision this code does not know: a newer server's (or another
+    program's). No upgrade reaches it."""
+
+    def __init__(self, revision: str) -> None:
+        self.revision = revision
+        super().__init__(
+            f"the database schema is at revision {revision}, which this scorpion-server "
+            "does not know: a newer scorpion-server (or another program) made it; run that "
+            "version, or restore a backup"
+        )
 
 
 class StoreUnavailable(StoreError):

@@ -32,6 +32,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -46,6 +47,7 @@ __all__ = [
     "head_revision",
     "read_schema_state",
     "run_alembic",
+    "unknown_revision",
 ]
 
 MIGRATIONS_DIR: Final = Path(__file__).resolve().with_name("migrations")
@@ -97,6 +99,17 @@ class SchemaState:
             return "the database has tables but no Alembic revision"
         known = ", ".join(self.revisions)
         return f"the database schema is at revision {known}; this server needs {self.head}"
+
+
+def unknown_revision(state: SchemaState) -> str | None:
+    """A stamped revision these migrations do not know (a newer server's), or None."""
+    script = ScriptDirectory.from_config(alembic_config())
+    for revision in state.revisions:
+        try:
+            script.get_revision(revision)
+        except CommandError:  # Alembic's "Can't locate revision"
+            return revision
+    return None
 
 
 def _read_state(connection: Connection) -> SchemaState:

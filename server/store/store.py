@@ -33,7 +33,13 @@ from server.store.database import (
     sqlite_busy_ms,
     writing,
 )
-from server.store.errors import SchemaOutdated, StoreError, StoreUnavailable, translate_errors
+from server.store.errors import (
+    SchemaNewer,
+    SchemaOutdated,
+    StoreError,
+    StoreUnavailable,
+    translate_errors,
+)
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
 from server.store.pg_reader import READS_HELD, PostgresReader
 from server.store.pg_writer import PostgresWriter
@@ -239,10 +245,14 @@ class Store:
             return (await schema.read_schema_state(self._engine)).status
 
     async def check_schema(self) -> None:
-        """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current."""
+        """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current;
+        ``SchemaNewer`` for a revision this code does not know, which no upgrade reaches."""
         with translate_errors():
             state = await schema.read_schema_state(self._engine)
         if state.status is not SchemaStatus.CURRENT:
+            newer = schema.unknown_revision(state)
+            if newer is not None:
+                raise SchemaNewer(newer)
             raise SchemaOutdated(state.describe())
 
     async def upgrade(self) -> None:

@@ -379,6 +379,31 @@ def test_a_sqlite_schema_of_an_unknown_revision_ends_in_one_line(
 
 
 @pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_a_postgresql_schema_of_an_unknown_revision_ends_in_the_same_line(
+    extra: list[str], server_postgres_url: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As on SQLite: serving says what --migrate says, not to run --migrate."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    url = server_postgres_url
+    empty = ("DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    run_isolated(lambda: _admin(url, *empty))
+    try:
+        assert main(["--migrate", "--database-url", url]) == 0
+        newer = "UPDATE alembic_version SET version_num = 'ffffffffffff'"
+        run_isolated(lambda: _admin(url, newer))
+        argv = ["--port", "0", "--workers", "1", "--easy-pool", "0", "--database-url", url]
+        assert main([*argv, *extra]) == 2
+    finally:
+        run_isolated(lambda: _admin(url, *empty))
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert last.startswith("scorpion-server: the database schema is at revision ffffffffffff,")
+    assert "newer scorpion-server" in last and "--migrate" not in last
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
 def test_a_postgresql_database_that_does_not_exist_ends_in_one_line(
     extra: list[str], server_postgres_url: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:

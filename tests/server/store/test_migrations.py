@@ -16,7 +16,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import SchemaOutdated, SchemaStatus, Store
+from server.store import SchemaNewer, SchemaOutdated, SchemaStatus, Store
 from server.store.models import metadata
 from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
 
@@ -116,13 +116,26 @@ async def test_schema_status_from_empty_to_current(empty_store: Store) -> None:
     assert await empty_store.schema_status() == "current"
 
 
-async def test_unknown_revision_is_outdated(store: Store, engine: AsyncEngine) -> None:
+async def test_unknown_revision_is_outdated_and_newer(store: Store, engine: AsyncEngine) -> None:
+    """A revision these migrations do not know is a newer server's: no upgrade reaches
+    it, so the check names it without the upgrade command."""
     async with engine.begin() as conn:
         await conn.execute(text("UPDATE alembic_version SET version_num = '0000'"))
     assert await store.schema_status() == SchemaStatus.OUTDATED
+    with pytest.raises(SchemaNewer) as caught:
+        await store.check_schema()
+    assert caught.value.revision == "0000" and "revision 0000" in str(caught.value)
+    assert "--migrate" not in str(caught.value)
+
+
+async def test_an_older_revision_is_outdated_with_the_upgrade_command(
+    store: Store, engine: AsyncEngine
+) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0001'"))
     with pytest.raises(SchemaOutdated) as caught:
         await store.check_schema()
-    assert "revision 0000" in str(caught.value)
+    assert "revision 0001" in str(caught.value)
     assert "scorpion-server --migrate" in str(caught.value)
 
 
