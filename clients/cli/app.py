@@ -380,7 +380,10 @@ class App:
                 and self.terminal.editor
                 and not self.options.json
             ):
-                level, deal, winnable = await self.menu()
+                chosen = await self.menu()
+                if chosen is None:  # input ended: as after ``q``, with no game started
+                    return 0
+                level, deal, winnable = chosen
             if not await self.new_game(level, deal, winnable=winnable):
                 return 1
         self.session.show()
@@ -422,13 +425,18 @@ class App:
                 return
             await self.execute(command)
 
-    async def menu(self) -> tuple[str, int | None, bool]:
-        """The level menu: each level with the player's statistics, then the deal."""
+    async def menu(self) -> tuple[str, int | None, bool] | None:
+        """The level menu: each level with the player's statistics, then the deal.
+
+        None when input ends at either question.
+        """
         rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
         self.say(_("menu.title"))
         for number, level in enumerate(LEVEL_ORDER, 1):
             self.say(f"  {number}  {menu_line(level, rows.get(level))}")
         chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
+        if chosen is None:
+            return None
         level = DEFAULT_LEVEL
         if chosen:
             if chosen.isdigit() and 1 <= int(chosen) <= len(LEVEL_ORDER):
@@ -443,15 +451,17 @@ class App:
             self.notice("menu.easy_winnable")
             return level, None, False
         answer = await self._ask(_("menu.deal_prompt"))
+        if answer is None:
+            return None
         if answer and answer.isdigit() and 1 <= int(answer) <= MAX_DEAL:
             return level, int(answer), False
         if answer and answer not in WINNABLE:
             self.notice("menu.random_deal")
         return level, None, answer in WINNABLE
 
-    async def _ask(self, question: str) -> str:
+    async def _ask(self, question: str) -> str | None:
         answer = await self.terminal.readline(question)
-        return (answer or "").strip().lower()
+        return None if answer is None else answer.strip().lower()
 
     async def confirm(self, key: str, **fields: Any) -> bool:
         """Ask a yes/no question (no is the default); False at the end of input."""

@@ -12,6 +12,11 @@ standard input is not a terminal the client is in
 script mode: one command per line, read on a daemon thread (an interrupt
 never waits for a line), no prompts, plain text.
 
+The end of input (Ctrl-D, or the end of a script) is final: every later
+``readline`` returns None at once, so a question that met it is answered
+"no" and the command loop then ends as after ``q``. Ctrl-C in the line
+editor is an interrupt, as everywhere else: the program ends (exit 130).
+
 Tests build a ``Terminal`` from a list of lines and a ``StringIO``.
 """
 
@@ -81,6 +86,7 @@ class Terminal:
         self.interactive = interactive
         self.editor = editor
         self._lines = iter(lines) if lines is not None else None
+        self._ended = False
         self._stdin = stdin
         self._queue: asyncio.Queue[str] | None = None
         self._session: PromptSession[str] | None = None
@@ -121,7 +127,14 @@ class Terminal:
             yield
 
     async def readline(self, prompt: str = "> ") -> str | None:
-        """The next line without its newline, or None at the end of input."""
+        """The next line without its newline, or None at (and after) the end of input."""
+        if not self._ended:
+            line = await self._read(prompt)
+            self._ended = line is None
+            return line
+        return None
+
+    async def _read(self, prompt: str) -> str | None:
         if self.editor:
             return await self._edit(prompt)
         if self.interactive:
@@ -154,8 +167,6 @@ class Terminal:
             return await self._session.prompt_async(prompt, bottom_toolbar=toolbar)
         except EOFError:
             return None
-        except KeyboardInterrupt:
-            return ""
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         """Read standard input on a daemon thread, so Ctrl-C never waits for a line."""

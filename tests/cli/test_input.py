@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import subprocess
 import sys
@@ -11,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from clients.cli.__main__ import main
+from clients.cli.app import run
 from clients.cli.commands import CommandError, parse
+from clients.cli.options import parse_args
+from clients.cli.terminal import Terminal
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
 from tests.server.conftest import Running
@@ -155,3 +159,29 @@ async def test_an_unprintable_name_is_asked_again(cli: CliRunner) -> None:
     assert code == 0 and "a name has only printable characters" in out
     code, out = await cli("register", "x" * 40)
     assert code == 2 and out == "a name has at most 32 characters; type a shorter one\n"
+
+
+async def piped(server: Running, config_dir: Path, stdin: str, *args: str) -> tuple[int, str]:
+    """``scorpion ARGS`` reading ``stdin`` as a pipe is read (its reader thread), with a limit."""
+    out = io.StringIO()
+    options = parse_args(["--server", server.url, *args], env={})
+    terminal = Terminal(out, stdin=io.StringIO(stdin))
+    code = await asyncio.wait_for(run(options, terminal, config_dir=config_dir), 30)
+    return code, out.getvalue()
+
+
+async def test_the_end_of_piped_input_at_a_question_ends_like_quit(
+    cli: CliRunner, server: Running, config_dir: Path
+) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await piped(server, config_dir, "r\n", "play", "--level", "hard", "--deal", "1")
+    assert code == 0, out
+    assert out.endswith("Your moves and undo history will be gone. [y/N]\nnothing was changed\n")
+    code, out = await piped(server, config_dir, "", "play")
+    assert code == 0 and "hard · deal 1" in out  # the game stayed open
+
+
+async def test_the_end_of_input_is_final() -> None:
+    for terminal in (Terminal(io.StringIO(), []), Terminal(io.StringIO(), stdin=io.StringIO(""))):
+        assert await terminal.readline() is None
+        assert await asyncio.wait_for(terminal.readline(), 5) is None

@@ -72,6 +72,7 @@ async def launch(server: Running, home: Path, *args: str) -> AsyncIterator[Scree
         f"cd {ROOT} && unset COLUMNS LINES && XDG_CONFIG_HOME={home} "
         f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color " + " ".join(args)
     )
+    command += '; echo "exit status $?"; sleep 60'  # the pane stays, to be read
     await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
     try:
         yield shown
@@ -205,3 +206,39 @@ async def test_tab_completes_commands_and_cards(screen: Screen) -> None:
     await screen.wait_for(r"(?m)^> guide")
     await screen.keys("C-u", "9", "Tab")  # 9♦ is the only nine face up on hard deal 1
     await screen.wait_for(r"(?m)^> 9♦")
+
+
+@pytest.mark.parametrize("keys", ["C-c", "C-d"])
+async def test_an_interrupt_or_the_end_of_input_at_the_name_question(
+    server: Running, tmp_path: Path, keys: str
+) -> None:
+    async with launch(server, tmp_path, "play", "--level", "hard") as shown:
+        await shown.wait_for("player name:")
+        await shown.keys(keys)
+        status = "130" if keys == "C-c" else "1"
+        text = await shown.wait_for(f"exit status {status}")
+        assert "Traceback" not in text and "empty" not in text
+
+
+async def test_an_interrupt_ends_the_game(screen: Screen) -> None:
+    await screen.keys("7c 5", "C-c")
+    text = await screen.wait_for("exit status 130")
+    assert "Traceback" not in text
+
+
+async def test_the_end_of_input_at_a_question_keeps_the_game_and_ends(screen: Screen) -> None:
+    await screen.keys("r", "Enter")
+    await screen.wait_for(r"(?m)\[y/N\]\n\?")
+    await screen.keys("C-d")
+    text = await screen.wait_for("exit status 0")
+    assert "nothing was changed" in text
+
+
+async def test_the_end_of_input_at_the_level_menu_starts_no_game(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    async with launch(server, tmp_path, "play") as shown:
+        await shown.wait_for(r"level \(number or name")
+        await shown.keys("C-d")
+        text = await shown.wait_for("exit status 0")
+        assert "Scorpion · game" not in text
