@@ -1,7 +1,7 @@
 // Tap and drag moves, a refused move, undo, hint, deal, restart and pause on a real page.
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
-import { atVersion, drag, expect, register, shot, startGame, tap, test, uniqueName, version } from "./fixtures";
+import { atVersion, drag, expect, register, shot, startGame, still, tap, test, uniqueName, version } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -190,4 +190,28 @@ test("a drag survives the board being drawn again under it", async ({ page, serv
   await atVersion(page, v + 1);
   expect(await columnOf(page, "9D")).toBe(1);
   await expect(page.locator(".toast.error")).toHaveCount(0); // the redraw it waited for came after
+});
+
+test("the hint's outline leaves the cards on the hinted card on top", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("above"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  const hinted = page.locator(".card.hinted");
+  await expect(hinted).toHaveAttribute("data-card", "QD"); // the deal's hint: QD with three cards on it
+  expect(await hinted.evaluate((card) => getComputedStyle(card).boxShadow)).not.toBe("none");
+  await still(page);
+  // a point on each card lying on QD, in the strip it shows and over QD, finds that card
+  const found = await hinted.evaluate((card) => {
+    const below = card.getBoundingClientRect();
+    const above = [...card.parentElement!.querySelectorAll<HTMLElement>(".card.hinted ~ .card")];
+    return above.map((each) => {
+      const box = each.getBoundingClientRect();
+      const y = box.top + 3;
+      if (y >= below.bottom) return [each.dataset.card, "not over QD"];
+      const hit = document.elementFromPoint(box.left + box.width / 2, y)?.closest<HTMLElement>(".card");
+      return [each.dataset.card, hit?.dataset.card];
+    });
+  });
+  expect(found).toEqual([["7S", "7S"], ["JS", "JS"], ["4C", "4C"]]);
 });
