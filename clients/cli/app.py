@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.cli import VERSION, config
-from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, parse
+from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, number, parse
 from clients.cli.connection import (
     Connection,
     ConnectionFailed,
@@ -432,15 +432,15 @@ class App:
         """
         rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
         self.say(_("menu.title"))
-        for number, level in enumerate(LEVEL_ORDER, 1):
-            self.say(f"  {number}  {menu_line(level, rows.get(level))}")
+        for place, level in enumerate(LEVEL_ORDER, 1):
+            self.say(f"  {place}  {menu_line(level, rows.get(level))}")
         chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
         if chosen is None:
             return None
         level = DEFAULT_LEVEL
         if chosen:
-            if chosen.isdigit() and 1 <= int(chosen) <= len(LEVEL_ORDER):
-                level = LEVEL_ORDER[int(chosen) - 1]
+            if (index := number(chosen, len(LEVEL_ORDER))) is not None:
+                level = LEVEL_ORDER[index - 1]
             elif chosen in LEVEL_ORDER:
                 level = chosen
             elif chosen in (names := {level_name(each).lower(): each for each in LEVEL_ORDER}):
@@ -453,8 +453,8 @@ class App:
         answer = await self._ask(_("menu.deal_prompt"))
         if answer is None:
             return None
-        if answer and answer.isdigit() and 1 <= int(answer) <= MAX_DEAL:
-            return level, int(answer), False
+        if (deal := number(answer, MAX_DEAL)) is not None:
+            return level, deal, False
         if answer and answer not in WINNABLE:
             self.notice("menu.random_deal")
         return level, None, answer in WINNABLE

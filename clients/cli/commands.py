@@ -20,7 +20,16 @@ from clients.cli.i18n import _
 from protocol import LEVELS
 from protocol.constants import MAX_DEAL
 
-__all__ = ["COMMAND_WORDS", "Command", "CommandError", "help_text", "parse", "parse_card"]
+__all__ = [
+    "COMMAND_WORDS",
+    "Command",
+    "CommandError",
+    "digits",
+    "help_text",
+    "number",
+    "parse",
+    "parse_card",
+]
 
 _CARD = re.compile(r"^(10|[2-9atjqk])([shdc♠♥♦♣♤♡♢♧])$", re.IGNORECASE)
 _SUIT = {"♠": "S", "♤": "S", "♥": "H", "♡": "H", "♦": "D", "♢": "D", "♣": "C", "♧": "C"}
@@ -113,11 +122,28 @@ def parse_card(text: str) -> str | None:
     return ("T" if rank == "10" else rank) + _SUIT.get(suit, suit.upper())
 
 
+def digits(text: str) -> bool:
+    """``text`` is ASCII digits (``str.isdigit`` passes ``²`` and ``①``, which ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
+def number(text: str, limit: int) -> int | None:
+    """The number 1..limit that ``text`` spells in ASCII digits, else None."""
+    if not digits(text):
+        return None
+    significant = text.lstrip("0")
+    if len(significant) > len(str(limit)):  # too big (and maybe too long for ``int``)
+        return None
+    value = int(significant or "0")
+    return value if 1 <= value <= limit else None
+
+
 def parse_deal(text: str) -> int:
     """A deal number 1..MAX_DEAL; CommandError naming the bad text otherwise."""
-    if not text.isdigit() or not 1 <= int(text) <= MAX_DEAL:
+    deal = number(text, MAX_DEAL)
+    if deal is None:
         raise CommandError(_("command.bad_deal", deal=text, limit=MAX_DEAL))
-    return int(text)
+    return deal
 
 
 def _new(words: list[str], force: bool) -> Command:
@@ -127,9 +153,9 @@ def _new(words: list[str], force: bool) -> Command:
     for word in words[1:]:
         if word.lower() in LEVELS and level is None:
             level = word.lower()
-        elif word.isdigit() and deal is None:
+        elif digits(word) and deal is None:
             deal = parse_deal(word)
-        elif word.lstrip("-").isdigit():
+        elif digits(word.lstrip("-")):
             raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))
         else:
             raise CommandError(_("command.bad_level", level=word, levels=", ".join(LEVELS)))
@@ -148,7 +174,7 @@ def parse(line: str) -> Command | None:
     if card is not None and not (len(words) == 1 and head in _WORDS):
         if len(words) == 1:
             return Command("move", card=card)
-        if len(words) == 2 and words[1].isdigit():
+        if len(words) == 2 and digits(words[1]):
             return Command("move", card=card, to=int(words[1]))
         raise CommandError(_("command.usage_move", card=words[0]))
     force = head.endswith("!") and head[:-1] in _WORDS and _WORDS[head[:-1]] in _FORCEABLE

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from clients.cli import VERSION
+from clients.cli.commands import number
 from clients.cli.config import DEFAULT_SERVER
 from clients.cli.i18n import _, use
 from protocol import LEVELS, LOCALES
@@ -90,8 +91,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _number(text: str) -> int | None:
-    stripped = text.strip()
-    return int(stripped) if stripped.isdigit() and 1 <= int(stripped) <= MAX_DEAL else None
+    return number(text.strip(), MAX_DEAL)
 
 
 def deal_number(text: str) -> int:

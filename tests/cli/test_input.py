@@ -13,9 +13,10 @@ import pytest
 
 from clients.cli.__main__ import main
 from clients.cli.app import run
-from clients.cli.commands import CommandError, parse
+from clients.cli.commands import CommandError, number, parse
 from clients.cli.options import parse_args
 from clients.cli.terminal import Terminal
+from protocol.constants import MAX_DEAL
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
 from tests.server.conftest import Running
@@ -185,3 +186,33 @@ async def test_the_end_of_input_is_final() -> None:
     for terminal in (Terminal(io.StringIO(), []), Terminal(io.StringIO(), stdin=io.StringIO(""))):
         assert await terminal.readline() is None
         assert await asyncio.wait_for(terminal.readline(), 5) is None
+
+
+@pytest.mark.parametrize("column", ["²", "①", "３", "٣", "-1", "x"])
+async def test_a_column_that_is_not_ascii_digits_is_a_usage_error(
+    cli: CliRunner, column: str
+) -> None:
+    lines = ["ada", f"7c {column}", f"n hard {column}", "q"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert "usage: 7c [column]" in out
+    assert "is not a deal number" in out or "unknown level" in out
+
+
+@pytest.mark.parametrize("text", ["²", "①", "３", "٣", "1" * 5000, "0"])
+def test_only_ascii_digits_are_numbers(text: str) -> None:
+    assert number(text, MAX_DEAL) is None
+    with pytest.raises(CommandError):
+        parse(f"n hard {text}")
+
+
+def test_leading_zeros_are_read() -> None:
+    assert number("0" * 5000 + "7", 10) == 7 and number("007", 6) is None
+
+
+@pytest.mark.parametrize("text", ["²", "①", "３", "1" * 5000])
+def test_a_deal_argument_that_is_not_ascii_digits(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["play", "--deal", text]) == 2
+    assert f"{text!r} is not a deal number" in capsys.readouterr().err
