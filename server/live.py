@@ -35,7 +35,14 @@ from engine.levels import get_level
 from engine.view import public_view
 from protocol import build
 from server.clock import PlayClock
-from server.store import GameRecord, GameStatus, LoggedAction, NewAction, Progress
+from server.store import (
+    GameRecord,
+    GameStatus,
+    LoggedAction,
+    NewAction,
+    Progress,
+    unpack_hint,
+)
 
 __all__ = ["LiveGame", "Unreplayable", "strings_in"]
 
@@ -286,9 +293,10 @@ def to_action(logged: LoggedAction) -> Action:
     action is unpacked once: each field read by name is a call of the class's.
     A hint's suggestion is None when it was not stored: the engine recomputes it.
     """
-    kind, card, to, t, hint_action, hint_card, hint_to, hint_reason = logged
+    kind, card, to, t, hint = logged
     hinted = None
-    if hint_action is not None:
+    if hint is not None:
+        hint_action, hint_card, hint_to, hint_reason = unpack_hint(hint)
         hint_at = None if hint_card is None else parse_card(hint_card)
         hinted = Hinted(hint_action, hint_at, hint_to, hint_reason)
     return _new_tuple(Action, (kind, None if card is None else parse_card(card), to, t, hinted))

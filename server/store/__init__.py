@@ -119,6 +119,8 @@ from server.store.records import (
     Player,
     Progress,
     SchemaStatus,
+    pack_hint,
+    unpack_hint,
 )
 from server.store.store import Store
 
@@ -149,4 +151,6 @@ __all__ = [
     "StoreUnavailable",
     "VersionConflict",
     "name_key",
+    "pack_hint",
+    "unpack_hint",
 ]

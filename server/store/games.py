@@ -19,7 +19,10 @@ from sqlalchemy import (
     ColumnElement,
     RowMapping,
     Select,
+    String,
     bindparam,
+    cast,
+    func,
     insert,
     literal_column,
     select,
@@ -30,7 +33,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.store.errors import GameInProgress, NotFound, integrity_kind
 from server.store.models import ACTIONS, GAMES, ActionRow, GameRow
-from server.store.records import ActionRecord, GameRecord, GameStatus, LoggedAction, NewGame
+from server.store.records import (
+    HINT_SEPARATOR,
+    ActionRecord,
+    GameRecord,
+    GameStatus,
+    LoggedAction,
+    NewGame,
+)
 
 __all__ = [
     "ACTIONS_QUERY",
@@ -90,8 +100,27 @@ def action_records(rows: Iterable[Sequence[Any]]) -> list[ActionRecord]:
 
 _new_record = partial(tuple.__new__, ActionRecord)
 
-LOG_COLUMNS: Final = tuple(
-    ACTIONS.c["to_col" if name == "to" else name] for name in LoggedAction._fields
+
+def _packed_hint() -> ColumnElement[Any]:
+    """``records.pack_hint`` in SQL: the hint's columns joined by a space, a NULL one
+    as empty; NULL where ``hint_action`` is (``||`` with a NULL is NULL)."""
+    # The constants are written into the statement, not bound: nothing to bind per read.
+    separator, empty = literal_column(f"'{HINT_SEPARATOR}'", String), literal_column("''", String)
+    packed: ColumnElement[Any] = ACTIONS.c.hint_action
+    for column in (ACTIONS.c.hint_card, cast(ACTIONS.c.hint_to, String), ACTIONS.c.hint_reason):
+        packed = packed.concat(separator).concat(func.coalesce(column, empty))
+    return packed
+
+
+HINT_COLUMN: Final = _packed_hint()
+"""A hint's suggestion as one text column (``LoggedAction.hint``)."""
+
+LOG_COLUMNS: Final = (
+    ACTIONS.c.type,
+    ACTIONS.c.card,
+    ACTIONS.c.to_col,
+    ACTIONS.c.t,
+    HINT_COLUMN,
 )
 """The log's columns a rebuild replays (``LoggedAction``'s fields, in order)."""
 

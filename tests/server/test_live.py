@@ -11,7 +11,7 @@ from engine.benchmark import random_game
 from engine.game import Game
 from engine.levels import LEVELS
 from server.live import LiveGame, event_dicts
-from server.store import GameRecord, GameStatus, LoggedAction
+from server.store import GameRecord, GameStatus, LoggedAction, pack_hint
 
 NOW = datetime.now(UTC)
 
@@ -34,10 +34,7 @@ def played(actions: int, seed: int = 2) -> tuple[LiveGame, list[LoggedAction]]:
                 new.card,
                 new.to,
                 new.t,
-                new.hint_action,
-                new.hint_card,
-                new.hint_to,
-                new.hint_reason,
+                pack_hint(new.hint_action, new.hint_card, new.hint_to, new.hint_reason),
             )
         )
     return live, log

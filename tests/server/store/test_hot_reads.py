@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
+
 from server.store import Ending, GameStatus, GameWrite, Progress, Store
 from server.store import games as game_reads
 from server.store import players as player_reads
-from server.store.records import NewAction
+from server.store.records import NewAction, unpack_hint
 from tests.server.store.conftest import move
 
 
@@ -38,9 +40,38 @@ async def test_it_reads_what_the_general_path_reads(store: Store) -> None:
     assert record is not None and record.version == 3 and len(log) == 3
     # Each logged action is its stored record less the log position and request id.
     assert log == [each.logged() for each in stored]
-    assert log[1].hint_card == "4H" and log[1].hint_reason == "safe" and log[1].hint_to == 7
+    assert log[1].hint == "move 4H 7 safe" and log[0].hint is None
     assert stored[0].request_id == "r1"
     assert record.created_at.tzinfo is not None
+
+
+async def test_a_hint_read_packed_is_the_hint_stored(store: Store) -> None:
+    """The log's four hint columns come back as one (``games.HINT_COLUMN``, in SQL),
+    the same text ``pack_hint`` makes of the record, and they unpack to what was stored."""
+    player, _token = await store.create_player("anna")
+    game = await store.create_game(player.id, "classic", 1)
+    hints = [
+        ("move", "10H", 7, None),
+        ("deal", None, None, None),
+        ("none", None, None, "stuck"),
+        ("none", None, None, "seen"),
+        ("move", "AS", 1, "lost"),
+    ]
+    for seq, (action, card, to, reason) in enumerate(hints):
+        hinted = NewAction(
+            "hint", t=seq, hint_action=action, hint_card=card, hint_to=to, hint_reason=reason
+        )
+        await store.commit(replace(move(game.id, seq), action=hinted))
+    _record, log = await store.load_game(game.id)
+    async with store._reading() as conn:
+        stored = await game_reads.fetch_actions(conn, game.id, 0)
+    assert log == [each.logged() for each in stored]
+    assert [unpack_hint(each.hint) for each in log if each.hint is not None] == hints
+
+
+def test_a_hint_field_with_the_separator_is_refused() -> None:
+    with pytest.raises(ValueError, match="holds"):
+        NewAction("hint", hint_action="none", hint_reason="no move")
 
 
 async def test_it_answers_none_for_what_is_not_there(store: Store) -> None:
