@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from clients.cli.i18n import _
 from protocol import LEVELS
-from protocol.constants import MAX_DEAL
+from protocol.constants import INT32_MAX, MAX_DEAL
 
 __all__ = [
     "COMMAND_WORDS",
@@ -175,7 +175,10 @@ def parse(line: str) -> Command | None:
         if len(words) == 1:
             return Command("move", card=card)
         if len(words) == 2 and digits(words[1]):
-            return Command("move", card=card, to=int(words[1]))
+            to = number(words[1], INT32_MAX)  # the wire's range: the server says which exist
+            if to is None:
+                raise CommandError(_("command.bad_column", column=words[1]))
+            return Command("move", card=card, to=to)
         raise CommandError(_("command.usage_move", card=words[0]))
     force = head.endswith("!") and head[:-1] in _WORDS and _WORDS[head[:-1]] in _FORCEABLE
     word = head[:-1] if force else head

@@ -216,3 +216,12 @@ def test_a_deal_argument_that_is_not_ascii_digits(
 ) -> None:
     assert main(["play", "--deal", text]) == 2
     assert f"{text!r} is not a deal number" in capsys.readouterr().err
+
+
+async def test_a_column_too_big_for_the_wire_is_refused_and_play_goes_on(cli: CliRunner) -> None:
+    huge = "99999999999999999999"
+    lines = ["ada", f"7c {huge}", "7c 2147483648", "7c 0", "7c 5", "q"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert f"there is no column {huge}\nthere is no column 2147483648\n" in out
+    assert "there is no column 0\n" in out and "moved 7♣" in out
