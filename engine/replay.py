@@ -1,6 +1,7 @@
 """Replay documents (shared replay format, version 1; see protocol/PROTOCOL.md section 14).
 
-- ``export_replay(game)``: the document of a game's accepted actions.
+- ``export_replay(game)``: the document of a game's accepted actions (with
+  ``end_t``, the play time the game ended at, when that is known).
 - ``parse_replay(doc)``: the checked reader; anything that is not a replay
   raises ``ReplayFormatError`` (``scorpion-engine verify`` exits 2).
 - ``rebuild(replay)``: plays the actions into a new ``Game``; the first action
@@ -43,6 +44,7 @@ class Replay:
     rules: Rules
     deal: int
     actions: tuple[Action, ...]
+    end_t: int | None = None  # the play time the game ended at; None: its last action's
 
 
 class ReplayActionError(Exception):
@@ -54,20 +56,27 @@ class ReplayActionError(Exception):
         super().__init__(f"action {index}: {violation.code}: {violation}")
 
 
-def export_replay(game: Game, actions: Sequence[Action] | None = None) -> dict[str, Any]:
+def export_replay(
+    game: Game, actions: Sequence[Action] | None = None, end_t: int | None = None
+) -> dict[str, Any]:
     """The replay document of everything ``game`` accepted so far.
 
     With ``actions`` (a slice of ``game.actions``), the document holds only those:
     one page of a long game's replay, which the reader appends to the others.
+    ``end_t``: the play time the game ended at (a game resigned or abandoned ends
+    after its last action, and timed scoring counts that time too).
     """
     chosen = game.actions if actions is None else actions
-    return {
+    document: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "level": game.rules.name,
         "deal": game.deal_number,
-        "actions": [action.to_dict() for action in chosen],
     }
+    if end_t is not None:
+        document["end_t"] = end_t
+    document["actions"] = [action.to_dict() for action in chosen]
+    return document
 
 
 def _require(condition: bool, reason: str) -> None:
@@ -148,7 +157,12 @@ def parse_replay(doc: object) -> Replay:
         action = _parse_action(index, raw, t)
         t = action.t
         actions.append(action)
-    return Replay(rules, deal, tuple(actions))
+    end_t = doc.get("end_t")
+    if "end_t" in doc:
+        _require(_is_int(end_t), f"'end_t' is not an integer: {end_t!r}")
+        assert isinstance(end_t, int)
+        _require(end_t >= t, f"'end_t' is before the last action's t ({end_t} < {t})")
+    return Replay(rules, deal, tuple(actions), end_t)
 
 
 def rebuild(replay: Replay) -> Game:
@@ -177,7 +191,7 @@ def verify(doc: object) -> tuple[int, dict[str, Any]]:
             "code": exc.violation.code,
             "message": exc.violation.message("en"),
         }
-    results = game.results()
+    results = game.results(replay.end_t)
     return 0, {
         "valid": True,
         "won": results.won,

@@ -385,6 +385,7 @@ _REPLAY_DOC = {
     "version": 1,
     "level": "hard",
     "deal": 7,
+    "end_t": 41000,
     "actions": [{"type": "move", "card": "4H", "to": 7, "t": 5300}, {"type": "deal", "t": 9100}],
 }
 _RESULT_EXAMPLE = {
@@ -394,7 +395,7 @@ _RESULT_EXAMPLE = {
     "undos": 0,
     "hints": 0,
     "suits_removed": 0,
-    "time_ms": 9100,
+    "time_ms": 41000,
 }
 
 

@@ -1,7 +1,8 @@
 """The replay document and the ``verify`` contract, declared like every message.
 
 A finished game's ``replay`` reply carries a replay document: the level, the
-deal number and every action the player took, in order, with its play time.
+deal number, the play time the game ended at and every action the player took,
+in order, with its play time.
 ``scorpion-engine verify`` reads the same document from a file and prints one
 of the two ``verify`` results. These shapes are the schema's ``replay``,
 ``replay_action`` and ``verify_*`` definitions and PROTOCOL.md's section 14;
@@ -102,6 +103,15 @@ REPLAY = Shape(
         Field("version", Int(choices=(1,)), "The replay format's version: 1."),
         Field("level", LEVEL, "The level (rules.md, level table)."),
         Field("deal", DEAL, "The deal number (R6, docs/deals.md)."),
+        Field(
+            "end_t",
+            MILLISECONDS,
+            "Play time (R22) when the game ended: the winning action's `t`, or when it was "
+            "resigned or abandoned, which may be after its last action. The score is taken "
+            "at it; left out (older files), at the last action's `t`. Never less than that "
+            "`t`. Exports of finished games always carry it.",
+            required=False,
+        ),
         Field("actions", ListOf(REPLAY_ACTION), "Every action, in the order played."),
     ),
     "A whole game: re-playing `actions` from deal `deal` of `level` gives its result.",
@@ -116,7 +126,11 @@ VERIFY_VALID = Shape(
     (
         Field("valid", Bool(), "Always true: every action was legal."),
         Field("won", Bool(), "Whether the replay wins the game (R15)."),
-        Field("score", COUNT, "The score at the last action's `t` (R23, R24)."),
+        Field(
+            "score",
+            COUNT,
+            "The score at `end_t`, else at the last action's `t` (R23, R24).",
+        ),
         Field("moves", COUNT, "Moves (R25)."),
         Field("undos", COUNT, "Undos (R25)."),
         Field("hints", COUNT, "Hints (R20)."),
@@ -160,6 +174,7 @@ REPLAY_EXAMPLE: dict[str, object] = {
     "version": 1,
     "level": "hard",
     "deal": 1,
+    "end_t": 47000,
     "actions": [
         {"type": "move", "card": "4H", "to": 7, "t": 5300},
         {"type": "move", "card": "KS", "t": 9100},

@@ -1169,7 +1169,7 @@ class GameService:
         first = request.opt_int("from") or 0
         actions = live.game.actions
         following = first + REPLAY_PAGE_ACTIONS
-        document = export_replay(live.game, actions[first:following])
+        document = export_replay(live.game, actions[first:following], live.record.time_ms)
         next_from = following if following < len(actions) else None
         return build.replay(
             request.id, game=live.id, replay=document, result=result, next_from=next_from

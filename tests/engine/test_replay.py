@@ -244,6 +244,11 @@ NOT_REPLAYS: dict[str, object] = {
     "t a float": _with_actions({"type": "hint", "t": 1.5}),
     "t as text": _with_actions({"type": "hint", "t": "100"}),
     "t true": _with_actions({"type": "hint", "t": True}),
+    "end_t before the last action": _changed(end_t=3_999),
+    "end_t negative": _changed(end_t=-1),
+    "end_t a float": _changed(end_t=40_000.0),
+    "end_t as text": _changed(end_t="40000"),
+    "end_t null": _changed(end_t=None),
 }
 
 
@@ -502,6 +507,32 @@ def test_verify_takes_the_timed_score_at_the_last_actions_t(last_t: int, score: 
     code, out = verify(doc("hard", 1, actions))
     assert code == 0
     assert (out["score"], out["moves"], out["hints"]) == (score, 4, 1)
+
+
+@pytest.mark.parametrize(("end_t", "score"), [(4_000, 40), (29_999, 40), (30_000, 10), (65_000, 0)])
+def test_verify_takes_the_timed_score_at_end_t(end_t: int, score: int) -> None:
+    """A game resigned or abandoned after its last action ended later: its score is then's."""
+    code, out = verify(_changed(end_t=end_t))
+    assert code == 0
+    assert (out["score"], out["moves"]) == (score, 4)
+    assert parse_replay(_changed(end_t=end_t)).end_t == end_t
+    assert parse_replay(_changed()).end_t is None  # older files: the last action's t
+
+
+def test_end_t_changes_neither_a_won_score_nor_points() -> None:
+    won = export_replay(hint_player_win())
+    later = won["actions"][-1]["t"] + 600_000
+    assert verify({**won, "end_t": later}) == verify(won)
+    assert verify({**_changed(end_t=600_000), "level": "classic"})[1]["score"] == 20
+
+
+def test_export_carries_end_t_before_the_actions() -> None:
+    game = Game(LEVELS["hard"], 1)
+    game.move("7D", 1, 1_000)
+    exported = export_replay(game, end_t=31_000)
+    assert list(exported) == ["format", "version", "level", "deal", "end_t", "actions"]
+    assert verify(exported)[1]["score"] == 0  # 10 earned, 30 taken at 31 s
+    assert "end_t" not in export_replay(game)
 
 
 def test_verify_points_do_not_depend_on_time() -> None:

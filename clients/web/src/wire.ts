@@ -1165,6 +1165,10 @@ level: ("easy" | "medium" | "hard" | "classic" | "relaxed" | "three-blind-mice")
  */
 deal: number
 /**
+ * Play time (R22) when the game ended: the winning action's `t`, or when it was resigned or abandoned, which may be after its last action. The score is taken at it; left out (older files), at the last action's `t`. Never less than that `t`. Exports of finished games always carry it.
+ */
+end_t?: number
+/**
  * Every action, in the order played.
  */
 actions: ReplayAction[]
@@ -1411,7 +1415,7 @@ valid: boolean
  */
 won: boolean
 /**
- * The score at the last action's `t` (R23, R24).
+ * The score at `end_t`, else at the last action's `t` (R23, R24).
  */
 score: number
 /**
