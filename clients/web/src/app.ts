@@ -16,6 +16,7 @@
  * settles it at once: the board is hidden and the refusal is not an error.
  */
 import { boardFrom, catchUp, receive, scoreAt, timeAt, type GameBoard } from "./board";
+import { ProtocolError } from "./checks";
 import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
@@ -116,13 +117,15 @@ export class App {
         if (state === "open" && this.helloLocale !== locale()) this.sayLocale();
         this.render();
       },
+      onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("resize", () => fitColumns(this.root));
     // A request cut off by a dropped connection has no answer to show: the
     // banner says the connection dropped, and the reconnect resyncs the game.
+    // One whose answer broke the protocol was said already (`malformed`).
     window.addEventListener("unhandledrejection", (event) => {
-      if (event.reason instanceof Disconnected) event.preventDefault();
+      if (event.reason instanceof Disconnected || event.reason instanceof ProtocolError) event.preventDefault();
     });
     setInterval(() => this.tick(), 250);
   }
@@ -202,10 +205,28 @@ export class App {
     setTimeout(() => this.render(), PAUSE_GRACE_MS);
   }
 
+  /**
+   * A message that broke the protocol was dropped (src/checks.ts): say so, on
+   * the page and in the console. Events it may have carried are missed, as in
+   * a gap: the game is brought up to date.
+   */
+  private malformed(error: ProtocolError, lostEvents: boolean): void {
+    console.error(`protocol error: ${error.message}`);
+    this.say(t("protocolError", { problem: error.message }));
+    if (lostEvents && this.board) void this.resync().catch(() => {});
+  }
+
   private push(message: ServerMessage): void {
     if (message.type !== "events" || !this.board) return;
     const before = cardPlaces(this.root);
-    const result = receive(this.board, message, performance.now());
+    let result: ReturnType<typeof receive>;
+    try {
+      result = receive(this.board, message, performance.now());
+    } catch (error) {
+      // events that do not fit the board (a column it does not have): left unapplied
+      const reason = error instanceof Error ? error.message : String(error);
+      return this.malformed(new ProtocolError("events", `cannot be applied: ${reason}`), true);
+    }
     if (result.kind === "gap") {
       void this.resync().catch(() => {});
       return;

@@ -7,11 +7,17 @@
  * 4 s); `onOpen` runs on every (re)open, before anything else is sent, so the
  * caller can say hello and resync its game there.
  *
+ * Every frame is checked where it enters (`src/checks.ts`): one that cannot be
+ * read, or that breaks the protocol, is dropped and told to `onMalformed` once,
+ * and the request it answers, when it names one, fails with that
+ * `ProtocolError`; nothing else sees it.
+ *
  * Request ids are strings unique across page loads (a random prefix and a
  * counter): the server recognises a retry by the id of the action at v + 1
  * (section 5), so an id from an earlier page must never come back.
  */
 import { decode, encode } from "@msgpack/msgpack";
+import { checkServerMessage, ProtocolError } from "./checks";
 import type { ClientMessage, ServerMessage } from "./wire";
 
 export const SUBPROTOCOL = "scorpion.v1";
@@ -29,6 +35,11 @@ export interface ConnectionHooks {
   onOpen: () => Promise<void>;
   onPush: (push: ServerMessage) => void;
   onState: (state: "connecting" | "open" | "closed") => void;
+  /**
+   * A frame dropped: `lostEvents` when it may have been an `events` push (one
+   * that says so, or one that cannot be read), whose events are then missed.
+   */
+  onMalformed: (error: ProtocolError, lostEvents: boolean) => void;
 }
 
 export class Connection {
@@ -108,16 +119,37 @@ export class Connection {
   }
 
   private receive(data: unknown): void {
-    if (!(data instanceof ArrayBuffer)) return;
-    const message = decode(new Uint8Array(data)) as ServerMessage;
-    const re = "re" in message ? message.re : undefined;
-    if (re !== undefined && this.pending.has(String(re))) {
-      const waiter = this.pending.get(String(re));
-      this.pending.delete(String(re));
-      waiter?.resolve(message);
+    let decoded: unknown;
+    try {
+      if (!(data instanceof ArrayBuffer)) throw new ProtocolError("frame", "is a text frame");
+      decoded = decode(new Uint8Array(data));
+    } catch (error) {
+      const reason = error instanceof ProtocolError ? error : new ProtocolError("frame", `is not msgpack (${String(error)})`);
+      this.hooks.onMalformed(reason, true);
       return;
     }
-    this.hooks.onPush(message);
+    let message: ServerMessage;
+    try {
+      message = checkServerMessage(decoded);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      const waiter = this.answered(decoded);
+      waiter?.reject(error);
+      this.hooks.onMalformed(error, !waiter && (decoded as { type?: unknown } | null)?.type === "events");
+      return;
+    }
+    const waiter = this.answered(message);
+    if (waiter) waiter.resolve(message);
+    else this.hooks.onPush(message);
+  }
+
+  /** The request a message answers (by its `re`), taken from those waiting. */
+  private answered(message: unknown): Pending | undefined {
+    const re = typeof message === "object" && message !== null ? (message as { re?: unknown }).re : undefined;
+    if (typeof re !== "string" && typeof re !== "number") return undefined;
+    const waiter = this.pending.get(String(re));
+    this.pending.delete(String(re));
+    return waiter;
   }
 
   private failPending(): void {

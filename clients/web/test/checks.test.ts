@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { checkServerMessage, ProtocolError } from "../src/checks";
+import { view } from "./fixtures";
+
+/** The problem `checkServerMessage` finds in `message` ("" when none). */
+function problem(message: unknown): string {
+  try {
+    checkServerMessage(message);
+    return "";
+  } catch (error) {
+    if (error instanceof ProtocolError) return error.message;
+    throw error;
+  }
+}
+
+const game = { type: "game", re: "a-1", game: 7, v: 0, view: view() };
+const push = (events: unknown[], v: unknown = 1) => ({ type: "events", game: 7, v, events });
+
+describe("checkServerMessage lets through", () => {
+  it("what the server sends: a snapshot, events, an error, a welcome", () => {
+    expect(problem(game)).toBe("");
+    expect(problem(push([{ type: "moved", card: "8D", from: 1, to: 3, count: 1 }, { type: "flipped", column: 1, card: "QS" }]))).toBe("");
+    expect(problem({ type: "error", re: "a-2", code: "stale", message: "stale", v: 3 })).toBe("");
+    expect(problem({ type: "welcome", re: "a-3", server: "scorpion", protocol: 1, player: null, games: [] })).toBe("");
+  });
+
+  it("what a later server may add: fields, event types, message types, error codes", () => {
+    expect(problem({ ...game, extra: [1, 2], view: { ...view(), paused: true } })).toBe("");
+    expect(problem(push([{ type: "confetti", colours: 3 }]))).toBe("");
+    expect(problem({ type: "news", text: 42 })).toBe("");
+    expect(problem({ type: "error", code: "too_sunny", message: "later" })).toBe("");
+  });
+});
+
+describe("checkServerMessage refuses, naming the field", () => {
+  it("a wrong-typed field of a push", () => {
+    expect(problem(push([], "2"))).toBe('events.v must be an integer in 0..2^53-1, got "2"');
+    expect(problem(push([{ type: "score", score: 5, moves: 1, undos: 0, hints: 0, earned: "ten", undo_depth: 1, stuck: false }]))).toBe(
+      'events.events[0].earned must be an integer in 0..2^53-1, got "ten"',
+    );
+    expect(problem(push([{ type: "clock", running: "yes", time_ms: 5 }]))).toBe("events.events[0].running must be a boolean, got \"yes\"");
+  });
+
+  it("a missing field, a value out of its set, a card that is no card", () => {
+    const { stock: _, ...noStock } = view();
+    expect(problem({ ...game, view: noStock })).toBe("game.view.stock is required");
+    expect(problem({ ...game, view: view({ status: "paused" as "active" }) })).toBe('game.view.status must be one of "active", "won", "lost", got "paused"');
+    expect(problem(push([{ type: "flipped", column: 1, card: "ZZ" }]))).toMatch(/^events\.events\[0\]\.card must be a string matching .*, got "ZZ"$/);
+    expect(problem({ ...game, view: view({ deal: 1.5 }) })).toBe("game.view.deal must be an integer in 1..2^53-1 or nil, got 1.5");
+  });
+
+  it("not a map, no type, an event that is not a map", () => {
+    expect(problem([1, 2])).toBe("message must be a map, got an array");
+    expect(problem({ re: "a-1" })).toBe("type must be a string, got nil");
+    expect(problem(push([7]))).toBe("events.events[0] must be a map, got 7");
+    expect(problem(push([{ type: 3 }]))).toBe("events.events[0].type must be a string, got 3");
+    expect(problem({ ...game, view: [] })).toBe("game.view must be a map, got an array");
+  });
+
+  it("a count that is no count: negative, fractional, not a number", () => {
+    const column = (down: unknown) => ({ ...game, view: { ...view(), columns: [{ down, cards: [] }] } });
+    expect(problem(column(-1))).toBe("game.view.columns[0].down must be an integer in 0..2^53-1, got -1");
+    expect(problem(column(2.5))).toBe("game.view.columns[0].down must be an integer in 0..2^53-1, got 2.5");
+    expect(problem(column(NaN))).toBe("game.view.columns[0].down must be an integer in 0..2^53-1, got NaN");
+    expect(problem(column(true))).toBe("game.view.columns[0].down must be an integer in 0..2^53-1, got a boolean");
+  });
+});

@@ -1,0 +1,97 @@
+import { decode, encode } from "@msgpack/msgpack";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ProtocolError } from "../src/checks";
+import { Connection, SUBPROTOCOL } from "../src/conn";
+import type { ServerMessage } from "../src/wire";
+import { view } from "./fixtures";
+
+/** A WebSocket the test plays the server of: `sent` holds what the page sent, `serve` delivers a frame. */
+class FakeSocket {
+  static readonly OPEN = 1;
+  static last: FakeSocket | null = null;
+  readonly protocol = SUBPROTOCOL;
+  readyState = FakeSocket.OPEN;
+  binaryType = "blob";
+  sent: Record<string, unknown>[] = [];
+  onopen: (() => void) | null = null;
+  onmessage: ((message: { data: unknown }) => void) | null = null;
+  onclose: (() => void) | null = null;
+
+  constructor() {
+    FakeSocket.last = this;
+  }
+
+  send(frame: Uint8Array): void {
+    this.sent.push(decode(frame) as Record<string, unknown>);
+  }
+
+  close(): void {}
+
+  serve(message: unknown): void {
+    const bytes = encode(message);
+    this.onmessage?.({ data: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) });
+  }
+}
+
+interface Heard {
+  pushes: ServerMessage[];
+  malformed: [string, boolean][];
+}
+
+async function open(): Promise<{ conn: Connection; socket: FakeSocket; heard: Heard }> {
+  const heard: Heard = { pushes: [], malformed: [] };
+  const conn = new Connection("ws://test/", {
+    onOpen: async () => {},
+    onPush: (push) => heard.pushes.push(push),
+    onState: () => {},
+    onMalformed: (error, lostEvents) => heard.malformed.push([error.message, lostEvents]),
+  });
+  conn.start();
+  const socket = FakeSocket.last as FakeSocket;
+  socket.onopen?.();
+  await Promise.resolve();
+  return { conn, socket, heard };
+}
+
+beforeEach(() => vi.stubGlobal("WebSocket", FakeSocket));
+afterEach(() => vi.unstubAllGlobals());
+
+describe("Connection", () => {
+  it("fails a request whose reply breaks the protocol, and says so once", async () => {
+    const { conn, socket, heard } = await open();
+    const reply = conn.request({ type: "open_game", game: 7 });
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(1));
+    const re = socket.sent[0].id;
+    socket.serve({ type: "game", re, game: 7, v: 0, view: { ...view(), score: "12" } });
+    await expect(reply).rejects.toThrow(new ProtocolError("game.view.score", 'must be an integer in 0..2^53-1, got "12"'));
+    expect(heard.malformed).toEqual([['game.view.score must be an integer in 0..2^53-1, got "12"', false]]);
+    expect(heard.pushes).toEqual([]);
+    conn.stop();
+  });
+
+  it("drops a push that breaks the protocol: its events are missed", async () => {
+    const { conn, socket, heard } = await open();
+    socket.serve({ type: "events", game: 7, v: "2", events: [] });
+    expect(heard.pushes).toEqual([]);
+    expect(heard.malformed).toEqual([['events.v must be an integer in 0..2^53-1, got "2"', true]]);
+    socket.serve({ type: "events", game: 7, v: 2, events: [] });
+    expect(heard.pushes).toEqual([{ type: "events", game: 7, v: 2, events: [] }]);
+    conn.stop();
+  });
+
+  it("drops a frame it cannot read, instead of throwing", async () => {
+    const { conn, socket, heard } = await open();
+    socket.onmessage?.({ data: new Uint8Array([0xc1]).buffer });
+    socket.onmessage?.({ data: new Uint8Array([0x81, 0x91, 0x01, 0x01]).buffer }); // an array as a map's key
+    socket.onmessage?.({ data: "text" });
+    socket.serve(42);
+    expect(heard.pushes).toEqual([]);
+    expect(heard.malformed.map(([text, lost]) => [text.split(" (")[0], lost])).toEqual([
+      ["frame is not msgpack", true],
+      ["frame is not msgpack", true],
+      ["frame is a text frame", true],
+      ["message must be a map, got 42", false],
+    ]);
+    conn.stop();
+  });
+});
