@@ -80,6 +80,8 @@ class HintAdvisor:
         if step is not None:
             self.planned += 1
             return step.hint
+        if game.stuck:  # lost too, but "stuck" says more (PROTOCOL.md, the hint's reason)
+            return Hinted("none", reason="stuck")
         if self.solver.known_lost(rules, state.key()):
             return Hinted("none", reason="lost")
         children = (child.key() for _hint, child in candidates(state, rules))

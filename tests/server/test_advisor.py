@@ -18,6 +18,7 @@ from server.advisor import HintAdvisor
 from server.live import LiveGame
 from server.store import GameRecord, GameStatus
 from server.workers import SolverPool
+from tests.server.conftest import Running
 
 MEDIUM, HARD = LEVELS["medium"], LEVELS["hard"]
 
@@ -100,3 +101,32 @@ async def test_a_position_known_lost_hints_none_at_once(pool: SolverPool) -> Non
     pool.remember_lost(HARD, [live.game.state.key()])
     hinted = await advisor.hint(live)
     assert (hinted.action, hinted.reason) == ("none", "lost")
+
+
+def stuck_game() -> LiveGame:
+    """Hard deal 185 after the stock and 9S onto 10S: no useful move is left (R16)."""
+    live = live_game("hard", 185)
+    live.game.deal(0)
+    live.game.move("9S", 6, 0)
+    assert live.game.stuck
+    return live
+
+
+async def test_a_stuck_position_hints_stuck_though_it_is_known_lost(pool: SolverPool) -> None:
+    """A stuck position is lost too; the hint says the more telling ``stuck`` (PROTOCOL.md)."""
+    advisor = HintAdvisor(pool)
+    live = stuck_game()
+    pool.remember_lost(HARD, [live.game.state.key()])
+    hinted = await advisor.hint(live)
+    assert (hinted.action, hinted.reason) == ("none", "stuck")
+
+
+async def test_every_hint_in_a_stuck_position_says_stuck(server: Running) -> None:
+    """The first hint's search proves the position lost; the next hints still say stuck."""
+    ada = await server.player("ada")
+    game = (await ada.request("new_game", level="hard", deal=185))["game"]
+    assert (await ada.request("deal", game=game, v=0))["type"] == "ack"
+    assert (await ada.request("move", game=game, v=1, card="9S", to=6))["type"] == "ack"
+    for _ in range(3):
+        hint = await ada.request("hint", game=game)
+        assert (hint["action"], hint["reason"]) == ("none", "stuck"), hint
