@@ -52,7 +52,8 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "naming another player or none, are refused; use a new connection.",
     "not_open": "The game is not open on this connection: send open_game first.",
     "id_reused": "The request repeats the id of an applied request but asks for something "
-    "else; nothing was applied. Use a new id for every new request.",
+    "else; nothing was applied. Use a new id for every new request, new within the game "
+    "across all the player's connections and devices (section 2).",
     "not_found": "No such game.",
     "forbidden": "Not allowed here: a deal number chosen on the easy level.",
     "stale": "The request's `v` is not the game's current version (nothing was applied); "

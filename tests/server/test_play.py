@@ -132,6 +132,30 @@ async def test_stale_and_retries(server: Running) -> None:
     assert ahead["type"] == "game"
 
 
+async def test_two_devices_of_one_player_number_their_requests_apart(server: Running) -> None:
+    """PROTOCOL.md sections 2 and 5: a request id is new within the game across all the
+    player's connections (a retry is recognised on any of them), so each device numbers
+    from its own random start or prefix; ids that two devices both count from 1 can
+    meet, and then the one behind reads ``id_reused`` where it would read ``stale``."""
+    phone = await server.player("fay")
+    game = (await phone.request("new_game", level="hard", deal=1))["game"]
+    laptop = await server.connect()
+    await laptop.hello(phone.token)
+    await laptop.request("open_game", game=game)
+    # Numbered apart: the device that is behind reads stale, a resend its ack anywhere.
+    played = await phone.request("move", id_="p7q-1", game=game, v=0, card="7C", to=5)
+    assert played == {"type": "ack", "re": "p7q-1", "game": game, "v": 1}
+    behind = await laptop.request("deal", id_="x2m-1", game=game, v=0)
+    assert (behind["code"], behind["v"]) == ("stale", 1)
+    resent = await laptop.request("move", id_="p7q-1", game=game, v=0, card="7C", to=5)
+    assert resent == {**played, "re": "p7q-1"}
+    # Both counting from 1: the device behind repeats the id that made version 2.
+    assert (await phone.request("undo", id_=1, game=game, v=1))["v"] == 2
+    met = await laptop.request("deal", id_=1, game=game, v=1)
+    assert met["code"] == "id_reused"
+    assert (await laptop.request("open_game", game=game))["v"] == 2  # nothing applied
+
+
 async def test_abandoning_loses_on_its_own_level_only(server: Running) -> None:
     dan = await server.player("dan")
     first = await dan.request("new_game", level="hard", deal=3)
