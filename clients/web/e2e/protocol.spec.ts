@@ -95,3 +95,27 @@ test("a push that does not fit the board is left unapplied, and the game resynce
   await expect(page.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();
   expect(said).toHaveLength(1);
 });
+
+test("a snapshot with a column of a billion face-down cards is refused, and the page goes on", async ({ page, server, watch }) => {
+  const said = protocolErrors(page, watch.allow);
+  let dealt: Message | null = null;
+  const wire = await relay(page, (message) => {
+    if (message.type === "game") dealt = message;
+    return message;
+  });
+  await register(page, server.url, uniqueName("huge"));
+  await startGame(page, "medium", knownDeal());
+  const game = dealt as unknown as { game: number; view: { columns: { down: number; cards: string[] }[] } };
+  const columns = game.view.columns.map((column, i) => (i === 0 ? { ...column, down: 1e9 } : column));
+  wire.inject({ type: "events", game: game.game, v: 1, events: [{ type: "snapshot", view: { ...game.view, columns } }] });
+
+  await expect(page.locator(".toast.error")).toContainText(
+    "events.events[0].view.columns[0].down must be an integer in 0..104, got 1000000000",
+  );
+  await expect.poll(() => wire.sent.some((each) => each.type === "open_game" && each.since === 0)).toBe(true);
+  expect(await version(page)).toBe(0);
+  expect(await page.locator('.column[data-column="1"] .card.down').count()).toBe(game.view.columns[0].down);
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  expect(said).toHaveLength(1);
+});

@@ -7,9 +7,16 @@
  * declared field that is missing or of the wrong type, range, length or
  * pattern is not. The error is a `ProtocolError` naming the field as the
  * terminal client does (`game.view.columns[0].down must be ...`).
+ *
+ * On top of the schema's types the counts the page draws and loops over are
+ * bounded, so that no message can make it build a huge column or run through
+ * a huge count: no count may pass `MAX_CARDS`. So a column holds at most that
+ * many cards (face down and face up), a table (a view, a `restarted` event)
+ * at most that many in its columns, stock and reserve, in at most that many
+ * columns, and a move or an undone deal moves at most that many.
  */
 import schema from "../../../protocol/schema.json";
-import type { ServerMessage } from "./wire";
+import type { Column, ServerMessage } from "./wire";
 
 /** The part of JSON Schema protocol/schema.json uses. */
 interface Schema {
@@ -31,6 +38,21 @@ interface Schema {
 }
 
 const DEFS = (schema as unknown as { $defs: Record<string, Schema> }).$defs;
+
+/**
+ * A bound on the cards one message may count, the terminal client's: every
+ * level deals one pack of 52, and twice that leaves room for a later level with two.
+ */
+export const MAX_CARDS = 104;
+
+/** Count fields (by definition) that the schema leaves open, bounded by MAX_CARDS. */
+const CEILINGS: Record<string, string[]> = {
+  column: ["down"],
+  view: ["stock"],
+  "event-restarted": ["stock"],
+  "event-moved": ["count"],
+  "event-undealt": ["count"],
+};
 
 type Fields = Record<string, unknown>;
 
@@ -72,6 +94,7 @@ function check(kind: Schema, value: unknown, path: string): void {
   if (kind.$ref !== undefined) {
     const name = kind.$ref.slice("#/$defs/".length);
     check(DEFS[name], value, path);
+    bound(name, value as Fields, path);
   } else if (kind.oneOf !== undefined) {
     checkOneOf(kind.oneOf, value, path);
   } else if (kind.anyOf !== undefined) {
@@ -131,6 +154,33 @@ function checkMap(kind: Schema, value: unknown, path: string): void {
   }
 }
 
+/** The counts of a definition's value, its types already checked, within MAX_CARDS. */
+function bound(name: string, value: Fields, path: string): void {
+  for (const field of CEILINGS[name] ?? []) {
+    const count = value[field];
+    if (typeof count === "number" && count > MAX_CARDS) {
+      const least = DEFS[name].properties?.[field]?.minimum ?? 0;
+      throw new ProtocolError(`${path}.${field}`, `must be an integer in ${least}..${MAX_CARDS}, got ${show(count)}`);
+    }
+  }
+  if (name === "column") {
+    const held = cardsIn(value as unknown as Column);
+    if (held > MAX_CARDS) throw new ProtocolError(path, `holds ${held} cards; a column holds at most ${MAX_CARDS}`);
+  }
+  if (name === "view" || name === "event-restarted") {
+    const table = value as unknown as { columns: Column[]; stock: number; reserve: string[] };
+    if (table.columns.length > MAX_CARDS) {
+      throw new ProtocolError(`${path}.columns`, `has ${table.columns.length} columns; a table has at most ${MAX_CARDS}`);
+    }
+    const held = table.columns.reduce((sum, column) => sum + cardsIn(column), table.stock + table.reserve.length);
+    if (held > MAX_CARDS) throw new ProtocolError(path, `has ${held} cards in play; a game has at most ${MAX_CARDS}`);
+  }
+}
+
+function cardsIn(column: Column): number {
+  return column.down + column.cards.length;
+}
+
 function fitsScalar(kind: Schema, value: unknown): boolean {
   switch (kind.type) {
     case "integer":
@@ -165,7 +215,7 @@ function pattern(source: string): RegExp {
 }
 
 /** 2^53-1, the bound of every count the protocol leaves open, is said so. */
-function bound(n: number): string {
+function limit(n: number): string {
   return n === Number.MAX_SAFE_INTEGER ? "2^53-1" : n === -Number.MAX_SAFE_INTEGER ? "-(2^53-1)" : String(n);
 }
 
@@ -178,7 +228,7 @@ function describe(kind: Schema): string {
   switch (found.type) {
     case "integer":
     case "number": {
-      const range = found.minimum !== undefined && found.maximum !== undefined ? ` in ${bound(found.minimum)}..${bound(found.maximum)}` : "";
+      const range = found.minimum !== undefined && found.maximum !== undefined ? ` in ${limit(found.minimum)}..${limit(found.maximum)}` : "";
       return (found.type === "integer" ? "an integer" : "a number") + range;
     }
     case "string":

@@ -65,3 +65,48 @@ describe("checkServerMessage refuses, naming the field", () => {
     expect(problem(column(true))).toBe("game.view.columns[0].down must be an integer in 0..2^53-1, got a boolean");
   });
 });
+
+describe("checkServerMessage bounds the counts the page draws and loops over", () => {
+  const columns = (...each: [number, number][]) => each.map(([down, up]) => ({ down, cards: Array(up).fill("AS") }));
+  const snapshot = (table: object) => push([{ type: "snapshot", view: { ...view(), ...table } }]);
+
+  it("a column's face-down count", () => {
+    expect(problem({ ...game, view: view({ columns: columns([1e9, 0]) }) })).toBe(
+      "game.view.columns[0].down must be an integer in 0..104, got 1000000000",
+    );
+    expect(problem(snapshot({ columns: columns([0, 4], [1e9, 1]) }))).toBe(
+      "events.events[0].view.columns[1].down must be an integer in 0..104, got 1000000000",
+    );
+    expect(problem(snapshot({ columns: columns([100, 5]), stock: 0 }))).toBe(
+      "events.events[0].view.columns[0] holds 105 cards; a column holds at most 104",
+    );
+  });
+
+  it("the cards on a table, and its columns", () => {
+    expect(problem(snapshot({ stock: 1e9 }))).toBe("events.events[0].view.stock must be an integer in 0..104, got 1000000000");
+    expect(problem(snapshot({ columns: columns(...Array(7).fill([5, 10])), stock: 0, reserve: ["AS"] }))).toBe(
+      "events.events[0].view has 106 cards in play; a game has at most 104",
+    );
+    expect(problem(snapshot({ columns: columns(...Array(105).fill([0, 0])), stock: 0 }))).toBe(
+      "events.events[0].view.columns has 105 columns; a table has at most 104",
+    );
+    expect(problem(push([{ type: "restarted", columns: columns([3, 4]), stock: 200, reserve: [] }]))).toBe(
+      "events.events[0].stock must be an integer in 0..104, got 200",
+    );
+    expect(problem(push([{ type: "restarted", columns: columns([60, 0], [0, 60]), stock: 0, reserve: [] }]))).toBe(
+      "events.events[0] has 120 cards in play; a game has at most 104",
+    );
+  });
+
+  it("the cards a move or an undone deal moves", () => {
+    expect(problem(push([{ type: "moved", card: "8D", from: 1, to: 3, count: 105 }]))).toBe(
+      "events.events[0].count must be an integer in 1..104, got 105",
+    );
+    expect(problem(push([{ type: "undealt", count: 1e9 }]))).toBe("events.events[0].count must be an integer in 0..104, got 1000000000");
+  });
+
+  it("lets through a table of 104 cards, two packs", () => {
+    expect(problem(snapshot({ columns: columns(...Array(7).fill([5, 9]), [0, 3]), stock: 3, reserve: [] }))).toBe("");
+    expect(problem(snapshot({ columns: columns([52, 52]), stock: 0, reserve: [] }))).toBe("");
+  });
+});
