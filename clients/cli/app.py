@@ -19,8 +19,9 @@ A server message that breaks the protocol is named (``app.invalid_message``:
 a reply, and the command fails; ``app.frame_skipped``: a push or a frame
 that cannot be read, and play goes on).
 
-Only a failure to connect says "no server" (``NoServer``); a file the client
-cannot read or write is named with the system's reason. A player registered
+A failure to connect says what answered at the server's URL instead of a
+Scorpion server, if anything (``NoServer``, ``connection.not_reached``); a
+file the client cannot read or write is named with the system's reason. A player registered
 whose token cannot be saved is not lost: the token and the file's entry are
 printed before the command gives up (``Unsaved``).
 """
@@ -32,6 +33,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
 from clients.cli import VERSION, config
 from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, number, parse
 from clients.cli.connection import (
@@ -40,6 +43,7 @@ from clients.cli.connection import (
     InvalidServerMessage,
     Message,
     ServerError,
+    not_reached,
 )
 from clients.cli.game import GameSession
 from clients.cli.guide import guide_text, menu_line
@@ -62,7 +66,7 @@ SIZE_POLL_SECONDS = 0.25
 
 
 class NoServer(Exception):
-    """Nothing accepts a connection at the server's URL."""
+    """No Scorpion server could be reached at the URL; the text says what is there instead."""
 
 
 class Unsaved(Exception):
@@ -88,8 +92,8 @@ async def run(
     except InvalidServerMessage as exc:
         app.notice("app.invalid_message", reason=exc)
         return 1
-    except NoServer:
-        app.notice("app.no_server", url=options.server)
+    except NoServer as exc:
+        app.tell("app.no_server", str(exc))
         return 1
     except Unsaved:
         return 1
@@ -211,13 +215,13 @@ class App:
         )
 
     async def _open(self, conn: Connection) -> Message:
-        """``conn.open()``; a connection refused or unreachable raises ``NoServer``."""
+        """``conn.open()``; no WebSocket server (or none that says hello) raises ``NoServer``."""
         try:
             return await conn.open()
         except TimeoutError:
             raise  # the server does not answer
-        except OSError as exc:
-            raise NoServer(str(exc)) from exc
+        except (OSError, InvalidHandshake, ConnectionClosed) as exc:
+            raise NoServer(not_reached(self.options.server, exc)) from exc
 
     def _stored(self) -> config.Credentials | None:
         """The stored player; a credentials file that cannot be used is named, and read as none."""

@@ -35,14 +35,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import itertools
+import os
 import secrets
+import socket
+import ssl
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import InvalidMessage as InvalidResponse  # not protocol's
 from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
 
@@ -65,6 +71,7 @@ __all__ = [
     "Message",
     "ServerError",
     "decode",
+    "not_reached",
 ]
 
 ID_START_BITS = 52  # the first id is below 2^52: 2^52 more requests fit below 2^53 - 1
@@ -114,6 +121,39 @@ def decode(frame: bytes | str) -> Message:
 
 def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def not_reached(url: str, exc: BaseException) -> str:
+    """Why connecting to ``url`` failed, as one line saying what answered there (if anything).
+
+    ``exc`` is what the handshake raised: an ``OSError`` (the TCP or TLS
+    connection), an ``InvalidHandshake`` (an answer that is not a WebSocket
+    upgrade) or a ``ConnectionClosed`` (closed before the hello's reply).
+    """
+    tls = urlsplit(url).scheme.lower() == "wss"
+    if isinstance(exc, ConnectionRefusedError):
+        return _("app.no_server", url=url)
+    if isinstance(exc, socket.gaierror):
+        host = urlsplit(url).hostname
+        return _("connection.unknown_host", url=url, host=host, reason=exc.strerror)
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        reason = exc.verify_message or _reason(exc)
+        return _("connection.untrusted", url=url, reason=reason)
+    if tls and isinstance(exc, ssl.SSLError | ConnectionResetError):
+        reason = exc.reason if isinstance(exc, ssl.SSLError) else os.strerror(errno.ECONNRESET)
+        reason = str(reason or _reason(exc)).replace("_", " ").lower()  # WRONG_VERSION_NUMBER
+        return _("connection.tls_failed", url=url, reason=reason)
+    if isinstance(exc, InvalidStatus):
+        return _("connection.http_status", url=url, status=exc.response.status_code)
+    if isinstance(exc, InvalidResponse) and isinstance(exc.__cause__, EOFError) and not tls:
+        return _("connection.closed_unanswered", url=url)
+    if isinstance(exc, InvalidHandshake):
+        reason = _reason(exc.__cause__ or exc)
+        return _("connection.not_websocket", url=url, reason=reason)
+    if isinstance(exc, ConnectionClosed):
+        return _("connection.closed_at_hello", url=url, reason=_reason(exc))
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)
+    return _("connection.unreachable", url=url, reason=reason)
 
 
 class Connection:

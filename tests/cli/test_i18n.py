@@ -26,9 +26,9 @@ SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
 KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
 FAMILIES = {key.split(".")[0] for key in catalogue("en")}
 # Words the player types, the same in every language: commands, subcommands, level ids;
-# and names: the Enter key, WebSocket, ANSI, JSON, ws:// and wss://.
+# and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://.
 TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
-TYPED |= {"enter", "websocket", "ansi", "json", "wss"}
+TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
 # `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists

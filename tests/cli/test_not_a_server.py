@@ -1,0 +1,168 @@
+"""Something other than a Scorpion server at the URL: one line saying what answered there."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import errno
+import io
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.frames import CloseCode
+from websockets.typing import Subprotocol
+
+from clients.cli.app import run
+from clients.cli.connection import not_reached
+from clients.cli.options import parse_args
+from clients.cli.terminal import Terminal
+from protocol import SUBPROTOCOL
+from server.app import ScorpionServer
+from tests.server.conftest import Running, quiet_settings
+from tests.server.test_tls import self_signed
+
+HTTP_404 = b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found"
+HTTP_200 = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+HTTP_10 = b"HTTP/1.0 200 OK\r\n\r\nhello"
+BANNER = b"SSH-2.0-OpenSSH_9.6\r\n"
+
+
+async def attempt(url: str, tmp_path: Path) -> tuple[int, str]:
+    """``scorpion stats --server URL``: the exit status and what it printed."""
+    out = io.StringIO()
+    options = parse_args(["--server", url, "stats"], env={})
+    async with asyncio.timeout(30):
+        code = await run(options, Terminal(out, []), config_dir=tmp_path / "config")
+    return code, out.getvalue()
+
+
+@pytest.fixture
+async def answering() -> AsyncIterator[dict[bytes, int]]:
+    """A TCP port for each canned answer: it reads the request's head, answers, and closes.
+
+    A TLS hello has no such head: after half a second it is answered anyway.
+    Once it has answered, the port waits for the client to close first, so
+    that the answer is never cut by a reset.
+    """
+    ports: dict[bytes, int] = {}
+    servers = []
+    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, b""):
+
+        async def handle(
+            reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: bytes = answer
+        ) -> None:
+            if answer != BANNER:  # a banner comes first; the others answer a request
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.5):
+                        await reader.readuntil(b"\r\n\r\n")
+            if answer:
+                writer.write(answer)
+                await writer.drain()
+                with contextlib.suppress(TimeoutError, OSError):
+                    async with asyncio.timeout(10):
+                        await reader.read()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        servers.append(server)
+        ports[answer] = server.sockets[0].getsockname()[1]
+    yield ports
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("answer", "path", "line"),
+    [
+        (HTTP_404, "/scorpion", "{url}: answered HTTP 404, not a Scorpion server"),
+        (HTTP_200, "/", "{url}: answered HTTP 200, not a Scorpion server"),
+        (  # websockets reads HTTP/1.1 only
+            HTTP_10,
+            "/",
+            "{url}: did not answer as a WebSocket server (unsupported protocol; "
+            "expected HTTP/1.1: HTTP/1.0 200 OK), not a Scorpion server",
+        ),
+        (
+            BANNER,
+            "/",
+            "{url}: did not answer as a WebSocket server "
+            "(invalid HTTP status line: SSH-2.0-OpenSSH_9.6), not a Scorpion server",
+        ),
+        (
+            b"",
+            "/",
+            "{url}: closed the connection without an HTTP answer (a TLS port? use wss://)",
+        ),
+    ],
+    ids=["http-404", "http-200", "http-1.0", "banner", "closed"],
+)
+async def test_an_answer_that_is_not_a_websocket_upgrade(
+    answering: dict[bytes, int], tmp_path: Path, answer: bytes, path: str, line: str
+) -> None:
+    url = f"ws://127.0.0.1:{answering[answer]}{path}"
+    assert await attempt(url, tmp_path) == (1, line.format(url=url) + "\n")
+
+
+async def test_wss_to_a_port_without_tls(
+    answering: dict[bytes, int], server: Running, tmp_path: Path
+) -> None:
+    for url, reason in [
+        (f"wss://127.0.0.1:{answering[HTTP_404]}/", "wrong version number"),
+        (server.url.replace("ws://", "wss://"), "connection reset by peer"),
+    ]:
+        line = f"{url}: the TLS handshake failed ({reason}) (a port without TLS? use ws://)\n"
+        assert await attempt(url, tmp_path) == (1, line)
+
+
+async def test_ws_to_a_tls_port_and_an_untrusted_certificate(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    settings = dataclasses.replace(quiet_settings(tmp_path), certfile=str(cert), keyfile=str(key))
+    server = ScorpionServer(settings)
+    await server.start()
+    try:
+        url = f"ws://127.0.0.1:{server.port}/"
+        line = f"{url}: closed the connection without an HTTP answer (a TLS port? use wss://)\n"
+        assert await attempt(url, tmp_path) == (1, line)
+        url = f"wss://127.0.0.1:{server.port}/"
+        line = (
+            f"{url}: its TLS certificate is not trusted (self-signed certificate); "
+            "SSL_CERT_FILE can name one to trust\n"
+        )
+        assert await attempt(url, tmp_path) == (1, line)
+    finally:
+        await server.stop()
+
+
+async def test_a_closed_port_and_an_unknown_host(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"ws://127.0.0.1:{port}/"
+    assert await attempt(url, tmp_path) == (1, f"no server at {url}: start one with `make run`\n")
+    url = "ws://scorpion.invalid:8765/"  # .invalid never resolves (RFC 2606)
+    code, out = await attempt(url, tmp_path)
+    assert code == 1 and out.startswith(f"{url}: cannot find the host scorpion.invalid ("), out
+    assert len(out.splitlines()) == 1
+
+
+async def test_a_websocket_server_that_closes_before_hello(tmp_path: Path) -> None:
+    async def close(ws: ServerConnection) -> None:
+        await ws.close(CloseCode.TRY_AGAIN_LATER, "too many connections")
+
+    protocols = [Subprotocol(SUBPROTOCOL)]
+    async with serve(close, "127.0.0.1", 0, subprotocols=protocols) as running:
+        url = f"ws://127.0.0.1:{next(iter(running.sockets)).getsockname()[1]}/"
+        code, out = await attempt(url, tmp_path)
+    assert code == 1 and out.startswith(f"{url}: closed the connection before answering `hello` (")
+    assert "too many connections" in out and len(out.splitlines()) == 1
+
+
+def test_any_other_failure_to_connect_is_named_with_its_reason() -> None:
+    url = "ws://192.0.2.1:8765/"
+    unreachable = OSError(errno.EHOSTUNREACH, "No route to host")
+    assert not_reached(url, unreachable) == f"{url}: cannot connect (No route to host)"
