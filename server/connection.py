@@ -42,9 +42,10 @@ logged.
 
 A request that does not ask to upgrade is plain HTTP (``server.http``:
 health, readiness, metrics); ``Listener`` answers it through websockets'
-``process_request`` hook. Each connection's task sets the log context
-(``server.logs.connection_id``, and ``game_id`` per request), and every reply
-is counted in ``server.metrics`` by request type and error code.
+``process_request`` hook, one with a body too (``_BodyDropping``). Each
+connection's task sets the log context (``server.logs.connection_id``, and
+``game_id`` per request), and every reply is counted in ``server.metrics`` by
+request type and error code.
 """
 
 from __future__ import annotations
@@ -583,6 +584,7 @@ class Listener:
             handler,
             host,
             port,
+            create_connection=_BodyDropping if routes is not None else None,
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             select_subprotocol=_select_subprotocol,
             max_size=MAX_FRAME_BYTES,
@@ -605,6 +607,72 @@ class Listener:
         """Stop accepting and close every connection with 1001 (going away)."""
         self._server.close(close_connections=True)
         await self._server.wait_closed()
+
+
+MAX_HEAD_BYTES: Final = 64 * 1024
+"""A request head held back longer than this goes to ``websockets`` as it is (which
+refuses it: its own limits on a head's lines are lower)."""
+
+
+class _BodyDropping(ServerConnection):
+    """``websockets``' server connection, for a port that answers plain HTTP too.
+
+    ``websockets`` reads no request body: it closes the connection without a word
+    on a request that has one (``Content-Length`` other than 0, or
+    ``Transfer-Encoding``). A plain HTTP request (not an upgrade) with a body is
+    answered here as the same request without one: its head goes on without those
+    headers, and everything after the head is read and dropped, up to the close that
+    follows the answer. Everything else goes to ``websockets`` unchanged.
+    """
+
+    _head: bytes | None = b""  # the request head so far; None once it was passed on
+    _dropping = False
+
+    def data_received(self, data: bytes) -> None:
+        if self._dropping:
+            return
+        if self._head is None:
+            super().data_received(data)
+            return
+        self._head += data
+        end = self._head.find(b"\r\n\r\n")
+        if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
+            return  # the head is not complete yet
+        received, self._head = self._head, None
+        head = None if end < 0 else _without_body(received[: end + 4])
+        if head is None:
+            super().data_received(received)
+        else:
+            self._dropping = True
+            super().data_received(head)
+
+    def eof_received(self) -> None:
+        if self._head:  # a head cut short: let websockets say so
+            received, self._head = self._head, None
+            super().data_received(received)
+        super().eof_received()
+
+
+_BODY_HEADERS: Final = (b"content-length", b"transfer-encoding")
+
+
+def _without_body(head: bytes) -> bytes | None:
+    """``head`` (ending with its blank line) without the headers that announce a body,
+    if it is a plain HTTP request that has one; else None."""
+    request_line, *lines = head[:-4].split(b"\r\n")
+    fields = []
+    for line in lines:
+        name, _, value = line.partition(b":")
+        fields.append((name.strip().lower(), value.strip().lower(), line))
+    if any(name == b"upgrade" and b"websocket" in value for name, value, _ in fields):
+        return None
+    if not any(
+        name == b"transfer-encoding" or (name == b"content-length" and value != b"0")
+        for name, value, _ in fields
+    ):
+        return None
+    kept = [line for name, _, line in fields if name not in _BODY_HEADERS]
+    return b"\r\n".join([request_line, *kept]) + b"\r\n\r\n"
 
 
 def _wants_websocket(request: HttpRequest) -> bool:

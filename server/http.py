@@ -21,9 +21,10 @@ response and is still the only module that imports it):
 
 GET and HEAD are answered (HEAD with GET's headers and no body, which
 ``server.connection`` leaves out); any other method gets 405 with ``Allow``.
-The query string is ignored. Nothing here reads the request's body or
-headers beyond the upgrade check, so a probe costs one trip to the database
-(``/readyz``) at most.
+The query string is ignored. A request's body, if it has one, is read and
+dropped by ``server.connection`` and answered as the same request without
+it. Nothing here reads the request's headers beyond the upgrade check, so a
+probe costs one trip to the database (``/readyz``) at most.
 """
 
 from __future__ import annotations

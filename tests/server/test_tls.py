@@ -47,6 +47,10 @@ async def test_wss_and_https_with_a_self_signed_certificate(tmp_path: Path) -> N
             assert isinstance(frame, bytes) and b"hello_required" in frame  # the protocol answers
         status, _, body = await http_get(server.port, "/healthz", tls=trusting)
         assert (status, body) == (200, b"ok\n")
+        status, _, body = await http_get(
+            server.port, "/healthz", tls=trusting, headers={"Content-Length": "5"}, body=b"hello"
+        )
+        assert (status, body) == (200, b"ok\n")  # a body is read and dropped over TLS too
         with pytest.raises(ssl.SSLCertVerificationError):  # a client that does not trust it
             await http_get(server.port, "/healthz", tls=ssl.create_default_context())
     finally:
