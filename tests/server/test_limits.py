@@ -63,12 +63,18 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
 
 
 async def long_game(client: Client, versions: int, *, finish: bool = False) -> int:
-    """A hard game with ``versions`` restarts (pipelined), resigned when ``finish``."""
+    """A hard game with ``versions`` restarts (pipelined, in chunks that each have the
+    client's timeout: thousands at once could outlast it on a busy machine), resigned
+    when ``finish``."""
     game = int((await client.request("new_game", level="hard", deal=1))["game"])
-    replies = await client.pipeline(
-        [{"type": "restart", "game": game, "v": v} for v in range(versions)]
-    )
-    assert all(reply["type"] == "ack" for reply in replies), replies[-1]
+    for first in range(0, versions, 500):
+        replies = await client.pipeline(
+            [
+                {"type": "restart", "game": game, "v": v}
+                for v in range(first, min(first + 500, versions))
+            ]
+        )
+        assert all(reply["type"] == "ack" for reply in replies), replies[-1]
     if finish:
         assert (await client.request("resign", game=game))["type"] == "ack"
     return game
