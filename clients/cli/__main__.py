@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from clients.cli.app import run
 from clients.cli.i18n import _, use
 from clients.cli.options import UsageError, parse_args
-from clients.cli.terminal import OutputError, Terminal
+from clients.cli.terminal import OutputError, Terminal, tolerate_encodings
 
 __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tolerate_encodings()  # an ASCII terminal shows ♠ as S, and never fails on a character
     try:
         options = parse_args(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:

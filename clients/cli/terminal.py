@@ -17,13 +17,20 @@ The end of input (Ctrl-D, or the end of a script) is final: every later
 "no" and the command loop then ends as after ``q``. Ctrl-C in the line
 editor is an interrupt, as everywhere else: the program ends (exit 130).
 
+Standard streams never fail on a character (``tolerate_encodings``): what
+the output's encoding lacks is written as an ASCII stand-in (``♠`` as ``S``,
+the suit letter a player types; anything else as ``?``), and input that is
+not in the input's encoding is read with U+FFFD in its place.
+
 Tests build a ``Terminal`` from a list of lines and a ``StringIO``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -39,9 +46,31 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-__all__ = ["OutputError", "Terminal", "WordCompleter"]
+__all__ = ["OutputError", "Terminal", "WordCompleter", "tolerate_encodings"]
 
 Words = Callable[[], Iterable[str]]
+
+STAND_IN = "scorpion-stand-in"
+STAND_INS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "·": "-", "⋮": ":", "▒": "#"}
+
+
+def _stand_in(error: UnicodeError) -> tuple[str, int]:
+    """The codec error handler ``STAND_IN``: what an encoding lacks, as ASCII."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    lacking = error.object[error.start : error.end]
+    return "".join(STAND_INS.get(char, "?") for char in lacking), error.end
+
+
+codecs.register_error(STAND_IN, _stand_in)
+
+
+def tolerate_encodings() -> None:
+    """Standard input, output and error that never fail on a character their encoding lacks."""
+    streams = ((sys.stdin, "replace"), (sys.stdout, STAND_IN), (sys.stderr, STAND_IN))
+    for stream, errors in streams:
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=errors)
 
 
 class OutputError(Exception):
@@ -162,9 +191,9 @@ class Terminal:
                 refresh_interval=1.0,
             )
         status = self.status
-        toolbar = None if status is None else (lambda: ANSI(status()))
+        toolbar = None if status is None else (lambda: ANSI(self._shown(status())))
         try:
-            return await self._session.prompt_async(prompt, bottom_toolbar=toolbar)
+            return await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
         except EOFError:
             return None
 
@@ -183,12 +212,23 @@ class Terminal:
             if not line:
                 return
 
+    def _shown(self, text: str) -> str:
+        """``text`` with ``STAND_INS`` for what the terminal lacks, in the line editor.
+
+        The editor writes ``?`` for such a character (standard output's own
+        errors handler is not asked), so it gets the stand-ins beforehand.
+        """
+        if not self.editor:
+            return text
+        encoding = getattr(sys.__stdout__, "encoding", None) or "utf-8"
+        return text.encode(encoding, STAND_IN).decode(encoding)
+
     def say(self, text: str) -> None:
         out = self.out
         if out is None:  # started with standard output closed (``>&-``)
             raise OutputError("closed")
         try:
-            out.write(text + "\n")
+            out.write(self._shown(text) + "\n")
             out.flush()
         except BrokenPipeError:
             raise  # the reader went away: __main__ ends quietly

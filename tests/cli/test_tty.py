@@ -65,11 +65,11 @@ async def ada(server: Running, tmp_path: Path) -> str:
 
 
 @contextlib.asynccontextmanager
-async def launch(server: Running, home: Path, *args: str) -> AsyncIterator[Screen]:
-    """``scorpion ARGS`` in a detached 80x24 tmux session of its own."""
+async def launch(server: Running, home: Path, *args: str, env: str = "") -> AsyncIterator[Screen]:
+    """``scorpion ARGS`` in a detached 80x24 tmux session of its own, ``env`` (``A=b``) set."""
     shown = Screen(f"scorpion-test-{os.getpid()}-{id(home)}")
     command = (
-        f"cd {ROOT} && unset COLUMNS LINES && XDG_CONFIG_HOME={home} "
+        f"cd {ROOT} && unset COLUMNS LINES && {env} XDG_CONFIG_HOME={home} "
         f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color " + " ".join(args)
     )
     command += '; echo "exit status $?"; sleep 60'  # the pane stays, to be read
@@ -242,3 +242,15 @@ async def test_the_end_of_input_at_the_level_menu_starts_no_game(
         await shown.keys("C-d")
         text = await shown.wait_for("exit status 0")
         assert "Scorpion · game" not in text
+
+
+async def test_an_ascii_terminal_shows_suit_letters(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    args = ("play", "--level", "hard", "--deal", "1")
+    async with launch(server, tmp_path, *args, env="PYTHONIOENCODING=ascii") as shown:
+        await shown.wait_for(r"(?m)^>")
+        await shown.wait_for("hard - moves 0")  # the status bar, "·" as "-"
+        await shown.keys("7c 5", "Enter")
+        text = await shown.wait_for("moved 7C")
+        assert "10H" in text and "?" not in text.replace("? for help", "")
