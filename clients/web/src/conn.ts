@@ -7,6 +7,11 @@
  * 4 s); `onOpen` runs on every (re)open, before anything else is sent, so the
  * caller can say hello and resync its game there.
  *
+ * A request that has no reply within `REPLY_TIMEOUT_MS` means the connection is
+ * not working (a reply lost as unreadable, a peer gone without a close): the
+ * socket is dropped as if it had closed, so pending requests fail with
+ * `Disconnected` and the connection reopens (and resyncs in `onOpen`).
+ *
  * Every frame is checked where it enters (`src/checks.ts`): one that cannot be
  * read, or that breaks the protocol, is dropped and told to `onMalformed` once,
  * and the request it answers, when it names one, fails with that
@@ -21,6 +26,9 @@ import { checkServerMessage, ProtocolError } from "./checks";
 import type { ClientMessage, ServerMessage } from "./wire";
 
 export const SUBPROTOCOL = "scorpion.v1";
+
+/** How long a request waits for its reply before the connection is taken for broken. */
+export const REPLY_TIMEOUT_MS = 30_000;
 
 export class Disconnected extends Error {
   constructor() {
@@ -50,6 +58,7 @@ export class Connection {
   private delay = 250;
   private stopped = false;
   private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => {};
 
   constructor(
     private readonly url: string,
@@ -76,7 +85,14 @@ export class Connection {
     if (socket === null || socket.readyState !== WebSocket.OPEN) throw new Disconnected();
     const id = `${this.prefix}-${++this.counter}`;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const timer = setTimeout(() => {
+        if (this.pending.has(id)) this.drop(socket);
+      }, REPLY_TIMEOUT_MS);
+      const settled = () => clearTimeout(timer);
+      this.pending.set(id, {
+        resolve: (reply) => (settled(), resolve(reply)),
+        reject: (error) => (settled(), reject(error)),
+      });
       socket.send(encode({ ...body, id }));
     });
   }
@@ -88,6 +104,7 @@ export class Connection {
     this.socket = socket;
     let markReady: () => void = () => {};
     this.ready = new Promise((resolve) => (markReady = resolve));
+    this.markReady = markReady;
     socket.onopen = () => {
       if (socket.protocol !== SUBPROTOCOL) {
         socket.close(1000);
@@ -107,15 +124,22 @@ export class Connection {
     };
     socket.onclose = () => {
       markReady();
-      if (this.socket !== socket) return; // stopped, or replaced by a newer socket
-      this.socket = null;
-      this.failPending();
-      this.hooks.onState("closed");
-      if (!this.stopped) {
-        setTimeout(() => this.open(), this.delay);
-        this.delay = Math.min(this.delay * 2, 4000);
-      }
+      this.drop(socket);
     };
+  }
+
+  /** The socket is done with (closed, or taken for broken): fail what waits, open anew. */
+  private drop(socket: WebSocket): void {
+    if (this.socket !== socket) return; // stopped, or replaced by a newer socket
+    this.socket = null;
+    this.markReady();
+    this.failPending();
+    socket.close(1000);
+    this.hooks.onState("closed");
+    if (!this.stopped) {
+      setTimeout(() => this.open(), this.delay);
+      this.delay = Math.min(this.delay * 2, 4000);
+    }
   }
 
   private receive(data: unknown): void {

@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ProtocolError } from "../src/checks";
-import { Connection, SUBPROTOCOL } from "../src/conn";
+import { Connection, Disconnected, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
 import type { ServerMessage } from "../src/wire";
 import { view } from "./fixtures";
 
@@ -25,7 +25,11 @@ class FakeSocket {
     this.sent.push(decode(frame) as Record<string, unknown>);
   }
 
-  close(): void {}
+  closed = false;
+
+  close(): void {
+    this.closed = true;
+  }
 
   serve(message: unknown): void {
     const bytes = encode(message);
@@ -93,5 +97,41 @@ describe("Connection", () => {
       ["message must be a map, got 42", false],
     ]);
     conn.stop();
+  });
+
+  it("takes a connection whose reply never comes for broken, and opens it anew", async () => {
+    vi.useFakeTimers();
+    try {
+      const { conn, socket } = await open();
+      const reply = conn.request({ type: "open_game", game: 7 });
+      const failed = expect(reply).rejects.toThrow(Disconnected);
+      await vi.advanceTimersByTimeAsync(REPLY_TIMEOUT_MS - 1);
+      expect(socket.closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await failed;
+      expect(socket.closed).toBe(true);
+      await vi.advanceTimersByTimeAsync(250); // the first reconnect's delay
+      expect(FakeSocket.last).not.toBe(socket);
+      conn.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("leaves a connection whose replies come in time", async () => {
+    vi.useFakeTimers();
+    try {
+      const { conn, socket } = await open();
+      const reply = conn.request({ type: "open_game", game: 7 });
+      await vi.advanceTimersByTimeAsync(0);
+      socket.serve({ type: "error", re: socket.sent[0].id, code: "not_found", message: "no game 7" });
+      await reply;
+      await vi.advanceTimersByTimeAsync(REPLY_TIMEOUT_MS * 2);
+      expect(socket.closed).toBe(false);
+      expect(FakeSocket.last).toBe(socket);
+      conn.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
