@@ -42,16 +42,25 @@ export function column(view: View, number: number): Column {
   return found;
 }
 
+/** Throws unless an event fits the board it is applied to (the caller resyncs). */
+function fits(condition: boolean, what: string): void {
+  if (!condition) throw new Error(what);
+}
+
 const SUIT_RANKS = ["K", "Q", "J", "T", "9", "8", "7", "6", "5", "4", "3", "2", "A"];
 
 function applyMoved(view: View, event: Extract<Event, { type: "moved" }>): void {
   let cards: string[];
   if (event.from === "reserve") {
+    fits(view.reserve.includes(event.card), `${event.card} is not in the reserve`);
     view.reserve = view.reserve.filter((card) => card !== event.card);
     cards = [event.card];
   } else {
     const source = column(view, event.from);
-    cards = source.cards.splice(source.cards.length - event.count, event.count);
+    const first = source.cards.length - event.count;
+    fits(event.count >= 1 && first >= 0 && source.cards[first] === event.card,
+      `column ${event.from} has no group of ${event.count} from ${event.card}`);
+    cards = source.cards.splice(first, event.count);
   }
   if (event.to === "reserve") {
     const at = Math.min(Math.max((event.index ?? view.reserve.length + 1) - 1, 0), view.reserve.length);
@@ -71,12 +80,14 @@ export function applyEvent(view: View, event: Event): View {
       break;
     case "flipped": {
       const target = column(next, event.column);
+      fits(target.down > 0 && target.cards.length === 0, `column ${event.column} has no card to flip`);
       target.down -= 1;
       target.cards = [event.card];
       break;
     }
     case "unflipped": {
       const target = column(next, event.column);
+      fits(target.cards.length === 1, `column ${event.column} has not one card to turn down`);
       target.cards = [];
       target.down += 1;
       break;
@@ -86,17 +97,20 @@ export function applyEvent(view: View, event: Event): View {
       next.stock = 0;
       break;
     case "undealt":
-      for (let i = 1; i <= event.count; i++) column(next, i).cards.pop();
+      for (let i = 1; i <= event.count; i++) {
+        fits(column(next, i).cards.pop() !== undefined, `column ${i} has no card to take back`);
+      }
       next.stock = event.count;
       break;
     case "suit_removed": {
       const source = column(next, event.column);
+      fits(source.cards.length >= 13, `column ${event.column} has no suit to remove`);
       source.cards.splice(source.cards.length - 13, 13);
       next.foundations.push(event.suit);
       break;
     }
     case "suit_restored":
-      next.foundations.pop();
+      fits(next.foundations.pop() !== undefined, "no suit to restore");
       column(next, event.column).cards.push(...SUIT_RANKS.map((rank) => rank + event.suit));
       break;
     case "restarted":

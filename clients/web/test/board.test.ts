@@ -5,6 +5,21 @@ import { view } from "./fixtures";
 const SPADES = ["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S", "4S", "3S", "2S", "AS"];
 
 describe("applyEvent", () => {
+  it("throws on an event that does not fit the board, and leaves the board alone", () => {
+    const before = view();
+    const misfits: Parameters<typeof applyEvent>[1][] = [
+      { type: "moved", card: "7C", from: 7, to: 5, count: 8 },
+      { type: "moved", card: "KH", from: 7, to: 5, count: 1 },
+      { type: "moved", card: "2S", from: "reserve", to: 1, count: 1 },
+      { type: "flipped", column: 1, card: "QS" },
+      { type: "unflipped", column: 7 },
+      { type: "suit_removed", suit: "S", column: 1, slot: 1 },
+      { type: "suit_restored", suit: "S", column: 1, slot: 1 },
+    ];
+    for (const event of misfits) expect(() => applyEvent(before, event), JSON.stringify(event)).toThrow();
+    expect(before).toEqual(view());
+  });
+
   it("moves the top count cards, in order, and leaves the old view alone", () => {
     const before = view();
     const after = applyEvent(before, { type: "moved", card: "7C", from: 7, to: 5, count: 7 });

@@ -135,7 +135,11 @@ describe("replaySteps", () => {
 
   it("gives no steps for a history it cannot take back, instead of throwing", () => {
     const broken = batches([{ type: "unflipped", column: 1 }], [resigned]);
-    expect(replaySteps(played(deal(), broken), broken)).toBeNull();
+    // the view such a history would end on: column 1 turned down whole
+    const start = deal();
+    const turned = start.columns.map((c, i) => (i === 0 ? { down: c.down + 1, cards: [] } : c));
+    const final: View = { ...start, columns: turned, status: "lost", time_ms: 61_000, deal: 1 };
+    expect(replaySteps(final, broken)).toBeNull();
   });
 });
 
