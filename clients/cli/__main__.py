@@ -1,6 +1,7 @@
 """``scorpion`` / ``python -m clients.cli``: parse the command line and run it.
 
 No input ends in a traceback: a bad argument is one line naming it (exit 2),
+a failure that ends a command is one line on stderr too (exit 1, ``app``),
 an interrupt exits 130, a closed pipe (``scorpion replay 3 | head``)
 ends the program quietly, standard output closed (``>&-``) or refusing to be
 written (``>/dev/full``) is one line on stderr (exit 1), and even a bug is one

@@ -21,7 +21,12 @@ that cannot be read, and play goes on).
 
 A failure to connect says what answered at the server's URL instead of a
 Scorpion server, if anything (``NoServer``, ``connection.not_reached``); a
-file the client cannot read or write is named with the system's reason. A player registered
+file the client cannot read or write is named with the system's reason.
+
+Standard output carries the session, the server's rejections included: they
+are its replies. A failure that ends the command, and a credentials file that
+cannot be used, are a line on standard error instead (``fail``), with
+``--json`` too. A player registered
 whose token cannot be saved is not lost: the token and the file's entry are
 printed before the command gives up (``Unsaved``).
 """
@@ -87,18 +92,18 @@ async def run(
         with terminal.session():
             return await app.main()
     except ConnectionFailed as exc:
-        app.notice("app.connection_failed", reason=exc)
+        app.fail("app.connection_failed", reason=exc)
         return 1
     except InvalidServerMessage as exc:
-        app.notice("app.invalid_message", reason=exc)
+        app.fail("app.invalid_message", reason=exc)
         return 1
     except NoServer as exc:
-        app.tell("app.no_server", str(exc))
+        terminal.complain(str(exc))
         return 1
     except Unsaved:
         return 1
     except TimeoutError:
-        app.notice("app.no_answer", url=options.server)
+        app.fail("app.no_answer", url=options.server)
         return 1
     finally:
         await app.close()
@@ -174,6 +179,10 @@ class App:
         """A message of the client's own: a line, or with ``--json`` a JSON object."""
         self.tell(key, _(key, **fields))
 
+    def fail(self, key: str, **fields: Any) -> None:
+        """A failure that ends the command, or a local file it cannot use: on standard error."""
+        self.terminal.complain(_(key, **fields))
+
     def tell(self, kind: str, text: str, **fields: Any) -> None:
         """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text)."""
         if self.options.json:
@@ -228,9 +237,9 @@ class App:
         try:
             return config.load(self.options.server, self.config_dir)
         except config.InvalidEntry as exc:
-            self.notice("app.credentials_invalid", path=exc.path, reason=exc.reason)
+            self.fail("app.credentials_invalid", path=exc.path, reason=exc.reason)
         except config.CredentialsError as exc:
-            self.notice("app.credentials_malformed", path=exc.path, reason=exc.reason)
+            self.fail("app.credentials_malformed", path=exc.path, reason=exc.reason)
         return None
 
     async def connect(self) -> Connection | None:
@@ -241,8 +250,8 @@ class App:
         try:
             welcome = await self._open(conn)
         except ServerError as exc:
-            self.notice("app.token_refused", reason=error_text(exc.reply))
-            self.notice("app.register_again")
+            self.fail("app.token_refused", reason=error_text(exc.reply))
+            self.fail("app.register_again")
             return None
         if welcome.get("player") is None and not await self._ask_name(conn):
             return None
@@ -253,7 +262,7 @@ class App:
         for _attempt in range(NAME_TRIES):
             line = await self.terminal.readline(_("app.name_prompt"))
             if line is None:
-                self.notice("app.no_name")
+                self.fail("app.no_name")
                 return False
             name = line.strip()
             problem = self._name_problem(name)
@@ -314,7 +323,7 @@ class App:
         name = name.strip()
         problem = self._name_problem(name)
         if problem is not None:
-            self.tell("name", problem)
+            self.terminal.complain(problem)  # a bad argument
             return 2
         stored = self._stored()
         if stored is not None and stored.name == name:

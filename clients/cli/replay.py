@@ -93,7 +93,7 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
         terminal.say(error_text(reply, game=game))
         return 1
     if reply.get("replay") is None:
-        terminal.say(_("replay.unfinished", game=game))
+        terminal.complain(_("replay.unfinished", game=game))
         return 1
     if options.export:
         text = json.dumps(reply["replay"], indent=2, ensure_ascii=False)
@@ -104,7 +104,7 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
             Path(options.export).write_text(text + "\n", encoding="utf-8")
         except OSError as exc:
             reason = os_reason(exc, options.export)
-            terminal.say(_("replay.cannot_write", path=options.export, reason=reason))
+            terminal.complain(_("replay.cannot_write", path=options.export, reason=reason))
             return 1
         terminal.say(_("replay.written", game=game, path=options.export))
         return 0

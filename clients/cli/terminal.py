@@ -110,8 +110,10 @@ class Terminal:
         interactive: bool = False,
         stdin: TextIO | None = None,
         editor: bool = False,
+        err: TextIO | None = None,
     ) -> None:
         self._out = out
+        self._err = err
         self.interactive = interactive
         self.editor = editor
         self._lines = iter(lines) if lines is not None else None
@@ -234,6 +236,14 @@ class Terminal:
             raise  # the reader went away: __main__ ends quietly
         except OSError as exc:  # /dev/full, a descriptor not open for writing...
             raise OutputError(exc.strerror or str(exc)) from exc
+
+    def complain(self, text: str) -> None:
+        """``scorpion: text`` on standard error (``sys.stderr`` as it is now), if there is one."""
+        err = self._err if self._err is not None else sys.stderr
+        if err is not None:
+            with contextlib.suppress(OSError, ValueError):
+                err.write(f"scorpion: {text}\n")
+                err.flush()
 
     def json(self, obj: Any) -> None:
         self.say(json.dumps(obj, ensure_ascii=False, sort_keys=True))

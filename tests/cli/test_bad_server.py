@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import io
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -172,14 +171,16 @@ async def test_an_invalid_push_is_skipped_and_play_goes_on(
 
 
 async def test_a_frame_over_the_limit_ends_the_command(
-    fake: tuple[Fake, str], play: FakeRunner
+    fake: tuple[Fake, str], play: FakeRunner, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Reconnecting would only fetch it again: the client says so instead of retrying."""
     fake[0].padding = MAX_SERVER_FRAME_BYTES
     code, out = await play("play", "--level", "hard")
-    assert code == 1
+    assert code == 1 and out == ""
     limit = MAX_SERVER_FRAME_BYTES
-    assert out == f"cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
+    assert capsys.readouterr().err == (
+        f"scorpion: cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
+    )
 
 
 # -- replies of the wrong shape or size ---------------------------------------
@@ -200,34 +201,43 @@ async def test_a_frame_over_the_limit_ends_the_command(
     ],
 )
 async def test_an_invalid_view_is_named_not_rendered(
-    fake: tuple[Fake, str], play: FakeRunner, mutate: Mutation, named: str
+    fake: tuple[Fake, str],
+    play: FakeRunner,
+    mutate: Mutation,
+    named: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     fake[0].mutate = mutate
     code, out = await play("play", "--level", "hard", lines=["h"])
-    assert code == 1
-    lines = out.splitlines()
-    assert len(lines) == 1, out
-    assert lines[0].startswith("the server sent an invalid message: "), out
-    assert lines[0].split(": ", 1)[1].startswith(named + " "), out
-    assert "Error" not in out  # no Python exception names
+    assert code == 1 and out == ""
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("scorpion: the server sent an invalid message: "), err
+    assert lines[0].split(": ", 2)[2].startswith(named + " "), err
+    assert "Error" not in err  # no Python exception names
 
 
-async def test_an_invalid_hint_is_named(fake: tuple[Fake, str], play: FakeRunner) -> None:
+async def test_an_invalid_hint_is_named(
+    fake: tuple[Fake, str], play: FakeRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake[0].hint_card = "??"
     code, out = await play("play", "--level", "hard", lines=["h"])
-    assert code == 1
-    assert out.splitlines()[-1].startswith("the server sent an invalid message: hint.card "), out
+    assert code == 1 and "Scorpion · game" in out  # the board, then the failure
+    err = capsys.readouterr().err
+    assert err.startswith("scorpion: the server sent an invalid message: hint.card "), err
 
 
-async def test_the_json_mode_reports_an_invalid_message_as_json(
-    fake: tuple[Fake, str], play: FakeRunner
+async def test_the_json_mode_reports_an_invalid_message_on_standard_error(
+    fake: tuple[Fake, str], play: FakeRunner, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Standard output stays JSON; the failure is a line on standard error, as in text mode."""
     fake[0].mutate = _no_columns
     code, out = await play("--json", "play", "--level", "hard")
-    assert code == 1
-    notice = json.loads(out)  # one object, and nothing else
-    assert notice["type"] == "notice" and notice["notice"] == "app.invalid_message"
-    assert notice["text"].endswith("game.view.columns is required")
+    assert code == 1 and out == ""
+    err = capsys.readouterr().err
+    assert err.startswith("scorpion: the server sent an invalid message: ")
+    assert err.endswith("game.view.columns is required\n") and len(err.splitlines()) == 1
 
 
 def test_server_messages_are_read_leniently() -> None:

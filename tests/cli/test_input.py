@@ -39,14 +39,18 @@ async def test_a_taken_name_is_asked_again(cli: CliRunner, server: Running) -> N
     assert "registered as bob" in out
 
 
-async def test_input_ending_at_the_name_question(cli: CliRunner) -> None:
+async def test_input_ending_at_the_name_question(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = await cli("play", lines=[])
-    assert code == 1 and out == "no name given: nothing was registered\n"
+    assert code == 1 and out == ""
+    assert capsys.readouterr().err == "scorpion: no name given: nothing was registered\n"
 
 
-async def test_register_an_empty_name(cli: CliRunner) -> None:
+async def test_register_an_empty_name(cli: CliRunner, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = await cli("register", "")
-    assert code == 2 and out == "a name cannot be empty; type a name\n"
+    assert code == 2 and out == ""
+    assert capsys.readouterr().err == "scorpion: a name cannot be empty; type a name\n"
 
 
 async def test_registering_your_own_name_again(cli: CliRunner, server: Running) -> None:
@@ -155,11 +159,15 @@ def test_bad_arguments_in_the_players_language(
     assert capsys.readouterr().err == line + "\n"
 
 
-async def test_an_unprintable_name_is_asked_again(cli: CliRunner) -> None:
+async def test_an_unprintable_name_is_asked_again(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["a\x07b", "bob", "q"])
-    assert code == 0 and "a name has only printable characters" in out
+    assert code == 0 and "a name has only printable characters" in out  # asked again
     code, out = await cli("register", "x" * 40)
-    assert code == 2 and out == "a name has at most 32 characters; type a shorter one\n"
+    assert code == 2 and out == ""  # a bad argument
+    err = capsys.readouterr().err
+    assert err == "scorpion: a name has at most 32 characters; type a shorter one\n"
 
 
 async def piped(server: Running, config_dir: Path, stdin: str, *args: str) -> tuple[int, str]:

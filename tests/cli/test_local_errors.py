@@ -9,6 +9,7 @@ writes to standard output.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -90,15 +91,20 @@ async def test_a_token_that_cannot_be_saved_in_json_mode(server: Running, tmp_pa
     ],
 )
 async def test_an_export_that_cannot_be_written_names_the_file(
-    target: str, reason: str, cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    target: str,
+    reason: str,
+    cli: CliRunner,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if target == "/dev/full" and not Path(target).exists():
         pytest.skip("no /dev/full here")
     monkeypatch.chdir(tmp_path)
     game = await resigned_game(cli)
     code, out = await cli("replay", game, "--export", target)
-    assert code == 1
-    assert out == f"cannot write the replay to {target}: {reason}\n"
+    assert code == 1 and out == ""
+    assert capsys.readouterr().err == f"scorpion: cannot write the replay to {target}: {reason}\n"
 
 
 async def resigned_game(cli: CliRunner) -> str:
@@ -140,17 +146,17 @@ MALFORMED = [
 
 @pytest.mark.parametrize("text", MALFORMED)
 async def test_a_malformed_credentials_file_is_named_and_read_as_none(
-    text: str, cli: CliRunner, config_dir: Path
+    text: str, cli: CliRunner, config_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config_dir.mkdir()
     path = config_dir / "credentials.json"
     path.write_bytes(text.encode("latin-1"))
     code, out = await cli("games", lines=[])
-    assert code == 1
-    first, second = out.splitlines()
-    assert first.startswith(f"cannot use the credentials file {path}: ")
+    assert code == 1 and out == ""
+    first, second = capsys.readouterr().err.splitlines()
+    assert first.startswith(f"scorpion: cannot use the credentials file {path}: ")
     assert "fix it or remove it" in first
-    assert second == "no name given: nothing was registered"  # as with no file at all
+    assert second == "scorpion: no name given: nothing was registered"  # as with no file
     assert path.read_bytes() == text.encode("latin-1")  # untouched
 
 
@@ -176,15 +182,20 @@ async def test_registering_sets_a_malformed_credentials_file_aside(
     [{"name": "x", "token": "a" * 129}, {"name": "x", "token": ""}, {"name": "x"}, 5, ["t"]],
 )
 async def test_invalid_stored_credentials_are_named(
-    entry: object, cli: CliRunner, config_dir: Path, server: Running
+    entry: object,
+    cli: CliRunner,
+    config_dir: Path,
+    server: Running,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     config_dir.mkdir()
     path = config_dir / "credentials.json"
     path.write_text(json.dumps({"servers": {server.url.rstrip("/"): entry}}))
     code, out = await cli("stats", lines=[])
-    assert code == 1
-    assert out.splitlines()[0].startswith(f"the credentials stored in {path} are invalid: ")
-    assert "InvalidMessage" not in out
+    assert code == 1 and out == ""
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion: the credentials stored in {path} are invalid: ")
+    assert "InvalidMessage" not in err
     code, out = await cli("register", "ada")  # registering again replaces the entry
     assert code == 0, out
     assert (await cli("stats"))[0] == 0
@@ -235,18 +246,20 @@ def test_a_bad_server_url_from_the_environment() -> None:
     assert parse_args(["stats"], env={"SCORPION_SERVER": "wss://h:1/x"}).server == "wss://h:1/x"
 
 
-def run_with_stdout(stdout: str | None) -> subprocess.CompletedProcess[str]:
-    """``scorpion stats`` (nothing listening) with stdout closed (None) or sent to ``stdout``."""
+def run_with_stdout(
+    stdout: str | None, server: Running, home: Path
+) -> subprocess.CompletedProcess[str]:
+    """``scorpion register ada`` with stdout closed (None) or sent to ``stdout``."""
     handle = None if stdout is None else open(stdout, "w")  # noqa: SIM115
     try:
         return subprocess.run(
-            [sys.executable, "-m", "clients.cli", "--server", "ws://127.0.0.1:9/", "stats"],
+            [sys.executable, "-m", "clients.cli", "--server", server.url, "register", "ada"],
             stdin=subprocess.DEVNULL,
             stdout=handle if handle is not None else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=(lambda: os.close(1)) if handle is None else None,
             cwd=ROOT,
-            env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent"},
+            env={**os.environ, "XDG_CONFIG_HOME": str(home)},
             text=True,
             timeout=60,
             check=False,
@@ -256,17 +269,34 @@ def run_with_stdout(stdout: str | None) -> subprocess.CompletedProcess[str]:
             handle.close()
 
 
-def test_closed_standard_output_is_one_clear_line() -> None:
-    process = run_with_stdout(None)
+async def test_closed_standard_output_is_one_clear_line(server: Running, tmp_path: Path) -> None:
+    process = await asyncio.to_thread(run_with_stdout, None, server, tmp_path)
     assert process.returncode == 1
     assert process.stderr == "scorpion: standard output is closed: nothing can be shown\n"
 
 
-def test_a_full_standard_output_is_one_clear_line() -> None:
+async def test_a_full_standard_output_is_one_clear_line(server: Running, tmp_path: Path) -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
-    process = run_with_stdout("/dev/full")
+    process = await asyncio.to_thread(run_with_stdout, "/dev/full", server, tmp_path)
     assert process.returncode == 1
     assert process.stderr == (
         "scorpion: cannot write to standard output: No space left on device\n"
     )
+
+
+async def test_a_failure_is_on_standard_error_and_output_stays_empty(tmp_path: Path) -> None:
+    """Nothing listening: the command fails with a line on stderr, and stdout has nothing."""
+    process = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "clients.cli", "--server", "ws://127.0.0.1:9/", "stats"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (process.returncode, process.stdout) == (1, "")
+    assert process.stderr == "scorpion: no server at ws://127.0.0.1:9/: start one with `make run`\n"

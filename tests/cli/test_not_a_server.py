@@ -32,12 +32,15 @@ BANNER = b"SSH-2.0-OpenSSH_9.6\r\n"
 
 
 async def attempt(url: str, tmp_path: Path) -> tuple[int, str]:
-    """``scorpion stats --server URL``: the exit status and what it printed."""
-    out = io.StringIO()
+    """``scorpion stats --server URL``: the exit status and its line on standard error."""
+    out, err = io.StringIO(), io.StringIO()
     options = parse_args(["--server", url, "stats"], env={})
     async with asyncio.timeout(30):
-        code = await run(options, Terminal(out, []), config_dir=tmp_path / "config")
-    return code, out.getvalue()
+        code = await run(options, Terminal(out, [], err=err), config_dir=tmp_path / "config")
+    assert out.getvalue() == ""
+    line = err.getvalue()
+    assert line.startswith("scorpion: "), line
+    return code, line.removeprefix("scorpion: ")
 
 
 @pytest.fixture

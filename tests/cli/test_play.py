@@ -135,10 +135,10 @@ async def test_restart_and_resign_skip_the_question_with_a_bang(cli: CliRunner) 
 
 async def test_no_server(config_dir: Path) -> None:
     options = parse_args(["--server", "ws://127.0.0.1:9", "games"], env={})
-    out = io.StringIO()
-    code = await run(options, Terminal(out, []), config_dir=config_dir)
-    assert code == 1
-    assert out.getvalue() == "no server at ws://127.0.0.1:9: start one with `make run`\n"
+    out, err = io.StringIO(), io.StringIO()
+    code = await run(options, Terminal(out, [], err=err), config_dir=config_dir)
+    assert code == 1 and out.getvalue() == ""
+    assert err.getvalue() == "scorpion: no server at ws://127.0.0.1:9: start one with `make run`\n"
 
 
 async def test_not_a_scorpion_server(config_dir: Path) -> None:
@@ -149,9 +149,9 @@ async def test_not_a_scorpion_server(config_dir: Path) -> None:
     async with serve(echo, "127.0.0.1", 0) as plain:
         port = next(iter(plain.sockets)).getsockname()[1]
         options = parse_args(["--server", f"ws://127.0.0.1:{port}", "games"], env={})
-        out = io.StringIO()
-        code = await run(options, Terminal(out, []), config_dir=config_dir)
-    assert code == 1 and "not a Scorpion server" in out.getvalue()
+        out, err = io.StringIO(), io.StringIO()
+        code = await run(options, Terminal(out, [], err=err), config_dir=config_dir)
+    assert code == 1 and out.getvalue() == "" and "not a Scorpion server" in err.getvalue()
 
 
 async def test_resign_and_an_abandoning_new_game_ask_first(cli: CliRunner) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.replay import parse_replay, rebuild
 from protocol import REPLAY_PAGE_ACTIONS
 from tests.cli.conftest import CliRunner
@@ -49,12 +51,18 @@ async def test_replay_rebuilds_the_deal_and_ends_where_the_game_did(cli: CliRunn
     assert len(replayed) == len(script) - 1 + 1  # the deal, then one per version
 
 
-async def test_an_unfinished_game_has_no_replay(cli: CliRunner) -> None:
+async def test_an_unfinished_game_has_no_replay(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert (await cli("register", "ada"))[0] == 0
     assert (await cli("play", "--level", "hard", "--deal", "1", lines=["q"]))[0] == 0
     game = (await cli("games"))[1].splitlines()[1].split()[0]
+    capsys.readouterr()
     code, out = await cli("replay", game)
-    assert code == 1 and "not finished" in out
+    assert code == 1 and out == ""
+    assert capsys.readouterr().err == (
+        f"scorpion: game {game} is not finished: only finished games have a replay\n"
+    )
 
 
 async def test_a_game_with_a_restart_is_played_back(cli: CliRunner) -> None:
