@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -155,7 +156,9 @@ _HELP: dict[str, str] = {
     "history_keep": "versions of events kept in memory per game for catch_up",
     "trusted_proxies": "CIDRs of reverse proxies whose forwarded header names the client",
     "forwarded_header": "the header a trusted proxy puts the client's address in",
-    "allowed_origins": "comma-separated Origin values browsers may connect from (empty: any)",
+    "allowed_origins": "comma-separated origins browsers may connect from, each "
+    "scheme://host[:port] as a browser sends it, e.g. https://play.example.org "
+    "(empty: any origin)",
     "cache_size": "games kept in memory",
     "token_ttl_days": "a token stops working this many days after it was issued (0: never)",
     "commit_batch": "most actions committed in one transaction (1: a transaction per action)",
@@ -279,6 +282,7 @@ def problems(settings: Settings) -> list[str]:
         )
     found += _tls_problems(settings)
     found += _limit_problems(settings)
+    found += _origin_problems(settings)
     return found
 
 
@@ -381,6 +385,41 @@ def origins(settings: Settings) -> list[str] | None:
     """The allowed ``Origin`` values, or None when any origin may connect."""
     allowed = [origin.strip() for origin in settings.allowed_origins.split(",") if origin.strip()]
     return allowed or None
+
+
+_ORIGIN: Final = re.compile(r"([a-z][a-z0-9+.-]*)://([a-z0-9_.-]+|\[[0-9a-f:.]+\])(?::([1-9]\d*))?")
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def _is_origin(value: str) -> bool:
+    """Whether ``value`` is an origin as a browser's ``Origin`` header gives it:
+    scheme://host[:port], in lower case, without a path or a default port."""
+    match = _ORIGIN.fullmatch(value)
+    if match is None:
+        return False
+    scheme, _host, port = match.groups()
+    return port is None or (int(port) < 65536 and int(port) != _DEFAULT_PORTS.get(scheme))
+
+
+def _origin_problems(settings: Settings) -> list[str]:
+    """A browser's ``Origin`` is compared as it is: a value that is not one never matches."""
+    given = origins(settings) or []
+    if "*" in given:
+        return [
+            f"{_label('allowed_origins')}: '*' is not an origin; to let any origin connect, "
+            "leave it empty (the default)"
+        ]
+    bad = [value for value in given if not _is_origin(value)]
+    if not bad:
+        return []
+    listed = ", ".join(repr(value) for value in bad)
+    verb = "is not an origin" if len(bad) == 1 else "are not origins"
+    return [
+        f"{_label('allowed_origins')}: {listed} {verb}; an origin is "
+        "scheme://host[:port] as a browser sends it (lower case, no path, not even a "
+        "trailing slash, no default port), e.g. https://play.example.org or "
+        "http://localhost:5173"
+    ]
 
 
 def _tls_problems(settings: Settings) -> list[str]:

@@ -96,6 +96,19 @@ def test_every_bad_setting_is_named_at_once(capsys: pytest.CaptureFixture[str]) 
     assert [line.split()[1] for line in lines] == ["--port", "--queue-size", "--db-timeout-ms"]
 
 
+@pytest.mark.parametrize("value", ["*", "scorpion.example.org", "https://scorpion.example.org/"])
+def test_allowed_origins_that_are_not_origins_stop_the_start_in_one_line(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    # (were it let through, the database that never comes up would end the start: 1)
+    nowhere = ["--database-url", "postgresql+asyncpg://nobody@127.0.0.1:1/none", "--db-wait-s", "1"]
+    assert main(["--port", "0", *nowhere, "--allowed-origins", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scorpion-server: --allowed-origins (SCORPION_ALLOWED_ORIGINS): ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "leave it empty" in err if value == "*" else "scheme://host[:port]" in err
+
+
 def test_a_database_that_never_comes_up_ends_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.config import SettingsError, limit_settings, load_settings
+from server.config import SettingsError, limit_settings, load_settings, origins
 from server.hub import Budget, Outbox
 from server.limits import (
     AddressBook,
@@ -81,6 +81,51 @@ def test_rate_settings_are_checked_and_off_turns_a_kind_off() -> None:
     settings = load_settings(["--rate-reads", "off"], {"SCORPION_RATE_ACTIONS": "5,10"})
     rates = limit_settings(settings).rates
     assert rates["read"] is None and rates["action"] == Rate(5.0, 10.0)
+
+
+GOOD_ORIGINS = [
+    "https://play.example.org",
+    "http://localhost:5173",
+    "http://127.0.0.1:8080",
+    "http://[::1]:5173",
+    "https://xn--skorpioni-q4a.fi",
+    "app://scorpion",
+]
+BAD_ORIGINS = [
+    "example.org",  # no scheme
+    "localhost:5173",  # a scheme "localhost", no host
+    "https://play.example.org/",  # a trailing slash
+    "https://play.example.org/play",  # a path
+    "https://play.example.org?x=1",
+    "https://Play.Example.org",  # a browser sends lower case
+    "https://play.example.org:443",  # and leaves the default port out
+    "http://play.example.org:80",
+    "https://play.example.org:0",
+    "https://play.example.org:65536",
+    "https://user@play.example.org",
+    "null",
+    "https://",
+]
+
+
+def test_allowed_origins_are_origins_as_browsers_send_them() -> None:
+    joined = " , ".join(GOOD_ORIGINS)
+    assert origins(load_settings(["--allowed-origins", joined])) == GOOD_ORIGINS
+    assert origins(load_settings(["--allowed-origins", ""])) is None  # any origin
+    for bad in BAD_ORIGINS:
+        with pytest.raises(SettingsError) as refused:
+            load_settings([], {"SCORPION_ALLOWED_ORIGINS": f"https://ok.example,{bad}"})
+        [line] = refused.value.lines
+        assert line.startswith("--allowed-origins (SCORPION_ALLOWED_ORIGINS): ")
+        assert repr(bad) in line and "scheme://host[:port]" in line, line
+        assert "https://ok.example" not in line
+
+
+def test_a_star_for_allowed_origins_points_to_leaving_it_empty() -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(["--allowed-origins", "*"])
+    [line] = refused.value.lines
+    assert "'*' is not an origin" in line and "leave it empty" in line
 
 
 def test_an_outbox_is_bounded_in_bytes_and_drops_its_frames_when_over() -> None:
