@@ -23,7 +23,9 @@ IDLE_MS = 35_000  # more than one full 30 seconds: costs 30 points under timed s
 
 def sit_idle(server: Running, game: int, ms: int = IDLE_MS) -> None:
     """Let ``ms`` of play time pass on ``game``'s clock at once."""
-    server.server.service._games[game].clock.base_ms += ms
+    service = server.server.service
+    assert service is not None
+    service._games[game].clock.base_ms += ms
 
 
 async def replay_of(client: Client, game: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -41,7 +43,7 @@ def assert_verifies_to(document: dict[str, Any], result: dict[str, Any]) -> None
 
 async def start_and_move(server: Running, client: Client, level: str) -> int:
     """A game with two moves of 10 timed points each, then idle for ``IDLE_MS``."""
-    game = (await client.request("new_game", level=level, deal=1))["game"]
+    game = int((await client.request("new_game", level=level, deal=1))["game"])
     assert (await client.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
     assert (await client.request("deal", game=game, v=1))["type"] == "ack"
     sit_idle(server, game)
