@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import itertools
 import os
 import secrets
@@ -123,6 +124,15 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def _is_loopback(host: str | None) -> bool:
+    if host is None or host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name
+        return False
+
+
 def not_reached(url: str, exc: BaseException) -> str:
     """Why connecting to ``url`` failed, as one line saying what answered there (if anything).
 
@@ -132,7 +142,8 @@ def not_reached(url: str, exc: BaseException) -> str:
     """
     tls = urlsplit(url).scheme.lower() == "wss"
     if isinstance(exc, ConnectionRefusedError):
-        return _("app.no_server", url=url)
+        local = _is_loopback(urlsplit(url).hostname)  # a server the player may start
+        return _("app.no_server" if local else "app.no_server_remote", url=url)
     if isinstance(exc, socket.gaierror):
         host = urlsplit(url).hostname
         return _("connection.unknown_host", url=url, host=host, reason=exc.strerror)

@@ -299,4 +299,7 @@ async def test_a_failure_is_on_standard_error_and_output_stays_empty(tmp_path: P
         check=False,
     )
     assert (process.returncode, process.stdout) == (1, "")
-    assert process.stderr == "scorpion: no server at ws://127.0.0.1:9/: start one with `make run`\n"
+    assert process.stderr == (
+        "scorpion: no server at ws://127.0.0.1:9/: "
+        "start one with `scorpion-server` (`make run` in a checkout)\n"
+    )

@@ -146,7 +146,10 @@ async def test_a_closed_port_and_an_unknown_host(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"ws://127.0.0.1:{port}/"
-    assert await attempt(url, tmp_path) == (1, f"no server at {url}: start one with `make run`\n")
+    assert await attempt(url, tmp_path) == (
+        1,
+        f"no server at {url}: start one with `scorpion-server` (`make run` in a checkout)\n",
+    )
     url = "ws://scorpion.invalid:8765/"  # .invalid never resolves (RFC 2606)
     code, out = await attempt(url, tmp_path)
     assert code == 1 and out.startswith(f"{url}: cannot find the host scorpion.invalid ("), out
@@ -169,3 +172,27 @@ def test_any_other_failure_to_connect_is_named_with_its_reason() -> None:
     url = "ws://192.0.2.1:8765/"
     unreachable = OSError(errno.EHOSTUNREACH, "No route to host")
     assert not_reached(url, unreachable) == f"{url}: cannot connect (No route to host)"
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("ws://127.0.0.1:9/", True),
+        ("ws://localhost:9/", True),
+        ("ws://[::1]:9/", True),
+        ("ws://127.8.0.1:9/", True),
+        ("wss://play.example.org/", False),
+        ("ws://192.0.2.7:8765/", False),
+    ],
+)
+def test_a_refused_connection_suggests_starting_a_server_only_on_this_machine(
+    url: str, local: bool
+) -> None:
+    line = not_reached(url, ConnectionRefusedError(111, "Connection refused"))
+    if local:
+        assert (
+            line
+            == f"no server at {url}: start one with `scorpion-server` (`make run` in a checkout)"
+        )
+    else:
+        assert line == f"no server at {url}: the connection was refused"

@@ -138,7 +138,10 @@ async def test_no_server(config_dir: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     code = await run(options, Terminal(out, [], err=err), config_dir=config_dir)
     assert code == 1 and out.getvalue() == ""
-    assert err.getvalue() == "scorpion: no server at ws://127.0.0.1:9: start one with `make run`\n"
+    assert err.getvalue() == (
+        "scorpion: no server at ws://127.0.0.1:9: "
+        "start one with `scorpion-server` (`make run` in a checkout)\n"
+    )
 
 
 async def test_not_a_scorpion_server(config_dir: Path) -> None:
