@@ -575,8 +575,7 @@ class Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             if routes is None or _wants_websocket(request):
                 return None
-            # (websockets before 17 parses GET only, refusing other methods itself)
-            method = getattr(request, "method", "GET")
+            method = request.method
             reply = await routes.answer(request.path, method)
             return _response(reply, body=method != "HEAD")
 

@@ -233,7 +233,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     server.close()
 
 
-# Used without a ``with``: websockets 17.1+ wants that said (legacy=True), 15.x has no flag.
+# Used without a ``with``: websockets 17.1+ wants that said (legacy=True), 17.0 has no flag.
 _DIRECT: dict[str, Any] = (
     {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
 )
