@@ -271,6 +271,7 @@ class App:
                 continue
             if await self._register(conn, name):
                 return True
+        self.fail("app.names_refused", tries=NAME_TRIES)
         return False
 
     @staticmethod

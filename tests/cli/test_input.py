@@ -31,6 +31,16 @@ async def test_an_empty_name_is_asked_again(cli: CliRunner) -> None:
     assert "registered as bob" in out
 
 
+async def test_five_refused_names_end_in_a_line_that_says_so(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = await cli("play", lines=["", " ", "", "  ", "", "bob"])
+    assert code == 1 and out.count("a name cannot be empty; type a name") == 5
+    assert "bob" not in out
+    err = capsys.readouterr().err
+    assert err == "scorpion: no name was taken in 5 tries: nothing was registered\n"
+
+
 async def test_a_taken_name_is_asked_again(cli: CliRunner, server: Running) -> None:
     await server.player("ada")
     code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["ada", "bob", "q"])
