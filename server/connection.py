@@ -618,10 +618,13 @@ class _BodyDropping(ServerConnection):
 
     ``websockets`` reads no request body: it closes the connection without a word
     on a request that has one (``Content-Length`` other than 0, or
-    ``Transfer-Encoding``). A plain HTTP request (not an upgrade) with a body is
-    answered here as the same request without one: its head goes on without those
-    headers, and everything after the head is read and dropped, up to the close that
-    follows the answer. Everything else goes to ``websockets`` unchanged.
+    ``Transfer-Encoding``). Nor does it take a second request on a connection: two
+    pipelined in one packet went unanswered. A plain HTTP request (not an upgrade)
+    is answered here as the one request its head makes, without a body: the head
+    goes on without those headers, and everything after it (a body, more requests)
+    is read and dropped, up to the close that follows the answer. The end of the
+    client's stream (a half-close right after the request) is not passed on either,
+    so the answer still goes out. An upgrade goes to ``websockets`` unchanged.
     """
 
     _head: bytes | None = b""  # the request head so far; None once it was passed on
@@ -634,41 +637,64 @@ class _BodyDropping(ServerConnection):
             super().data_received(data)
             return
         self._head += data
+        if not _may_be_request(self._head):  # a TLS hello on the plain port, say
+            self._head = None
+            self.transport.close()  # no request, so no answer: websockets sends none either
+            return
         end = self._head.find(b"\r\n\r\n")
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
         received, self._head = self._head, None
-        head = None if end < 0 else _without_body(received[: end + 4])
+        head = None if end < 0 else _plain_head(received[: end + 4])
         if head is None:
             super().data_received(received)
         else:
             self._dropping = True
             super().data_received(head)
 
-    def eof_received(self) -> None:
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's type
+        if self._dropping and not self.protocol.eof_sent:  # not answered yet
+            # This connection's sends (the answer is the next) end it afterwards;
+            # every other connection keeps websockets' own send_data.
+            self.send_data = self._send_then_end  # type: ignore[method-assign]
+            return True  # the transport stays open for the answer
         if self._head:  # a head cut short: let websockets say so
             received, self._head = self._head, None
             super().data_received(received)
         super().eof_received()
+        return None
+
+    def _send_then_end(self) -> None:
+        """``send_data`` once the client ended its stream before its answer: once the
+        answer is out, websockets hears the end, and the connection closes (as asyncio
+        closes it when ``eof_received`` returns nothing)."""
+        ServerConnection.send_data(self)
+        if self.protocol.eof_sent:
+            del self.send_data  # back to the class's
+            ServerConnection.eof_received(self)
+            self.transport.close()
 
 
 _BODY_HEADERS: Final = (b"content-length", b"transfer-encoding")
 
 
-def _without_body(head: bytes) -> bytes | None:
+def _may_be_request(start: bytes) -> bool:
+    """Whether ``start`` may begin an HTTP request: a method (letters), then a space.
+    Anything else (a TLS hello on the plain port, a stray protocol) is closed at once,
+    rather than held as a head that has not ended (until the handshake's timeout)."""
+    method, space, _ = start.partition(b" ")
+    return method.isalpha() if space else start.isalpha() and len(start) <= 16
+
+
+def _plain_head(head: bytes) -> bytes | None:
     """``head`` (ending with its blank line) without the headers that announce a body,
-    if it is a plain HTTP request that has one; else None."""
+    if it is a plain HTTP request; None for a WebSocket upgrade."""
     request_line, *lines = head[:-4].split(b"\r\n")
     fields = []
     for line in lines:
         name, _, value = line.partition(b":")
         fields.append((name.strip().lower(), value.strip().lower(), line))
     if any(name == b"upgrade" and b"websocket" in value for name, value, _ in fields):
-        return None
-    if not any(
-        name == b"transfer-encoding" or (name == b"content-length" and value != b"0")
-        for name, value, _ in fields
-    ):
         return None
     kept = [line for name, _, line in fields if name not in _BODY_HEADERS]
     return b"\r\n".join([request_line, *kept]) + b"\r\n\r\n"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
+import pytest
 from prometheus_client import Histogram
 from prometheus_client.metrics_core import Metric
 
@@ -201,3 +203,56 @@ async def test_a_body_that_is_announced_but_not_sent_does_not_hold_the_answer(
         await asyncio.wait_for(reader.read(), 20)  # then the server closes
     finally:
         writer.close()
+
+
+async def raw_answer(port: int, data: bytes, *, half_close: bool = False) -> bytes:
+    """Everything the server sends back for ``data`` written at once, to its close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        if half_close:
+            writer.write_eof()
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 20)
+    finally:
+        writer.close()
+
+
+async def test_pipelined_requests_get_the_first_answer_then_the_close(
+    server: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    port = server.server.port
+    get = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    for first in (get, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n", b"DELETE / HTTP/1.1\r\n\r\n"):
+        for _ in range(20):
+            answer = await raw_answer(port, first + get)
+            status = b"HTTP/1.1 405 " if first.startswith(b"DELETE") else b"HTTP/1.1 200 "
+            assert answer.startswith(status) and answer.count(b"HTTP/1.1") == 1, answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert (await http_get(port, "/healthz"))[0] == 200
+
+
+async def test_a_request_then_the_end_of_the_stream_is_still_answered(server: Running) -> None:
+    port = server.server.port
+    answer = await raw_answer(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", half_close=True)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.rstrip().endswith(b"ok"), answer
+    posted = b"POST /healthz HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+    assert (await raw_answer(port, posted, half_close=True)).startswith(b"HTTP/1.1 405 ")
+
+
+async def test_what_cannot_begin_a_request_is_refused_at_once(
+    server: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A TLS hello on the plain port, or any stray protocol, is not held as a head that
+    has not ended yet (until the handshake's timeout): it is refused as it comes."""
+    for start in (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", b"SSH-2.0-OpenSSH_9.2\r\n"):
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.server.port)
+        try:
+            writer.write(start)
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 5)
+            assert b" 200 " not in answer, answer
+        finally:
+            writer.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert (await http_get(server.server.port, "/healthz"))[0] == 200
