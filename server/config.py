@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
 import re
 import ssl
 from collections.abc import Mapping, Sequence
@@ -397,13 +398,37 @@ def _is_origin(value: str) -> bool:
     match = _ORIGIN.fullmatch(value)
     if match is None:
         return False
-    scheme, _host, port = match.groups()
+    scheme, host, port = match.groups()
+    if not _canonical_address(host):
+        return False
     return port is None or (int(port) < 65536 and int(port) != _DEFAULT_PORTS.get(scheme))
+
+
+def _canonical_address(host: str) -> bool:
+    """An IP address is written as browsers write it (127.0.0.1, [::1]); a host whose
+    last label is a number is one, so ``127.1`` or ``0x7f.0.0.1`` never match."""
+    if host.startswith("["):
+        try:
+            return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]" == host
+        except ValueError:
+            return False
+    last = host.rsplit(".", 1)[-1]
+    if not (last.isdigit() or last.startswith("0x")):
+        return True  # a name
+    try:
+        return str(ipaddress.IPv4Address(host)) == host
+    except ValueError:
+        return False
 
 
 def _origin_problems(settings: Settings) -> list[str]:
     """A browser's ``Origin`` is compared as it is: a value that is not one never matches."""
     given = origins(settings) or []
+    if settings.allowed_origins and not given:  # " " or "," would let any origin in
+        return [
+            f"{_label('allowed_origins')}: {settings.allowed_origins!r} lists no origin; "
+            "to let any origin connect, leave it empty (the default)"
+        ]
     if "*" in given:
         return [
             f"{_label('allowed_origins')}: '*' is not an origin; to let any origin connect, "

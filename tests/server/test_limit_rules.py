@@ -105,6 +105,11 @@ BAD_ORIGINS = [
     "https://user@play.example.org",
     "null",
     "https://",
+    "http://127.1",  # a browser writes an address whole
+    "http://0x7f.0.0.1",
+    "http://256.1.1.1",
+    "http://[0:0::1]:8080",
+    "http://[::::]",
 ]
 
 
@@ -119,6 +124,14 @@ def test_allowed_origins_are_origins_as_browsers_send_them() -> None:
         assert line.startswith("--allowed-origins (SCORPION_ALLOWED_ORIGINS): ")
         assert repr(bad) in line and "scheme://host[:port]" in line, line
         assert "https://ok.example" not in line
+
+
+@pytest.mark.parametrize("blank", [" ", ",", " , "])
+def test_allowed_origins_that_list_none_are_refused(blank: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(["--allowed-origins", blank])
+    [line] = refused.value.lines
+    assert "lists no origin" in line and "leave it empty" in line
 
 
 def test_a_star_for_allowed_origins_points_to_leaving_it_empty() -> None:
