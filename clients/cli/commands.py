@@ -155,7 +155,7 @@ def _new(words: list[str], force: bool) -> Command:
             level = word.lower()
         elif digits(word) and deal is None:
             deal = parse_deal(word)
-        elif digits(word.lstrip("-")):
+        elif word.lstrip("-").isdigit():  # digits of any script: a number, not a level
             raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))
         else:
             raise CommandError(_("command.bad_level", level=word, levels=", ".join(LEVELS)))
