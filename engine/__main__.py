@@ -9,7 +9,8 @@
     scorpion-engine --version      (and which search the solver runs)
 
 ``verify`` follows replay.md: it prints one JSON object and exits 0 (valid),
-1 (an action the rules reject) or 2 (not a replay; one line on stderr).
+1 (an action the rules reject) or 2 (not a replay, or a file it cannot read; one line
+on stderr).
 """
 
 from __future__ import annotations
@@ -78,7 +79,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         with open(args.file, encoding="utf-8") as handle:
             doc = json.load(handle)
         code, out = verify(doc)
-    except (OSError, ValueError, RecursionError, ReplayFormatError) as exc:
+    except OSError as exc:  # no file to judge: say why, not that it is no replay
+        print(f"scorpion-engine: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, RecursionError, ReplayFormatError) as exc:
         # ValueError covers bad JSON and UTF-8, and integers too long for Python to read;
         # RecursionError, JSON nested too deeply. Either way: not a replay (exit 2).
         print(f"scorpion-engine: not a replay: {exc}", file=sys.stderr)

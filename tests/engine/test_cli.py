@@ -294,6 +294,10 @@ def test_the_program_in_a_subprocess(
     assert in_process == exit_code
     assert result.stdout == out
     assert result.stderr == err
+    if "missing" in argv[-1]:  # no file: named with the reason, not called no replay
+        assert (
+            result.stderr == f"scorpion-engine: cannot read {args[-1]}: No such file or directory\n"
+        )
     if exit_code == 2:
         assert result.stdout == ""
         assert result.stderr.count("\n") == 1
