@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from clients.cli.app import run
 from clients.cli.i18n import _, use
 from clients.cli.options import UsageError, parse_args
-from clients.cli.terminal import OutputError, Terminal, tolerate_encodings
+from clients.cli.terminal import OutputError, Terminal, complain, tolerate_encodings
 
 __all__ = ["main"]
 
@@ -52,13 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         complain(f"{type(exc).__name__}: {exc}")
         return 1
-
-
-def complain(line: str) -> None:
-    """``scorpion: line`` on stderr, if there is a stderr."""
-    if sys.stderr is not None:
-        with contextlib.suppress(OSError, ValueError):
-            print(f"scorpion: {line}", file=sys.stderr, flush=True)
 
 
 def quiet_pipe() -> None:

@@ -46,7 +46,7 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-__all__ = ["OutputError", "Terminal", "WordCompleter", "tolerate_encodings"]
+__all__ = ["OutputError", "Terminal", "WordCompleter", "complain", "tolerate_encodings"]
 
 Words = Callable[[], Iterable[str]]
 
@@ -71,6 +71,15 @@ def tolerate_encodings() -> None:
     for stream, errors in streams:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors=errors)
+
+
+def complain(text: str, err: TextIO | None = None) -> None:
+    """``scorpion: text`` on ``err`` (default: ``sys.stderr`` as it is now), if there is one."""
+    err = sys.stderr if err is None else err
+    if err is not None:
+        with contextlib.suppress(OSError, ValueError):
+            err.write(f"scorpion: {text}\n")
+            err.flush()
 
 
 class OutputError(Exception):
@@ -238,12 +247,8 @@ class Terminal:
             raise OutputError(exc.strerror or str(exc)) from exc
 
     def complain(self, text: str) -> None:
-        """``scorpion: text`` on standard error (``sys.stderr`` as it is now), if there is one."""
-        err = self._err if self._err is not None else sys.stderr
-        if err is not None:
-            with contextlib.suppress(OSError, ValueError):
-                err.write(f"scorpion: {text}\n")
-                err.flush()
+        """``scorpion: text`` on this terminal's standard error (``complain``)."""
+        complain(text, self._err)
 
     def json(self, obj: Any) -> None:
         self.say(json.dumps(obj, ensure_ascii=False, sort_keys=True))
