@@ -424,14 +424,10 @@ def _canonical_address(host: str) -> bool:
 def _origin_problems(settings: Settings) -> list[str]:
     """A browser's ``Origin`` is compared as it is: a value that is not one never matches."""
     given = origins(settings) or []
-    if settings.allowed_origins and not given:  # " " or "," would let any origin in
+    if settings.allowed_origins and (not given or "*" in given):  # " ", ",": any origin in
+        what = "'*' is not an origin" if given else f"{settings.allowed_origins!r} lists no origin"
         return [
-            f"{_label('allowed_origins')}: {settings.allowed_origins!r} lists no origin; "
-            "to let any origin connect, leave it empty (the default)"
-        ]
-    if "*" in given:
-        return [
-            f"{_label('allowed_origins')}: '*' is not an origin; to let any origin connect, "
+            f"{_label('allowed_origins')}: {what}; to let any origin connect, "
             "leave it empty (the default)"
         ]
     bad = [value for value in given if not _is_origin(value)]
