@@ -223,7 +223,7 @@ export class App {
     try {
       result = receive(this.board, message, performance.now());
     } catch (error) {
-      // events that do not fit the board (a column it does not have): left unapplied
+      // events that do not fit the board (src/board.ts says which): left unapplied
       const reason = error instanceof Error ? error.message : String(error);
       return this.malformed(new ProtocolError("events", `cannot be applied: ${reason}`), true);
     }

@@ -99,9 +99,11 @@ describe("Connection", () => {
     conn.stop();
   });
 
-  it("takes a connection whose reply never comes for broken, and opens it anew", async () => {
-    vi.useFakeTimers();
-    try {
+  describe("a reply that never comes", () => {
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
+    it("takes a connection whose reply never comes for broken, and opens it anew", async () => {
       const { conn, socket } = await open();
       const reply = conn.request({ type: "open_game", game: 7 });
       const failed = expect(reply).rejects.toThrow(Disconnected);
@@ -113,14 +115,9 @@ describe("Connection", () => {
       await vi.advanceTimersByTimeAsync(250); // the first reconnect's delay
       expect(FakeSocket.last).not.toBe(socket);
       conn.stop();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  it("leaves a connection whose replies come in time", async () => {
-    vi.useFakeTimers();
-    try {
+    it("leaves a connection whose replies come in time", async () => {
       const { conn, socket } = await open();
       const reply = conn.request({ type: "open_game", game: 7 });
       await vi.advanceTimersByTimeAsync(0);
@@ -130,8 +127,6 @@ describe("Connection", () => {
       expect(socket.closed).toBe(false);
       expect(FakeSocket.last).toBe(socket);
       conn.stop();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 });
