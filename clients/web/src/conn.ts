@@ -5,7 +5,9 @@
  * `onPush`. When the socket drops, every pending request is rejected with
  * `Disconnected` and the connection reopens with a growing delay (0.25 s up to
  * 4 s); `onOpen` runs on every (re)open, before anything else is sent, so the
- * caller can say hello and resync its game there.
+ * caller can say hello and resync its game there. When `onOpen` fails the
+ * socket is closed and the delay keeps growing: it starts over at 0.25 s only
+ * after an `onOpen` that succeeded.
  *
  * A request that has no reply within `REPLY_TIMEOUT_MS` means the connection is
  * not working (a reply lost as unreadable, a peer gone without a close): the
@@ -110,10 +112,13 @@ export class Connection {
         socket.close(1000);
         return;
       }
-      this.delay = 250;
       this.hooks
         .onOpen()
         .then(() => {
+          // the delay starts over only once the open hook is through (the hello
+          // accepted): a server that takes the socket but refuses the hello is
+          // not tried again four times a second
+          this.delay = 250;
           markReady();
           this.hooks.onState("open");
         })

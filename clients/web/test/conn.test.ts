@@ -129,4 +129,40 @@ describe("Connection", () => {
       conn.stop();
     });
   });
+
+  describe("reconnecting", () => {
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
+    it("waits longer before each reconnect while the open hook keeps failing (a refused hello)", async () => {
+      let opened = 0;
+      const conn = new Connection("ws://test/", {
+        onOpen: async () => {
+          opened++;
+          throw new Error("hello refused");
+        },
+        onPush: () => {},
+        onState: () => {},
+        onMalformed: () => {},
+      });
+      conn.start();
+      const waits: number[] = [];
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const socket = FakeSocket.last as FakeSocket;
+        socket.onopen?.();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(socket.closed).toBe(true);
+        socket.onclose?.();
+        let waited = 0;
+        while (FakeSocket.last === socket) {
+          await vi.advanceTimersByTimeAsync(50);
+          waited += 50;
+        }
+        waits.push(waited);
+      }
+      expect(opened).toBe(5);
+      expect(waits).toEqual([250, 500, 1000, 2000, 4000]);
+      conn.stop();
+    });
+  });
 });
