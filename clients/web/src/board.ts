@@ -172,10 +172,27 @@ export type Received =
   | { kind: "old" }
   | { kind: "gap" };
 
-/** What an `events` push means for the board (section 5, "Noticing a gap"). */
+/**
+ * The events that make a version (section 5): a push at the version the board
+ * already has reports only what is not one (a `clock`, a `lost_position`, an
+ * event type a later server adds there), so one of these in it is a version
+ * applied already, come again; applied twice, a deal would deal twice.
+ */
+const RECORDED = new Set<string>([
+  "moved", "flipped", "unflipped", "dealt", "undealt", "suit_removed", "suit_restored",
+  "restarted", "score", "won", "game_lost", "hint", "undone",
+]);
+
+/**
+ * What an `events` push means for the board (section 5, "Noticing a gap").
+ * Throws, like `applyEvent`, on a push that does not fit (the caller resyncs).
+ */
 export function receive(board: GameBoard, push: EventsPush, now: number): Received {
   if (push.game !== board.game) return { kind: "old" };
   const hasSnapshot = push.events.some((event) => event.type === "snapshot");
+  if (!hasSnapshot && push.v === board.v) {
+    fits(!push.events.some((event) => RECORDED.has(event.type)), `version ${push.v}'s events came again`);
+  }
   if (hasSnapshot || push.v === board.v + 1 || push.v === board.v) {
     return { kind: "applied", board: { ...applyAll(board, push.events, now), v: push.v } };
   }

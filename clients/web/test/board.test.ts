@@ -118,6 +118,25 @@ describe("versions and the clock", () => {
     expect(snap.kind === "applied" && [snap.board.v, snap.board.view.moves]).toEqual([9, 5]);
   });
 
+  it("refuses a push at the version it has that carries what only a new version carries (a repeat)", () => {
+    const board = boardFrom(42, 3, view(), 0);
+    const dealt = { type: "events", game: 42, v: 4, events: [{ type: "dealt", cards: ["2H", "3H", "5H"] }] } as const;
+    const once = receive(board, dealt, 0);
+    expect(once.kind).toBe("applied");
+    if (once.kind !== "applied") return;
+    expect(() => receive(once.board, dealt, 0)).toThrow("version 4's events came again");
+    for (const event of [
+      { type: "score", score: 1, moves: 1, undos: 0, hints: 0, earned: 1, undo_depth: 1, stuck: false },
+      { type: "moved", card: "8D", from: 1, to: 2, count: 1 },
+      { type: "hint", action: "deal" },
+      { type: "game_lost", reason: "resigned", deal: 1 },
+    ] as const) {
+      expect(() => receive(board, { type: "events", game: 42, v: 3, events: [event] }, 0), event.type).toThrow();
+    }
+    const same = receive(board, { type: "events", game: 42, v: 3, events: [{ type: "lost_position", from_deal: false }] }, 0);
+    expect(same.kind).toBe("applied");
+  });
+
   it("catches up batch by batch, skipping versions it has, then takes the reply's clock", () => {
     const board = boardFrom(42, 1, view(), 0);
     const moved = { type: "moved", card: "7C", from: 7, to: 5, count: 7 } as const;
