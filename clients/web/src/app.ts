@@ -3,7 +3,7 @@
  * the screen on show. Everything on screen is drawn again from this state after
  * each change (`render`); the clock and score alone tick in place (`tick`).
  *
- * Signing in: the token lives in localStorage. Every (re)connection says hello
+ * Signing in: the token lives in localStorage (`src/storage.ts`). Every (re)connection says hello
  * with it and, when a game is on screen, resyncs it with `open_game` since the
  * last version seen (PROTOCOL.md section 5); on a fresh page the unfinished
  * game from `welcome` is opened, so a reload continues it.
@@ -23,6 +23,7 @@ import { cardLabel, clock, percent } from "./format";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
+import { forget, load, save } from "./storage";
 import { hintText, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
@@ -76,19 +77,19 @@ interface Confirm {
 export class App {
   private screen: Screen = "loading";
   private conn: Connection;
-  private token: string | null = localStorage.getItem(TOKEN_KEY);
+  private token: string | null = load(TOKEN_KEY) || null;
   private player: Player | null = null;
   private unfinished: GameSummary[] = [];
   private board: GameBoard | null = null;
   private openedAt = 0;
-  private level: Level = (localStorage.getItem(LEVEL_KEY) as Level | null) ?? "medium";
+  private level: Level = LEVELS.find((each) => each === load(LEVEL_KEY)) ?? "medium";
   private stats: StatsRow[] = [];
   private games: GameSummary[] = [];
   private hint: { v: number; hint: HintEvent } | null = null;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
   /** The lobby's choice of deal on levels other than easy: random (or numbered), or winnable. */
-  private wantWinnable = localStorage.getItem(WINNABLE_KEY) === "1";
+  private wantWinnable = load(WINNABLE_KEY) === "1";
   /** Whether the game on screen was asked for as winnable: its stats row. */
   private gameWinnable = false;
   /** The lobby's deal number as typed. */
@@ -100,13 +101,15 @@ export class App {
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
   private signInError: string | null = null;
+  /** Why the server refused the last hello (it is asked again as the connection reopens). */
+  private refused: string | null = null;
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
 
   constructor(private readonly root: HTMLElement) {
-    const saved = localStorage.getItem(LOCALE_KEY) as Locale | null;
-    setLocale(saved && LOCALES.includes(saved) ? saved : preferredLocale(navigator.languages));
+    const saved = LOCALES.find((each) => each === load(LOCALE_KEY));
+    setLocale(saved ?? preferredLocale(navigator.languages));
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     this.conn = new Connection(`${scheme}://${location.host}/`, {
       onOpen: () => this.hello(),
@@ -138,18 +141,32 @@ export class App {
   // ---- connection -------------------------------------------------------
 
   private async hello(): Promise<void> {
-    const reply = await this.conn.request(
-      { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(this.token ? { token: this.token } : {}) },
+    const token = this.token;
+    let reply = await this.conn.request(
+      { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
       true,
     );
-    if (reply.type === "error" && reply.code === "unauthenticated") {
+    // A token refused, or one the server cannot even read (not 1..128
+    // characters: another version's data, say), is forgotten: sign in again.
+    if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
       this.signInError = reply.message;
       this.forgetToken();
-      await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) }, true);
-      this.show("signin");
-      return;
+      this.player = null;
+      this.board = null;
+      reply = await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) }, true);
+      if (reply.type === "welcome") {
+        this.refused = null;
+        this.show("signin");
+        return;
+      }
     }
-    if (reply.type !== "welcome") throw new Error(`hello: ${reply.type}`);
+    if (reply.type !== "welcome") {
+      // Said on the page, and asked again after the connection's growing delay.
+      this.refused = reply.type === "error" ? reply.message : `hello: ${reply.type}`;
+      this.render();
+      throw new Error(`hello refused: ${this.refused}`);
+    }
+    this.refused = null;
     this.player = reply.player;
     this.unfinished = reply.games;
     if (!this.player) {
@@ -161,13 +178,14 @@ export class App {
     } else if (this.screen === "loading" || this.screen === "signin") {
       const active = this.unfinished.find((game) => game.status === "active");
       if (active) await this.openGame(active.game, true);
-      else await this.lobby(true);
+      // not opened (refused, said by `failed`): the lobby, whose "continue" tries again
+      if (!active || (!this.board && this.player)) await this.lobby(true);
     }
   }
 
   private forgetToken(): void {
     this.token = null;
-    localStorage.removeItem(TOKEN_KEY);
+    forget(TOKEN_KEY);
   }
 
   private async openGame(game: number, early = false): Promise<void> {
@@ -359,7 +377,7 @@ export class App {
     this.level = level;
     this.gameWinnable = winnable;
     this.dealText = "";
-    localStorage.setItem(LEVEL_KEY, level);
+    save(LEVEL_KEY, level);
     this.board = boardFrom(reply.game, reply.v, reply.view, performance.now());
     this.openedAt = performance.now();
     this.unfinished = [];
@@ -454,7 +472,7 @@ export class App {
     }
     if (reply.type !== "registered") return;
     this.token = reply.token;
-    localStorage.setItem(TOKEN_KEY, reply.token);
+    save(TOKEN_KEY, reply.token);
     this.player = reply.player;
     this.signInError = null;
     this.show("lobby");
@@ -463,7 +481,7 @@ export class App {
 
   private signInWithToken(token: string): void {
     this.token = token;
-    localStorage.setItem(TOKEN_KEY, token);
+    save(TOKEN_KEY, token);
     this.signInError = null;
     this.conn.stop();
     this.conn.start();
@@ -471,7 +489,7 @@ export class App {
 
   private changeLocale(next: Locale): void {
     setLocale(next);
-    localStorage.setItem(LOCALE_KEY, next);
+    save(LOCALE_KEY, next);
     this.render();
     // not yet open: the hello on its way says the old one, and "open" says the new one after it
     if (this.online === "open") this.sayLocale();
@@ -668,7 +686,7 @@ export class App {
               "data-level": each,
               onclick: () => {
                 this.level = each;
-                localStorage.setItem(LEVEL_KEY, each);
+                save(LEVEL_KEY, each);
                 this.render();
               },
             },
@@ -722,7 +740,7 @@ export class App {
           "data-deal-kind": value ? "winnable" : "random",
           onclick: () => {
             this.wantWinnable = value;
-            localStorage.setItem(WINNABLE_KEY, value ? "1" : "0");
+            save(WINNABLE_KEY, value ? "1" : "0");
             this.render();
           },
         },
@@ -1017,6 +1035,7 @@ export class App {
       "div.notices",
       { "aria-live": "polite" },
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
+      this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, this.refused) : null,
       this.notice ? h("p.toast.error", { role: "alert" }, this.notice) : null,
     );
   }

@@ -1,0 +1,215 @@
+// A server that refuses, repeats or fails, and a browser whose storage is odd:
+// the page says so, keeps the board equal to what the server committed, and
+// goes on. Some tests put a server of their own in place of the real one
+// (`fake`): the page is still loaded from the real server.
+import { decode, encode } from "@msgpack/msgpack";
+import type { Page } from "@playwright/test";
+import { expect, register, test, uniqueName } from "./fixtures";
+
+type Message = Record<string, unknown>;
+
+interface Fake {
+  /** What the page sent, in order, over every socket. */
+  sent: Message[];
+  /** How many sockets the page opened. */
+  sockets: number;
+  /** Sends `message` to the page on its latest socket. */
+  push: (message: Message) => void;
+}
+
+/** Answers the page's sockets with `answer` (its replies, in order; none, for now), in place of the server. */
+async function fake(page: Page, answer: (message: Message) => Message[]): Promise<Fake> {
+  const found: Fake = { sent: [], sockets: 0, push: () => {} };
+  await page.routeWebSocket(/.*/, (ws) => {
+    found.sockets++;
+    const send = (message: Message) => ws.send(Buffer.from(encode(message)));
+    found.push = send;
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      found.sent.push(message);
+      for (const reply of answer(message)) send(reply);
+    });
+  });
+  return found;
+}
+
+const PLAYER = { id: 7, name: "ada" };
+const VIEW = {
+  level: "medium",
+  deal: 4,
+  columns: [
+    { down: 3, cards: ["AS", "4H", "TH", "8D"] },
+    { down: 3, cards: ["AH", "AC", "8H", "QS"] },
+    { down: 3, cards: ["3C", "4D", "2C", "6C"] },
+    { down: 3, cards: ["4C", "7S", "JH", "3D"] },
+    { down: 0, cards: ["5D", "5S", "9D", "5C", "3S", "7D", "8C"] },
+    { down: 0, cards: ["7H", "AD", "QD", "TS", "TD", "6D", "TC"] },
+    { down: 0, cards: ["7C", "QC", "JS", "QH", "4S", "8S", "6S"] },
+  ],
+  stock: 3,
+  reserve: [],
+  foundations: [],
+  score: 0,
+  moves: 0,
+  undos: 0,
+  hints: 0,
+  time_ms: 0,
+  running: true,
+  undo_depth: 0,
+  won: false,
+  stuck: false,
+  status: "active",
+  scoring: "timed",
+  earned: 0,
+};
+const SUMMARY = {
+  game: 42,
+  level: "medium",
+  status: "active",
+  v: 0,
+  moves: 0,
+  score: 0,
+  time_ms: 0,
+  deal: 4,
+  started: "2025-03-01T09:30:00.000Z",
+  updated: "2025-03-01T09:30:00.000Z",
+};
+
+function welcome(message: Message, games: unknown[] = [SUMMARY]): Message {
+  return { type: "welcome", re: message.id, server: "fake", protocol: 1, player: PLAYER, games };
+}
+
+function refusal(message: Message, code: string, text: string): Message {
+  return { type: "error", re: message.id, code, message: text };
+}
+
+/** The face-up cards of each column, bottom first. */
+function columns(page: Page): Promise<string[][]> {
+  return page.$$eval(".columns .column", (nodes) =>
+    nodes.map((node) => [...node.querySelectorAll<HTMLElement>(".card.up")].map((card) => card.dataset.card ?? "")),
+  );
+}
+
+test("a stored token the server cannot read is forgotten: sign in again, asked once", async ({ page, server }) => {
+  await page.addInitScript(() => {
+    if (!sessionStorage.getItem("seeded")) {
+      sessionStorage.setItem("seeded", "1");
+      localStorage.setItem("scorpion.token", "x".repeat(500)); // not 1..128 characters
+    }
+  });
+  const hellos: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "hello") hellos.push(message);
+      real.send(frame);
+    });
+  });
+  await page.goto(server.url);
+  await expect(page.locator("form.register")).toBeVisible();
+  await expect(page.locator("p.error")).toContainText("token");
+  await page.waitForTimeout(1500); // time for any hello more
+  expect(hellos.map((hello) => "token" in hello)).toEqual([true, false]);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
+
+  await page.locator("#name").fill(uniqueName("reread"));
+  await page.locator("form.register button[type=submit]").click();
+  await expect(page.locator("main.lobby")).toBeVisible();
+});
+
+test("a refused hello is said on the page, and asked again after a growing delay", async ({ page, server }) => {
+  const wire = await fake(page, (message) =>
+    message.type === "hello" ? [refusal(message, "unavailable", "The server is starting; try again soon.")] : [],
+  );
+  await page.goto(server.url);
+  await expect(page.locator(".toast.refused")).toHaveText("The server is starting; try again soon.");
+  await page.waitForTimeout(3000);
+  // 0.25 s, 0.5 s, 1 s, 2 s: at most five hellos in the first three seconds, not one every 0.25 s
+  expect(wire.sockets).toBeGreaterThanOrEqual(3);
+  expect(wire.sockets).toBeLessThanOrEqual(5);
+});
+
+test("an unfinished game that cannot be opened leads to the lobby, which offers it again", async ({ page, server }) => {
+  let refuse = true;
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        return refuse
+          ? [refusal(message, "unavailable", "The game store is slow; try again.")]
+          : [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      default:
+        return [{ type: "ack", re: message.id, game: 42, v: 0 }];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator(".toast.error")).toHaveText("The game store is slow; try again.");
+  refuse = false;
+  await page.locator('[data-action="continue"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+  expect(wire.sent.filter((each) => each.type === "open_game")).toHaveLength(2);
+});
+
+test("a push repeated at its version is not applied twice", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const dealt = { type: "events", game: 42, v: 1, events: [{ type: "dealt", cards: ["2H", "3H", "5H"] }] };
+  const afterDeal = { ...VIEW, stock: 0, columns: VIEW.columns.map((column, i) => ({ ...column, cards: [...column.cards, ...(i < 3 ? [["2H", "3H", "5H"][i]] : [])] })) };
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        return message.since === undefined
+          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
+          : [{ type: "game", re: message.id, game: 42, v: 1, view: afterDeal }];
+      case "deal":
+        return [dealt, dealt, { type: "ack", re: message.id, game: 42, v: 1 }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.keyboard.press("d");
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "1");
+  await expect.poll(() => wire.sent.some((each) => each.type === "open_game" && each.since === 1)).toBe(true);
+  await page.waitForTimeout(300);
+  expect(await columns(page)).toEqual(afterDeal.columns.map((column) => column.cards));
+});
+
+test("a browser that refuses storage (private mode) still plays", async ({ page, server }) => {
+  await page.addInitScript(() => {
+    Object.defineProperty(window, "localStorage", {
+      get() {
+        throw new DOMException("The operation is insecure.", "SecurityError");
+      },
+    });
+  });
+  await register(page, server.url, uniqueName("private"));
+  await page.locator('button.level[data-level="hard"]').click();
+  await expect(page.locator('button.level[data-level="hard"]')).toHaveAttribute("aria-checked", "true");
+  await page.locator("select.language").selectOption("fi");
+  await expect(page.locator("html")).toHaveAttribute("lang", "fi");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+});
+
+test("storage holding another version's data is read as nothing", async ({ page, server }) => {
+  await page.addInitScript(() => {
+    localStorage.setItem("scorpion.level", "nightmare");
+    localStorage.setItem("scorpion.locale", "klingon");
+    localStorage.setItem("scorpion.winnable", "{}");
+  });
+  await register(page, server.url, uniqueName("olddata"));
+  await expect(page.locator("button.level.chosen")).toHaveAttribute("data-level", "medium");
+  await expect(page.locator('[data-deal-kind="random"]')).toHaveAttribute("aria-checked", "true");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+});

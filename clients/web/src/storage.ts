@@ -1,0 +1,47 @@
+/**
+ * What the page keeps in the browser (the token, the language, the level and
+ * the kind of deal chosen): `localStorage`, read through these three. A
+ * browser may refuse it (a private mode, storage switched off: every access
+ * throws) or be out of room; then the values live in this page's memory alone,
+ * so the page works the same and forgets them on the next load. What is read
+ * is checked by the caller: it may be another version's data, or garbage.
+ */
+const memory = new Map<string, string | null>();
+
+function storage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** The value kept under `key`, or null. */
+export function load(key: string): string | null {
+  if (memory.has(key)) return memory.get(key) ?? null;
+  try {
+    return storage()?.getItem(key) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps `value` under `key` (in memory at least). */
+export function save(key: string, value: string): void {
+  memory.set(key, value);
+  try {
+    storage()?.setItem(key, value);
+  } catch {
+    // refused or full: this page keeps it
+  }
+}
+
+/** Forgets `key`. */
+export function forget(key: string): void {
+  memory.set(key, null);
+  try {
+    storage()?.removeItem(key);
+  } catch {
+    // refused: this page has forgotten it
+  }
+}
