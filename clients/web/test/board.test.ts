@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { applyEvent, boardFrom, catchUp, receive, scoreAt, timeAt } from "../src/board";
+import type { Event, EventsPush } from "../src/wire";
 import { view } from "./fixtures";
 
 const SPADES = ["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S", "4S", "3S", "2S", "AS"];
@@ -120,17 +121,18 @@ describe("versions and the clock", () => {
 
   it("refuses a push at the version it has that carries what only a new version carries (a repeat)", () => {
     const board = boardFrom(42, 3, view(), 0);
-    const dealt = { type: "events", game: 42, v: 4, events: [{ type: "dealt", cards: ["2H", "3H", "5H"] }] } as const;
+    const dealt: EventsPush = { type: "events", game: 42, v: 4, events: [{ type: "dealt", cards: ["2H", "3H", "5H"] }] };
     const once = receive(board, dealt, 0);
     expect(once.kind).toBe("applied");
     if (once.kind !== "applied") return;
     expect(() => receive(once.board, dealt, 0)).toThrow("version 4's events came again");
-    for (const event of [
+    const recorded: Event[] = [
       { type: "score", score: 1, moves: 1, undos: 0, hints: 0, earned: 1, undo_depth: 1, stuck: false },
       { type: "moved", card: "8D", from: 1, to: 2, count: 1 },
       { type: "hint", action: "deal" },
       { type: "game_lost", reason: "resigned", deal: 1 },
-    ] as const) {
+    ];
+    for (const event of recorded) {
       expect(() => receive(board, { type: "events", game: 42, v: 3, events: [event] }, 0), event.type).toThrow();
     }
     const same = receive(board, { type: "events", game: 42, v: 3, events: [{ type: "lost_position", from_deal: false }] }, 0);
