@@ -4,7 +4,8 @@
 // (`fake`): the page is still loaded from the real server.
 import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
-import { expect, register, test, uniqueName } from "./fixtures";
+import { knownDeal } from "./server";
+import { atVersion, expect, register, still, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -212,4 +213,42 @@ test("storage holding another version's data is read as nothing", async ({ page,
   await expect(page.locator('[data-deal-kind="random"]')).toHaveAttribute("aria-checked", "true");
   await page.locator('[data-action="play"]').click();
   await expect(page.locator("main.game")).toBeVisible();
+});
+
+/** The real server, with what the page sends to it noted. */
+async function noted(page: Page): Promise<Message[]> {
+  const sent: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      sent.push(decode(frame as Buffer) as Message);
+      real.send(frame);
+    });
+  });
+  return sent;
+}
+
+test("a double click starts one game, moves one card and asks one hint", async ({ page, server }) => {
+  const sent = await noted(page);
+  await register(page, server.url, uniqueName("double"));
+  await page.locator('button.level[data-level="medium"]').click();
+  await page.locator("#deal").fill(String(knownDeal()));
+  await page.locator('[data-action="play"]').dblclick();
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "new_game")).toHaveLength(1);
+
+  await still(page);
+  await page.locator('.card.up[data-card="QD"]').dblclick({ position: { x: 12, y: 6 } });
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="hint"]').dblclick();
+  await atVersion(page, 2);
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "move")).toHaveLength(1);
+  expect(sent.filter((each) => each.type === "hint")).toHaveLength(1);
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+
+  await page.locator('[data-action="menu"]').click();
+  await page.locator("nav button", { hasText: "Past games" }).click();
+  await expect(page.locator("ul.games li")).toHaveCount(1);
 });

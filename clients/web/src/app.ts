@@ -103,6 +103,10 @@ export class App {
   private signInError: string | null = null;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
   private refused: string | null = null;
+  /** The actions on their way (`act`): a game's version, or its hint. */
+  private readonly sending = new Set<string>();
+  /** A new_game on its way. */
+  private starting = false;
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
@@ -318,9 +322,16 @@ export class App {
       | { type: "move"; card: string; to?: number }
       | { type: "deal" | "undo" | "restart" }
       | { type: "hint" | "pause" | "resume" | "resign" },
-  ): Promise<ErrorReply | null> {
+  ): Promise<ErrorReply | "busy" | null> {
     const board = this.board;
     if (!board) return null;
+    const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
+    // A second action at the version one on its way carries would be refused
+    // as stale (and resync); a second hint would be counted: a double click, or
+    // a key held down, sends one.
+    const key = versioned ? `${board.game}@${board.v}` : body.type === "hint" ? `${board.game}:hint` : null;
+    if (key !== null && this.sending.has(key)) return "busy";
+    if (key !== null) this.sending.add(key);
     let reply: ServerMessage;
     try {
       reply = await this.conn.request(
@@ -331,6 +342,8 @@ export class App {
     } catch (error) {
       if (error instanceof Disconnected) return null;
       throw error;
+    } finally {
+      if (key !== null) this.sending.delete(key);
     }
     if (reply.type !== "error") {
       if (body.type === "pause" || body.type === "resume") this.knownPaused = body.type === "pause";
@@ -357,7 +370,9 @@ export class App {
 
   private async move(card: string, to?: number): Promise<void> {
     const error = await this.act(to === undefined ? { type: "move", card } : { type: "move", card, to });
-    if (error) {
+    if (error === "busy") {
+      if (to !== undefined) springBack();
+    } else if (error) {
       if (to === undefined) shake(card);
       else springBack();
     }
@@ -370,9 +385,17 @@ export class App {
   }
 
   private async newGame(level: Level, deal?: number, winnable = false): Promise<void> {
-    const reply = await this.conn.request(
-      deal ? { type: "new_game", level, deal } : winnable ? { type: "new_game", level, winnable } : { type: "new_game", level },
-    );
+    // One at a time: a second new_game (a double click on Play) would abandon the first game, a loss.
+    if (this.starting) return;
+    this.starting = true;
+    let reply: ServerMessage;
+    try {
+      reply = await this.conn.request(
+        deal ? { type: "new_game", level, deal } : winnable ? { type: "new_game", level, winnable } : { type: "new_game", level },
+      );
+    } finally {
+      this.starting = false;
+    }
     if (reply.type !== "game") return this.failed(reply);
     this.level = level;
     this.gameWinnable = winnable;
