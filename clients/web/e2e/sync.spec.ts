@@ -77,7 +77,7 @@ test("a second device signs in with the token and continues the game", async ({ 
   await other.locator("#token").fill("not-a-token");
   await other.locator("form.token button").click();
   await expect(other.locator("p.error")).toBeVisible(); // the server's unauthenticated message
-  await other.locator("details.other-device summary").click();
+  await expect(other.locator("#token")).toHaveValue("not-a-token"); // still open, as typed
   await other.locator("#token").fill(token);
   await other.locator("form.token button").click();
   await expect(other.locator("main.game")).toBeVisible();

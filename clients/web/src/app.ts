@@ -72,6 +72,24 @@ interface ReplayState {
 interface Confirm {
   text: string;
   action: () => void;
+  /** Where the focus was when it was asked, to return to once answered. */
+  from: string | null;
+}
+
+/** The attributes that tell a focusable element of the page from the others, across drawings. */
+const FOCUS_KEYS = ["id", "data-card", "data-action", "data-level", "data-deal-kind", "data-step"];
+
+/**
+ * A selector that finds `node` again in the page drawn anew (within its game,
+ * or its row of the past games), or null when it has none.
+ */
+function focusSelector(node: Element | null): string | null {
+  if (!(node instanceof HTMLElement)) return null;
+  const name = FOCUS_KEYS.find((key) => node.hasAttribute(key));
+  if (name === undefined) return null;
+  const own = `${node.localName}[${name}="${CSS.escape(node.getAttribute(name) ?? "")}"]`;
+  const game = node.parentElement?.closest("[data-game]")?.getAttribute("data-game");
+  return game ? `[data-game="${CSS.escape(game)}"] ${own}` : own;
 }
 
 export class App {
@@ -110,6 +128,8 @@ export class App {
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
+  /** The sign-in screen's fields as typed, and whether "another device" is open. */
+  private readonly typed = { name: "", token: "", otherDevice: false };
 
   constructor(private readonly root: HTMLElement) {
     const saved = LOCALES.find((each) => each === load(LOCALE_KEY));
@@ -172,6 +192,7 @@ export class App {
     }
     this.refused = null;
     this.player = reply.player;
+    if (this.player) Object.assign(this.typed, { name: "", token: "", otherDevice: false });
     this.unfinished = reply.games;
     if (!this.player) {
       this.show("signin");
@@ -379,9 +400,15 @@ export class App {
   }
 
   private ask(text: string, action: () => void): void {
-    this.confirm = { text, action };
-    this.render();
-    this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
+    this.confirm = { text, action, from: focusSelector(document.activeElement) };
+    this.render('.dialog [data-action="confirm-yes"]');
+  }
+
+  /** The question answered: it goes, and the focus returns whence it was asked. */
+  private answered(): void {
+    const from = this.confirm?.from ?? null;
+    this.confirm = null;
+    this.render(from);
   }
 
   private async newGame(level: Level, deal?: number, winnable = false): Promise<void> {
@@ -498,6 +525,7 @@ export class App {
     save(TOKEN_KEY, reply.token);
     this.player = reply.player;
     this.signInError = null;
+    Object.assign(this.typed, { name: "", token: "", otherDevice: false });
     this.show("lobby");
     await this.loadStats();
   }
@@ -553,15 +581,28 @@ export class App {
     return performance.now() - this.openedAt >= PAUSE_GRACE_MS && this.online === "open";
   }
 
-  private render(): void {
-    if (whenReleased(() => this.render())) return; // not under a pressed card
-    const focused = document.activeElement as HTMLElement | null;
-    const focusKey = focused?.dataset.card ?? focused?.dataset.action;
-    this.root.replaceChildren(this.header(), this.body(), this.noticeBar(), this.dialog());
+  /**
+   * Draws the page anew. The focus stays where it was (the same card, button,
+   * field or menu, found by `focusSelector`), with a field's caret, so a
+   * keyboard is never sent back to the top of the page; `focusOn` moves it.
+   * While a question is asked, the rest of the page is inert.
+   */
+  private render(focusOn: string | null = null): void {
+    if (whenReleased(() => this.render(focusOn))) return; // not under a pressed card
+    const focused = document.activeElement;
+    const selector = focusOn ?? focusSelector(focused);
+    const caret =
+      focused instanceof HTMLInputElement && focused.type === "text" ? [focused.selectionStart, focused.selectionEnd] : null;
+    const page = [this.header(), this.body(), this.noticeBar()];
+    if (this.confirm) page.forEach((part) => (part.inert = true));
+    this.root.replaceChildren(...page, this.dialog());
     fitColumns(this.root);
-    if (focusKey) {
-      const again = this.root.querySelector<HTMLElement>(`[data-card="${focusKey}"], [data-action="${focusKey}"]`);
-      again?.focus({ preventScroll: true });
+    const again = selector ? this.root.querySelector<HTMLElement>(selector) : null;
+    if (again && !again.closest("[inert]")) {
+      again.focus({ preventScroll: true });
+      if (caret && again instanceof HTMLInputElement && caret[0] !== null && caret[1] !== null) again.setSelectionRange(caret[0], caret[1]);
+    } else if (this.confirm) {
+      this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
     }
     this.tick();
   }
@@ -569,7 +610,7 @@ export class App {
   private header(): HTMLElement {
     const select = h(
       "select.language",
-      { "aria-label": t("language"), onchange: (event: Event) => this.changeLocale((event.target as HTMLSelectElement).value as Locale) } as never,
+      { id: "language", "aria-label": t("language"), onchange: (event: Event) => this.changeLocale((event.target as HTMLSelectElement).value as Locale) } as never,
       LOCALES.map((code) => h("option", { value: code, selected: code === locale() }, { en: "English", fi: "Suomi", ru: "Русский" }[code])),
     );
     const nav =
@@ -593,7 +634,7 @@ export class App {
   }
 
   private navButton(key: Key, action: () => void): HTMLElement {
-    return h("button.link", { type: "button", onclick: action }, t(key));
+    return h("button.link", { type: "button", "data-action": `nav-${key}`, onclick: action }, t(key));
   }
 
   private body(): HTMLElement {
@@ -618,8 +659,16 @@ export class App {
   }
 
   private signInScreen(): HTMLElement {
-    const name = h("input", { id: "name", name: "name", required: true, maxlength: 32, autocomplete: "nickname" }) as HTMLInputElement;
-    const token = h("input", { id: "token", name: "token", required: true, maxlength: 128, autocomplete: "off" }) as HTMLInputElement;
+    // Drawn again on every render (a refusal, a reconnection): what was typed is kept.
+    const typed = this.typed;
+    const field = (id: "name" | "token", maxlength: number, autocomplete: string) => {
+      const input = h("input", { id, name: id, required: true, maxlength, autocomplete }) as HTMLInputElement;
+      input.value = typed[id];
+      input.addEventListener("input", () => (typed[id] = input.value));
+      return input;
+    };
+    const name = field("name", 32, "nickname");
+    const token = field("token", 128, "off");
     return h(
       "main.panel.signin",
       {},
@@ -634,7 +683,7 @@ export class App {
       this.signInError ? h("p.error", { role: "alert" }, this.signInError) : null,
       h(
         "details.other-device",
-        {},
+        { open: typed.otherDevice, ontoggle: (event: Event) => (typed.otherDevice = (event.target as HTMLDetailsElement).open) } as never,
         h("summary", {}, t("otherDevice")),
         h(
           "form.token",
@@ -1066,10 +1115,7 @@ export class App {
   private dialog(): HTMLElement {
     const confirm = this.confirm;
     if (!confirm) return h("div.no-dialog", { hidden: true });
-    const close = () => {
-      this.confirm = null;
-      this.render();
-    };
+    const close = () => this.answered();
     return h(
       "div.backdrop",
       {},
@@ -1080,8 +1126,8 @@ export class App {
         h(
           "div.actions",
           {},
-          h("button.primary.yes", { type: "button", onclick: () => (close(), confirm.action()) }, t("yes")),
-          h("button.no", { type: "button", onclick: close }, t("cancel")),
+          h("button.primary.yes", { type: "button", "data-action": "confirm-yes", onclick: () => (close(), confirm.action()) }, t("yes")),
+          h("button.no", { type: "button", "data-action": "confirm-no", onclick: close }, t("cancel")),
         ),
       ),
     );
@@ -1102,10 +1148,7 @@ export class App {
 
   private key(event: KeyboardEvent): void {
     if (this.confirm) {
-      if (event.key === "Escape") {
-        this.confirm = null;
-        this.render();
-      }
+      if (event.key === "Escape") this.answered();
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;

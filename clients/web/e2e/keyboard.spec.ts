@@ -1,0 +1,84 @@
+// Keyboard only: the page is drawn anew after every change, and the focus (and
+// what was typed) stays where it was; a question holds the focus until it is
+// answered, then gives it back.
+import type { Page } from "@playwright/test";
+import { knownDeal } from "./server";
+import { expect, register, startGame, test, uniqueName } from "./fixtures";
+
+/** The focused element, as tag and the attribute that names it. */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const node = document.activeElement as HTMLElement | null;
+    if (!node || node === document.body) return "body";
+    const name = ["id", "data-action", "data-level", "data-deal-kind", "data-card"].find((key) => node.hasAttribute(key));
+    return name ? `${node.localName}[${name}=${node.getAttribute(name)}]` : node.localName;
+  });
+}
+
+test("the language menu, the levels and the deal kinds keep the focus, and a typed name stays", async ({ page, server }) => {
+  await page.goto(server.url);
+  await page.locator("#name").fill("typed so far");
+  await page.locator("select.language").focus();
+  await page.keyboard.press("ArrowDown"); // Suomi: the page is drawn in Finnish
+  await expect(page.locator("html")).toHaveAttribute("lang", "fi");
+  expect(await focused(page)).toBe("select[id=language]");
+  await page.keyboard.press("ArrowDown");
+  await expect(page.locator("html")).toHaveAttribute("lang", "ru");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("ArrowUp");
+  await expect(page.locator("html")).toHaveAttribute("lang", "en");
+  await expect(page.locator("#name")).toHaveValue("typed so far");
+
+  await page.locator("#name").fill(uniqueName("keys"));
+  await page.keyboard.press("Enter");
+  await expect(page.locator("main.lobby")).toBeVisible();
+
+  await page.locator('button.level[data-level="hard"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator('button.level[data-level="hard"]')).toHaveAttribute("aria-checked", "true");
+  expect(await focused(page)).toBe("button[data-level=hard]");
+  await page.keyboard.press("Tab");
+  expect(await focused(page)).toBe("button[data-level=classic]");
+  await page.locator('[data-deal-kind="winnable"]').focus();
+  await page.keyboard.press("Space");
+  await expect(page.locator('[data-deal-kind="winnable"]')).toHaveAttribute("aria-checked", "true");
+  expect(await focused(page)).toBe("button[data-deal-kind=winnable]");
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-deal-kind="random"]')).toHaveAttribute("aria-checked", "true");
+  expect(await focused(page)).toBe("button[data-deal-kind=random]");
+});
+
+test("a refused name stays typed in its field", async ({ page, server }) => {
+  const name = uniqueName("taken");
+  await register(page, server.url, name);
+  const other = await page.context().browser()?.newContext();
+  if (!other) throw new Error("no browser");
+  const second = await other.newPage();
+  await second.goto(server.url);
+  await second.locator("#name").fill(name);
+  await second.locator("#name").press("Enter");
+  await expect(second.locator("p.error")).toBeVisible(); // duplicate_name
+  await expect(second.locator("#name")).toHaveValue(name);
+  await expect(second.locator("#name")).toBeFocused();
+  await other.close();
+});
+
+test("a question keeps the focus until answered, then gives it back", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("ask"));
+  await startGame(page, "medium", knownDeal());
+  const resign = page.locator('.tools [data-action="resign"]');
+  await resign.focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".dialog")).toBeVisible();
+  expect(await focused(page)).toBe("button[data-action=confirm-yes]");
+  for (let i = 0; i < 4; i++) {
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => Boolean(document.activeElement?.closest(".dialog")) || document.activeElement === document.body)).toBe(true);
+  }
+  await expect(page.locator("header.top")).toHaveAttribute("inert", "");
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".dialog")).toHaveCount(0);
+  expect(await focused(page)).toBe("button[data-action=resign]");
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+});
