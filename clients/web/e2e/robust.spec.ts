@@ -5,7 +5,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
-import { atVersion, expect, register, still, test, uniqueName } from "./fixtures";
+import { atVersion, expect, register, startGame, still, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -251,4 +251,75 @@ test("a double click starts one game, moves one card and asks one hint", async (
   await page.locator('[data-action="menu"]').click();
   await page.locator("nav button", { hasText: "Past games" }).click();
   await expect(page.locator("ul.games li")).toHaveCount(1);
+});
+
+test("a resync answered after the page went on to another game leaves that game on screen, and closes the old one", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const sent: Message[] = [];
+  let held: Message | null = null;
+  let inject: (message: Message) => void = () => {};
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      sent.push(decode(frame as Buffer) as Message);
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      const resync = sent.find((each) => each.type === "open_game" && each.since === 0);
+      if (message.type === "events" && message.v === 1) {
+        ws.send(Buffer.from(encode({ ...message, v: "one" }))); // dropped: the page resyncs
+      } else if (resync && message.re === resync.id && held === null) {
+        held = message; // its answer comes late
+      } else {
+        ws.send(frame);
+      }
+    });
+    inject = (message) => ws.send(Buffer.from(encode(message)));
+  });
+  await register(page, server.url, uniqueName("late"));
+  await startGame(page, "medium", knownDeal());
+  const first = Number(await page.locator("main.game").getAttribute("data-game"));
+  await page.locator('.card.up[data-card="QD"]').click({ position: { x: 12, y: 6 } });
+  await expect.poll(() => held !== null).toBe(true);
+
+  await page.locator('[data-action="menu"]').click();
+  await page.locator('[data-action="play"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.game")).not.toHaveAttribute("data-game", String(first));
+  const second = await page.locator("main.game").getAttribute("data-game");
+  inject(held as unknown as Message);
+  await expect.poll(() => sent.filter((each) => each.type === "close_game" && each.game === first).length).toBe(2);
+  await page.waitForTimeout(300);
+  await expect(page.locator("main.game")).toHaveAttribute("data-game", String(second));
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+});
+
+test("a catch-up that does not fit the board is said, and a snapshot taken instead", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const moved = { type: "moved", card: "6S", from: 9, to: 5, count: 1 };
+  const later = { ...VIEW, columns: VIEW.columns.map((column, i) => (i === 6 ? { ...column, cards: column.cards.slice(0, -1) } : i === 4 ? { ...column, cards: [...column.cards, "6S"] } : column)) };
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        if (message.since === undefined && wire.sent.filter((each) => each.type === "open_game").length > 1) {
+          return [{ type: "game", re: message.id, game: 42, v: 2, view: later }];
+        }
+        return message.since === undefined
+          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
+          : [{ type: "catch_up", re: message.id, game: 42, v: 2, events: [{ v: 1, events: [moved] }, { v: 2, events: [] }], time_ms: 0, running: true }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+  wire.push({ type: "events", game: 42, v: 2, events: [] }); // a gap: the page resyncs
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "2");
+  await expect(page.locator(".toast.error")).toContainText("catch_up cannot be applied: the view has no column 9");
+  expect(await columns(page)).toEqual(later.columns.map((column) => column.cards));
+  expect(wire.sockets).toBe(1);
 });

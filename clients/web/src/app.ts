@@ -228,17 +228,46 @@ export class App {
     setTimeout(() => this.render(), PAUSE_GRACE_MS);
   }
 
-  /** Brings the board up to date: open_game since the last version (section 5). */
-  private async resync(early = false): Promise<void> {
+  /**
+   * Brings the board up to date: open_game since the last version (section 5),
+   * or without `since` (`whole`) for a fresh snapshot. The answer is taken for
+   * the board as it is when it comes: pushes applied meanwhile stay (an answer
+   * older than they are is let go), and when the page has gone on to another
+   * game or the lobby meanwhile, the game that answer opened again is closed.
+   * A catch-up whose events do not fit the board is said, and a snapshot asked for.
+   */
+  private async resync(early = false, whole = false): Promise<void> {
+    const asked = this.board;
+    if (!asked) return;
+    const reply = await this.conn.request(
+      whole ? { type: "open_game", game: asked.game } : { type: "open_game", game: asked.game, since: asked.v },
+      early,
+    );
     const board = this.board;
-    if (!board) return;
-    const reply = await this.conn.request({ type: "open_game", game: board.game, since: board.v }, early);
+    if (board?.game !== asked.game) {
+      if (reply.type === "game" || reply.type === "catch_up") {
+        await this.conn.request({ type: "close_game", game: asked.game }, early).catch(() => null);
+      }
+      return;
+    }
     const now = performance.now();
     if (reply.type === "catch_up") {
-      const events = reply.events.flatMap((batch) => batch.events);
-      this.board = catchUp(board, reply, now);
-      this.noteEvents(events, reply.v);
+      if (reply.v < board.v) return;
+      let next: GameBoard;
+      try {
+        next = catchUp(board, reply, now);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.malformed(new ProtocolError("catch_up", `cannot be applied: ${reason}`), false);
+        return this.resync(early, true);
+      }
+      this.board = next;
+      this.noteEvents(
+        reply.events.filter((batch) => batch.v > board.v).flatMap((batch) => batch.events),
+        reply.v,
+      );
     } else if (reply.type === "game") {
+      if (reply.v < board.v) return;
       this.board = boardFrom(reply.game, reply.v, reply.view, now);
     } else {
       return this.failed(reply);
@@ -371,7 +400,7 @@ export class App {
       if (body.type === "pause") this.render();
       return null;
     }
-    if (reply.code === "stale") void this.resync();
+    if (reply.code === "stale" || reply.code === "id_reused" || reply.code === "not_open") void this.resync().catch(() => {});
     else if (reply.code === "paused") this.pausedElsewhere();
     else this.failed(reply);
     return reply;
