@@ -1,4 +1,5 @@
 // A finished game stepped through as a board, from the deal to its end, with the buttons and the keys.
+import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal, winningLine } from "./server";
 import { atVersion, expect, register, shot, startGame, test, uniqueName, version } from "./fixtures";
@@ -116,4 +117,46 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await page.locator(`.replay-board .card.up[data-card="${first.card}"]`).click({ position: { x: 12, y: 6 }, force: true });
   await atStep(page, 3);
   expect(await board(page, ".replay-board")).toEqual(boards[3]);
+});
+
+test("a replay sent in pages is read whole", async ({ page, server }) => {
+  // the test relays the page's socket and cuts every replay reply to one action a page
+  const asked = new Map<unknown, number>();
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Record<string, unknown>;
+      if (message.type === "replay") asked.set(message.id, Number(message.from ?? 0));
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Record<string, unknown>;
+      const replay = message.replay as { actions: unknown[] } | null;
+      if (message.type !== "replay" || !replay || replay.actions.length <= 1) return ws.send(frame);
+      const from = asked.get(message.re) ?? 0;
+      ws.send(Buffer.from(encode({ ...message, replay: { ...replay, actions: replay.actions.slice(0, 1) }, next: from + 1 })));
+    });
+  });
+  const deal = knownDeal();
+  const line = (await winningLine("medium", deal)).filter((action) => action.type === "move").slice(0, 4);
+  await register(page, server.url, uniqueName("pages"));
+  await startGame(page, "medium", deal);
+  for (const [i, action] of line.entries()) {
+    await page.locator(`.card.up[data-card="${action.card}"]`).focus();
+    await page.keyboard.press(String(action.to));
+    await atVersion(page, i + 1);
+  }
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results.lost")).toBeVisible();
+  await page.locator('.results [data-action="replay"]').click();
+  await atStep(page, 0);
+  const labels = page.locator("ol.replay-actions li");
+  await expect(labels).toHaveCount(line.length + 1);
+  for (const [i, action] of line.entries()) {
+    const rank = action.card?.[0] === "T" ? "10" : action.card?.[0];
+    await expect(labels.nth(i)).toContainText(`Move ${rank}`);
+  }
+  await expect(labels.nth(line.length)).toHaveText("You resigned.");
+  expect([...asked.values()]).toEqual([0, 1, 2, 3]);
 });

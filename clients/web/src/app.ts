@@ -520,12 +520,30 @@ export class App {
     }
   }
 
+  /**
+   * A finished game's replay, every page of it (a reply holds at most one page
+   * of actions: while it has a `next`, ask from there and append), and its boards.
+   */
   private async openReplay(game: number): Promise<void> {
     const reply = await this.conn.request({ type: "replay", game });
     if (reply.type !== "replay") return this.failed(reply);
     if (!reply.replay || !reply.result) return;
+    const replay = { ...reply.replay, actions: [...reply.replay.actions] };
+    for (let next = reply.next; next !== undefined; ) {
+      // each page must go on from the actions so far, or the document would repeat or skip some
+      if (next !== replay.actions.length) {
+        return this.malformed(new ProtocolError("replay.next", `must be ${replay.actions.length}, the actions so far, got ${next}`), false);
+      }
+      const page = await this.conn.request({ type: "replay", game, from: next });
+      if (page.type !== "replay") return this.failed(page);
+      if (!page.replay || page.replay.actions.length === 0) {
+        return this.malformed(new ProtocolError("replay.replay.actions", `has no action from ${next} on, where a page was promised`), false);
+      }
+      replay.actions.push(...page.replay.actions);
+      next = page.next;
+    }
     const { steps, batches } = await this.history(game);
-    this.replay = { game, replay: reply.replay, result: reply.result, step: 0, steps, batches };
+    this.replay = { game, replay, result: reply.result, step: 0, steps, batches };
     this.show("replay");
   }
 
