@@ -323,3 +323,25 @@ test("a catch-up that does not fit the board is said, and a snapshot taken inste
   expect(await columns(page)).toEqual(later.columns.map((column) => column.cards));
   expect(wire.sockets).toBe(1);
 });
+
+test("a list the server fails to give is said, not shown as empty", async ({ page, server }) => {
+  await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message, [])];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      case "games":
+        return [refusal(message, "unavailable", "The game store is slow; try again.")];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await page.locator("nav button", { hasText: "Past games" }).click();
+  await expect(page.locator(".toast.error")).toHaveText("The game store is slow; try again.");
+  await expect(page.locator("main.history")).not.toContainText("No games yet.");
+  await expect(page.locator("main.history p")).toHaveCount(0);
+});

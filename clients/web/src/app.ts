@@ -103,6 +103,8 @@ export class App {
   private level: Level = LEVELS.find((each) => each === load(LEVEL_KEY)) ?? "medium";
   private stats: StatsRow[] = [];
   private games: GameSummary[] = [];
+  /** Whether `games` is the server's latest answer (else "no games" is not said). */
+  private gamesLoaded = false;
   private hint: { v: number; hint: HintEvent } | null = null;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
@@ -509,14 +511,20 @@ export class App {
     if (reply.type === "stats") {
       this.stats = reply.stats;
       this.render();
+    } else {
+      this.failed(reply);
     }
   }
 
   private async loadGames(): Promise<void> {
+    this.gamesLoaded = false;
     const reply = await this.conn.request({ type: "games" });
     if (reply.type === "games") {
       this.games = reply.games;
+      this.gamesLoaded = true;
       this.render();
+    } else {
+      this.failed(reply); // the list is not claimed empty
     }
   }
 
@@ -1021,7 +1029,9 @@ export class App {
       {},
       h("h2", {}, t("history")),
       this.games.length === 0
-        ? h("p", {}, t("noGames"))
+        ? this.gamesLoaded
+          ? h("p", {}, t("noGames"))
+          : null
         : h(
             "ul.games",
             {},
