@@ -345,3 +345,37 @@ test("a list the server fails to give is said, not shown as empty", async ({ pag
   await expect(page.locator("main.history")).not.toContainText("No games yet.");
   await expect(page.locator("main.history p")).toHaveCount(0);
 });
+
+test("after signing out, the next player on the page sees none of the last one's games", async ({ page, server }) => {
+  let holdGames = false;
+  let held: (() => void) | null = null;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "games" && holdGames) held = () => ws.send(frame);
+      else ws.send(frame);
+    });
+  });
+  await register(page, server.url, uniqueName("first"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results")).toBeVisible();
+  await page.locator("nav button", { hasText: "Past games" }).click();
+  await expect(page.locator("ul.games li")).toHaveCount(1);
+  await page.locator("nav button", { hasText: "Levels" }).click();
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="sign-out"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+
+  await page.locator("#name").fill(uniqueName("second"));
+  await page.locator("form.register button[type=submit]").click();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  holdGames = true;
+  await page.locator("nav button", { hasText: "Past games" }).click();
+  await expect.poll(() => held !== null).toBe(true);
+  await expect(page.locator("ul.games li")).toHaveCount(0); // while the list is on its way
+  (held as unknown as () => void)();
+  await expect(page.locator("main.history")).toContainText("No games yet.");
+});

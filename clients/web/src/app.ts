@@ -356,6 +356,13 @@ export class App {
     this.player = null;
     this.board = null;
     this.unfinished = [];
+    // nothing of that player's stays for whoever signs in next on this page
+    this.stats = [];
+    this.games = [];
+    this.gamesLoaded = false;
+    this.replay = null;
+    this.ended = null;
+    this.showToken = false;
     this.signInError = message;
     this.show("signin");
     this.conn.stop();
