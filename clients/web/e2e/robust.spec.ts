@@ -379,3 +379,35 @@ test("after signing out, the next player on the page sees none of the last one's
   (held as unknown as () => void)();
   await expect(page.locator("main.history")).toContainText("No games yet.");
 });
+
+test("a reply of a type that does not answer the request is said as a protocol error", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        return [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }];
+      case "move":
+        return [{ type: "pong", re: message.id }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.locator('.card.up[data-card="QD"]').click({ position: { x: 12, y: 6 } });
+  await expect(page.locator(".toast.error")).toContainText("pong does not answer the request");
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+});
+
+test("a double submit registers once", async ({ page, server }) => {
+  const sent = await noted(page);
+  await page.goto(server.url);
+  await page.locator("#name").fill(uniqueName("twice"));
+  await page.locator("form.register button[type=submit]").dblclick();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "register")).toHaveLength(1);
+});

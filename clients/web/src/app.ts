@@ -127,6 +127,8 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
+  /** A register on its way. */
+  private registering = false;
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
@@ -344,8 +346,13 @@ export class App {
     }
   }
 
+  /**
+   * A request refused: its message said (`unauthenticated`: sign in again). A
+   * reply of a type that does not answer the request breaks the protocol, and
+   * is said so.
+   */
   private failed(reply: ServerMessage): void {
-    if (reply.type !== "error") return;
+    if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
     if (reply.code === "unauthenticated") return this.signedOut(reply.message);
     this.say(reply.message);
   }
@@ -381,7 +388,7 @@ export class App {
       | { type: "move"; card: string; to?: number }
       | { type: "deal" | "undo" | "restart" }
       | { type: "hint" | "pause" | "resume" | "resign" },
-  ): Promise<ErrorReply | "busy" | null> {
+  ): Promise<ErrorReply | "nothing" | null> {
     const board = this.board;
     if (!board) return null;
     const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
@@ -389,7 +396,7 @@ export class App {
     // as stale (and resync); a second hint would be counted: a double click, or
     // a key held down, sends one.
     const key = versioned ? `${board.game}@${board.v}` : body.type === "hint" ? `${board.game}:hint` : null;
-    if (key !== null && this.sending.has(key)) return "busy";
+    if (key !== null && this.sending.has(key)) return "nothing";
     if (key !== null) this.sending.add(key);
     let reply: ServerMessage;
     try {
@@ -403,6 +410,10 @@ export class App {
       throw error;
     } finally {
       if (key !== null) this.sending.delete(key);
+    }
+    if (reply.type !== "error" && reply.type !== (body.type === "hint" ? "hint" : "ack")) {
+      this.failed(reply);
+      return "nothing";
     }
     if (reply.type !== "error") {
       if (body.type === "pause" || body.type === "resume") this.knownPaused = body.type === "pause";
@@ -429,7 +440,7 @@ export class App {
 
   private async move(card: string, to?: number): Promise<void> {
     const error = await this.act(to === undefined ? { type: "move", card } : { type: "move", card, to });
-    if (error === "busy") {
+    if (error === "nothing") {
       if (to !== undefined) springBack();
     } else if (error) {
       if (to === undefined) shake(card);
@@ -576,13 +587,20 @@ export class App {
   }
 
   private async register(name: string): Promise<void> {
-    const reply = await this.conn.request({ type: "register", name });
+    if (this.registering) return; // a double submit would be refused as already signed in
+    this.registering = true;
+    let reply: ServerMessage;
+    try {
+      reply = await this.conn.request({ type: "register", name });
+    } finally {
+      this.registering = false;
+    }
     if (reply.type === "error") {
       this.signInError = reply.message;
       this.render();
       return;
     }
-    if (reply.type !== "registered") return;
+    if (reply.type !== "registered") return this.failed(reply);
     this.token = reply.token;
     save(TOKEN_KEY, reply.token);
     this.player = reply.player;
