@@ -411,3 +411,28 @@ test("a double submit registers once", async ({ page, server }) => {
   await page.waitForTimeout(500);
   expect(sent.filter((each) => each.type === "register")).toHaveLength(1);
 });
+
+test("an action acknowledged whose events never come is caught up", async ({ page, server }) => {
+  const afterMove = { ...VIEW, moves: 1, columns: VIEW.columns.map((column, i) => (i === 5 ? { ...column, cards: ["7H", "AD"] } : i === 6 ? { ...column, cards: [...column.cards, "QD", "TS", "TD", "6D", "TC"] } : column)) };
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        return message.since === undefined
+          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
+          : [{ type: "game", re: message.id, game: 42, v: 1, view: afterMove }];
+      case "move":
+        return [{ type: "ack", re: message.id, game: 42, v: 1 }]; // and no push
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.locator('.card.up[data-card="QD"]').click({ position: { x: 12, y: 6 } });
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "1");
+  expect(wire.sent.filter((each) => each.type === "open_game").map((each) => each.since)).toEqual([undefined, 0]);
+  expect(await columns(page)).toEqual(afterMove.columns.map((column) => column.cards));
+});

@@ -45,6 +45,8 @@ type Level = StatsRow["level"];
 const LEVELS: Level[] = ["easy", "medium", "hard", "classic", "relaxed", "three-blind-mice"];
 const CLIENT = "scorpion-web/0.1";
 const PAUSE_GRACE_MS = 600;
+/** How long an acknowledged action's events may come after its reply before they are taken for lost. */
+const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
@@ -418,12 +420,26 @@ export class App {
     if (reply.type !== "error") {
       if (body.type === "pause" || body.type === "resume") this.knownPaused = body.type === "pause";
       if (body.type === "pause") this.render();
+      this.expect(board.game, reply.v);
       return null;
     }
     if (reply.code === "stale" || reply.code === "id_reused" || reply.code === "not_open") void this.resync().catch(() => {});
     else if (reply.code === "paused") this.pausedElsewhere();
     else this.failed(reply);
     return reply;
+  }
+
+  /**
+   * An action acknowledged at version `v`: its events are pushed apart, before
+   * or after the reply. When they have not come a moment later, they were lost
+   * on the way: the game is brought up to date as after a gap.
+   */
+  private expect(game: number, v: number): void {
+    const behind = () => this.board?.game === game && this.board.v < v;
+    if (!behind()) return;
+    setTimeout(() => {
+      if (behind()) void this.resync().catch(() => {});
+    }, PUSH_GRACE_MS);
   }
 
   /** Refused with `paused`: the game was paused on another device. Show the pause screen. */
