@@ -16,6 +16,7 @@ from protocol.codec import Request, decode_request, encode, new_request, validat
 from protocol.constants import (
     ABUSE_LIMIT,
     ABUSE_WINDOW_SECONDS,
+    GAMES_LIST_LIMIT,
     LEVELS,
     LOCALES,
     MAX_FRAME_BYTES,
@@ -55,6 +56,7 @@ __all__ = [
     "CLOSE_PROTOCOL_ERROR",
     "CLOSE_TRY_AGAIN_LATER",
     "ERROR_CODES",
+    "GAMES_LIST_LIMIT",
     "LEVELS",
     "LOCALES",
     "MAX_FRAME_BYTES",

@@ -80,18 +80,24 @@ _PLAIN: Final = frozenset({str, int, float, bool, bytes, type(None)})
 
 def _has_extension(value: object) -> bool:
     """Whether ``value`` holds an extension value at any depth (every frame is checked:
-    a request's values are scalars, passed over by their type alone)."""
-    if isinstance(value, _Extension | msgpack.Timestamp):
-        return True
-    if isinstance(value, dict):
-        items: Iterable[object] = value.values()
-    elif isinstance(value, list):
-        items = value
-    else:
-        return False
-    for item in items:  # noqa: SIM110 (any() of a generator: a frame per call, slower)
-        if type(item) not in _PLAIN and _has_extension(item):
+    a request's values are scalars, passed over by their type alone).
+
+    It walks with a list of its own, not by recursion: msgpack decodes maps and
+    arrays nested up to about a thousand deep, past Python's recursion limit, and
+    such a frame must still be answered as a bad request naming its id.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, _Extension | msgpack.Timestamp):
             return True
+        if isinstance(item, dict):
+            items: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        pending.extend(each for each in items if type(each) not in _PLAIN)
     return False
 
 

@@ -15,6 +15,7 @@ from typing import Final
 __all__ = [
     "ABUSE_LIMIT",
     "ABUSE_WINDOW_SECONDS",
+    "GAMES_LIST_LIMIT",
     "INT32_MAX",
     "INT32_MIN",
     "LEVELS",
@@ -48,6 +49,9 @@ ABUSE_LIMIT: Final = 20
 ABUSE_WINDOW_SECONDS: Final = 60.0
 # A replay reply carries at most this many actions; `next` asks for the rest.
 REPLAY_PAGE_ACTIONS: Final = 2000
+# A games reply lists at most this many games, the newest: a summary takes up to some
+# 230 bytes, so the list stays far within a server frame however many games a player has.
+GAMES_LIST_LIMIT: Final = 1000
 
 # Lengths, in characters (Unicode code points).
 MAX_ID_CHARS: Final = 64

@@ -126,6 +126,11 @@ def _limits() -> str:
             "`next` asks for the rest",
         ),
         (
+            "games list",
+            f"the newest {constants.GAMES_LIST_LIMIT} games (of the `status` asked for) "
+            "per `games` reply",
+        ),
+        (
             "request `id`",
             f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
             "characters",

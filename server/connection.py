@@ -36,9 +36,11 @@ The writer bounds outbound memory and time: an outbox that overflows (frames
 or bytes, ``server.hub``) or a socket that cannot drain within the drain
 timeout closes with 1001; the close itself waits at most CLOSE_WAIT_S for the
 socket, then the transport is aborted, so no peer holds a writer (or
-keepalive) forever. Each close the server initiates is logged in one line.
-Any unexpected exception becomes an ``internal`` reply; its detail is only
-logged.
+keepalive) forever. What ``websockets`` writes by itself (a pong for each
+ping) is bounded too: a connection whose socket buffer passes the byte budget
+stops reading and is closed with 1001 (``_Bounded``). Each close the server
+initiates is logged in one line. Any unexpected exception becomes an
+``internal`` reply; its detail is only logged.
 
 A request that does not ask to upgrade is plain HTTP (``server.http``:
 health, readiness, metrics); ``Listener`` answers it through websockets'
@@ -77,6 +79,7 @@ from protocol import (
     CLOSE_PROTOCOL_ERROR,
     CLOSE_TRY_AGAIN_LATER,
     MAX_FRAME_BYTES,
+    MAX_SERVER_FRAME_BYTES,
     SUBPROTOCOL,
     SUPPORTED_VERSIONS,
     ProtocolError,
@@ -190,8 +193,7 @@ class ConnectionHandler:
 
     def address_of(self, ws: ServerConnection) -> str:
         """The client's address (see ``server.limits``: a trusted proxy's header, or the peer)."""
-        remote = ws.remote_address
-        peer = str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
+        peer = _address(ws.remote_address)
         trusted = list(self.settings.trusted_proxies)
         if not trusted:
             return peer
@@ -210,9 +212,7 @@ class ConnectionHandler:
             return
         try:
             if ws.subprotocol != SUBPROTOCOL:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.settings.hello_timeout):
-                        await self._refuse(ws)
+                await self._refuse(ws, address)
                 return
             await self._serve(ws, address)
         finally:
@@ -358,24 +358,44 @@ class ConnectionHandler:
         self.metrics.answered(request.type, code)
         return reply
 
-    @staticmethod
-    async def _refuse(ws: ServerConnection) -> None:
-        """No ``scorpion.v1`` offered: answer the first frame ``unsupported_version``, close."""
-        with contextlib.suppress(ConnectionClosed):
-            frame = await ws.recv()
-            re: RequestId | None
-            try:
-                re = decode_request(frame).id
-            except ProtocolError as exc:
-                re = exc.re
-            refusal = ProtocolError(
-                "unsupported_version",
-                f"this server speaks only the WebSocket subprotocol {SUBPROTOCOL}: offer it",
-                re=re,
-                supported=list(SUPPORTED_VERSIONS),
-            )
-            await ws.send(encode(refusal.to_message()))
-            await ws.close(CLOSE_PROTOCOL_ERROR, f"offer subprotocol {SUBPROTOCOL}")
+    async def _refuse(self, ws: ServerConnection, address: str) -> None:
+        """No ``scorpion.v1`` offered: answer the first frame ``unsupported_version``, close
+        (1002). A peer that sends none within the hello deadline is closed as one that
+        never said hello (1008), as on a connection that offered the subprotocol."""
+        bounds = self.settings
+        try:
+            async with asyncio.timeout(bounds.hello_timeout):
+                frame = await ws.recv()
+        except ConnectionClosed:
+            return
+        except TimeoutError:
+            code, reason = CLOSE_POLICY_VIOLATION, "no hello in time"
+            log.warning("closing the connection from %s: %s (%d)", address, reason, code)
+            await _close(ws, code, reason, bounds.drain_timeout)
+            return
+        re: RequestId | None = None
+        try:
+            re = decode_request(frame).id
+        except ProtocolError as exc:
+            re = exc.re
+        except Exception:  # the refusal needs only the id, if any
+            log.debug("the first frame from %s could not be read", address, exc_info=True)
+        refusal = ProtocolError(
+            "unsupported_version",
+            f"this server speaks only the WebSocket subprotocol {SUBPROTOCOL}: offer it",
+            re=re,
+            supported=list(SUPPORTED_VERSIONS),
+        )
+        try:
+            async with asyncio.timeout(bounds.drain_timeout):
+                await ws.send(encode(refusal.to_message()))
+        except ConnectionClosed:
+            return
+        except TimeoutError:
+            ws.transport.abort()  # a peer that does not read even this is not waited for
+            return
+        reason = f"offer subprotocol {SUBPROTOCOL}"
+        await _close(ws, CLOSE_PROTOCOL_ERROR, reason, bounds.drain_timeout)
 
     def _admit(self, session: Session, peer: Peer, request: Request) -> Mapping[str, Any] | None:
         """None, or the ``rate_limited`` reply for a request over one of its limits."""
@@ -579,11 +599,13 @@ class Listener:
             reply = await routes.answer(request.path, method)
             return _response(reply, body=method != "HEAD")
 
+        base = _BodyDropping if routes is not None else _Bounded
+        max_buffered = max(handler.settings.outbox_bytes, 2 * MAX_SERVER_FRAME_BYTES)
         server = await serve(
             handler,
             host,
             port,
-            create_connection=_BodyDropping if routes is not None else None,
+            create_connection=_bounded_class(base, max_buffered),
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             select_subprotocol=_select_subprotocol,
             max_size=MAX_FRAME_BYTES,
@@ -608,12 +630,57 @@ class Listener:
         await self._server.wait_closed()
 
 
+class _Bounded(ServerConnection):
+    """``websockets``' server connection, with a bound on what the peer makes it write.
+
+    ``websockets`` answers each ping with a pong written straight to the socket's
+    buffer, past the outbox and its byte budget (``server.hub``), and reads on
+    whether or not the peer reads: a peer that sent pings without reading made the
+    server hold every pong (some 300 MB in 8 s over loopback) until keepalive gave
+    up on it. Once the bytes waiting for the socket pass ``max_buffered`` (set per
+    listener: the per-connection byte budget, never below two of the largest server
+    frames, more than the writer ever leaves there), the connection stops reading:
+    what the peer sends from then on is dropped unread, and unanswered. It is closed
+    with 1001, like a connection whose outbox overflowed (PROTOCOL.md section 10).
+    """
+
+    max_buffered: int = 2 * MAX_SERVER_FRAME_BYTES
+    _behind: asyncio.Task[None] | None = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._behind is not None:
+            return  # being closed for not reading: nothing more is answered
+        super().data_received(data)
+        waiting = self.transport.get_write_buffer_size()
+        if waiting > self.max_buffered:
+            self.transport.pause_reading()
+            log.warning(
+                "closing the connection from %s: it does not read what it is sent "
+                "(%d bytes waiting) (%d)",
+                _address(self.remote_address),
+                waiting,
+                CLOSE_GOING_AWAY,
+            )
+            reason = "too far behind: reconnect and resync"
+            closing = _close(self, CLOSE_GOING_AWAY, reason, CLOSE_WAIT_S)
+            self._behind = asyncio.get_running_loop().create_task(closing)
+
+
+def _address(remote: object) -> str:
+    return str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
+
+
+def _bounded_class(base: type[_Bounded], max_buffered: int) -> type[ServerConnection]:
+    """``base`` with the listener's bound on the bytes waiting for a socket."""
+    return type(base.__name__, (base,), {"max_buffered": max_buffered})
+
+
 MAX_HEAD_BYTES: Final = 64 * 1024
 """A request head held back longer than this goes to ``websockets`` as it is (which
 refuses it: its own limits on a head's lines are lower)."""
 
 
-class _BodyDropping(ServerConnection):
+class _BodyDropping(_Bounded):
     """``websockets``' server connection, for a port that answers plain HTTP too.
 
     ``websockets`` reads no request body: it closes the connection without a word

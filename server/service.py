@@ -97,6 +97,7 @@ from engine.levels import Rules, get_level
 from engine.replay import export_replay
 from engine.solver.easy import DRAW_LIMIT
 from protocol import (
+    GAMES_LIST_LIMIT,
     LEVELS,
     MAX_SERVER_FRAME_BYTES,
     REPLAY_PAGE_ACTIONS,
@@ -220,6 +221,30 @@ def _already_signed_in() -> ProtocolError:
         "already_signed_in",
         "This connection already acts as a player; open a new connection for another.",
     )
+
+
+def _unauthenticated() -> ProtocolError:
+    return _fail("unauthenticated", "Register, or say hello with your token, first.")
+
+
+def _player(session: Session) -> Player:
+    """The player ``session`` acts as; ``unauthenticated`` when it acts as none."""
+    if session.player is None:
+        raise _unauthenticated()
+    return session.player
+
+
+def _still(session: Session, player: Player) -> None:
+    """Call after an ``await``, before the reply or what the connection watches depends
+    on it: ``unauthenticated`` when ``session`` no longer acts as ``player``.
+
+    A request waits on the store, the solver or a game's lock with no lock on its
+    connection's player: meanwhile a ``sign_out`` with ``everywhere`` on another
+    connection signs this one out, and a connection signed out watches no game
+    (PROTOCOL.md section 3).
+    """
+    if session.player is None or session.player.id != player.id:
+        raise _unauthenticated()
 
 
 def _same_request(first: ActionRecord, request: Request) -> bool:
@@ -477,7 +502,7 @@ class GameService:
         if not session.greeted:
             raise _fail("hello_required", "The first request on a connection must be hello.")
         if session.player is None and request.type not in ("register", "ping"):
-            raise _fail("unauthenticated", "Register, or say hello with your token, first.")
+            raise _unauthenticated()
 
     # -- players ------------------------------------------------------------------
 
@@ -538,16 +563,17 @@ class GameService:
         session.player = player
 
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
+        player = _player(session)
         old = self.signed_in.token(session)
         new = None if old is None else await self.store.rotate_token(old)
         if new is None:
             raise _fail("unauthenticated", "This connection's token is no longer valid.")
+        _still(session, player)  # signed out everywhere meanwhile: the new token is revoked
         self.signed_in.replace_token(session, new)
         return build.token(request.id, token=new)
 
     async def _sign_out(self, session: Session, request: Request) -> Reply:
-        assert session.player is not None
-        player_id = session.player.id
+        player_id = _player(session).id
         if request.opt_bool("everywhere"):
             revoked = await self.store.revoke_tokens(player_id)
             for other in self.signed_in.of_player(player_id):
@@ -648,26 +674,35 @@ class GameService:
         takes the same time either way.
         """
         game_id = request.get_int("game")
-        assert session.player is not None
+        player = _player(session)
         live = self._games.get(game_id)
-        mine = game_id in session.owned or (
-            live is not None and live.player_id == session.player.id
-        )
-        if not mine and await self.store.game_owner(game_id) != session.player.id:
+        mine = game_id in session.owned or (live is not None and live.player_id == player.id)
+        if not mine and await self.store.game_owner(game_id) != player.id:
             raise _fail("not_found", f"There is no game {game_id}.")
-        return await self._live(game_id)
+        live = await self._live(game_id)
+        _still(session, player)
+        return live
 
     async def _opened(self, session: Session, request: Request) -> LiveGame:
         """The player's game, which this connection must have open to act on it."""
         live = await self._owned(session, request)
+        self._check_open(session, live)
+        return live
+
+    def _check_open(self, session: Session, live: LiveGame) -> None:
+        """``_opened``'s checks, again once the game's lock is held: while a request
+        waited for it, a ``sign_out`` with ``everywhere`` on another connection may have
+        signed this one out and closed its games, and a connection never changes a game
+        whose events it would not receive (PROTOCOL.md section 4)."""
+        if session.player is None:
+            raise _unauthenticated()
         if not self.hub.watching(live.id, session.outbox):
             raise _fail("not_open", f"Open game {live.id} on this connection first.")
-        return live
 
     # -- starting and watching ----------------------------------------------------------
 
     async def _new_game(self, session: Session, request: Request) -> Reply | None:
-        assert session.player is not None
+        player = _player(session)
         level = request.get_str("level")
         rules = get_level(level)
         deal = request.opt_int("deal")
@@ -679,11 +714,12 @@ class GameService:
             raise _fail("forbidden", "A winnable game's deal is the server's to choose.")
         chosen = deal is not None
         if deal is None:
-            deal = await self._draw_deal(session.player, rules, winnable)
+            deal = await self._draw_deal(player, rules, winnable)
         new = NewGame(level, deal, winnable, chosen)
-        lock = self._player_locks.setdefault(session.player.id, asyncio.Lock())
+        lock = self._player_locks.setdefault(player.id, asyncio.Lock())
         async with lock:
-            record, lost = await self._start(session.player, new)
+            _still(session, player)  # signed out meanwhile: nothing is started
+            record, lost = await self._start(player, new)
         live = LiveGame(record, Game(rules, deal), [], self.history_keep)
         self._remember(live)
         async with live.lock:
@@ -691,7 +727,9 @@ class GameService:
                 request.id, game=live.id, v=live.version, view=live.view(), lost=lost
             )
             self.hub.send(session.outbox, reply)
-            self.hub.watch(live.id, session.outbox, live.version)
+            # Started, so answered; but a connection signed out meanwhile watches nothing.
+            if session.player is not None and session.player.id == player.id:
+                self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
             self._check_lost(live)  # say it at the deal when the deal cannot be won
         return None
@@ -805,6 +843,7 @@ class GameService:
         self._sync_clock(live)
 
     async def _open_game(self, session: Session, request: Request) -> Reply | None:
+        player = _player(session)
         held = request.get_int("game") in self._games
         live = await self._owned(session, request)
         if self.store.shared and held:
@@ -815,6 +854,7 @@ class GameService:
             live = await self._owned(session, request)
         since = request.opt_int("since")
         async with live.lock:
+            _still(session, player)
             self.hub.send(session.outbox, self._opening(live, request.id, since))
             self.hub.watch(live.id, session.outbox, live.version)
             self._sync_clock(live)
@@ -858,6 +898,7 @@ class GameService:
     async def _pause(self, session: Session, request: Request) -> Reply:
         live = await self._opened(session, request)
         async with live.lock:
+            self._check_open(session, live)
             paused = request.type == "pause"
             if live.clock.paused != paused and not live.finished:
                 self._check_fresh(live)
@@ -918,6 +959,7 @@ class GameService:
     async def _act(self, session: Session, request: Request) -> Reply:
         live = await self._opened(session, request)
         async with live.lock:
+            self._check_open(session, live)
             self._check_fresh(live)
             v = request.get_int("v")
             if v != live.version:
@@ -1047,11 +1089,12 @@ class GameService:
 
     async def _hint(self, session: Session, request: Request) -> Reply:
         return await self._unversioned(
-            session, request, lambda live: self._hint_once(live, request)
+            session, request, lambda live: self._hint_once(session, live, request)
         )
 
-    async def _hint_once(self, live: LiveGame, request: Request) -> Reply:
+    async def _hint_once(self, session: Session, live: LiveGame, request: Request) -> Reply:
         async with live.lock:
+            self._check_open(session, live)
             self._check_fresh(live)
             t = self._play_time(live)
             self._check_room(live)
@@ -1072,11 +1115,12 @@ class GameService:
 
     async def _resign(self, session: Session, request: Request) -> Reply:
         return await self._unversioned(
-            session, request, lambda live: self._resign_once(live, request)
+            session, request, lambda live: self._resign_once(session, live, request)
         )
 
-    async def _resign_once(self, live: LiveGame, request: Request) -> Reply:
+    async def _resign_once(self, session: Session, live: LiveGame, request: Request) -> Reply:
         async with live.lock:
+            self._check_open(session, live)
             self._check_fresh(live)
             t = self._play_time(live, playing=False)  # giving up needs no resume first
             write = GameWrite(live.id, live.log_version, live.progress(t), ending=Ending.RESIGNED)
@@ -1123,23 +1167,24 @@ class GameService:
     # -- lists ------------------------------------------------------------------------------
 
     async def _games_list(self, session: Session, request: Request) -> Reply:
-        assert session.player is not None
+        player = _player(session)
         status = request.opt_str("status")
         wanted = None if status is None else GameStatus(status)
-        records = await self.store.list_games(session.player.id, wanted)
+        # The newest only: a list of every game would pass a server frame (PROTOCOL.md 10).
+        records = await self.store.list_games(player.id, wanted, limit=GAMES_LIST_LIMIT)
         return build.games(request.id, games=[self._summary(record) for record in records])
 
     async def _stats(self, session: Session, request: Request) -> Reply:
-        assert session.player is not None
+        player = _player(session)
         level = request.opt_str("level")
-        rows = await self.store.level_stats(session.player.id, level)
+        rows = await self.store.level_stats(player.id, level)
         if level is None:  # every level, in the level table's order (PROTOCOL.md section 4)
             found = {(row.level, row.winnable): row for row in rows}
             rows = [
                 row
                 for name in LEVELS
                 for row in (
-                    found.get((name, False)) or _no_stats(session.player.id, name),
+                    found.get((name, False)) or _no_stats(player.id, name),
                     found.get((name, True)),  # winnable games' row, once there is one
                 )
                 if row is not None

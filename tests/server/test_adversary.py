@@ -1,0 +1,318 @@
+"""What a hostile or unlucky client can do, and how the server holds.
+
+- A client that floods WebSocket pings and reads nothing: ``websockets`` writes
+  a pong for each straight to the socket, past the outbox's byte budget, so the
+  server held hundreds of megabytes until keepalive gave up. Now the connection
+  stops reading and is closed with 1001 once its socket buffer passes the bound.
+- A client that offers no subprotocol and says nothing is closed at the hello
+  deadline with 1008, as one that offered it (it was closed with 1000).
+- ``sign_out`` with ``everywhere`` while another connection of the player has a
+  request in flight: a ``new_game`` read the connection's player after its
+  await and failed with ``internal`` (a logged error); a ``new_game`` or
+  ``open_game`` finishing after the sign-out left the signed-out connection
+  watching the game, its clock running; an action waiting for the game's lock
+  was applied for a connection signed out. Now such a request answers
+  ``unauthenticated`` (a new game started already is still answered, but not
+  watched), and nothing is applied.
+- ``games`` listed every game of the player: past some 7,000 the reply passed the
+  largest server frame (1 MiB) that clients accept. It lists the newest
+  ``GAMES_LIST_LIMIT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import struct
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+import server.service as service_module
+from protocol import MAX_SERVER_FRAME_BYTES
+from server.service import GameService
+from server.store import Store
+from tests.server.client import Client
+from tests.server.conftest import Running, quiet_settings
+from tests.server.raw import RawClient
+
+OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
+
+Start = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Start]:
+    """``await start(**settings)``: a SQLite server with those settings, stopped at the end."""
+    running: list[Running] = []
+
+    async def starter(**changes: Any) -> Running:
+        server = Running(quiet_settings(tmp_path, **changes))
+        await server.start()
+        running.append(server)
+        return server
+
+    yield starter
+    for server in running:
+        await server.stop()
+
+
+async def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.02)
+    return condition()
+
+
+def ping_frame(payload: bytes) -> bytes:
+    """A masked WebSocket ping (control frames carry at most 125 bytes)."""
+    mask = os.urandom(4)
+    masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+    return struct.pack("!BB", 0x89, 0x80 | len(payload)) + mask + masked
+
+
+# -- pings --------------------------------------------------------------------------------
+
+
+async def test_a_ping_flood_that_is_never_read_is_closed_with_bounded_memory(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await start(outbox_bytes=256 * 1024, **OPEN)
+    handler = server.server.handler
+    assert handler is not None
+    bound = 2 * MAX_SERVER_FRAME_BYTES  # the outbox budget, but never below two frames
+    watcher = await server.player("ada")
+    raw = await RawClient.open(server.server.port)  # a tiny receive buffer, never read
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    chunk = ping_frame(b"p" * 125) * 500  # 65 KB of pings, about as much of pongs
+    peak = 0
+    with caplog.at_level(logging.WARNING, logger="server"):
+        for _ in range(160):  # 10 MB of pings: five times the bound
+            if handler.open == 1:
+                break
+            raw.writer.write(chunk)
+            await asyncio.sleep(0.005)
+            peak = max(peak, handler.buffered_bytes())
+        closed = await wait_for(lambda: handler.open == 1, 10.0)  # only ada is left
+    # One read's worth of pongs (asyncio reads at most 256 KiB at once) past the bound.
+    assert peak <= bound + 512 * 1024, peak
+    assert closed, "a client that floods pings and reads nothing is still connected"
+    assert any("does not read what it is sent" in r.getMessage() for r in caplog.records)
+    assert await wait_for(lambda: handler.buffered_bytes() < 64 * 1024)
+    await raw.close()
+    assert (await watcher.request("ping"))["type"] == "pong"  # others are served
+
+
+async def test_a_reader_of_its_pongs_may_ping_as_it_likes(start: Start) -> None:
+    """The bound is on what waits unread: a client that reads its pongs is never closed."""
+    server = await start(**OPEN)
+    ada = await server.player("ada")
+    for _ in range(300):
+        await asyncio.wait_for(await ada.ws.ping(os.urandom(100)), 5)
+    assert (await ada.request("ping"))["type"] == "pong"
+
+
+async def test_a_client_without_the_subprotocol_that_says_nothing_gets_1008(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await start(hello_timeout_ms=300)
+    with caplog.at_level(logging.WARNING, logger="server"):
+        async with connect(f"ws://127.0.0.1:{server.server.port}/") as ws:
+            assert ws.subprotocol is None
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 5)
+            assert ws.close_code == 1008
+            assert ws.close_reason == "no hello in time"
+    assert any("no hello in time" in r.getMessage() for r in caplog.records)
+
+
+# -- signing out everywhere while another connection's request is in flight -------------
+
+
+def the_store(server: Running) -> Store:
+    store = server.server.store
+    assert store is not None
+    return store
+
+
+def the_service(server: Running) -> GameService:
+    service = server.server.service
+    assert service is not None
+    return service
+
+
+class Gate:
+    """Holds the calls of one method (after the first ``let_through``) until ``release``."""
+
+    def __init__(self, let_through: int = 0) -> None:
+        self.entered = asyncio.Event()
+        self.released = asyncio.Event()
+        self.let_through = let_through
+
+    def hold(self, original: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            if self.let_through > 0:
+                self.let_through -= 1
+            else:
+                self.entered.set()
+                await self.released.wait()
+            return await original(*args, **kwargs)
+
+        return held
+
+    async def until_entered(self) -> None:
+        await asyncio.wait_for(self.entered.wait(), 10)
+
+
+async def leaked_device(server: Running, name: str) -> tuple[Client, Client]:
+    """The player's own connection, and a second one on the same token."""
+    owner = await server.player(name)
+    other = await server.connect()
+    assert (await other.hello(owner.token))["type"] == "welcome"
+    return owner, other
+
+
+def no_internal_errors(caplog: pytest.LogCaptureFixture) -> None:
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, errors
+
+
+async def test_a_sign_out_while_new_game_draws_its_deal_starts_nothing(
+    server: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    service = the_service(server)
+    gate = Gate()
+    monkeypatch.setattr(service, "_draw_deal", gate.hold(service._draw_deal))
+    owner, other = await leaked_device(server, "ada")
+    with caplog.at_level(logging.WARNING, logger="server"):
+        starting = asyncio.create_task(other.request("new_game", level="hard"))
+        await gate.until_entered()
+        assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+        gate.released.set()
+        reply = await starting
+    assert reply["code"] == "unauthenticated", reply  # was internal: a logged AttributeError
+    no_internal_errors(caplog)
+    assert owner.player is not None
+    assert await the_store(server).list_games(owner.player["id"]) == []
+
+
+async def test_a_new_game_started_as_its_connection_is_signed_out_is_not_watched(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, service = the_store(server), the_service(server)
+    gate = Gate()
+    monkeypatch.setattr(store, "create_game", gate.hold(store.create_game))
+    owner, other = await leaked_device(server, "bea")
+    starting = asyncio.create_task(other.request("new_game", level="hard", deal=1))
+    await gate.until_entered()  # signed in when it began: it is started
+    assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    gate.released.set()
+    reply = await starting
+    assert reply["type"] == "game", reply
+    game = reply["game"]
+    assert service.hub.count(game) == 0  # was 1: a signed-out connection watching it
+    live = service.cached(game)
+    assert live is not None and not live.clock.running  # nobody watches: no play time
+    assert (await other.request("games"))["code"] == "unauthenticated"
+
+
+async def test_an_open_game_as_its_connection_is_signed_out_opens_nothing(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, service = the_store(server), the_service(server)
+    owner, other = await leaked_device(server, "cid")
+    game = (await owner.request("new_game", level="hard", deal=1))["game"]
+    assert (await owner.request("resign", game=game))["type"] == "ack"
+    gate = Gate()
+    monkeypatch.setattr(store, "game_owner", gate.hold(store.game_owner))
+    monkeypatch.setattr(service, "_games", type(service._games)())  # read from the store
+    opening = asyncio.create_task(other.request("open_game", game=game))
+    await gate.until_entered()
+    assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    gate.released.set()
+    reply = await opening
+    assert reply["code"] == "unauthenticated", reply  # was a game, and the game watched
+    assert service.hub.count(game) == 0
+
+
+async def test_an_action_waiting_for_the_game_as_its_connection_is_signed_out_is_refused(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, service = the_store(server), the_service(server)
+    owner, other = await leaked_device(server, "dan")
+    game = (await owner.request("new_game", level="hard", deal=1))["game"]
+    assert (await other.request("open_game", game=game))["v"] == 0
+    gate = Gate()
+    monkeypatch.setattr(store, "commit", gate.hold(store.commit))
+    moving = asyncio.create_task(owner.request("move", game=game, v=0, card="7C", to=5))
+    await gate.until_entered()  # the move holds the game's lock
+    dealing = asyncio.create_task(other.request("deal", game=game, v=1))
+    live = service.cached(game)
+    assert live is not None
+    # The deal waits for the lock (asyncio.Lock keeps its waiters).
+    await wait_for(lambda: bool(getattr(live.lock, "_waiters", None)))
+    third = await server.connect()
+    assert (await third.hello(owner.token))["type"] == "welcome"
+    assert (await third.request("sign_out", everywhere=True))["type"] == "signed_out"
+    gate.released.set()
+    assert (await moving)["type"] == "ack"  # it held the lock before: it lands
+    refused = await dealing
+    assert refused["code"] == "unauthenticated", refused  # was an ack: dealt for nobody
+    assert live.version == 1
+
+
+async def test_stats_as_its_connection_is_signed_out_is_answered(
+    server: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = the_store(server)
+    gate = Gate()
+    monkeypatch.setattr(store, "level_stats", gate.hold(store.level_stats))
+    owner, other = await leaked_device(server, "eve")
+    with caplog.at_level(logging.WARNING, logger="server"):
+        asking = asyncio.create_task(other.request("stats"))
+        await gate.until_entered()
+        assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+        gate.released.set()
+        reply = await asking
+    assert reply["type"] == "stats", reply  # was internal: the player read after the await
+    assert len(reply["stats"]) == 6
+    no_internal_errors(caplog)
+
+
+async def test_a_token_rotated_as_its_connection_is_signed_out_is_not_kept(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, service = the_store(server), the_service(server)
+    gate = Gate()
+    monkeypatch.setattr(store, "rotate_token", gate.hold(store.rotate_token))
+    owner, other = await leaked_device(server, "fay")
+    rotating = asyncio.create_task(other.request("rotate_token"))
+    await gate.until_entered()
+    assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    gate.released.set()
+    reply = await rotating
+    assert reply["code"] == "unauthenticated", reply
+    assert not any(service.signed_in._tokens.values())  # nothing held for a signed-out one
+
+
+# -- the games list -----------------------------------------------------------------------
+
+
+async def test_games_lists_the_newest_games_only(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service_module, "GAMES_LIST_LIMIT", 3)
+    ada = await server.player("ada")
+    started = [(await ada.request("new_game", level="hard", deal=d))["game"] for d in range(1, 6)]
+    listed = (await ada.request("games"))["games"]
+    assert [summary["game"] for summary in listed] == started[:1:-1]  # the newest 3
+    lost = (await ada.request("games", status="lost"))["games"]
+    assert [summary["game"] for summary in lost] == started[-2::-1][:3]
