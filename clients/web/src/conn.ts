@@ -14,6 +14,9 @@
  * socket is dropped as if it had closed, so pending requests fail with
  * `Disconnected` and the connection reopens (and resyncs in `onOpen`).
  *
+ * An open connection that has sent nothing for `KEEPALIVE_MS` sends a `ping`,
+ * so the server's idle timeout does not close it while a player thinks.
+ *
  * Every frame is checked where it enters (`src/checks.ts`): one that cannot be
  * read, or that breaks the protocol, is dropped and told to `onMalformed` once,
  * and the request it answers, when it names one, fails with that
@@ -31,6 +34,13 @@ export const SUBPROTOCOL = "scorpion.v1";
 
 /** How long a request waits for its reply before the connection is taken for broken. */
 export const REPLY_TIMEOUT_MS = 30_000;
+
+/**
+ * How long an open connection may send nothing before it sends a `ping`: the
+ * server closes one that sends nothing for its idle timeout (15 minutes by
+ * default, PROTOCOL.md section 10), and a player may look at a board that long.
+ */
+export const KEEPALIVE_MS = 60_000;
 
 export class Disconnected extends Error {
   constructor() {
@@ -60,6 +70,8 @@ export class Connection {
   private delay = 250;
   private stopped = false;
   private ready: Promise<void> = Promise.resolve();
+  private lastSent = 0;
+  private keepalive: ReturnType<typeof setInterval> | null = null;
   private markReady: () => void = () => {};
 
   constructor(
@@ -70,10 +82,19 @@ export class Connection {
   start(): void {
     this.stopped = false;
     this.open();
+    this.keepalive ??= setInterval(() => this.ping(), KEEPALIVE_MS / 4);
+  }
+
+  /** A `ping` on an open connection that has sent nothing for KEEPALIVE_MS. */
+  private ping(): void {
+    if (this.socket?.readyState !== WebSocket.OPEN || Date.now() - this.lastSent < KEEPALIVE_MS) return;
+    this.request({ type: "ping" }).catch(() => {});
   }
 
   stop(): void {
     this.stopped = true;
+    if (this.keepalive !== null) clearInterval(this.keepalive);
+    this.keepalive = null;
     const socket = this.socket;
     this.socket = null;
     this.failPending();
@@ -96,6 +117,7 @@ export class Connection {
         reject: (error) => (settled(), reject(error)),
       });
       socket.send(encode({ ...body, id }));
+      this.lastSent = Date.now();
     });
   }
 
@@ -112,6 +134,7 @@ export class Connection {
         socket.close(1000);
         return;
       }
+      this.lastSent = Date.now();
       this.hooks
         .onOpen()
         .then(() => {

@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ProtocolError } from "../src/checks";
-import { Connection, Disconnected, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
+import { Connection, Disconnected, KEEPALIVE_MS, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
 import type { ServerMessage } from "../src/wire";
 import { view } from "./fixtures";
 
@@ -133,6 +133,30 @@ describe("Connection", () => {
   describe("reconnecting", () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
+
+    it("pings a connection that has sent nothing for a minute, and only then", async () => {
+      const { conn, socket } = await open();
+      const pings = () => socket.sent.filter((each) => each.type === "ping");
+      const second = 1000;
+      await vi.advanceTimersByTimeAsync(30 * second);
+      void conn.request({ type: "stats" });
+      await vi.advanceTimersByTimeAsync(second);
+      socket.serve({ type: "stats", re: socket.sent[0].id, stats: [] });
+      await vi.advanceTimersByTimeAsync(44 * second); // 75 s: the stats request went 45 s ago
+      expect(pings()).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(15 * second); // 90 s: a minute since
+      expect(pings()).toHaveLength(1);
+      socket.serve({ type: "pong", re: pings()[0].id });
+      await vi.advanceTimersByTimeAsync(45 * second); // 135 s
+      expect(pings()).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(15 * second); // 150 s
+      expect(pings()).toHaveLength(2);
+      socket.serve({ type: "pong", re: pings()[1].id });
+      expect(FakeSocket.last).toBe(socket);
+      conn.stop();
+      await vi.advanceTimersByTimeAsync(KEEPALIVE_MS * 2);
+      expect(pings()).toHaveLength(2);
+    });
 
     it("waits longer before each reconnect while the open hook keeps failing (a refused hello)", async () => {
       let opened = 0;
