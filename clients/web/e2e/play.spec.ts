@@ -1,7 +1,8 @@
 // Tap and drag moves, a refused move, undo, hint, deal, restart and pause on a real page.
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
-import { atVersion, drag, expect, register, shot, startGame, still, tap, test, uniqueName, version } from "./fixtures";
+import { join } from "node:path";
+import { atVersion, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -135,6 +136,23 @@ test("three blind mice shows its ten columns and the reserve", async ({ page, se
   const first = await page.locator(".columns").boundingBox();
   expect(reserve && first && reserve.y + reserve.height <= first.y).toBe(true); // above the columns
   await shot(page, "game-three-blind-mice");
+
+  // a phone on its side: ten columns of cards narrower than the window's width suggests, each pip inside its card
+  await page.setViewportSize({ width: 844, height: 390 });
+  await settled(page);
+  const overflows = await page.locator(".columns .column .card.up:last-child").evaluateAll((cards) =>
+    cards.flatMap((card) => {
+      const pip = document.createRange();
+      pip.selectNodeContents(card.querySelector(".center") as Node);
+      const glyph = pip.getBoundingClientRect();
+      const box = card.getBoundingClientRect();
+      const inside = glyph.left >= box.left && glyph.right <= box.right && glyph.bottom <= box.bottom;
+      return inside ? [] : [`${(card as HTMLElement).dataset.card}: pip ${glyph.width.toFixed(0)} px wide on a ${box.width.toFixed(0)} px card`];
+    }),
+  );
+  expect(overflows).toEqual([]);
+  await page.screenshot({ path: join(SHOTS, "game-three-blind-mice-844x390.png") });
+  await page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test("a dead end says so and offers the ways out", async ({ page, server }) => {
