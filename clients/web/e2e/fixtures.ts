@@ -147,6 +147,8 @@ export async function startGame(page: Page, level: string, deal?: number): Promi
   await page.locator(`button.level[data-level="${level}"]`).click();
   if (deal !== undefined) await page.locator("#deal").fill(String(deal));
   await page.locator('[data-action="play"]').click();
+  // asked first when it abandons an unfinished game, after a look at the server's list
+  await expect(page.locator("main.game, .dialog")).toBeVisible();
   const confirm = page.locator(".dialog .yes");
   if (await confirm.isVisible().catch(() => false)) await confirm.click();
   await expect(page.locator("main.game")).toBeVisible();

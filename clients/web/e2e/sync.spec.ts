@@ -107,3 +107,31 @@ test("signing out forgets the token on every tab of the browser", async ({ page,
   await expect(other.locator("form.register")).toBeVisible();
   expect(found.problems).toEqual([]);
 });
+
+test("a new game asks first when another tab has started a game meanwhile", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("meanwhile"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results")).toBeVisible();
+
+  const other = await context.newPage();
+  const otherWatch: Watch = { problems: [], allow: [] };
+  watch(other, otherWatch);
+  await other.goto(server.url);
+  await startGame(other, "hard");
+  const started = await other.locator("main.game").getAttribute("data-game");
+
+  // the first tab still shows its results: a new game there would abandon the other tab's
+  await page.locator('.results [data-action="new"]').click();
+  await expect(page.locator(".dialog")).toBeVisible();
+  await page.locator(".dialog .no").click();
+  await page.locator("header nav button", { hasText: "Levels" }).click();
+  await expect(page.locator('[data-action="continue"]')).toBeVisible();
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator(".dialog")).toBeVisible();
+  await page.locator(".dialog .no").click();
+  await expect(other.locator("main.game")).toHaveAttribute("data-game", started ?? "");
+  await expect(other.locator("main.results")).toHaveCount(0);
+  expect(otherWatch.problems).toEqual([]);
+});

@@ -129,6 +129,8 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
+  /** A new game being decided on (`startNew`). */
+  private choosing = false;
   /** A register on its way. */
   private registering = false;
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
@@ -503,10 +505,28 @@ export class App {
     this.show("game");
   }
 
-  private startNew(level: Level, deal?: number, winnable = false): void {
+  /**
+   * A new game, asked first when it would abandon an unfinished one (R17): the
+   * one on screen, or one the server lists now (another tab or device may have
+   * started one since this page last looked).
+   */
+  private async startNew(level: Level, deal?: number, winnable = false): Promise<void> {
+    if (this.choosing) return;
+    this.choosing = true;
+    try {
+      await this.refreshUnfinished();
+    } finally {
+      this.choosing = false;
+    }
     const active = this.board?.view.status === "active" || this.unfinished.some((game) => game.status === "active");
     if (active) this.ask(t("confirmNew"), () => void this.newGame(level, deal, winnable));
-    else void this.newGame(level, deal, winnable);
+    else await this.newGame(level, deal, winnable);
+  }
+
+  /** The player's unfinished games, as the server has them now (kept as they were when it cannot say). */
+  private async refreshUnfinished(early = false): Promise<void> {
+    const reply = await this.conn.request({ type: "games", status: "active" }, early).catch(() => null);
+    if (reply?.type === "games") this.unfinished = reply.games.filter((game) => game.status === "active");
   }
 
   private async lobby(early = false): Promise<void> {
@@ -520,6 +540,8 @@ export class App {
     this.board = null;
     this.show("lobby");
     await this.loadStats(early);
+    await this.refreshUnfinished(early); // another tab or device may have started one
+    if (this.screen === "lobby") this.render();
   }
 
   private summary(): GameSummary {
@@ -880,7 +902,7 @@ export class App {
           onclick: () => {
             const number = Number(deal.value);
             const chosen = level !== "easy" && !winnable && Number.isInteger(number) && number > 0 ? number : undefined;
-            this.startNew(level, chosen, winnable);
+            void this.startNew(level, chosen, winnable);
           },
         },
         t("play"),
@@ -972,7 +994,7 @@ export class App {
             button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
             button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
-            button("new", "newGame", () => this.startNew(view.level, undefined, this.gameWinnable)),
+            button("new", "newGame", () => void this.startNew(view.level, undefined, this.gameWinnable)),
           ),
         ),
       );
@@ -1017,7 +1039,7 @@ export class App {
       h(
         "div.actions",
         {},
-        h("button.primary", { type: "button", "data-action": "new", onclick: () => void this.newGame(view.level, undefined, this.gameWinnable) }, t("newGame")),
+        h("button.primary", { type: "button", "data-action": "new", onclick: () => void this.startNew(view.level, undefined, this.gameWinnable) }, t("newGame")),
         h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(board.game) }, t("replay")),
         h("button", { type: "button", "data-action": "levels", onclick: () => void this.lobby() }, t("levels")),
       ),
