@@ -135,3 +135,23 @@ test("a new game asks first when another tab has started a game meanwhile", asyn
   await expect(other.locator("main.results")).toHaveCount(0);
   expect(otherWatch.problems).toEqual([]);
 });
+
+test("continuing a game another tab has ended since shows its results", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("ended"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="menu"]').click();
+  await expect(page.locator('[data-action="continue"]')).toBeVisible();
+
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await expect(other.locator("main.game")).toBeVisible();
+  await other.locator('.tools [data-action="resign"]').click();
+  await other.locator(".dialog .yes").click();
+  await expect(other.locator("main.results")).toBeVisible();
+
+  await page.locator('[data-action="continue"]').click();
+  await expect(page.locator("main.results.lost")).toBeVisible();
+  await page.locator("header nav button", { hasText: "Levels" }).click();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
+});

@@ -232,7 +232,10 @@ export class App {
     this.lost = null;
     this.knownPaused = false;
     this.ended = null;
-    this.show(reply.view.status === "active" ? "game" : "lobby");
+    this.unfinished = this.unfinished.filter((each) => each.game !== game || reply.view.status === "active");
+    this.show("game");
+    // ended meanwhile (on another tab or device): its results, not a game to play
+    if (reply.view.status !== "active") this.afterChange();
     setTimeout(() => this.render(), PAUSE_GRACE_MS);
   }
 
