@@ -160,3 +160,28 @@ test("a replay sent in pages is read whole", async ({ page, server }) => {
   await expect(labels.nth(line.length)).toHaveText("You resigned.");
   expect([...asked.values()]).toEqual([0, 1, 2, 3]);
 });
+
+test("a replay action of a type this page does not know is named as sent", async ({ page, server }) => {
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => real.send(frame));
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Record<string, unknown>;
+      const replay = message.replay as { actions: Record<string, unknown>[] } | null;
+      if (message.type !== "replay" || !replay) return ws.send(frame);
+      const actions = replay.actions.map((action, i) => (i === 0 ? { type: "teleport", t: action.t } : action));
+      ws.send(Buffer.from(encode({ ...message, replay: { ...replay, actions } })));
+    });
+  });
+  await register(page, server.url, uniqueName("unknown"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await page.locator('.results [data-action="replay"]').click();
+  await expect(page.locator("ol.replay-actions li").first()).toHaveText("teleport");
+  await page.keyboard.press("ArrowRight");
+  await expect(page.locator(".replay .step")).toHaveText(/^Step 1 of 2 — teleport \(/);
+  await expect(page.locator("main.replay")).not.toContainText("undefined");
+});

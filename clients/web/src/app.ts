@@ -1158,6 +1158,9 @@ export class App {
           return t("actionRestart");
         case "hint":
           return t("actionHint");
+        default:
+          // an action type a later server adds (PROTOCOL.md section 11): named as sent
+          return String((action as { type: unknown }).type);
       }
     };
     let last = 0;
