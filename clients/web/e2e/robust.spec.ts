@@ -16,15 +16,18 @@ interface Fake {
   sockets: number;
   /** Sends `message` to the page on its latest socket. */
   push: (message: Message) => void;
+  /** Closes the page's latest socket, as a server going away would. */
+  close: () => void;
 }
 
 /** Answers the page's sockets with `answer` (its replies, in order; none, for now), in place of the server. */
 async function fake(page: Page, answer: (message: Message) => Message[]): Promise<Fake> {
-  const found: Fake = { sent: [], sockets: 0, push: () => {} };
+  const found: Fake = { sent: [], sockets: 0, push: () => {}, close: () => {} };
   await page.routeWebSocket(/.*/, (ws) => {
     found.sockets++;
     const send = (message: Message) => ws.send(Buffer.from(encode(message)));
     found.push = send;
+    found.close = () => void ws.close({ code: 1001 });
     ws.onMessage((frame) => {
       const message = decode(frame as Buffer) as Message;
       found.sent.push(message);
@@ -435,4 +438,32 @@ test("an action acknowledged whose events never come is caught up", async ({ pag
   await expect(page.locator("main.game")).toHaveAttribute("data-v", "1");
   expect(wire.sent.filter((each) => each.type === "open_game").map((each) => each.since)).toEqual([undefined, 0]);
   expect(await columns(page)).toEqual(afterMove.columns.map((column) => column.cards));
+});
+
+test("a game the server no longer has leads back to the lobby, said", async ({ page, server }) => {
+  let sockets = 0;
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        sockets++;
+        return [welcome(message, sockets === 1 ? [SUMMARY] : [])];
+      case "open_game":
+        return message.since === undefined
+          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
+          : [refusal(message, "not_found", "No such game.")];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      case "games":
+        return [{ type: "games", re: message.id, games: [] }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  wire.close(); // the page reconnects, and its resync is refused
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator(".toast.error")).toHaveText("No such game.");
+  await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
 });

@@ -281,7 +281,14 @@ export class App {
       if (reply.v < board.v) return;
       this.board = boardFrom(reply.game, reply.v, reply.view, now);
     } else {
-      return this.failed(reply);
+      this.failed(reply);
+      if (reply.type === "error" && reply.code === "not_found") {
+        // the server has no such game (any more): nothing on screen can be played
+        this.board = null;
+        this.unfinished = this.unfinished.filter((each) => each.game !== asked.game);
+        await this.lobby(early);
+      }
+      return;
     }
     this.openedAt = now;
     this.afterChange();
