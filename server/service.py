@@ -41,6 +41,14 @@ it describes: every push happens under the game's lock or, for background
 work (``lost_position``), only after checking that its version is still the
 cached one, with no ``await`` between the check and the push.
 
+A connection acts as one player, but nothing holds that while its request waits
+(for the store, the solver or a game's lock): a ``sign_out`` with ``everywhere``
+on another connection may sign it out meanwhile, closing its games. A request
+reads its player once, and checks after each wait, before it opens, watches or
+changes a game, that the connection still acts as that player and still has the
+game open (``_still``, ``_check_open``); else it answers ``unauthenticated`` and
+does nothing. A new game already started by then is answered, but not watched.
+
 Hints and lost-position checks run the solver in worker processes
 (``SolverPool``); hints are steps of a plan (``HintAdvisor``: a winning line
 followed, else a move that neither goes back nor into a known loss). A
