@@ -467,3 +467,19 @@ test("a game the server no longer has leads back to the lobby, said", async ({ p
   await expect(page.locator(".toast.error")).toHaveText("No such game.");
   await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
 });
+
+test("a deal number the wire cannot carry is said on the page, not sent nor replaced by a random deal", async ({ page, server }) => {
+  const sent = await noted(page);
+  await register(page, server.url, uniqueName("dealno"));
+  await page.locator('button.level[data-level="hard"]').click();
+  for (const typed of ["0", "-3", "1.5", "9007199254740992", "12345678901234567890"]) {
+    await page.locator("#deal").fill(typed);
+    await page.locator('[data-action="play"]').click();
+    await expect(page.locator(".toast.error"), typed).toHaveText("A deal number is a whole number from 1 to 9007199254740991.");
+    await expect(page.locator("main.lobby")).toBeVisible();
+  }
+  expect(sent.filter((each) => each.type === "new_game")).toEqual([]);
+  await page.locator("#deal").fill("9007199254740991");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game .level-name")).toHaveText("Hard #9007199254740991");
+});

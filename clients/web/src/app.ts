@@ -910,9 +910,14 @@ export class App {
           type: "button",
           "data-action": "play",
           onclick: () => {
-            const number = Number(deal.value);
-            const chosen = level !== "easy" && !winnable && Number.isInteger(number) && number > 0 ? number : undefined;
-            void this.startNew(level, chosen, winnable);
+            const typed = level !== "easy" && !winnable ? deal.value.trim() : "";
+            const number = Number(typed);
+            // a number the wire cannot carry is said here, not sent (nor replaced by a random deal)
+            if (deal.validity.badInput || (typed !== "" && !(Number.isSafeInteger(number) && number >= 1))) {
+              this.say(t("badDeal"));
+              return;
+            }
+            void this.startNew(level, typed === "" ? undefined : number, winnable);
           },
         },
         t("play"),
