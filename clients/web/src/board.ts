@@ -200,13 +200,19 @@ export function receive(board: GameBoard, push: EventsPush, now: number): Receiv
   return { kind: "gap" };
 }
 
-/** The board after a `catch_up` reply: its batches in order, then its clock. */
+/**
+ * The board after a `catch_up` reply: its batches in order (those it has
+ * already skipped), then its clock. Throws when the batches skip a version or
+ * stop short of the reply's: the board would claim events it never saw.
+ */
 export function catchUp(board: GameBoard, reply: CatchUpReply, now: number): GameBoard {
   let next = board;
   for (const batch of reply.events) {
     if (batch.v <= next.v) continue;
+    fits(batch.v === next.v + 1, `the catch-up skips from version ${next.v} to ${batch.v}`);
     next = { ...applyAll(next, batch.events, now), v: batch.v };
   }
+  fits(next.v >= reply.v, `the catch-up stops at version ${next.v}, short of ${reply.v}`);
   const view = { ...next.view, time_ms: reply.time_ms, running: reply.running };
   return { ...next, v: reply.v, view, clockAt: now };
 }

@@ -155,6 +155,18 @@ describe("versions and the clock", () => {
     expect([after.view.time_ms, after.view.running, after.clockAt]).toEqual([5300, true, 50]);
   });
 
+  it("refuses a catch-up that skips a version or stops short of its own", () => {
+    const board = boardFrom(42, 1, view(), 0);
+    const score: Event = { type: "score", score: 0, moves: 0, undos: 0, hints: 1, earned: 0, undo_depth: 0, stuck: false };
+    const reply = (v: number, versions: number[]) =>
+      ({ type: "catch_up", re: 1, game: 42, v, time_ms: 0, running: true, events: versions.map((each) => ({ v: each, events: [score] })) }) as const;
+    expect(() => catchUp(board, reply(3, [3]), 0)).toThrow("the catch-up skips from version 1 to 3");
+    expect(() => catchUp(board, reply(3, [2]), 0)).toThrow("the catch-up stops at version 2, short of 3");
+    expect(() => catchUp(board, reply(3, []), 0)).toThrow("short of 3");
+    expect(catchUp(board, reply(3, [1, 2, 3]), 0).v).toBe(3);
+    expect(catchUp(board, reply(1, []), 0).v).toBe(1);
+  });
+
   it("ticks the play time while running and computes the timed score", () => {
     const board = boardFrom(1, 0, view({ time_ms: 29_000, running: true, earned: 100 }), 1000);
     expect(timeAt(board, 1000)).toBe(29_000);
