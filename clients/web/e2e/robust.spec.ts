@@ -483,3 +483,32 @@ test("a deal number the wire cannot carry is said on the page, not sent nor repl
   await page.locator('[data-action="play"]').click();
   await expect(page.locator("main.game .level-name")).toHaveText("Hard #9007199254740991");
 });
+
+test("a burst of pushes that break the protocol resyncs once or twice, not once each", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const sent: Message[] = [];
+  let inject: (message: Message) => void = () => {};
+  let game = 0;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      sent.push(decode(frame as Buffer) as Message);
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "game") game = message.game as number;
+      ws.send(frame);
+    });
+    inject = (message) => ws.send(Buffer.from(encode(message)));
+  });
+  await register(page, server.url, uniqueName("burst"));
+  await startGame(page, "medium", knownDeal());
+  for (let i = 0; i < 30; i++) inject({ type: "events", game, v: 1, events: [{ type: "moved", card: "QD", from: 9, to: 1, count: 1 }] });
+  await page.waitForTimeout(1500);
+  const resyncs = sent.filter((each) => each.type === "open_game" && each.since !== undefined);
+  expect(resyncs.length).toBeGreaterThanOrEqual(1);
+  expect(resyncs.length).toBeLessThanOrEqual(2);
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+});

@@ -129,6 +129,9 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
+  /** The resync on its way, and whether it was asked for again meanwhile. */
+  private resyncing: Promise<void> | null = null;
+  private resyncAgain = false;
   /** A new game being decided on (`startNew`). */
   private choosing = false;
   /** A register on its way. */
@@ -207,7 +210,7 @@ export class App {
       return;
     }
     if (this.board) {
-      await this.resync(true);
+      await this.resyncNow(true); // not joined to one waiting for this hello to end
     } else if (this.screen === "loading" || this.screen === "signin") {
       const active = this.unfinished.find((game) => game.status === "active");
       if (active) await this.openGame(active.game, true);
@@ -247,7 +250,29 @@ export class App {
    * game or the lobby meanwhile, the game that answer opened again is closed.
    * A catch-up whose events do not fit the board is said, and a snapshot asked for.
    */
-  private async resync(early = false, whole = false): Promise<void> {
+  private resync(early = false): Promise<void> {
+    // (the hello of a new connection resyncs by `resyncNow` itself: one asked
+    // before it waits for it to end, so joining that one would never end)
+    // One at a time: asked again while one is on its way (a burst of pushes
+    // that do not fit, say), it runs once more after it, not once per ask.
+    if (this.resyncing) {
+      this.resyncAgain = true;
+      return this.resyncing;
+    }
+    const run = async () => {
+      try {
+        do {
+          this.resyncAgain = false;
+          await this.resyncNow(early);
+        } while (this.resyncAgain);
+      } finally {
+        this.resyncing = null;
+      }
+    };
+    return (this.resyncing = run());
+  }
+
+  private async resyncNow(early: boolean, whole = false): Promise<void> {
     const asked = this.board;
     if (!asked) return;
     const reply = await this.conn.request(
@@ -270,7 +295,7 @@ export class App {
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         this.malformed(new ProtocolError("catch_up", `cannot be applied: ${reason}`), false);
-        return this.resync(early, true);
+        return this.resyncNow(early, true);
       }
       this.board = next;
       this.noteEvents(
