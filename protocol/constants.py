@@ -29,6 +29,7 @@ __all__ = [
     "MAX_SAFE_INT",
     "MAX_SERVER_FRAME_BYTES",
     "MAX_TOKEN_CHARS",
+    "OPEN_GAMES_LIMIT",
     "PROTOCOL_VERSION",
     "REPLAY_PAGE_ACTIONS",
     "SUBPROTOCOL",
@@ -52,6 +53,10 @@ REPLAY_PAGE_ACTIONS: Final = 2000
 # A games reply lists at most this many games, the newest: a summary takes up to some
 # 230 bytes, so the list stays far within a server frame however many games a player has.
 GAMES_LIST_LIMIT: Final = 1000
+# A connection keeps at most this many games open. Past it, opening or starting one more
+# closes the finished game it opened first: a player has one unfinished game at most (R17),
+# and a finished game never changes again, so only its place in memory is given up.
+OPEN_GAMES_LIMIT: Final = 32
 
 # Lengths, in characters (Unicode code points).
 MAX_ID_CHARS: Final = 64

@@ -131,6 +131,11 @@ def _limits() -> str:
             "per `games` reply",
         ),
         (
+            "open games",
+            f"{constants.OPEN_GAMES_LIMIT} per connection; one more closes the finished game "
+            "opened first (section 4)",
+        ),
+        (
             "request `id`",
             f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
             "characters",

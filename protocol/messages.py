@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.constants import (
+    GAMES_LIST_LIMIT,
     INT32_MAX,
     INT32_MIN,
     MAX_CLIENT_CHARS,
@@ -267,7 +268,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(_game()),
     _request(
         "games",
-        "Lists the player's games, newest first, optionally only those of one status.",
+        "Lists the player's games, newest first (the newest "
+        f"{GAMES_LIST_LIMIT}), optionally only those of one status.",
         ("games",),
         ("unauthenticated",),
         {"type": "games", "id": 17},

@@ -108,6 +108,7 @@ from protocol import (
     GAMES_LIST_LIMIT,
     LEVELS,
     MAX_SERVER_FRAME_BYTES,
+    OPEN_GAMES_LIMIT,
     REPLAY_PAGE_ACTIONS,
     ProtocolError,
     Request,
@@ -737,7 +738,7 @@ class GameService:
             self.hub.send(session.outbox, reply)
             # Started, so answered; but a connection signed out meanwhile watches nothing.
             if session.player is not None and session.player.id == player.id:
-                self.hub.watch(live.id, session.outbox, live.version)
+                self._watch(session, live)
             self._sync_clock(live)
             self._check_lost(live)  # say it at the deal when the deal cannot be won
         return None
@@ -864,7 +865,7 @@ class GameService:
         async with live.lock:
             _still(session, player)
             self.hub.send(session.outbox, self._opening(live, request.id, since))
-            self.hub.watch(live.id, session.outbox, live.version)
+            self._watch(session, live)
             self._sync_clock(live)
             if not live.finished and not self.lost_checks.seen(live):
                 self._check_lost(live)
@@ -895,6 +896,24 @@ class GameService:
             time_ms=live.play_time(),
             running=live.clock.running,
         )
+
+    def _watch(self, session: Session, live: LiveGame) -> None:
+        """``session``'s connection has ``live`` open from now on, keeping at most
+        ``OPEN_GAMES_LIMIT`` games open: past it, the finished games it opened first are
+        closed (PROTOCOL.md section 4). The cache keeps every game some connection has
+        open, so without the limit one connection could hold any number in memory."""
+        outbox = session.outbox
+        self.hub.watch(live.id, outbox, live.version)
+        opened = self.hub.games_of(outbox)
+        excess = len(opened) - OPEN_GAMES_LIMIT
+        for game_id in opened:
+            if excess <= 0:
+                break
+            other = self._games.get(game_id)
+            if game_id == live.id or (other is not None and not other.finished):
+                continue  # the unfinished game (one at most, R17) stays open
+            self.hub.unwatch(game_id, outbox)  # finished: its clock is stopped already
+            excess -= 1
 
     async def _close_game(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)

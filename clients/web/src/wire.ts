@@ -279,7 +279,7 @@ id: (number | string)
 game: number
 }
 /**
- * Lists the player's games, newest first, optionally only those of one status.
+ * Lists the player's games, newest first (the newest 1000), optionally only those of one status.
  */
 export interface GamesRequest {
 /**

@@ -1,0 +1,50 @@
+"""How many games one connection keeps open (PROTOCOL.md section 4 and 10).
+
+A player has at most one unfinished game (R17); every other game it opens is
+finished and never changes again. A connection that opened more than
+``OPEN_GAMES_LIMIT`` games kept them all in the server's memory: the cache
+evicts no game a connection has open. Past the limit the server now closes
+the finished game the connection opened first, never the unfinished one.
+"""
+
+from __future__ import annotations
+
+from protocol import OPEN_GAMES_LIMIT
+from server.service import GameService
+from tests.server.conftest import Running
+
+
+def the_service(server: Running) -> GameService:
+    service = server.server.service
+    assert service is not None
+    return service
+
+
+async def test_a_connection_keeps_at_most_the_limit_of_games_open(server: Running) -> None:
+    player = await server.player("opener")
+    games = []
+    for deal in range(1, OPEN_GAMES_LIMIT + 6):  # each new game abandons the one before (R17)
+        reply = await player.request("new_game", level="hard", deal=deal)
+        assert reply["type"] == "game", reply
+        games.append(reply["game"])
+    service = the_service(server)
+    assert player.player is not None
+    [session] = service.signed_in.of_player(player.player["id"])
+    assert service.hub.games_of(session.outbox) == games[-OPEN_GAMES_LIMIT:]  # oldest went
+
+    # A second connection opens every one of them, the unfinished game first.
+    other = await server.connect()
+    await other.hello(player.token)
+    assert (await other.request("open_game", game=games[-1]))["type"] == "game"
+    for game in games[:-1]:
+        assert (await other.request("open_game", game=game))["type"] == "game"
+    for each in service.signed_in.of_player(player.player["id"]):
+        assert len(service.hub.games_of(each.outbox)) == OPEN_GAMES_LIMIT
+    # Its unfinished game was opened first, yet stays open: it can still be played.
+    hint = await other.request("hint", game=games[-1])
+    assert hint["type"] == "hint", hint
+    # A finished game it closed answers as a game not open.
+    refused = await other.request("resign", game=games[1])
+    assert refused["type"] == "error" and refused["code"] == "not_open", refused
+    reopened = await other.request("open_game", game=games[1])
+    assert reopened["type"] == "game" and reopened["view"]["status"] == "lost"
