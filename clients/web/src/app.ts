@@ -250,11 +250,11 @@ export class App {
    * game or the lobby meanwhile, the game that answer opened again is closed.
    * A catch-up whose events do not fit the board is said, and a snapshot asked for.
    */
-  private resync(early = false): Promise<void> {
-    // (the hello of a new connection resyncs by `resyncNow` itself: one asked
-    // before it waits for it to end, so joining that one would never end)
+  private resync(): Promise<void> {
     // One at a time: asked again while one is on its way (a burst of pushes
     // that do not fit, say), it runs once more after it, not once per ask.
+    // (A new connection's hello resyncs by `resyncNow` itself: a resync asked
+    // for before it waits for that hello to end, so joining it would never end.)
     if (this.resyncing) {
       this.resyncAgain = true;
       return this.resyncing;
@@ -263,7 +263,7 @@ export class App {
       try {
         do {
           this.resyncAgain = false;
-          await this.resyncNow(early);
+          await this.resyncNow(false);
         } while (this.resyncAgain);
       } finally {
         this.resyncing = null;
