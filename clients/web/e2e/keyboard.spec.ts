@@ -61,6 +61,14 @@ test("a refused name stays typed in its field", async ({ page, server }) => {
   await expect(second.locator("p.error")).toBeVisible(); // duplicate_name
   await expect(second.locator("#name")).toHaveValue(name);
   await expect(second.locator("#name")).toBeFocused();
+  // the same from the button, reached by Tab: it keeps the focus
+  await second.keyboard.press("Tab");
+  await expect(second.locator('[data-action="register"]')).toBeFocused();
+  await second.keyboard.press("Enter");
+  await expect(second.locator("p.error")).toBeVisible();
+  await second.waitForTimeout(300);
+  await expect(second.locator('[data-action="register"]')).toBeFocused();
+  await expect(second.locator("#name")).toHaveValue(name);
   await other.close();
 });
 

@@ -831,19 +831,19 @@ export class App {
         { onsubmit: (event: Event) => (event.preventDefault(), void this.register(name.value.trim())) } as never,
         h("label", { for: "name" }, t("name")),
         name,
-        h("button.primary", { type: "submit" }, t("register")),
+        h("button.primary", { type: "submit", "data-action": "register" }, t("register")),
       ),
       this.signInError ? h("p.error", { role: "alert" }, this.signInError) : null,
       h(
         "details.other-device",
         { open: typed.otherDevice, ontoggle: (event: Event) => (typed.otherDevice = (event.target as HTMLDetailsElement).open) } as never,
-        h("summary", {}, t("otherDevice")),
+        h("summary", { "data-action": "other-device" }, t("otherDevice")),
         h(
           "form.token",
           { onsubmit: (event: Event) => (event.preventDefault(), this.signInWithToken(token.value.trim())) } as never,
           h("label", { for: "token" }, t("token")),
           token,
-          h("button", { type: "submit" }, t("signIn")),
+          h("button", { type: "submit", "data-action": "sign-in" }, t("signIn")),
         ),
       ),
     );
@@ -950,7 +950,7 @@ export class App {
       h(
         "details.token-box",
         { open: this.showToken, ontoggle: (event: Event) => (this.showToken = (event.target as HTMLDetailsElement).open) } as never,
-        h("summary", {}, t("showToken")),
+        h("summary", { "data-action": "show-token" }, t("showToken")),
         h("p", {}, t("tokenNote")),
         h("code.token", {}, this.token ?? ""),
         h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
@@ -1147,7 +1147,7 @@ export class App {
                 h("span", {}, `${t("score")} ${game.score} · ${t("moves")} ${game.moves} · ${clock(game.time_ms)}`),
                 h("time", { datetime: game.started }, new Date(game.started).toLocaleString(locale())),
                 game.status === "active"
-                  ? h("button", { type: "button", onclick: () => void this.openGame(game.game) }, t("continueGame"))
+                  ? h("button", { type: "button", "data-action": "continue", onclick: () => void this.openGame(game.game) }, t("continueGame"))
                   : h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(game.game) }, t("replay")),
               ),
             ),
