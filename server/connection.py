@@ -58,6 +58,7 @@ import contextvars
 import itertools
 import logging
 import math
+import re
 import ssl
 import time
 from collections.abc import Mapping, Sequence
@@ -67,10 +68,11 @@ from typing import Any, Final
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, SecurityError
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.protocol import State
+from websockets.streams import StreamReader
 from websockets.typing import Origin, Subprotocol
 
 from protocol import (
@@ -692,6 +694,12 @@ class _BodyDropping(_Bounded):
     is read and dropped, up to the close that follows the answer. The end of the
     client's stream (a half-close right after the request) is not passed on either,
     so the answer still goes out. An upgrade goes to ``websockets`` unchanged.
+
+    ``websockets`` also closes without a word on a head it cannot parse (a request
+    line without its version, a header line without its colon, an upgrade with a
+    body). Such a head, and a line of text that cannot begin a request, is answered
+    400 here (``_head_problem``); bytes that are not text (a TLS hello on the plain
+    port) are closed at once.
     """
 
     _head: bytes | None = b""  # the request head so far; None once it was passed on
@@ -704,20 +712,39 @@ class _BodyDropping(_Bounded):
             super().data_received(data)
             return
         self._head += data
-        if not _may_be_request(self._head):  # a TLS hello on the plain port, say
-            self._head = None
-            self.transport.close()  # no request, so no answer: websockets sends none either
+        if not _may_be_request(self._head):
+            received, self._head = self._head, None
+            if _is_text(received):  # a line of text, but no request: say so
+                self._refuse_head("not an HTTP request")
+            else:  # a TLS hello on the plain port, say: it would not read an answer
+                self.transport.close()
             return
         end = self._head.find(b"\r\n\r\n")
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
         received, self._head = self._head, None
         head = None if end < 0 else _plain_head(received[: end + 4])
+        if end >= 0:
+            problem = _head_problem(received[: end + 4] if head is None else head)
+            if problem is not None:
+                self._refuse_head(problem)
+                return
         if head is None:
             super().data_received(received)
         else:
             self._dropping = True
             super().data_received(head)
+
+    def _refuse_head(self, problem: str) -> None:
+        """Answer 400 to a head ``websockets`` would close on without a word, then close;
+        what else comes is dropped."""
+        self._dropping = True
+        body = f"Bad request: {problem}.\n".encode()
+        self.transport.write(
+            b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+        )
+        self.transport.close()  # after what is written has gone out
 
     def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's type
         if self._dropping and not self.protocol.eof_sent:  # not answered yet
@@ -751,6 +778,47 @@ def _may_be_request(start: bytes) -> bool:
     rather than held as a head that has not ended (until the handshake's timeout)."""
     method, space, _ = start.partition(b" ")
     return method.isalpha() if space else start.isalpha() and len(start) <= 16
+
+
+_TEXT: Final = re.compile(rb"[\t\r\n\x20-\x7e]*")
+_WELL_FORMED_HEAD: Final = re.compile(
+    rb"[A-Za-z]+ [\x21-\x7e]+ HTTP/1\.[01]\r\n"
+    rb"(?:[-!#$%&'*+.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*\r\n)*\r\n"
+)
+"""A head ``websockets`` surely parses, line by line: a subset of what it takes."""
+
+
+def _is_text(data: bytes) -> bool:
+    return _TEXT.fullmatch(data) is not None
+
+
+def _head_problem(head: bytes) -> str | None:
+    """Why ``websockets`` would refuse ``head`` (ending with its blank line) without an
+    answer, or None when it takes the head or answers it itself (a line too long).
+
+    A head of the usual shape is let through on one regular expression; only one
+    that is not is parsed by ``websockets``' own parser, which says what is wrong.
+    The parse costs some 20 us, so every handshake does not pay it.
+    """
+    lowered = head.lower()
+    if (
+        _WELL_FORMED_HEAD.fullmatch(head)
+        and b"content-length" not in lowered
+        and b"transfer-encoding" not in lowered
+    ):
+        return None
+    reader = StreamReader()
+    reader.feed_data(head)
+    reader.feed_eof()
+    try:
+        next(HttpRequest.parse(reader.read_line))
+    except StopIteration:
+        return None  # parsed
+    except SecurityError:
+        return None  # a line too long, or too many: websockets answers 414 or 431
+    except (ValueError, NotImplementedError, EOFError) as exc:  # UnicodeDecodeError too
+        return str(exc)
+    return None
 
 
 def _plain_head(head: bytes) -> bytes | None:

@@ -256,3 +256,41 @@ async def test_what_cannot_begin_a_request_is_refused_at_once(
             writer.close()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert (await http_get(server.server.port, "/healthz"))[0] == 200
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GARBAGE\r\n\r\n",
+        b"GET /\r\n\r\n",
+        b"GET / HTTP/9.9\r\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        b"GET /\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        b"Content-Length: 5\r\n\r\nhello",
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    ],
+    ids=[
+        "no-target",
+        "no-version",
+        "unknown-version",
+        "header-without-colon",
+        "header-name-with-space",
+        "non-ascii-target",
+        "upgrade-with-body",
+        "upgrade-chunked",
+    ],
+)
+async def test_a_malformed_request_is_answered_400(
+    server: Running, head: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        answer = await raw_answer(server.server.port, head)
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer
+    assert b"\r\nConnection: close\r\n" in answer
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert (await http_get(server.server.port, "/healthz"))[0] == 200
