@@ -512,3 +512,28 @@ test("a burst of pushes that break the protocol resyncs once or twice, not once 
   await page.locator('.tools [data-action="hint"]').click();
   await atVersion(page, 1);
 });
+
+test("a connection the server closes as too many, or as abuse, says why while it tries again", async ({ page, server }) => {
+  let sockets = 0;
+  await page.routeWebSocket(/.*/, (ws) => {
+    sockets++;
+    if (sockets === 1) {
+      void ws.close({ code: 1013, reason: "too many connections" });
+      return;
+    }
+    if (sockets === 2) {
+      // held a moment (the page waits for its hello's answer), then closed
+      setTimeout(() => void ws.close({ code: 1008, reason: "banned" }), 1500);
+      return;
+    }
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "hello") ws.send(Buffer.from(encode({ type: "welcome", re: message.id, server: "fake", protocol: 1, player: null, games: [] })));
+    });
+  });
+  await page.goto(server.url);
+  await expect(page.locator(".toast.refused")).toHaveText("The server has too many connections just now; trying again…");
+  await expect(page.locator(".toast.refused")).toContainText("refused this connection for a while");
+  await expect(page.locator("form.register")).toBeVisible();
+  await expect(page.locator(".toast.refused")).toHaveCount(0);
+});

@@ -156,6 +156,10 @@ export class App {
         this.render();
       },
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
+      // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
+      onClosed: (code) => {
+        this.refused = code === 1013 ? t("closedBusy") : code === 1008 ? t("closedRefused") : this.refused;
+      },
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("resize", () => fitColumns(this.root));

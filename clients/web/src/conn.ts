@@ -55,6 +55,8 @@ export interface ConnectionHooks {
   onOpen: () => Promise<void>;
   onPush: (push: ServerMessage) => void;
   onState: (state: "connecting" | "open" | "closed") => void;
+  /** The server closed the socket with `code` (PROTOCOL.md section 10), before it reopens. */
+  onClosed?: (code: number) => void;
   /**
    * A frame dropped: `lostEvents` when it may have been an `events` push (one
    * that says so, or one that cannot be read), whose events are then missed.
@@ -150,8 +152,9 @@ export class Connection {
     socket.onmessage = (message) => {
       if (this.socket === socket) this.receive(message.data);
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       markReady();
+      if (this.socket === socket) this.hooks.onClosed?.(event.code);
       this.drop(socket);
     };
   }

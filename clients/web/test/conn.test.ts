@@ -15,7 +15,7 @@ class FakeSocket {
   sent: Record<string, unknown>[] = [];
   onopen: (() => void) | null = null;
   onmessage: ((message: { data: unknown }) => void) | null = null;
-  onclose: (() => void) | null = null;
+  onclose: ((event: CloseEvent) => void) | null = null;
 
   constructor() {
     FakeSocket.last = this;
@@ -176,7 +176,7 @@ describe("Connection", () => {
         socket.onopen?.();
         await vi.advanceTimersByTimeAsync(0);
         expect(socket.closed).toBe(true);
-        socket.onclose?.();
+        socket.onclose?.({ code: 1006 } as CloseEvent);
         let waited = 0;
         while (FakeSocket.last === socket) {
           await vi.advanceTimersByTimeAsync(50);
