@@ -11,18 +11,25 @@
 ``verify`` follows replay.md: it prints one JSON object and exits 0 (valid),
 1 (an action the rules reject) or 2 (not a replay, or a file it cannot read; one line
 on stderr).
+
+Every command exits 0 when it did its work and 2, with one line on stderr
+(``scorpion-engine: ...``), for a bad flag or value (a budget or a time that is not
+a positive number, a deal number or range outside 1..MAX_DEAL) or a file it cannot
+use; ``verify`` also exits 1 as above, and 141 when the reader of its output left.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any, Final, NoReturn
 
 from engine.cards import card_str
-from engine.deal import DealNumberError, deal_layout
+from engine.deal import MAX_DEAL, DealNumberError, deal_layout
 from engine.errors import ReplayFormatError
 from engine.game import Game
 from engine.levels import LEVEL_NAMES, get_level
@@ -74,10 +81,27 @@ def _cmd_deal(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_REPLAY_BYTES: Final = 64 * 1024 * 1024
+"""The largest replay file read: a 10,000-action game is well under 1 MiB, and
+``verify /dev/zero`` must end rather than fill the memory."""
+
+
+class _TooLarge(ValueError):
+    pass
+
+
+def _read_replay(path: str) -> Any:
+    """The JSON document in ``path``: OSError if unreadable, ValueError if not JSON."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_REPLAY_BYTES + 1)
+    if len(data) > MAX_REPLAY_BYTES:
+        raise _TooLarge(f"larger than {MAX_REPLAY_BYTES:,} bytes")
+    return json.loads(data.decode("utf-8"))
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     try:
-        with open(args.file, encoding="utf-8") as handle:
-            doc = json.load(handle)
+        doc = _read_replay(args.file)
         code, out = verify(doc)
     except OSError as exc:  # no file to judge: say why, not that it is no replay
         print(f"scorpion-engine: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
@@ -91,21 +115,25 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return code
 
 
-def _load_replay(path: str) -> Game:
-    with open(path, encoding="utf-8") as handle:
-        return rebuild(parse_replay(json.load(handle)))
-
-
 def _cmd_solve(args: argparse.Namespace) -> int:
     rules = get_level(args.level)
     try:
         if args.replay:
-            game = _load_replay(args.replay)
+            game = rebuild(parse_replay(_read_replay(args.replay)))
             rules = game.rules
         else:
             game = Game(rules, args.number)
-    except (OSError, ValueError, RecursionError, ReplayFormatError, ReplayActionError) as exc:
+    except OSError as exc:
+        print(f"scorpion-engine: cannot read {args.replay}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ReplayActionError as exc:  # the position it names is never reached
+        print(f"scorpion-engine: {args.replay}: the rules refuse {exc}", file=sys.stderr)
+        return 2
+    except DealNumberError as exc:
         print(f"scorpion-engine: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, RecursionError, ReplayFormatError) as exc:
+        print(f"scorpion-engine: not a replay: {exc}", file=sys.stderr)
         return 2
     verdict = solve(game.state, rules, budget_ms=args.budget_ms)
     if args.json:
@@ -120,9 +148,40 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 def _deal_range(text: str) -> range:
     first, _, last = text.partition("..")
     try:
-        return range(int(first), int(last or first) + 1)
+        deals = range(int(first), int(last or first) + 1)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected A..B, got {text!r}") from None
+    if not deals or deals.start < 1 or deals.stop - 1 > MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"expected A..B with 1 <= A <= B <= {MAX_DEAL}")
+    return deals
+
+
+def _positive(text: str) -> float:
+    """A budget or a time: a finite number above 0 (nan, inf, 0 and below are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text!r}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a malformed command line said in one line (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 def _cmd_solve_bench(args: argparse.Namespace) -> int:
@@ -146,7 +205,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scorpion-engine", description=__doc__.split("\n")[0])
+    parser = _Parser(
+        prog="scorpion-engine",
+        description=__doc__.split("\n")[0],
+        epilog="Exit status: 0 done; 1 verify: an action the rules reject; 2 a bad flag, "
+        "value or file (one line on standard error).",
+    )
     parser.add_argument(
         "--version",
         action="version",
@@ -170,25 +234,25 @@ def _parser() -> argparse.ArgumentParser:
     source = solver.add_mutually_exclusive_group(required=True)
     source.add_argument("--number", type=int)
     source.add_argument("--replay", help="solve from the position this replay reaches")
-    solver.add_argument("--budget-ms", type=float, default=2000)
+    solver.add_argument("--budget-ms", type=_positive, default=2000)
     solver.add_argument("--json", action="store_true")
     solver.set_defaults(run=_cmd_solve)
 
     sbench = commands.add_parser("solve-bench", help="solve a range of deals, report figures")
     sbench.add_argument("--level", choices=LEVEL_NAMES, default="hard")
     sbench.add_argument("--deals", type=_deal_range, default=range(1, 101), help="A..B")
-    sbench.add_argument("--budget-ms", type=float, default=2000)
+    sbench.add_argument("--budget-ms", type=_positive, default=2000)
     sbench.add_argument("--json", action="store_true")
     sbench.set_defaults(run=_cmd_solve_bench)
 
     easy = commands.add_parser("easy-deals", help="print deal numbers won under easy rules")
-    easy.add_argument("--count", type=int, default=10)
+    easy.add_argument("--count", type=_count, default=10)
     easy.add_argument("--seed", type=int, default=1)
-    easy.add_argument("--budget-ms", type=float, default=1000)
+    easy.add_argument("--budget-ms", type=_positive, default=1000)
     easy.set_defaults(run=_cmd_easy_deals)
 
     bench = commands.add_parser("bench", help="measure the engine's speed")
-    bench.add_argument("--seconds", type=float, default=2.0, help="per measurement")
+    bench.add_argument("--seconds", type=_positive, default=2.0, help="per measurement")
     bench.add_argument("--seed", type=int, default=1)
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench)

@@ -1,0 +1,121 @@
+"""``scorpion-engine`` given values and files it cannot use: one line, exit status 2.
+
+Found by trying them: ``solve --budget-ms -5`` (or nan, or 0.001) searched nothing
+and printed a verdict all the same; ``easy-deals --budget-ms -1`` never ended;
+``solve-bench --deals 5..1`` ended in a ZeroDivisionError traceback and ``0..2`` in
+a DealNumberError one; ``verify /dev/zero`` read until the memory ran out; a
+malformed flag printed the usage over several lines; ``solve --replay`` said
+``[Errno 2] ...`` where ``verify`` names the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.__main__ import main
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line ``scorpion-engine argv`` ends with, checking exit status 2."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse's refusals
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    return err.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["solve", "--number", "5", "--budget-ms", "-5"],
+            "argument --budget-ms: expected a finite",
+        ),
+        (
+            ["solve", "--number", "5", "--budget-ms", "nan"],
+            "argument --budget-ms: expected a finite",
+        ),
+        (
+            ["solve", "--number", "5", "--budget-ms", "inf"],
+            "argument --budget-ms: expected a finite",
+        ),
+        (["solve", "--number", "5", "--budget-ms", "0"], "argument --budget-ms: expected a finite"),
+        (["easy-deals", "--budget-ms", "-1"], "argument --budget-ms: expected a finite"),
+        (["easy-deals", "--count", "-1"], "argument --count: expected 0 or more"),
+        (["solve-bench", "--deals", "5..1"], "argument --deals: expected A..B with 1 <= A <= B"),
+        (["solve-bench", "--deals", "0..2"], "argument --deals: expected A..B with 1 <= A <= B"),
+        (["solve-bench", "--deals", "1..2", "--budget-ms", "-1"], "argument --budget-ms"),
+        (["bench", "--seconds", "0"], "argument --seconds: expected a finite number above 0"),
+        (["deal", "--number", "abc"], "argument --number: invalid int value: 'abc'"),
+        (["deal", "--level", "nope", "--number", "1"], "argument --level: invalid choice"),
+    ],
+)
+def test_a_bad_value_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    line = refused(capsys, *argv)
+    assert line.startswith(f"scorpion-engine {argv[0]}: {says}"), line
+    assert line.endswith("(see --help)")
+
+
+def test_no_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert refused(capsys).startswith("scorpion-engine: the following arguments are required")
+
+
+def test_solve_names_the_replay_it_cannot_use(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.json"
+    assert refused(capsys, "solve", "--replay", str(missing)) == (
+        f"scorpion-engine: cannot read {missing}: No such file or directory"
+    )
+    assert refused(capsys, "solve", "--replay", str(tmp_path)) == (
+        f"scorpion-engine: cannot read {tmp_path}: Is a directory"
+    )
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    assert refused(capsys, "solve", "--replay", str(empty)).startswith(
+        "scorpion-engine: not a replay: "
+    )
+    illegal = tmp_path / "illegal.json"
+    illegal.write_text(
+        json.dumps(
+            {
+                "format": "scorpion-replay",
+                "version": 1,
+                "level": "hard",
+                "deal": 5,
+                "actions": [{"type": "move", "card": "AS", "to": 1, "t": 0}],
+            }
+        )
+    )
+    line = refused(capsys, "solve", "--replay", str(illegal))
+    assert line.startswith(f"scorpion-engine: {illegal}: the rules refuse action 0: "), line
+
+
+def test_verify_reads_no_more_than_a_replay_can_be(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("engine.__main__.MAX_REPLAY_BYTES", 1000)
+    big = tmp_path / "big.json"
+    big.write_text(" " * 2000 + "{}")
+    assert (
+        refused(capsys, "verify", str(big))
+        == "scorpion-engine: not a replay: larger than 1,000 bytes"
+    )
+    zero = Path("/dev/zero")
+    if zero.exists():
+        assert "larger than" in refused(capsys, "verify", str(zero))
+
+
+def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    assert "Exit status: 0 done; 1 verify" in capsys.readouterr().out
