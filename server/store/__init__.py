@@ -12,7 +12,8 @@ Life cycle
 
     store = Store.connect("sqlite+aiosqlite:///data/scorpion.db")   # or postgresql+asyncpg://...
     await store.check_schema()        # SchemaOutdated (with the upgrade command) unless current,
-                                      # SchemaNewer for a newer server's revision
+                                      # SchemaNewer for a newer server's revision,
+                                      # SchemaForeign for another program's database
     await store.upgrade()             # what `scorpion-server --migrate` should call
     ...
     await store.close()               # commits writes already submitted, closes the pool
@@ -98,6 +99,7 @@ from server.store.errors import (
     GameInProgress,
     NameTaken,
     NotFound,
+    SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
     StoreError,
@@ -143,6 +145,7 @@ __all__ = [
     "NotFound",
     "Player",
     "Progress",
+    "SchemaForeign",
     "SchemaNewer",
     "SchemaOutdated",
     "SchemaStatus",

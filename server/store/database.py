@@ -46,6 +46,7 @@ __all__ = [
     "SUPPORTED_BACKENDS",
     "async_url",
     "configure_sqlite_connection",
+    "connect_arguments",
     "create_engine",
     "sqlite_busy_ms",
     "writing",
@@ -58,14 +59,30 @@ _SQLITE_PRAGMAS: Final = ("journal_mode=WAL", "foreign_keys=ON", "synchronous=FU
 
 
 def async_url(url: str | URL) -> URL:
-    """``url`` with the async driver of its backend; ValueError for other backends."""
+    """``url`` with the async driver of its backend; ValueError for other backends.
+
+    On PostgreSQL libpq's ``sslmode`` becomes ``ssl``, asyncpg's name for it (asyncpg's
+    ``connect()`` takes no ``sslmode`` argument).
+    """
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend not in SUPPORTED_BACKENDS:
         raise ValueError(
             f"unsupported database {backend!r}: use sqlite+aiosqlite or postgresql+asyncpg"
         )
-    return parsed.set(drivername=f"{backend}+{SUPPORTED_BACKENDS[backend]}")
+    parsed = parsed.set(drivername=f"{backend}+{SUPPORTED_BACKENDS[backend]}")
+    if backend == "postgresql" and "sslmode" in parsed.query and "ssl" not in parsed.query:
+        mode = parsed.query["sslmode"]
+        parsed = parsed.difference_update_query(["sslmode"]).update_query_dict({"ssl": mode})
+    return parsed
+
+
+def connect_arguments(url: URL) -> dict[str, Any]:
+    """What SQLAlchemy passes asyncpg's ``connect()`` for the PostgreSQL ``url``: the
+    change listener's own connection (``notify``) is made as the pool's are."""
+    parsed = async_url(url)
+    _, arguments = parsed.get_dialect()().create_connect_args(parsed)
+    return dict(arguments)
 
 
 def sqlite_busy_ms(timeout: float | None) -> int:
@@ -73,20 +90,32 @@ def sqlite_busy_ms(timeout: float | None) -> int:
     return BUSY_TIMEOUT_MS if timeout is None else max(1, round(timeout * 1000))
 
 
-def create_engine(url: str | URL, *, timeout: float | None = None, **options: Any) -> AsyncEngine:
-    """An engine for ``url`` configured as the module docstring says."""
+def create_engine(
+    url: str | URL,
+    *,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    **options: Any,
+) -> AsyncEngine:
+    """An engine for ``url`` configured as the module docstring says.
+
+    ``connect_timeout`` (migrations) bounds opening a connection and, on SQLite, the
+    wait for the write lock, but not a statement: ``timeout`` bounds both.
+    """
     parsed = async_url(url)
-    if timeout is not None:
-        options.setdefault("pool_timeout", timeout)
+    opening = timeout if timeout is not None else connect_timeout
+    if opening is not None:
+        options.setdefault("pool_timeout", opening)
     if parsed.get_backend_name() == "sqlite":
-        busy_ms = sqlite_busy_ms(timeout)
+        busy_ms = sqlite_busy_ms(opening)
         engine = create_async_engine(parsed, **options)
         _configure_sqlite(engine, busy_ms)
         return engine
-    if timeout is not None:
+    if opening is not None:
         connect_args = options.setdefault("connect_args", {})
-        connect_args.setdefault("timeout", timeout)
-        connect_args.setdefault("command_timeout", timeout)
+        connect_args.setdefault("timeout", opening)
+        if timeout is not None:
+            connect_args.setdefault("command_timeout", timeout)
     return create_async_engine(parsed, pool_pre_ping=True, **options)
 
 
@@ -102,7 +131,9 @@ def configure_sqlite_connection(dbapi_connection: Any, busy_ms: int) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy, not the driver, emits BEGIN
     cursor = dbapi_connection.cursor()
     try:
-        for pragma in (*_SQLITE_PRAGMAS, f"busy_timeout={busy_ms}"):
+        # The busy timeout first: switching a new file to WAL needs the lock, and without
+        # it a second process opening the file at that moment failed at once ("locked").
+        for pragma in (f"busy_timeout={busy_ms}", *_SQLITE_PRAGMAS):
             cursor.execute(f"PRAGMA {pragma}")
     finally:
         cursor.close()

@@ -8,6 +8,8 @@
     ├── GameInProgress         create_game: the player has an unfinished game (R17)
     ├── VersionConflict        a write was computed from a version that is no longer current
     ├── SchemaOutdated         the schema is not at this code's head revision
+    ├── SchemaNewer            ... but at a revision this code does not know
+    ├── SchemaForeign          the database holds another program's tables, not ours
     └── StoreUnavailable       the database cannot be reached, is busy, or the store is closed
 
 Callers see only these. ``translate_errors()`` maps SQLAlchemy and driver
@@ -32,6 +34,7 @@ __all__ = [
     "GameInProgress",
     "NameTaken",
     "NotFound",
+    "SchemaForeign",
     "SchemaNewer",
     "SchemaOutdated",
     "StoreError",
@@ -119,6 +122,19 @@ class SchemaNewer(StoreError):
             f"the database schema is at revision {revision}, which this scorpion-server "
             "does not know: a newer scorpion-server (or another program) made it; run that "
             "version, or restore a backup"
+        )
+
+
+class SchemaForeign(StoreError):
+    """The database holds tables this server did not make, and not its schema: another
+    program's database, given by mistake. Neither served nor migrated: an upgrade would
+    add this server's tables among the other program's, or fail half-way on a name both use."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(
+            f"{detail}; give scorpion-server a database of its own (an empty one: "
+            "--migrate, or on SQLite the first start, makes the schema)"
         )
 
 

@@ -40,6 +40,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.loop import stop_task
+from server.store.database import connect_arguments
 
 __all__ = [
     "APPLICATION_NAME",
@@ -118,7 +119,7 @@ class ChangeListener:
         on_reset: OnReset,
         in_doubt: set[int] | None = None,
     ) -> None:
-        self._dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._connect = connect_arguments(url)  # as the pool's: host, ssl, ... alike
         self._node = node
         self._in_doubt = in_doubt if in_doubt is not None else set()  # the owner's set
         self._on_change = on_change
@@ -143,7 +144,7 @@ class ChangeListener:
         while True:
             try:
                 connection = await asyncpg.connect(
-                    self._dsn, server_settings={"application_name": APPLICATION_NAME}
+                    **self._connect, server_settings={"application_name": APPLICATION_NAME}
                 )
             except _LOST as exc:
                 log.warning("change listener cannot connect (%s); retrying", exc)

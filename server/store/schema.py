@@ -18,6 +18,13 @@ this code's head:
 - ``current``: stamped with the head revision;
 - ``outdated``: anything else (an older or unknown revision, or our tables
   without a stamp); ``describe_status`` says which, for ``SchemaOutdated``.
+
+``SchemaState.foreign`` tells a database of another program from an empty one:
+tables we did not make (``others``; on PostgreSQL not counting those an
+extension such as PostGIS owns) and none of ours, or tables named as ours
+without a revision. ``upgrade`` refuses such a database (``SchemaForeign``) in
+the same transaction as it reads it, rather than adding our tables among the
+other program's or failing half-way on a name both use.
 """
 
 from __future__ import annotations
@@ -33,10 +40,11 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.store.errors import SchemaForeign
 from server.store.models import metadata
 from server.store.records import SchemaStatus
 
@@ -48,6 +56,7 @@ __all__ = [
     "read_schema_state",
     "run_alembic",
     "unknown_revision",
+    "upgrade",
 ]
 
 MIGRATIONS_DIR: Final = Path(__file__).resolve().with_name("migrations")
@@ -82,6 +91,7 @@ class SchemaState:
     revisions: tuple[str, ...]
     has_tables: bool
     head: str
+    others: tuple[str, ...] = ()  # tables neither ours nor Alembic's (another program's)
 
     @property
     def status(self) -> SchemaStatus:
@@ -100,6 +110,22 @@ class SchemaState:
         known = ", ".join(self.revisions)
         return f"the database schema is at revision {known}; this server needs {self.head}"
 
+    def foreign(self) -> str | None:
+        """Why this is another program's database rather than ours or an empty one, or None."""
+        if self.has_tables:
+            if self.revisions:
+                return None
+            return (
+                "the database has tables named as scorpion-server's but no Alembic revision "
+                "(another program's, or made by hand)"
+            )
+        if not self.others:
+            return None
+        shown = ", ".join(self.others[:5]) + (", ..." if len(self.others) > 5 else "")
+        return (
+            f"the database holds another program's tables ({shown}) and none of scorpion-server's"
+        )
+
 
 def unknown_revision(state: SchemaState) -> str | None:
     """A stamped revision these migrations do not know (a newer server's), or None."""
@@ -112,15 +138,42 @@ def unknown_revision(state: SchemaState) -> str | None:
     return None
 
 
+_EXTENSION_TABLES: Final = text(
+    "SELECT c.relname FROM pg_class c JOIN pg_depend d ON d.objid = c.oid "
+    "AND d.classid = 'pg_class'::regclass AND d.deptype = 'e' "
+    "WHERE c.relnamespace = current_schema()::regnamespace"
+)
+
+
 def _read_state(connection: Connection) -> SchemaState:
     revisions = MigrationContext.configure(connection).get_current_heads()
-    ours = set(metadata.tables) & set(inspect(connection).get_table_names())
-    return SchemaState(tuple(revisions), bool(ours), head_revision())
+    tables = set(inspect(connection).get_table_names())
+    ours = set(metadata.tables) & tables
+    others = tables - set(metadata.tables) - {"alembic_version"}
+    if others and connection.dialect.name == "postgresql":
+        others -= set(connection.execute(_EXTENSION_TABLES).scalars())  # PostGIS and the like
+    return SchemaState(tuple(revisions), bool(ours), head_revision(), tuple(sorted(others)))
 
 
 async def read_schema_state(engine: AsyncEngine) -> SchemaState:
     async with engine.connect() as connection:
         return await connection.run_sync(_read_state)
+
+
+async def upgrade(engine: AsyncEngine) -> None:
+    """``alembic upgrade head`` in one transaction, unless the database is another
+    program's (``SchemaForeign``, module docstring). Give it ``database.writing(engine)``:
+    on SQLite the transaction then takes the write lock first, so two upgrades at once
+    wait for each other instead of one failing with "database is locked"."""
+
+    def run(connection: Connection) -> None:
+        problem = _read_state(connection).foreign()
+        if problem is not None:
+            raise SchemaForeign(problem)
+        command.upgrade(alembic_config(connection), "head")
+
+    async with engine.begin() as connection:
+        await connection.run_sync(run)
 
 
 async def run_alembic(engine: AsyncEngine, name: str, revision: str) -> None:

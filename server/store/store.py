@@ -20,8 +20,9 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, Final, NamedTuple, TypeAlias
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.store import deals, games, players, schema, stats, writes
@@ -34,6 +35,7 @@ from server.store.database import (
     writing,
 )
 from server.store.errors import (
+    SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
     StoreError,
@@ -61,6 +63,7 @@ from server.store.sqlite_writer import SqliteWriter
 __all__ = ["Clock", "Store"]
 
 Clock: TypeAlias = Callable[[], datetime]
+_TOUCH: Final = text("UPDATE alembic_version SET version_num = version_num")
 
 
 TIME_SAVES_PER_TRANSACTION = 256
@@ -170,19 +173,22 @@ class Store:
         max_batch: int = 64,
         clock: Clock = _utc_now,
         timeout: float | None = None,
+        connect_timeout: float | None = None,
     ) -> Store:
         """A store on ``url`` (``sqlite+aiosqlite:///path`` or ``postgresql+asyncpg://...``).
 
         Connections open lazily: a wrong URL shows up at the first call as
         ``StoreUnavailable``; call ``check_schema()`` at start-up to find out early.
-        ``timeout`` bounds each database step in seconds (``database.create_engine``).
+        ``timeout`` bounds each database step in seconds, ``connect_timeout`` only the
+        opening of a connection and the wait for a lock (``database.create_engine``).
         """
         options: dict[str, Any] = {}
         if async_url(url).get_backend_name() == "postgresql":
             # The kept reads' connections come on top of SQLAlchemy's 5 and 10 more.
             options["max_overflow"] = 10 + READS_HELD
-        engine = create_engine(url, timeout=timeout, **options)
-        return cls(engine, max_batch=max_batch, clock=clock, busy_ms=sqlite_busy_ms(timeout))
+        engine = create_engine(url, timeout=timeout, connect_timeout=connect_timeout, **options)
+        busy_ms = sqlite_busy_ms(timeout if timeout is not None else connect_timeout)
+        return cls(engine, max_batch=max_batch, clock=clock, busy_ms=busy_ms)
 
     @property
     def backend(self) -> str:
@@ -250,15 +256,31 @@ class Store:
         with translate_errors():
             state = await schema.read_schema_state(self._engine)
         if state.status is not SchemaStatus.CURRENT:
+            foreign = state.foreign()
+            if foreign is not None:
+                raise SchemaForeign(foreign)
             newer = schema.unknown_revision(state)
             if newer is not None:
                 raise SchemaNewer(newer)
             raise SchemaOutdated(state.describe())
 
     async def upgrade(self) -> None:
-        """Migrate the database to this code's head revision (``alembic upgrade head``)."""
+        """Migrate the database to this code's head revision (``alembic upgrade head``);
+        ``SchemaForeign`` for another program's database (``schema.upgrade``)."""
         with translate_errors():
-            await schema.run_alembic(self._engine, "upgrade", "head")
+            await schema.upgrade(self._writing)
+
+    async def check_writable(self) -> None:
+        """Raise unless a write can be made: a database file the server may read but not
+        write (its mode, a read-only mount) would otherwise answer every move
+        ``unavailable``. Writes nothing: one guarded update, rolled back."""
+        with translate_errors():
+            async with self._writing.connect() as conn:
+                transaction = await conn.begin()
+                try:
+                    await conn.execute(_TOUCH)
+                finally:
+                    await transaction.rollback()
 
     # -- players --------------------------------------------------------------
 
