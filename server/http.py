@@ -21,7 +21,8 @@ response and is still the only module that imports it):
 
 GET and HEAD are answered (HEAD with GET's headers and no body, which
 ``server.connection`` leaves out); any other method gets 405 with ``Allow``.
-The query string is ignored. A request's body, if it has one, is read and
+The query string is ignored, and a request target in absolute form
+(``http://host/healthz``) is answered as its path. A request's body, if it has one, is read and
 dropped by ``server.connection`` and answered as the same request without
 it. Nothing here reads the request's headers beyond the upgrade check, so a
 probe costs one trip to the database (``/readyz``) at most.
@@ -60,6 +61,16 @@ def _text(status: int, text: str) -> HttpReply:
     return HttpReply(status, (text + "\n").encode())
 
 
+def _origin_form(target: str) -> str:
+    """The path of a request target: ``http://host/x`` (absolute form, which RFC 9112
+    says a server must accept, and a forward proxy sends) is ``/x``."""
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return target
+    _, slash, path = rest.partition("/")
+    return slash + path if slash else "/"
+
+
 class HttpRoutes:
     """Answers the plain-HTTP requests (module docstring)."""
 
@@ -84,7 +95,7 @@ class HttpRoutes:
         if method not in METHODS:
             allowed = ", ".join(METHODS)
             return replace(_text(405, f"This port answers {allowed} only."), allow=allowed)
-        path = path.split("?", 1)[0]
+        path = _origin_form(path.split("?", 1)[0])
         if path == "/healthz":
             return _text(200, "ok")
         if path == "/readyz":

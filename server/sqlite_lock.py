@@ -11,6 +11,12 @@ once (``SqliteInUse``, one line at start-up, exit 2). The operating system
 drops the lock when the holder exits in any way, SIGKILL included, so a crash
 never leaves a stale lock behind. ``--migrate`` and other tools do not take
 it: they do not cache games.
+
+The lock file is named after the database file's real path (symbolic links
+resolved), so a server given a link to the file takes the same lock as one
+given the file. A directory where the lock file cannot be made (no write
+permission, a read-only mount) is ``SqliteUnwritable``: the database could not
+be written there either.
 """
 
 from __future__ import annotations
@@ -22,11 +28,15 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-__all__ = ["SqliteInUse", "SqliteLock"]
+__all__ = ["SqliteInUse", "SqliteLock", "SqliteUnwritable"]
 
 
 class SqliteInUse(Exception):
     """Another server process already serves this SQLite file."""
+
+
+class SqliteUnwritable(Exception):
+    """The database's directory cannot be made, or the lock file cannot be made in it."""
 
 
 class SqliteLock:
@@ -34,15 +44,21 @@ class SqliteLock:
 
     def __init__(self, url: str) -> None:
         database = make_url(url).database
-        self.path = None if not database or database == ":memory:" else Path(database)
+        # The real file: a symbolic link to it must not get a lock of its own.
+        self.path = None if not database or database == ":memory:" else Path(database).resolve()
         self._fd: int | None = None
 
     def acquire(self) -> None:
         if self.path is None or self._fd is not None:
             return
         lock_path = self.path.with_name(self.path.name + ".lock")
-        lock_path.parent.mkdir(parents=True, exist_ok=True)  # a first run makes the data dir
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)  # a first run makes the data dir
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise SqliteUnwritable(
+                f"cannot write in {lock_path.parent} ({exc.strerror or exc})"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
