@@ -16,9 +16,14 @@ MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``),
 with plain HTTP beside it (``server.http``) and TLS when a certificate is
 set. A heartbeat task measures the event loop's lag for ``server.metrics``
 and flushes the log's rate-limit counts.
-SIGINT/SIGTERM stop it gracefully: stop accepting, close every connection
-with 1001, finish background work, commit what the store has queued, close
-the database.
+SIGINT, SIGTERM and SIGHUP stop it gracefully: stop accepting, close every
+connection with 1001, finish background work, commit what the store has queued,
+close the database. One during start-up cancels the start there (``run``).
+
+Before any of that the store proves it can be used: another program's
+database is refused (``SchemaForeign``), a file or directory that cannot be
+written is said at once (``check_writable``, ``SqliteUnwritable``), and only
+what waiting may cure is waited for (``may_pass``).
 
 ``ScorpionServer`` is the same thing as an object with ``start()``/``stop()``
 and the bound ``port``, for tests and embedding.
@@ -31,7 +36,9 @@ import gc
 import logging
 import os
 import signal
+import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from datetime import timedelta
@@ -46,7 +53,15 @@ from sqlalchemy.exc import DBAPIError
 from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
 from server import logs
-from server.config import Settings, SettingsError, limit_settings, load_settings, origins
+from server.config import (
+    Settings,
+    SettingsError,
+    limit_settings,
+    load_settings,
+    origins,
+    requested_log_format,
+    setting_label,
+)
 from server.connection import ConnectionHandler, ConnectionSettings, Listener
 from server.http import HttpRoutes
 from server.hub import Hub
@@ -56,8 +71,15 @@ from server.loop import run as run_loop
 from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
-from server.sqlite_lock import SqliteInUse, SqliteLock
-from server.store import SchemaNewer, SchemaOutdated, Store, StoreError, StoreUnavailable
+from server.sqlite_lock import SqliteInUse, SqliteLock, SqliteUnwritable
+from server.store import (
+    SchemaForeign,
+    SchemaNewer,
+    SchemaOutdated,
+    Store,
+    StoreError,
+    StoreUnavailable,
+)
 from server.store.errors import UPGRADE_HINT
 from server.webclient import WEB_DIR, WebClient
 from server.winnable_pools import WinnableDealFinder, WinnablePools
@@ -86,22 +108,25 @@ FIRST_PAUSE_S: Final = 0.5
 LONGEST_PAUSE_S: Final = 8.0
 
 
-async def prepare_store(settings: Settings) -> Store:
+async def prepare_store(settings: Settings, *, migrating: bool = False) -> Store:
     """A store on a current schema: SQLite upgraded in place, PostgreSQL checked.
 
     A database that does not answer is retried for ``db_wait_s`` seconds
     (pauses doubling from FIRST_PAUSE_S to LONGEST_PAUSE_S, each logged); then
-    the last ``StoreUnavailable`` is raised.
+    the last ``StoreUnavailable`` is raised. A failure that waiting cannot cure
+    (``may_pass``) is raised at once. ``migrating``: upgrade on PostgreSQL too, with
+    no bound on a statement (a migration may take long); the connection is still
+    bounded by ``db_timeout_ms``.
     """
     make_sqlite_directory(settings)
     deadline = time.monotonic() + settings.db_wait_s
     pause = FIRST_PAUSE_S
     while True:
         try:
-            return await _open_store(settings)
+            return await _open_store(settings, migrating)
         except StoreUnavailable as exc:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or not may_pass(exc):
                 raise
             pause = min(pause, left)
             log.warning(
@@ -116,22 +141,65 @@ async def prepare_store(settings: Settings) -> Store:
 
 def make_sqlite_directory(settings: Settings) -> None:
     """Make the SQLite file's directory if missing: the data dir on a first run, or the
-    directory of a file ``--database-url`` names (serving and ``--migrate`` alike)."""
+    directory of a file ``--database-url`` names (serving and ``--migrate`` alike).
+    ``SqliteUnwritable`` when it cannot be made."""
     if settings.is_sqlite:
         database = make_url(settings.store_url).database
         if database:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            directory = Path(database).parent
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                reason = exc.strerror or exc
+                raise SqliteUnwritable(f"cannot make {directory} ({reason})") from None
+            try:  # SQLite makes its -wal and -shm files there: say so now, not after retries
+                with tempfile.TemporaryFile(dir=directory, prefix=".scorpion-"):
+                    pass
+            except OSError as exc:
+                reason = exc.strerror or exc
+                raise SqliteUnwritable(f"cannot write in {directory} ({reason})") from None
 
 
-async def _open_store(settings: Settings) -> Store:
-    store = Store.connect(
-        settings.store_url, max_batch=settings.commit_batch, timeout=settings.db_timeout_ms / 1000
-    )
+_PASSING_SQLITE_ERRORS: Final = (
+    "SQLITE_BUSY",  # another process holds the write lock (a migration, a backup)
+    "SQLITE_LOCKED",
+    "SQLITE_CANTOPEN",  # the file cannot be opened yet (a volume not mounted yet)
+    "SQLITE_IOERR",
+    "SQLITE_FULL",
+    "SQLITE_PROTOCOL",
+)
+
+
+def may_pass(exc: BaseException) -> bool:
+    """Whether waiting may cure ``exc`` (a ``StoreUnavailable`` at start-up).
+
+    PostgreSQL's are waited for (a server starting, a failover). SQLite's only when the
+    file is busy or cannot be opened or read for now: one that is read-only, or
+    whose schema cannot be made, stays so, and is said at once rather than after
+    ``--db-wait-s`` of retries.
+    """
+    cause = exc.__cause__
+    while cause is not None:
+        orig = getattr(cause, "orig", None)
+        if isinstance(orig, sqlite3.Error):
+            name = str(getattr(orig, "sqlite_errorname", ""))
+            return name.startswith(_PASSING_SQLITE_ERRORS)
+        cause = cause.__cause__
+    return True
+
+
+async def _open_store(settings: Settings, migrating: bool = False) -> Store:
+    timeout = settings.db_timeout_ms / 1000
+    if migrating:
+        store = Store.connect(settings.store_url, connect_timeout=timeout)
+    else:
+        store = Store.connect(settings.store_url, max_batch=settings.commit_batch, timeout=timeout)
     try:
-        if settings.is_sqlite:
+        if settings.is_sqlite or migrating:
             await store.upgrade()
         else:
             await store.check_schema()
+        await store.check_writable()
     except BaseException:
         await store.close()
         raise
@@ -161,6 +229,7 @@ class ScorpionServer:
         self._listener: Listener | None = None
         self._sqlite_lock: SqliteLock | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._served = False  # the listener opened: "stopped" means something then
 
     @property
     def port(self) -> int:
@@ -235,13 +304,15 @@ class ScorpionServer:
         except OSError as exc:
             where = f"{settings.host}:{settings.port}"
             raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        self._served = True
         self.finder.start()
         self._heartbeat = asyncio.create_task(self._beat(), name="server-heartbeat")
         scheme = "wss" if settings.tls else "ws"
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host  # IPv6: [::1]
         log.info(
             "serving on %s://%s:%d/ (%s store)",
             scheme,
-            settings.host,
+            host,
             self.port,
             self.store.backend,
         )
@@ -286,7 +357,9 @@ class ScorpionServer:
         if self._sqlite_lock is not None:
             self._sqlite_lock.release()
             self._sqlite_lock = None
-        log.info("stopped")
+        if self._served:
+            self._served = False
+            log.info("stopped")
 
 
 GC_THRESHOLDS: Final = (7_000, 10, 10)
@@ -314,90 +387,132 @@ def tune_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops the server gracefully, at any time, start-up included (docs/server.md)."""
+
+
 async def run(settings: Settings) -> None:
-    """Serve until SIGINT or SIGTERM."""
+    """Serve until SIGINT, SIGTERM or SIGHUP.
+
+    A signal during start-up (waiting for the database, say) ends it there: what
+    was started is stopped, and ``run`` returns as after serving.
+    """
     server = ScorpionServer(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+    received: list[str] = []
+
+    def on_signal(signum: signal.Signals) -> None:
+        received.append(signum.name)
+        stop.set()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
     try:
-        await server.start()
+        if not await _start_unless_stopped(server, stop):
+            log.info("%s during start-up: stopping", received[0])
+            return
         tune_collector()
         await stop.wait()
-        log.info("shutting down: closing connections with %d", CLOSE_GOING_AWAY)
+        log.info("%s: shutting down, closing connections with %d", received[0], CLOSE_GOING_AWAY)
     finally:
-        await server.stop()
+        await server.stop()  # the handlers stay: a second signal changes nothing
+
+
+async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> bool:
+    """``server.start()``, cancelled if ``stop`` is set first; whether it started."""
+    starting = asyncio.create_task(server.start(), name="server-start")
+    stopped = asyncio.create_task(stop.wait(), name="server-stop-wait")
+    try:
+        await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if starting.done():
+        starting.result()  # its failure, if it failed
+        return True
+    await stop_task(starting)
+    return False
 
 
 async def migrate(settings: Settings) -> None:
-    make_sqlite_directory(settings)
-    store = Store.connect(settings.store_url)
-    try:
-        await store.upgrade()
-    finally:
-        await store.close()
+    """Upgrade the schema (``--migrate``), waiting for the database as serving does."""
+    store = await prepare_store(settings, migrating=True)
+    await store.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``scorpion-server [--flags]``: serve; ``--migrate``: upgrade the schema and exit.
 
-    Exit codes: 0 stopped by a signal or migrated; 1 the database never came
-    up or cannot be used (a file that is not a database, a PostgreSQL database
-    that does not exist), or the port cannot be opened; 2 bad settings (an
-    in-memory SQLite URL or a directory among them), an outdated schema, or
-    one of a revision this version does not know. Each ends in one line.
+    Exit codes: 0 stopped by a signal (SIGTERM, SIGINT, SIGHUP; during start-up
+    too) or migrated; 1 the database never came up or cannot be used (a file that
+    is not a database or cannot be written, a PostgreSQL database that does not
+    exist), the data directory cannot be made or written, the port cannot be
+    opened, or an unexpected failure (logged); 2 bad settings (an in-memory
+    SQLite URL or a directory among them), an outdated schema, one of a revision
+    this version does not know, another program's database, or an SQLite file
+    another server serves. Each ends in one line, the last one written: in the log's
+    format, so a JSON line with ``--log-format json`` (``logs.fatal_line``).
     """
+    fmt = requested_log_format(argv, os.environ)
     try:
         settings = load_settings(argv, os.environ)
     except SettingsError as exc:
         for line in exc.lines:
-            print(f"scorpion-server: {line}", file=sys.stderr)
+            _say(line, fmt, 2)
         return 2
     configure_logging(settings.log_level, settings.log_format)
     try:
-        return _serve_or_migrate(settings)
+        status, message = _serve_or_migrate(settings)
+    except Exception as exc:  # a bug: logged with its frames (no source lines), not a traceback
+        log.error("the server failed unexpectedly", exc_info=exc)
+        status, message = 1, f"stopped by an unexpected {type(exc).__name__} (logged above)"
     finally:
-        logs.reset_logging()
+        logs.reset_logging()  # the counted repeats first: the verdict is the last line
+    if message is not None:
+        _say(message, settings.log_format, status)
+    return status
 
 
-def _serve_or_migrate(settings: Settings) -> int:
+def _say(message: str, fmt: str, status: int) -> None:
+    print(logs.fatal_line(message, fmt, status), file=sys.stderr, flush=True)
+
+
+def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
+    """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
             asyncio.run(migrate(settings))
             log.info("schema upgraded")
-            return 0
+            return 0, None
         run_loop(run(settings), settings.event_loop)
-    except SchemaNewer as exc:
-        print(f"scorpion-server: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:  # Ctrl-C during --migrate: its transaction is rolled back
+        return 130, "interrupted"
+    except (SchemaNewer, SchemaForeign) as exc:
+        return 2, str(exc)
     except SchemaOutdated as exc:
-        print(
-            f"scorpion-server: the database schema is not current ({exc.detail}); {UPGRADE_HINT}",
-            file=sys.stderr,
-        )
-        return 2
+        return 2, f"the database schema is not current ({exc.detail}); {UPGRADE_HINT}"
     except StoreUnavailable as exc:
         reason = _driver_reason(exc)
+        if reason and not may_pass(exc):  # not "unavailable or busy": it stays so
+            return 1, f"cannot use the database: {reason}"
         detail = f"{exc} ({reason})" if reason else str(exc)
-        print(f"scorpion-server: cannot use the database: {detail}", file=sys.stderr)
-        return 1
+        return 1, f"cannot use the database: {detail}"
     except StoreError as exc:  # refused for good: not a database, no such database, ...
-        print(
-            f"scorpion-server: cannot use the database: {_driver_reason(exc) or exc}",
-            file=sys.stderr,
-        )
-        return 1
+        return 1, f"cannot use the database: {_driver_reason(exc) or exc}"
     except CommandError as exc:  # Alembic cannot upgrade what the database holds
-        print(f"scorpion-server: {_upgrade_problem(exc)}", file=sys.stderr)
-        return 2
+        return 2, _upgrade_problem(exc)
     except SqliteInUse as exc:
-        print(f"scorpion-server: {exc}", file=sys.stderr)
-        return 2
+        return 2, str(exc)
+    except SqliteUnwritable as exc:
+        return 1, f"{_database_setting(settings)}: {exc}"
     except (ListenError, OSError) as exc:
-        print(f"scorpion-server: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return 1, str(exc)
+    return 0, None
+
+
+def _database_setting(settings: Settings) -> str:
+    """The setting that names the SQLite file: ``--database-url`` or ``--data-dir``."""
+    return setting_label("database_url" if settings.database_url else "data_dir")
 
 
 def _driver_reason(exc: BaseException) -> str:

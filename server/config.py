@@ -18,12 +18,13 @@ import importlib.util
 import ipaddress
 import re
 import ssl
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from protocol.version import version
@@ -40,6 +41,8 @@ __all__ = [
     "load_settings",
     "origins",
     "parser",
+    "requested_log_format",
+    "setting_label",
 ]
 
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -116,7 +119,8 @@ class Settings:
         if not self.certfile:
             return None
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(self.certfile, self.keyfile or None)
+        # An encrypted key fails at once: OpenSSL would otherwise ask on the terminal.
+        context.load_cert_chain(self.certfile, self.keyfile or None, password=_no_pass_phrase)
         return context
 
 
@@ -191,9 +195,23 @@ def _label(name: str) -> str:
     return f"{_flag(name)} ({_env_name(name)})"
 
 
+def setting_label(name: str) -> str:
+    """How a line names the setting ``name``: ``--data-dir (SCORPION_DATA_DIR)``."""
+    return _label(name)
+
+
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"", "0", "false", "no", "off"})
+
+
 def _convert(kind: Any, raw: str, name: str) -> Any:
     if kind in (bool, "bool"):
-        return raw.strip().lower() in {"1", "true", "yes", "on"}
+        word = raw.strip().lower()
+        if word not in _TRUE | _FALSE:  # a typo must not switch a setting off unseen
+            raise SettingsError(
+                [f"{_label(name)} must be 1, true, yes or on (or 0, false, no, off), not {raw!r}"]
+            )
+        return word in _TRUE
     if kind in (int, "int"):
         try:
             return int(raw)
@@ -235,6 +253,8 @@ _AT_LEAST: Final = {
 
 _AT_MOST: Final = {
     "port": 65535,
+    "workers": 1024,  # a typo (20000 for 2) must not fork thousands of processes
+    "db_timeout_ms": 86_400_000,  # a day; SQLite's busy timeout is an int of ms (2**31 is 0)
     "listen_backlog": 65535,  # the kernel caps it lower still (net.core.somaxconn)
     "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
 }
@@ -281,6 +301,11 @@ def problems(settings: Settings) -> list[str]:
         found.append(
             f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
         )
+    elif settings.web_dir:
+        try:
+            (Path(settings.web_dir) / "index.html").read_bytes()
+        except OSError as exc:
+            found.append(f"{_label('web_dir')}: cannot read its index.html ({exc.strerror})")
     found += _tls_problems(settings)
     found += _limit_problems(settings)
     found += _origin_problems(settings)
@@ -300,6 +325,8 @@ def _database_problems(settings: Settings) -> list[str]:
     ``data_dir`` is checked the same way.
     """
     if not settings.database_url:
+        if not settings.data_dir.strip():
+            return [f"{_label('data_dir')} must name a directory ('.' for the current one)"]
         data_dir = Path(settings.data_dir)
         if data_dir.exists() and not data_dir.is_dir():
             return [f"{_label('data_dir')}: {data_dir} is not a directory"]
@@ -315,12 +342,14 @@ def _database_problems(settings: Settings) -> list[str]:
     except (ArgumentError, ValueError):  # unparsable, or another backend
         return [f"{label} must be a sqlite+aiosqlite:// or postgresql+asyncpg:// URL"]
     if url.get_backend_name() != "sqlite":
-        return []
+        problem = _postgresql_problem(make_url(settings.database_url))  # as written
+        return [f"{label}{problem}"] if problem else []
     problem = _sqlite_problem(url)
     return [f"{label}{problem}"] if problem else []
 
 
 _SQLITE_EXAMPLE: Final = "sqlite+aiosqlite:///path/to/scorpion.db"
+_HEADER_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")  # RFC 9110's token
 
 
 def _sqlite_problem(url: URL) -> str:
@@ -353,6 +382,41 @@ def _sqlite_problem(url: URL) -> str:
     return ""
 
 
+def _postgresql_problem(url: URL) -> str:
+    """What keeps the PostgreSQL ``url`` from being used as it is, or ''.
+
+    Its query parameters reach asyncpg's ``connect()`` as arguments (SQLAlchemy's
+    pool) and the change listener's connection alike (``server.store.notify``):
+    only those both understand are let through, each value checked, so a typo
+    is one line at start rather than a traceback or a node that never hears
+    the others.
+    """
+    for key, value in url.query.items():
+        values = [value] if isinstance(value, str) else list(value)
+        if key not in PG_QUERY:
+            return (
+                f": a PostgreSQL URL takes only {', '.join(sorted(PG_QUERY))} as query "
+                f"parameters, not {key!r}"
+            )
+        if len(values) != 1 and key != "host":
+            return f": {key} is given {len(values)} times"
+        allowed = PG_QUERY[key]
+        bad = [each for each in values if (allowed and each not in allowed) or not each]
+        if bad:
+            one_of = f"one of {', '.join(allowed)}" if allowed else "not empty"
+            return f": {key} must be {one_of}, not {bad[0]!r}"
+    return ""
+
+
+_SSL_MODES: Final = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+PG_QUERY: Final[dict[str, tuple[str, ...]]] = {
+    "ssl": _SSL_MODES,
+    "sslmode": _SSL_MODES,  # libpq's name; the store passes it on as ssl
+    "host": (),  # a Unix socket's directory, or host:port (repeated for several hosts)
+}
+"""The query parameters a PostgreSQL URL may have, each with its values (any: empty)."""
+
+
 def _limit_problems(settings: Settings) -> list[str]:
     found = []
     for name in RATES.values():
@@ -364,8 +428,11 @@ def _limit_problems(settings: Settings) -> list[str]:
         parse_networks(settings.trusted_proxies)
     except ValueError as exc:
         found.append(f"{_label('trusted_proxies')}: {exc}")
-    if not settings.forwarded_header.strip():
-        found.append(f"{_label('forwarded_header')} must name a header")
+    if not _HEADER_NAME.fullmatch(settings.forwarded_header):
+        found.append(
+            f"{_label('forwarded_header')} must name a header (letters, digits, '-'), "
+            f"not {settings.forwarded_header!r}"
+        )
     return found
 
 
@@ -450,24 +517,81 @@ def _tls_problems(settings: Settings) -> list[str]:
         path = getattr(settings, name)
         if path and not Path(path).is_file():
             return [f"{_label(name)}: no such file {path!r}"]
+        if path:
+            try:
+                Path(path).read_bytes()
+            except OSError as exc:
+                return [f"{_label(name)}: cannot read {path!r} ({exc.strerror or exc})"]
     try:
         settings.ssl_context()
     except (OSError, ssl.SSLError) as exc:
-        reason = getattr(exc, "reason", None) or exc.strerror or "unreadable"
+        reason = _tls_reason(settings, exc)
         return [f"{_label('certfile')}: cannot load the certificate and key ({reason})"]
     return []
 
 
+def _tls_reason(settings: Settings, exc: OSError) -> str:
+    """Why ``load_cert_chain`` refused the files, in words (OpenSSL's are ``PEM lib``)."""
+    key_path = settings.keyfile or settings.certfile
+    cert_text = Path(settings.certfile).read_bytes()
+    key_text = Path(key_path).read_bytes()
+    if isinstance(exc, _EncryptedKey) or b"ENCRYPTED" in key_text:
+        return f"the private key in {key_path!r} is encrypted; give it without a pass phrase"
+    if b"-----BEGIN CERTIFICATE-----" not in cert_text:
+        return f"no PEM certificate in {settings.certfile!r}"
+    if b"PRIVATE KEY-----" not in key_text:
+        where = "" if settings.keyfile else "; give the key with --keyfile"
+        return f"no PEM private key in {key_path!r}{where}"
+    if getattr(exc, "reason", None) == "KEY_VALUES_MISMATCH":
+        return f"the private key in {key_path!r} does not match the certificate"
+    return str(getattr(exc, "reason", None) or exc.strerror or exc)
+
+
+class _EncryptedKey(OSError):
+    """The private key asks for a pass phrase (which the server never reads from a terminal)."""
+
+
+def _no_pass_phrase() -> str:
+    raise _EncryptedKey("the private key is encrypted")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a malformed flag reported in one line (and exit code 2)."""
+    """argparse, with a malformed flag raised as a ``SettingsError`` of one line (exit code 2
+    in ``main``, in the log format asked for)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+        raise SettingsError([f"{message} (see --help)"])
+
+
+def requested_log_format(argv: Sequence[str] | None, environ: Mapping[str, str]) -> str:
+    """The log format asked for, read leniently: for the lines that say the settings are bad.
+
+    ``--log-format`` (or ``SCORPION_LOG_FORMAT``) may be the one good value among bad
+    ones, or the command line may not parse at all; a deployment that asked for JSON
+    still gets its refusal as a JSON line. ``text`` unless ``json`` is asked for.
+    """
+    flags = list(sys.argv[1:] if argv is None else argv)
+    given = environ.get(_env_name("log_format"))
+    for index, flag in enumerate(flags):
+        if flag == "--":
+            break
+        if flag == _flag("log_format") and index + 1 < len(flags):
+            given = flags[index + 1]
+        elif flag.startswith(_flag("log_format") + "="):
+            given = flag.partition("=")[2]
+    return "json" if given == "json" else "text"
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``scorpion-server``."""
-    cli = _Parser(prog="scorpion-server", description="The Scorpion solitaire game server.")
+    cli = _Parser(
+        prog="scorpion-server",
+        description="The Scorpion solitaire game server.",
+        epilog="Exit status: 0 stopped (SIGTERM, SIGINT, SIGHUP) or migrated; 1 the "
+        "database or the port cannot be used; 2 a bad setting, or a database of the wrong "
+        "schema or of another program (docs/server.md).",
+        allow_abbrev=False,  # only the flags as documented: --log-form is no --log-format
+    )
     cli.add_argument("--version", action="version", version=f"scorpion-server {version()}")
     for each in fields(Settings):
         flag = _flag(each.name)
@@ -485,8 +609,8 @@ def load_settings(
 ) -> Settings:
     """Settings from ``argv`` (flags) and ``environ`` (``SCORPION_*``), then defaults.
 
-    Raises ``SettingsError`` (every bad value at once); a malformed command
-    line exits through argparse (usage and one line, code 2).
+    Raises ``SettingsError``: every bad value at once, or the one line argparse has
+    on a malformed command line. ``--help`` and ``--version`` exit (code 0).
     """
     environ = {} if environ is None else environ
     flags = vars(parser().parse_args(argv))

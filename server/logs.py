@@ -20,10 +20,17 @@ with two parts:
   and one line reports the count when the window ends (``flush``, called by
   the server's heartbeat, or the next occurrence).
 
+``configure_logging`` also routes what Python would otherwise write to
+stderr by itself through the handler: warnings (``py.warnings``), an
+exception that ends a thread, one raised in a finalizer. ``fatal_line`` is the
+process's last line when it cannot go on (a bad setting, a database it cannot
+use), in the same format. So with ``json`` every line the server writes is one
+JSON object.
+
 ``reset_logging()`` (at exit) writes the counts still pending and removes
-the handler again. ``connection_id`` and ``game_id`` are context variables: set in a
-connection's task (``server.connection``), they reach every record logged
-while it is being served, without being passed around.
+the handler (and those hooks) again. ``connection_id`` and ``game_id`` are
+context variables: set in a connection's task (``server.connection``), they
+reach every record logged while it is being served, without being passed around.
 
 Nothing here logs request contents, so a token never reaches the log; SQL
 never does either, since the only places it could hide are exception
@@ -51,6 +58,7 @@ __all__ = [
     "configure_logging",
     "connection_id",
     "describe_exception",
+    "fatal_line",
     "flush",
     "game_id",
     "make_handler",
@@ -253,6 +261,26 @@ def make_handler(
     return handler, limiter
 
 
+def fatal_line(message: str, fmt: str = "text", status: int | None = None) -> str:
+    """The last line of a process that cannot go on, in the log's format.
+
+    ``text``: ``scorpion-server: message``, for a person at a terminal. ``json``: one
+    object with the keys of every other record (``level`` ERROR, logger ``server``)
+    and ``exit``, the exit status, so that a log collector reads it as it reads the rest.
+    """
+    if fmt != "json":
+        return f"scorpion-server: {message}"
+    entry: dict[str, object] = {
+        "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "level": "ERROR",
+        "logger": "server",
+        "message": message,
+    }
+    if status is not None:
+        entry["exit"] = status
+    return json.dumps(entry, ensure_ascii=False)
+
+
 def flush() -> None:
     """Report the repeat counts of the limiter ``configure_logging`` installed, if any."""
     for _, limiter in list(_installed):
@@ -265,7 +293,28 @@ def reset_logging() -> None:
     for handler, limiter in _installed:
         limiter.flush(everything=True)
         root.removeHandler(handler)
+    if _installed:
+        logging.captureWarnings(False)
+        threading.excepthook = threading.__excepthook__
+        sys.unraisablehook = sys.__unraisablehook__
     _installed.clear()
+
+
+def _thread_failed(args: threading.ExceptHookArgs) -> None:
+    """An exception that ended a thread: a record (ERROR, with frames), not a raw traceback."""
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    error = args.exc_value if args.exc_value is not None else args.exc_type()
+    logging.getLogger("server").error("an exception ended thread %s", name, exc_info=error)
+
+
+def _unraisable(args: sys.UnraisableHookArgs) -> None:
+    """An exception Python could not raise (in a finalizer, say): a record, not raw text."""
+    error = args.exc_value if args.exc_value is not None else args.exc_type()
+    logging.getLogger("server").error(
+        "an exception was ignored in %s", args.err_msg or repr(args.object), exc_info=error
+    )
 
 
 def configure_logging(
@@ -279,5 +328,10 @@ def configure_logging(
     root.setLevel(level.upper())
     for noisy in _NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # What Python itself would write to stderr goes through the handler too, so that with
+    # json every line is an object: warnings, exceptions in threads and finalizers.
+    logging.captureWarnings(True)
+    threading.excepthook = _thread_failed
+    sys.unraisablehook = _unraisable
     _installed.append((handler, limiter))
     return limiter

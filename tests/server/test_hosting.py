@@ -1,0 +1,443 @@
+"""How the server is hosted: its settings, start-up, signals, log lines and the database
+it is given. What each test here keeps from coming back:
+
+- ``--log-format json`` ended with plain-text lines: every refused setting, a
+  malformed flag, a database or port that cannot be used. Now the last line is
+  a JSON object (with ``exit``) like the rest of the log, and Python's own
+  warnings and thread failures go through the log too.
+- A signal during start-up was held until it ended: SIGTERM while waiting for a
+  database that is down took the whole ``--db-wait-s`` (60 s). SIGHUP killed
+  the server without closing its connections. Both now stop it gracefully.
+- "stopped" was logged by a server that never started.
+- A PostgreSQL URL with a query parameter (``?sslmode=require``) ended in a
+  traceback; ``?ssl=require`` served, but the node's change listener could
+  never connect (its connection read the URL another way). Now the parameters
+  both understand are let through, ``sslmode`` as ``ssl``, and others are refused
+  in one line.
+- A database of another program was filled with this server's tables (SQLite,
+  and ``--migrate`` on PostgreSQL), or failed half-way on a table name both use,
+  retried as "unavailable" for ``--db-wait-s``. Now it is refused in one line.
+- A data directory that cannot be made or written ended in a bare
+  ``[Errno 13]`` (or, with ``--migrate``, was retried as an unavailable
+  database); a read-only database file served, answering every move
+  ``unavailable``. Both are now one line naming the setting, exit status 1.
+- Two ``--migrate`` at once on a new SQLite file: all but one failed with
+  "database is locked".
+- A symbolic link to the SQLite file let a second server serve it.
+- An encrypted TLS key made OpenSSL ask for its pass phrase on the terminal;
+  other TLS faults said ``PEM lib (_ssl.c:3926)``.
+- ``SCORPION_MIGRATE=maybe`` (any unknown word) was silently false; an empty
+  ``SCORPION_DATA_DIR`` put the database in the working directory; a
+  ``--db-timeout-ms`` of 2**31 or more was SQLite's busy timeout 0.
+- A request target in absolute form (``GET http://host/healthz``) was 404.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from server.app import ListenError, ScorpionServer, main, may_pass
+from server.config import SettingsError, load_settings
+from server.http import HttpRoutes
+from server.logs import configure_logging, reset_logging
+from server.metrics import Metrics
+from server.sqlite_lock import SqliteInUse
+from server.store import SchemaStatus, StoreUnavailable
+from server.store.database import async_url, connect_arguments
+from tests.server.conftest import quiet_settings
+from tests.server.test_tls import self_signed
+
+NOWHERE = "postgresql+asyncpg://nobody@127.0.0.1:1/none"  # a port nothing listens on
+QUICK = ["--port", "0", "--workers", "1", "--easy-pool", "0", "--winnable-pool", "0"]
+
+
+def json_lines(err: str) -> list[dict[str, object]]:
+    """Every line of ``err`` as a JSON object (failing the test on any other line)."""
+    return [json.loads(line) for line in err.splitlines()]
+
+
+# -- JSON on every path -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "status", "says"),
+    [
+        (["--log-format", "json", "--port", "99999"], {}, 2, "--port (SCORPION_PORT) must be"),
+        (["--port", "abc"], {"SCORPION_LOG_FORMAT": "json"}, 2, "argument --port: invalid int"),
+        (["--log-format=json", "--bogus"], {}, 2, "unrecognized arguments: --bogus"),
+        (
+            ["--log-format", "json", "--database-url", NOWHERE, "--db-wait-s", "0", *QUICK],
+            {},
+            1,
+            "cannot use the database",
+        ),
+    ],
+)
+def test_with_json_logs_a_refusal_is_a_json_line_too(
+    argv: list[str],
+    environ: dict[str, str],
+    status: int,
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == status
+    lines = json_lines(capsys.readouterr().err)
+    last = lines[-1]
+    assert last["level"] == "ERROR" and last["logger"] == "server" and last["exit"] == status
+    assert str(last["message"]).startswith(says), last
+    assert "Traceback" not in json.dumps(lines)
+
+
+def test_in_text_the_refusal_stays_one_plain_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--port", "99999"]) == 2
+    assert capsys.readouterr().err == (
+        "scorpion-server: --port (SCORPION_PORT) must be at most 65535, not 99999\n"
+    )
+
+
+def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
+    stream = StringIO()
+    configure_logging("INFO", "json", stream)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn("something odd", UserWarning, stacklevel=1)
+
+        def fail() -> None:
+            raise RuntimeError("in a thread")
+
+        thread = threading.Thread(target=fail, name="failing")
+        thread.start()
+        thread.join()
+    finally:
+        reset_logging()
+    lines = json_lines(stream.getvalue())
+    assert any("something odd" in str(line["message"]) for line in lines), lines
+    failed = [line for line in lines if "thread failing" in str(line["message"])]
+    assert failed and "RuntimeError: in a thread" in str(failed[0]["error"])
+    assert threading.excepthook is threading.__excepthook__  # put back
+
+
+# -- settings that were let through ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "says"),
+    [
+        ([], {"SCORPION_MIGRATE": "maybe"}, "--migrate (SCORPION_MIGRATE) must be 1, true"),
+        ([], {"SCORPION_DATA_DIR": ""}, "--data-dir (SCORPION_DATA_DIR) must name a directory"),
+        (["--db-timeout-ms", str(2**31)], {}, "--db-timeout-ms (SCORPION_DB_TIMEOUT_MS) must be"),
+        (["--workers", "20000"], {}, "--workers (SCORPION_WORKERS) must be at most 1024"),
+        (["--forwarded-header", "X Real:IP"], {}, "--forwarded-header (SCORPION_FORWARDED_HEADER)"),
+        (
+            ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=require&application_name=x"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only host, ssl, "
+            "sslmode as query parameters, not 'application_name'",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=maybe"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): sslmode must be one of disable, allow",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@h/db?prepared_statement_cache_size=x"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only",
+        ),
+    ],
+)
+def test_a_setting_once_let_through_is_one_line_and_exit_code_2(
+    argv: list[str],
+    environ: dict[str, str],
+    says: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion-server: {says}"), err
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # nothing made in the working directory
+
+
+def test_postgresql_urls_the_server_and_its_listener_read_alike() -> None:
+    good = load_settings(["--database-url", "postgresql://u:p%40w@h:6/db?sslmode=require"])
+    url = async_url(good.database_url)
+    assert url.drivername == "postgresql+asyncpg" and dict(url.query) == {"ssl": "require"}
+    assert connect_arguments(url) == {
+        "host": "h",
+        "port": 6,
+        "user": "u",
+        "password": "p@w",
+        "database": "db",
+        "ssl": "require",
+    }
+    socket_dir = async_url("postgresql+asyncpg://u@/db?host=/run/postgresql")
+    assert connect_arguments(socket_dir)["host"] == "/run/postgresql"
+    load_settings(["--database-url", "postgresql+asyncpg://u@/db?host=/run/postgresql"])
+
+
+def test_an_encrypted_key_is_refused_without_asking_for_its_pass_phrase(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    encrypted = tmp_path / "encrypted.pem"
+    subprocess.run(
+        ["openssl", "pkey", "-in", str(key), "-aes256", "-passout", "pass:secret"],
+        check=True,
+        stdout=encrypted.open("wb"),
+        timeout=60,
+    )
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--certfile", str(cert), "--keyfile", str(encrypted)])
+    assert "is encrypted; give it without a pass phrase" in caught.value.lines[0]
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--certfile", str(cert)])  # the key is not in the certificate file
+    assert caught.value.lines[0].endswith(
+        f"(no PEM private key in {str(cert)!r}; give the key with --keyfile)"
+    )
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--certfile", str(key), "--keyfile", str(key)])
+    assert caught.value.lines[0].endswith(f"(no PEM certificate in {str(key)!r})")
+
+
+# -- signals ---------------------------------------------------------------------------------
+
+
+def start_process(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "server", *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def read_until(process: subprocess.Popen[str], wanted: str) -> list[str]:
+    assert process.stderr is not None
+    lines: list[str] = []
+    while wanted not in (line := process.stderr.readline()):
+        assert line, f"the server ended before {wanted!r}: {lines}"
+        lines.append(line)
+    return [*lines, line]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_waiting_for_the_database_stops_the_start_at_once(
+    signum: signal.Signals,
+) -> None:
+    process = start_process(*QUICK, "--database-url", NOWHERE, "--db-wait-s", "120")
+    try:
+        read_until(process, "not available yet")
+        sent = time.monotonic()
+        process.send_signal(signum)
+        assert process.wait(timeout=30) == 0
+        assert time.monotonic() - sent < 15  # not the 120 s of --db-wait-s
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        assert f"{signum.name} during start-up: stopping" in rest
+        assert "Traceback" not in rest and "stopped\n" not in rest
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
+    """And a second signal during the shutdown does not cut it short."""
+    process = start_process(*QUICK, "--data-dir", str(tmp_path))
+    try:
+        read_until(process, "serving on")
+        process.send_signal(signal.SIGHUP)
+        read_until(process, "SIGHUP: shutting down, closing connections with 1001")
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        assert process.stderr.read().rstrip().endswith("INFO server: stopped")
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_a_server_that_never_started_does_not_say_stopped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*QUICK, "--database-url", NOWHERE, "--db-wait-s", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "stopped" not in err
+    assert err.splitlines()[-1].startswith("scorpion-server: cannot use the database: ")
+
+
+# -- the database it is given ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_another_programs_sqlite_database_is_refused_and_left_alone(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)")
+    conn.close()
+    argv = [*QUICK, "--db-wait-s", "60", "--database-url", f"sqlite:///{other}", *extra]
+    started = time.monotonic()
+    assert main(argv) == 2
+    assert time.monotonic() - started < 15
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(
+        "scorpion-server: the database holds another program's tables (users) and none of "
+        "scorpion-server's; give scorpion-server a database of its own"
+    )
+    with sqlite3.connect(other) as conn:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+    conn.close()
+    assert tables == ["users"]
+
+
+def test_a_table_name_both_use_is_refused_at_once_not_retried(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE players (id INTEGER PRIMARY KEY, nick TEXT)")
+    conn.close()
+    started = time.monotonic()
+    assert main([*QUICK, "--db-wait-s", "60", "--database-url", f"sqlite:///{other}"]) == 2
+    assert time.monotonic() - started < 15
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "tables named as scorpion-server's but no Alembic revision" in last
+
+
+def test_a_data_dir_that_cannot_be_made_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for extra in ([], ["--migrate"]):
+        argv = [*QUICK, "--db-wait-s", "60", "--data-dir", str(a_file / "data"), *extra]
+        assert main(argv) == 1
+        last = capsys.readouterr().err.splitlines()[-1]
+        assert last.startswith("scorpion-server: --data-dir (SCORPION_DATA_DIR): cannot "), last
+        assert str(a_file) in last and "Not a directory" in last
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="drops root's override of file modes with setpriv (root only)",
+)
+def test_a_read_only_database_or_directory_is_said_at_once(tmp_path: Path) -> None:
+    """As root the server could write anything: ``setpriv`` takes that power away."""
+    data, closed = tmp_path / "data", tmp_path / "closed"
+    assert main(["--migrate", "--data-dir", str(data)]) == 0
+    (data / "scorpion.db").chmod(0o444)
+    closed.mkdir(mode=0o555)
+    drop = "-dac_override,-dac_read_search"
+    powerless = ["setpriv", "--bounding-set", drop, "--inh-caps", drop, sys.executable]
+    for where, extra, says in [
+        (data, [], "scorpion-server: cannot use the database: attempt to write a readonly"),
+        (closed, [], f"--data-dir (SCORPION_DATA_DIR): cannot write in {closed} (Permission"),
+        (closed, ["--migrate"], f"--data-dir (SCORPION_DATA_DIR): cannot write in {closed}"),
+    ]:
+        done = subprocess.run(
+            [*powerless, "-m", "server", *QUICK, "--data-dir", str(where), *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1, done.stderr
+        assert says in done.stderr.splitlines()[-1], done.stderr
+
+
+def test_waiting_cures_a_busy_sqlite_file_but_not_a_read_only_one() -> None:
+    def failure(name: str) -> StoreUnavailable:
+        error = sqlite3.OperationalError(name)
+        error.sqlite_errorname = name
+        wrapped = StoreUnavailable("the database is unavailable or busy")
+        wrapped.__cause__ = type("Wrapper", (Exception,), {"orig": error})()
+        return wrapped
+
+    assert may_pass(failure("SQLITE_BUSY")) and may_pass(failure("SQLITE_CANTOPEN"))
+    assert not may_pass(failure("SQLITE_READONLY")) and not may_pass(failure("SQLITE_ERROR"))
+    assert may_pass(StoreUnavailable("the database cannot be reached"))  # PostgreSQL's
+
+
+def test_two_migrations_at_once_on_a_new_sqlite_file_both_succeed(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "server", "--migrate", "--data-dir", str(tmp_path)]
+    runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [(run.wait(timeout=120), run.communicate()[1]) for run in runs]
+    assert [code for code, _ in results] == [0, 0, 0, 0], results
+
+
+async def test_a_link_to_the_sqlite_file_is_the_same_file(tmp_path: Path) -> None:
+    settings = quiet_settings(tmp_path)
+    first = ScorpionServer(settings)
+    await first.start()
+    try:
+        link = tmp_path / "link.db"
+        link.symlink_to(tmp_path / "scorpion.db")
+        linked = quiet_settings(tmp_path, database_url=f"sqlite+aiosqlite:///{link}")
+        with pytest.raises(SqliteInUse, match="already serves"):
+            await ScorpionServer(linked).start()
+    finally:
+        await first.stop()
+
+
+# -- HTTP ------------------------------------------------------------------------------------
+
+
+async def test_a_request_target_in_absolute_form_is_answered_as_its_path() -> None:
+    async def current() -> SchemaStatus:
+        return SchemaStatus.CURRENT
+
+    routes = HttpRoutes(Metrics(), current, timeout=1.0, name="test")
+    for target in ("http://example.org/healthz", "HTTPS://example.org:8443/healthz?x=1"):
+        assert (await routes.answer(target)).status == 200
+    assert (await routes.answer("http://example.org")).status == 200  # "/"
+    assert (await routes.answer("ftp://example.org/healthz")).status == 404
+
+
+async def test_the_serving_line_writes_an_ipv6_host_in_brackets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = ScorpionServer(quiet_settings(tmp_path, host="::1"))
+    try:
+        with caplog.at_level(logging.INFO, logger="server"):
+            await server.start()
+    except ListenError:
+        pytest.skip("no IPv6 loopback here")
+    try:
+        assert f"serving on ws://[::1]:{server.port}/" in caplog.text
+    finally:
+        await server.stop()
+
+
+def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    assert "Exit status: 0 stopped (SIGTERM, SIGINT, SIGHUP)" in capsys.readouterr().out
