@@ -1,11 +1,11 @@
 """``scorpion-engine`` given values and files it cannot use: one line, exit status 2.
 
-Found by trying them: ``solve --budget-ms -5`` (or nan, or 0.001) searched nothing
-and printed a verdict all the same; ``easy-deals --budget-ms -1`` never ended;
-``solve-bench --deals 5..1`` ended in a ZeroDivisionError traceback and ``0..2`` in
-a DealNumberError one; ``verify /dev/zero`` read until the memory ran out; a
-malformed flag printed the usage over several lines; ``solve --replay`` said
-``[Errno 2] ...`` where ``verify`` names the file.
+Before: ``solve --budget-ms -5`` or ``nan`` was taken as a budget; ``easy-deals
+--budget-ms -1`` never ended (each search gave up at once); ``solve-bench --deals
+5..1`` ended in a ZeroDivisionError traceback and ``0..2`` in a DealNumberError one;
+``verify /dev/zero`` read until the memory ran out; a malformed flag printed the
+usage over several lines; ``solve --replay`` said ``[Errno 2] ...`` where
+``verify`` names the file.
 """
 
 from __future__ import annotations
