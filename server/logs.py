@@ -11,7 +11,8 @@ with two parts:
   ``describe_exception``: the chain of exception types, each with its own
   message unless it comes from the database layer (SQLAlchemy's messages quote
   the statement and its parameters; a driver's may quote values), where only
-  the type and SQLSTATE are kept. Below ERROR there is no stack at all; at
+  the type and SQLSTATE (SQLite: its result code's name, ``SQLITE_FULL``) are
+  kept. Below ERROR there is no stack at all; at
   ERROR and above (bugs) the frames are listed as file, line and function,
   never the source line (which may itself hold SQL);
 - a ``RateLimit`` filter: the first of a run of identical failures (same
@@ -83,9 +84,13 @@ def _from_database_layer(exc: BaseException) -> bool:
 def _one(exc: BaseException) -> str:
     name = type(exc).__qualname__
     if _from_database_layer(exc):
-        sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
-        sqlstate = sqlstate or getattr(exc, "sqlstate", None)
-        return f"{name} (SQLSTATE {sqlstate})" if sqlstate else name
+        orig = getattr(exc, "orig", None)
+        sqlstate = getattr(orig, "sqlstate", None) or getattr(exc, "sqlstate", None)
+        if sqlstate:
+            return f"{name} (SQLSTATE {sqlstate})"
+        # SQLite's own code (SQLITE_FULL, SQLITE_READONLY, ...): a name, never a value
+        code = getattr(orig, "sqlite_errorname", None) or getattr(exc, "sqlite_errorname", None)
+        return f"{name} ({code})" if isinstance(code, str) and code.isidentifier() else name
     text = str(exc)
     return f"{name}: {text}" if text else name
 

@@ -50,11 +50,12 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from server.app import ListenError, ScorpionServer, main, may_pass
 from server.config import SettingsError, load_settings
 from server.http import HttpRoutes
-from server.logs import configure_logging, reset_logging
+from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus, StoreUnavailable
@@ -441,3 +442,22 @@ def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
         main(["--help"])
     assert done.value.code == 0
     assert "Exit status: 0 stopped (SIGTERM, SIGINT, SIGHUP)" in capsys.readouterr().out
+
+
+def test_a_full_disk_is_named_in_the_log_without_the_statement() -> None:
+    """A store failure logged ``OperationalError <- OperationalError``: the operator could
+    not tell a full disk from a locked file. SQLite's result code is a name, never a value."""
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorname = "SQLITE_FULL"
+    try:
+        try:
+            raise DBAPIError("INSERT INTO games VALUES (?)", ("secret",), full) from full
+        except DBAPIError as wrapped:
+            raise StoreUnavailable("the database is unavailable or busy") from wrapped
+    except StoreUnavailable as failure:
+        text = describe_exception(failure)
+    assert text == (
+        "StoreUnavailable: the database is unavailable or busy <- DBAPIError (SQLITE_FULL) "
+        "<- OperationalError (SQLITE_FULL)"
+    )
+    assert "secret" not in text and "INSERT" not in text
