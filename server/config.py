@@ -255,6 +255,8 @@ _AT_MOST: Final = {
     "port": 65535,
     "workers": 1024,  # a typo (20000 for 2) must not fork thousands of processes
     "db_timeout_ms": 86_400_000,  # a day; SQLite's busy timeout is an int of ms (2**31 is 0)
+    "hint_budget_ms": 60_000,  # a search that long holds a worker, and a player waits for it
+    "lost_budget_ms": 60_000,
     "listen_backlog": 65535,  # the kernel caps it lower still (net.core.somaxconn)
     "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
 }

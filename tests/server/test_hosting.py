@@ -147,6 +147,7 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
         ([], {"SCORPION_DATA_DIR": ""}, "--data-dir (SCORPION_DATA_DIR) must name a directory"),
         (["--db-timeout-ms", str(2**31)], {}, "--db-timeout-ms (SCORPION_DB_TIMEOUT_MS) must be"),
         (["--workers", "20000"], {}, "--workers (SCORPION_WORKERS) must be at most 1024"),
+        (["--hint-budget-ms", "9" * 12], {}, "--hint-budget-ms (SCORPION_HINT_BUDGET_MS) must"),
         (["--forwarded-header", "X Real:IP"], {}, "--forwarded-header (SCORPION_FORWARDED_HEADER)"),
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=require&application_name=x"],
