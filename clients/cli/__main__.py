@@ -32,6 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         complain(str(exc))
         return 2
+    except SystemExit as exc:  # --help or --version, printed
+        return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        quiet_pipe()
+        return 141
+    except OutputError as exc:
+        return output_failed(exc)
     use(options.lang)
     if sys.stdout is None:  # started with standard output closed
         complain(_("app.no_stdout"))
@@ -44,14 +51,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_pipe()
         return 141
     except OutputError as exc:
-        complain(_("app.output_failed", reason=exc.reason))
-        quiet_pipe()  # what is left in stdout's buffer must not fail again at exit
-        return 1
+        return output_failed(exc)
     except Exception as exc:  # a bug: one line, not a traceback (SCORPION_DEBUG=1 shows it)
         if os.environ.get("SCORPION_DEBUG"):
             raise
         complain(f"{type(exc).__name__}: {exc}")
         return 1
+
+
+def output_failed(exc: OutputError) -> int:
+    """Standard output closed or refusing: one line on stderr, exit status 1."""
+    complain(_("app.no_stdout") if exc.closed else _("app.output_failed", reason=exc.reason))
+    quiet_pipe()  # what is left in stdout's buffer must not fail again at exit
+    return 1
 
 
 def quiet_pipe() -> None:

@@ -151,9 +151,13 @@ def _new(words: list[str], force: bool) -> Command:
         raise CommandError(_("command.usage_new"))
     level = deal = None
     for word in words[1:]:
-        if word.lower() in LEVELS and level is None:
+        if word.lower() in LEVELS:
+            if level is not None:  # two levels
+                raise CommandError(_("command.usage_new"))
             level = word.lower()
-        elif digits(word) and deal is None:
+        elif digits(word):
+            if deal is not None:  # two deals
+                raise CommandError(_("command.usage_new"))
             deal = parse_deal(word)
         elif word.lstrip("-").isdigit():  # digits of any script: a number, not a level
             raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))

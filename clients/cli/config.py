@@ -16,8 +16,10 @@ moves such a file out of the way first (``credentials.json.bad``...).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,8 @@ __all__ = [
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 FILE_NAME = "credentials.json"
+MAX_FILE_BYTES = 1 << 20
+"""A credentials file larger than this is not read (a token entry takes about 200 bytes)."""
 
 
 class CredentialsError(Exception):
@@ -95,10 +99,32 @@ def _key(server: str) -> str:
     return server.rstrip("/")
 
 
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes; ``Malformed`` for what is not a regular file of a sane size.
+
+    A FIFO would block the client and ``/dev/zero`` (or a symlink to it) fill
+    its memory: only a regular file is read, and at most ``MAX_FILE_BYTES``.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)  # non-blocking: opening a FIFO must not wait for a writer
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            directory = stat.S_ISDIR(info.st_mode)
+            raise Malformed(path, os.strerror(errno.EISDIR) if directory else "not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise Malformed(path, f"larger than {MAX_FILE_BYTES} bytes")
+    return data
+
+
 def _read(path: Path) -> dict[str, Any]:
     """The file's contents ({} if there is none); ``Malformed`` if it is not a credentials file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_bytes(path).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return {}  # no file there (a directory above it may be a file: save says so)
     except OSError as exc:
@@ -109,6 +135,8 @@ def _read(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as exc:
         raise Malformed(path, f"not JSON ({exc})") from exc
+    except RecursionError as exc:  # arrays nested thousands deep
+        raise Malformed(path, "not JSON (nested too deep)") from exc
     if not isinstance(data, dict):
         raise Malformed(path, "not a JSON object")
     if not isinstance(data.get("servers", {}), dict):

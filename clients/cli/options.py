@@ -9,6 +9,7 @@ reworded (``_reworded``); the headings are ours too.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import re
 import sys
@@ -17,10 +18,14 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from websockets.exceptions import InvalidURI
+from websockets.uri import parse_uri
+
 from clients.cli import VERSION
 from clients.cli.commands import number
 from clients.cli.config import DEFAULT_SERVER
 from clients.cli.i18n import _, use
+from clients.cli.terminal import OutputError
 from protocol import LEVELS, LOCALES
 from protocol.constants import MAX_DEAL
 
@@ -89,6 +94,27 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(_reworded(message))
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """``--help`` and ``--version``: on standard output, and a failure to write is said.
+
+        argparse itself writes to standard error when standard output is
+        closed and ignores a write that fails (``>/dev/full``): both would
+        exit 0 with nothing shown. ``OutputError`` (or ``BrokenPipeError``)
+        reaches ``__main__`` instead, which says so as for any other output.
+        """
+        if not message:
+            return
+        out = sys.stdout if file is None or file is sys.stdout else file
+        if out is None:
+            raise OutputError(OutputError.CLOSED)
+        try:
+            out.write(message)
+            out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or str(exc)) from exc
+
 
 def _number(text: str) -> int | None:
     return number(text.strip(), MAX_DEAL)
@@ -119,6 +145,13 @@ def speed(text: str) -> float:
     return value
 
 
+def file_name(text: str) -> str:
+    """A file to write (``-``: standard output); not the empty string, which names nothing."""
+    if not text:
+        raise argparse.ArgumentTypeError(_("args.bad_file", value=repr(text)))
+    return text
+
+
 def server_url(text: str) -> str:
     """A ``ws://`` or ``wss://`` URL naming a host, with a port in range if it has one."""
     try:
@@ -132,8 +165,33 @@ def server_url(text: str) -> str:
         elif not parts.hostname:
             reason = _("args.url_host")
         else:
-            return text
+            problem = _websocket_uri_problem(text, parts.hostname)
+            if problem is None:
+                return text
+            reason = problem
     raise argparse.ArgumentTypeError(_("args.bad_server", value=repr(text), reason=reason))
+
+
+def _websocket_uri_problem(text: str, host: str) -> str | None:
+    """Why websockets would refuse ``text``, or its host cannot be looked up; None if neither."""
+    try:
+        parse_uri(text)
+    except InvalidURI as exc:
+        return str(exc).split(": ", 1)[-1]  # "ws://x#f isn't a valid URI: fragment ..."
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            host.encode("idna")  # a label empty (a..b) or over 63 characters: never a host
+        except UnicodeError as exc:
+            return _idna_reason(exc)
+    return None
+
+
+def _idna_reason(exc: UnicodeError) -> str:
+    """``label empty or too long`` from the codec's ``encoding with 'idna' codec failed (...)``."""
+    found = re.search(r"\(UnicodeError: (.*)\)$", str(exc))
+    return found[1] if found else str(exc)
 
 
 def one_of(choices: Sequence[str]) -> Callable[[str], str]:
@@ -212,7 +270,9 @@ def _common(parser: argparse.ArgumentParser, top: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser, its help in the current language (``i18n.use``)."""
-    parser = _Parser(prog="scorpion", description=_("args.description"))
+    parser = _Parser(
+        prog="scorpion", description=_("args.description"), epilog=_("args.exit_status")
+    )
     parser.add_argument(
         "--version",
         action="version",
@@ -250,7 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=_("args.metavar_speed"),
         help=_("args.help_speed"),
     )
-    replay.add_argument("--export", metavar=_("args.metavar_file"), help=_("args.help_export"))
+    replay.add_argument(
+        "--export", type=file_name, metavar=_("args.metavar_file"), help=_("args.help_export")
+    )
     return parser
 
 
@@ -279,6 +341,8 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
             server = server_url(env["SCORPION_SERVER"])
         except argparse.ArgumentTypeError as exc:
             raise UsageError(_("args.environment", name="SCORPION_SERVER", message=exc)) from exc
+    if getattr(args, "winnable", False) and getattr(args, "deal", None) is not None:
+        raise UsageError(_("args.winnable_deal"))
     return Options(
         command=args.command or "play",
         server=server or DEFAULT_SERVER,

@@ -20,7 +20,10 @@ editor is an interrupt, as everywhere else: the program ends (exit 130).
 Standard streams never fail on a character (``tolerate_encodings``): what
 the output's encoding lacks is written as an ASCII stand-in (``♠`` as ``S``,
 the suit letter a player types; anything else as ``?``), and input that is
-not in the input's encoding is read with U+FFFD in its place.
+not in the input's encoding is read with U+FFFD in its place. Text from
+elsewhere is shown with its control characters as escapes (``printable``;
+``complain`` always does so), and ``json`` makes JSON of whatever a server
+sent (``jsonable``).
 
 Tests build a ``Terminal`` from a list of lines and a ``StringIO``.
 """
@@ -32,13 +35,16 @@ import codecs
 import contextlib
 import io
 import json
+import math
 import os
+import re
 import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+import msgpack
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -46,12 +52,21 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 
-__all__ = ["OutputError", "Terminal", "WordCompleter", "complain", "tolerate_encodings"]
+__all__ = [
+    "OutputError",
+    "Terminal",
+    "WordCompleter",
+    "complain",
+    "json_line",
+    "jsonable",
+    "printable",
+    "tolerate_encodings",
+]
 
 Words = Callable[[], Iterable[str]]
 
 STAND_IN = "scorpion-stand-in"
-STAND_INS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "·": "-", "⋮": ":", "▒": "#"}
+STAND_INS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "·": "-", "⋮": ":", "▒": "#", "…": "..."}
 
 
 def _stand_in(error: UnicodeError) -> tuple[str, int]:
@@ -73,21 +88,53 @@ def tolerate_encodings() -> None:
             stream.reconfigure(errors=errors)
 
 
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _isatty(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):  # closed underneath
+        return False
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\x1b``, ``\\n``).
+
+    For text from elsewhere (a server's message, a close reason, a line
+    typed): an escape sequence in it must not drive the terminal (retitle
+    it, clear it, move the cursor), a newline not split a one-line message,
+    and a bidirectional override not reorder what is shown.
+    """
+    return _CONTROLS.sub(lambda found: repr(found[0])[1:-1], text)
+
+
 def complain(text: str, err: TextIO | None = None) -> None:
-    """``scorpion: text`` on ``err`` (default: ``sys.stderr`` as it is now), if there is one."""
+    """``scorpion: text`` as one line on ``err`` (default: ``sys.stderr`` as it is now).
+
+    Nothing is written when there is no standard error; control characters
+    are shown as escapes (``printable``): the text may quote a server.
+    """
     err = sys.stderr if err is None else err
     if err is not None:
         with contextlib.suppress(OSError, ValueError):
-            err.write(f"scorpion: {text}\n")
+            err.write(f"scorpion: {printable(text)}\n")
             err.flush()
 
 
 class OutputError(Exception):
     """Standard output cannot be written (closed, or the device refuses); not a closed pipe."""
 
+    CLOSED = "closed"
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+    @property
+    def closed(self) -> bool:
+        """Standard output was closed (``>&-``), rather than failing to write."""
+        return self.reason == self.CLOSED
 
 
 class WordCompleter(Completer):
@@ -132,11 +179,14 @@ class Terminal:
         self._session: PromptSession[str] | None = None
         self.status: Callable[[], str] | None = None
         self.words: Words = lambda: ()
+        self._redirected: TextIO | None = None  # standard error, while the editor has it
 
     @classmethod
     def standard(cls) -> Terminal:
-        tty = sys.stdin.isatty() and sys.stdout.isatty()
-        return cls(None, interactive=sys.stdin.isatty(), stdin=sys.stdin, editor=tty)
+        if sys.stdin is None:  # started with standard input closed (``<&-``): no input at all
+            return cls(None, [])
+        tty = _isatty(sys.stdin) and _isatty(sys.stdout)
+        return cls(None, interactive=_isatty(sys.stdin), stdin=sys.stdin, editor=tty)
 
     @property
     def out(self) -> TextIO:
@@ -163,8 +213,16 @@ class Terminal:
         if not self.editor:
             yield
             return
+        before = sys.stderr
         with patch_stdout(raw=True):
-            yield
+            # Standard error is now the editor's proxy too, which prints above the
+            # prompt on the terminal: right when standard error is that terminal,
+            # wrong when it was redirected (``2>errors.log``), where lines belong.
+            self._redirected = None if _isatty(before) else before
+            try:
+                yield
+            finally:
+                self._redirected = None
 
     async def readline(self, prompt: str = "> ") -> str | None:
         """The next line without its newline, or None at (and after) the end of input."""
@@ -237,7 +295,7 @@ class Terminal:
     def say(self, text: str) -> None:
         out = self.out
         if out is None:  # started with standard output closed (``>&-``)
-            raise OutputError("closed")
+            raise OutputError(OutputError.CLOSED)
         try:
             out.write(self._shown(text) + "\n")
             out.flush()
@@ -248,7 +306,44 @@ class Terminal:
 
     def complain(self, text: str) -> None:
         """``scorpion: text`` on this terminal's standard error (``complain``)."""
-        complain(text, self._err)
+        complain(text, self._err if self._err is not None else self._redirected)
 
     def json(self, obj: Any) -> None:
-        self.say(json.dumps(obj, ensure_ascii=False, sort_keys=True))
+        self.say(json_line(obj))
+
+
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of JSON, whatever a server put in it (``jsonable``)."""
+    return json.dumps(jsonable(obj), ensure_ascii=False, sort_keys=True, allow_nan=False)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with what JSON cannot hold made so: the fields a server may add are read
+    leniently (PROTOCOL.md section 2), and msgpack can carry more than JSON.
+
+    Binary data becomes its hex digits, a msgpack extension ``{"ext": code,
+    "data": hex}``, a float that is not a number ``null``, and a map key
+    that is not a string its JSON text (``5`` -> ``"5"``), so that keys of
+    mixed types can still be sorted.
+    """
+    if isinstance(value, dict):
+        return {_json_key(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, msgpack.ExtType):  # a named tuple: before the tuples
+        return {"ext": value.code, "data": value.data.hex()}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).hex()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bytes | bytearray):
+        return bytes(key).hex()
+    return json.dumps(jsonable(key), allow_nan=False)
