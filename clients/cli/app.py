@@ -34,6 +34,7 @@ printed before the command gives up (``Unsaved``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from clients.cli.i18n import _, catalogue, use
 from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
 from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
-from clients.cli.terminal import Terminal
+from clients.cli.terminal import Terminal, printable
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
 
@@ -100,6 +101,9 @@ async def run(
     except NoServer as exc:
         terminal.complain(str(exc))
         return 1
+    except ServerError as exc:  # hello refused (rate_limited, unavailable, a protocol...)
+        app.fail("app.hello_refused", url=options.server, reason=error_text(exc.reply))
+        return 1
     except Unsaved:
         return 1
     except TimeoutError:
@@ -120,7 +124,7 @@ def error_text(reply: Message, **context: Any) -> str:
         text = _(f"error.{code}", **fields)
     else:
         text = message or code
-    return _("app.rejected", code=code, message=text)
+    return printable(_("app.rejected", code=code, message=text))  # the server's words
 
 
 def _style(options: Options, terminal: Terminal) -> Style:
@@ -200,6 +204,44 @@ class App:
         """A frame the connection could not read, or a push that breaks the protocol."""
         self.notice("app.frame_skipped", reason=reason)
 
+    async def readline(self, prompt: str) -> str | None:
+        """The next line typed, or None at the end of input.
+
+        A connection that fails for good while the player types (the server went
+        away and did not come back) ends the command at once with the reason
+        (``ConnectionFailed``), instead of waiting for a line that cannot be sent.
+        """
+        conn = self.conn
+        if conn is None:
+            return await self.terminal.readline(prompt)
+        reading = asyncio.ensure_future(self._read_interruptible(prompt))
+        lost = asyncio.ensure_future(conn.lost.wait())
+        try:
+            await asyncio.wait({reading, lost}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            lost.cancel()
+            if not reading.done():
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reading
+        if reading.done() and not reading.cancelled():
+            line, interrupt = reading.result()
+            if interrupt is not None:
+                raise interrupt  # here, in the command's task: exit status 130
+            return line
+        raise conn.failure or ConnectionFailed(_("connection.lost", url=self.options.server))
+
+    async def _read_interruptible(self, prompt: str) -> tuple[str | None, KeyboardInterrupt | None]:
+        """The line, or the Ctrl-C the line editor raised: a task must not raise it.
+
+        Raised inside a task, it leaves that task's exception unretrieved, and
+        Python prints a traceback of it when the program ends.
+        """
+        try:
+            return await self.terminal.readline(prompt), None
+        except KeyboardInterrupt as interrupt:
+            return None, interrupt
+
     def words(self) -> list[str]:
         """What Tab completes: the face-up cards, the commands and the levels."""
         board = self.session.board
@@ -221,6 +263,7 @@ class App:
             on_push=self.session.on_push,
             on_reconnect=self.session.resync,
             on_skipped=self.skipped,
+            on_drop=self.session.dropped,
         )
 
     async def _open(self, conn: Connection) -> Message:
@@ -250,8 +293,10 @@ class App:
         try:
             welcome = await self._open(conn)
         except ServerError as exc:
-            self.fail("app.token_refused", reason=error_text(exc.reply))
-            self.fail("app.register_again")
+            if exc.code != "unauthenticated":
+                raise  # not about the token: ``run`` names it
+            refused = _("app.token_refused", reason=error_text(exc.reply))
+            self.terminal.complain(f"{refused}; {_('app.register_again')}")  # one line
             return None
         if welcome.get("player") is None and not await self._ask_name(conn):
             return None
@@ -260,7 +305,7 @@ class App:
     async def _ask_name(self, conn: Connection) -> bool:
         """Ask for a name until one is registered (or input ends)."""
         for _attempt in range(NAME_TRIES):
-            line = await self.terminal.readline(_("app.name_prompt"))
+            line = await self.readline(_("app.name_prompt"))
             if line is None:
                 self.fail("app.no_name")
                 return False
@@ -294,6 +339,7 @@ class App:
             return False
         conn.token = str(reply["token"])
         credentials = config.Credentials(name, conn.token)
+        previous = self._previous()
         try:
             aside = config.set_aside(self.config_dir)
             path = config.save(self.options.server, credentials, self.config_dir)
@@ -303,7 +349,22 @@ class App:
         if aside is not None:
             self.notice("app.set_aside", path=path, aside=aside)
         self.notice("app.registered", name=name, path=path)
+        if previous is not None and previous.token != credentials.token:
+            self.replaced(previous, path)
         return True
+
+    def _previous(self) -> config.Credentials | None:
+        """The player stored for the server before a registration (None if none is usable)."""
+        try:
+            return config.load(self.options.server, self.config_dir)
+        except config.CredentialsError:
+            return None  # said already, and set aside or replaced now
+
+    def replaced(self, previous: config.Credentials, path: Path) -> None:
+        """The token of the player a registration replaced: printed, so that it is not lost."""
+        fields = {"old": previous.name, "token": previous.token, "server": self.options.server}
+        text = _("app.replaced_player", path=path, **fields)
+        self.tell("app.replaced_player", text, name=previous.name, token=previous.token)
 
     def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:
         """The token that could not be saved, and how to store it by hand: nothing is lost."""
@@ -377,11 +438,13 @@ class App:
         unfinished = list(welcome.get("games", []))
         if unfinished and not self.options.new:
             chosen = unfinished[0]
-            reply = await self.conn.request("open_game", game=int(chosen["game"]))
+            with self.session.held():
+                reply = await self.conn.request("open_game", game=int(chosen["game"]))
+                if reply.get("type") == "game":
+                    self.session.take(reply)
             if reply.get("type") != "game":
                 self.rejected(reply, game=chosen["game"])
                 return 1
-            self.session.take(reply)
             if self.options.level or self.options.deal or self.options.winnable:
                 self.notice("app.continuing")
         else:
@@ -425,13 +488,13 @@ class App:
 
     async def loop(self) -> None:
         while True:
-            line = await self.terminal.readline("> ")
+            line = await self.readline("> ")
             if line is None:
                 return
             try:
                 command = parse(line)
             except CommandError as exc:
-                self.tell("command", str(exc))
+                self.tell("command", printable(str(exc)))  # it may quote what was typed
                 continue
             if command is None:
                 continue
@@ -474,13 +537,13 @@ class App:
         return level, None, answer in WINNABLE
 
     async def _ask(self, question: str) -> str | None:
-        answer = await self.terminal.readline(question)
+        answer = await self.readline(question)
         return None if answer is None else answer.strip().lower()
 
     async def confirm(self, key: str, **fields: Any) -> bool:
         """Ask a yes/no question (no is the default); False at the end of input."""
         self.tell(key, _(key, **fields) + " " + _("app.yes_no"))
-        answer = await self.terminal.readline("? ")
+        answer = await self.readline("? ")
         if (answer or "").strip().lower() in YES:
             return True
         self.notice("app.kept")
@@ -496,19 +559,20 @@ class App:
             fields["winnable"] = True
         elif deal is not None:
             fields["deal"] = deal
-        try:
-            reply = await self.conn.request("new_game", **fields)
-        except InvalidMessage:  # this protocol version has no winnable option
-            reply = {"type": "error", "code": "bad_request"}
-        if reply.get("code") == "bad_request" and fields.pop("winnable", False):
-            self.notice("menu.no_winnable")  # a server without the option: a random deal
-            reply = await self.conn.request("new_game", **fields)
-        if reply.get("type") != "game":
-            self.rejected(reply)
-            return False
-        if reply.get("lost") is not None:
-            self.notice("app.abandoned", game=reply["lost"])
-        self.session.take(reply)
+        with self.session.held():  # the new game's first clock push waits for its reply
+            try:
+                reply = await self.conn.request("new_game", **fields)
+            except InvalidMessage:  # this protocol version has no winnable option
+                reply = {"type": "error", "code": "bad_request"}
+            if reply.get("code") == "bad_request" and fields.pop("winnable", False):
+                self.notice("menu.no_winnable")  # a server without the option: a random deal
+                reply = await self.conn.request("new_game", **fields)
+            if reply.get("type") != "game":
+                self.rejected(reply)
+                return False
+            if reply.get("lost") is not None:
+                self.notice("app.abandoned", game=reply["lost"])
+            self.session.take(reply)
         return True
 
     def _level(self) -> str:

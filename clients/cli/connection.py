@@ -11,7 +11,10 @@ hello again with the token, awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
-An ``internal`` error is retried the same way, once.
+An ``internal`` error is retried the same way, once; a ``rate_limited`` one
+after its ``retry_after_ms``, and requests of its kind are spaced from then on
+(``request``). ``on_drop`` hears of a drop (the app stops the clock it shows),
+and ``lost`` is set once the connection has failed for good.
 
 What the server sends is checked where it enters (``clients.cli.checks``,
 against the protocol's catalogue, leniently): a frame that cannot be read,
@@ -56,6 +59,7 @@ from websockets.typing import Subprotocol
 from clients.cli import VERSION
 from clients.cli.checks import check_server_message
 from clients.cli.i18n import _
+from clients.cli.terminal import printable
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
     PROTOCOL_VERSION,
@@ -70,17 +74,36 @@ __all__ = [
     "ConnectionFailed",
     "InvalidServerMessage",
     "Message",
+    "Reply",
     "ServerError",
     "decode",
     "not_reached",
 ]
 
 ID_START_BITS = 52  # the first id is below 2^52: 2^52 more requests fit below 2^53 - 1
+RATE_RETRIES = 5  # a rate-limited request is sent again at most this many times
+MAX_RATE_WAIT = 10.0  # seconds: a longer retry_after_ms is answered as it came
+MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
+_ACTIONS = frozenset(
+    {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
+)  # the requests PROTOCOL.md section 10 counts as actions
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
 ReconnectHandler = Callable[[], Awaitable[None]]
 SkipHandler = Callable[[str], None]
+DropHandler = Callable[[], None]
+
+
+class Reply(dict[str, Any]):
+    """A reply as the server sent it, with the place it arrived at among the frames.
+
+    ``arrival`` is the connection's frame count when it arrived: a push with a
+    larger one came after it, even if the reader handed that push on before
+    the reply's requester ran (``GameSession.held``).
+    """
+
+    arrival: int = 0
 
 
 class ConnectionFailed(Exception):
@@ -180,6 +203,7 @@ class Connection:
         on_push: PushHandler | None = None,
         on_reconnect: ReconnectHandler | None = None,
         on_skipped: SkipHandler | None = None,
+        on_drop: DropHandler | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
         timeout: float = 30.0,
     ) -> None:
@@ -190,6 +214,7 @@ class Connection:
         self.on_push = on_push
         self.on_reconnect = on_reconnect
         self.on_skipped = on_skipped
+        self.on_drop = on_drop
         self.delays = delays
         self.timeout = timeout
         self.welcome: Message | None = None
@@ -201,6 +226,10 @@ class Connection:
         self._online = asyncio.Event()
         self._closing = False
         self._failed: Exception | None = None
+        self.lost = asyncio.Event()  # set once the connection has failed for good
+        self.frames = 0  # frames read so far: a push's or reply's place in arrival order
+        self._paces: dict[str, float] = {}  # seconds between requests of a kind (_pace)
+        self._sent: dict[str, float] = {}  # when a request of each kind last went
         self._tasks: set[asyncio.Future[None]] = set()
 
     # -- lifecycle -------------------------------------------------------
@@ -228,10 +257,53 @@ class Connection:
         if self._ws is not None and self._ws.transport is not None:
             self._ws.transport.abort()
 
+    @property
+    def online(self) -> bool:
+        """Connected now (False while reconnecting, and once failed)."""
+        return self._online.is_set()
+
+    @property
+    def failure(self) -> ConnectionFailed | None:
+        """Why the connection failed for good, once it has (``lost`` is set then)."""
+        failed = self._failed
+        return None if failed is None else ConnectionFailed(str(failed))
+
     # -- requests --------------------------------------------------------
 
     async def request(self, type_: str, **fields: Any) -> Message:
-        """Send one request and return its reply (``error`` replies included)."""
+        """Send one request and return its reply (``error`` replies included).
+
+        A ``rate_limited`` reply (nothing was applied) is not the answer: the
+        request is sent again after its ``retry_after_ms`` (PROTOCOL.md section
+        10), and from then on requests of its kind are spaced (``_pace``), so
+        that a script sending commands at machine speed is slowed down rather
+        than refused: every ``rate_limited`` reply is a strike against the
+        address, and too many close the connection.
+        """
+        kind = _rate_kind(type_)
+        await self._pace(kind)
+        reply = await self._request_once(type_, fields)
+        for _retry in range(RATE_RETRIES):
+            wait = _retry_after(reply)
+            if wait is None:
+                break
+            self._paces[kind] = min(MAX_PACE, max(2 * self._paces.get(kind, 0.0), wait))
+            await asyncio.sleep(wait)
+            await self._pace(kind)
+            reply = await self._request_once(type_, fields)
+        return reply
+
+    async def _pace(self, kind: str) -> None:
+        """Wait until a request of ``kind`` may go, once the server has said to slow down."""
+        loop = asyncio.get_running_loop()
+        pace = self._paces.get(kind)
+        if pace:
+            due = self._sent.get(kind, 0.0) + pace
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+        self._sent[kind] = loop.time()
+
+    async def _request_once(self, type_: str, fields: dict[str, Any]) -> Message:
         if self._failed is not None:
             raise ConnectionFailed(str(self._failed))
         request_id = next(self._ids)
@@ -287,6 +359,8 @@ class Connection:
                 limit = MAX_SERVER_FRAME_BYTES
                 raise ConnectionFailed(_("connection.frame_too_big", limit=limit))
             self._online.clear()
+            if self.on_drop is not None:
+                self.on_drop()
             try:
                 await self._reconnect()
             except Exception as exc:  # gave up: fail everyone waiting
@@ -296,12 +370,14 @@ class Connection:
         """Fail every request waiting, and every later one, with ``exc``'s reason."""
         self._failed = exc
         self._online.clear()
+        self.lost.set()
         for _message, future, _tries in list(self._pending.values()):
             if not future.done():
                 future.set_exception(ConnectionFailed(str(exc)))
 
     def _take(self, frame: bytes | str) -> None:
         """One frame: decoded, checked, then dispatched (or skipped, or failing its request)."""
+        self.frames += 1
         try:
             message = decode(frame)
         except ValueError as exc:
@@ -332,7 +408,9 @@ class Connection:
                 self._spawn(self._send(request))  # section 9: resend to find out
                 return
             if not future.done():
-                future.set_result(message)
+                reply = Reply(message)
+                reply.arrival = self.frames
+                future.set_result(reply)
             return
         if message.get("re") is None and self.on_push is not None:
             self.on_push(message)
@@ -352,8 +430,15 @@ class Connection:
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as exc:
                 last = exc
                 continue
-            except ServerError as exc:  # the token is refused: no point retrying
-                raise ConnectionFailed(_("connection.refused", url=self.url)) from exc
+            except ServerError as exc:
+                if exc.code in ("rate_limited", "unavailable"):  # later may do: try again
+                    last = exc
+                    continue
+                if exc.code == "unauthenticated":  # the token is refused: no point retrying
+                    raise ConnectionFailed(_("connection.refused", url=self.url)) from exc
+                raise ConnectionFailed(
+                    _("connection.hello_refused", url=self.url, code=printable(exc.code))
+                ) from exc
             self._ws = ws
             self.reconnects += 1
             retries = [message for message, _future, _tries in self._pending.values()]
@@ -417,6 +502,27 @@ class Connection:
         if message.get("type") == "error":
             raise ServerError(message)
         return message
+
+
+def _rate_kind(type_: str) -> str:
+    """The kind of request the server counts ``type_`` as (PROTOCOL.md section 10)."""
+    if type_ in _ACTIONS:
+        return "action"
+    return type_ if type_ in ("hint", "register") else "read"
+
+
+def _retry_after(reply: Message) -> float | None:
+    """Seconds to wait before sending again after ``rate_limited``; None: do not resend.
+
+    A wait longer than ``MAX_RATE_WAIT`` is not waited for: the reply is the answer.
+    """
+    if reply.get("code") != "rate_limited":
+        return None
+    wait_ms = reply.get("retry_after_ms")
+    if not isinstance(wait_ms, int) or isinstance(wait_ms, bool) or wait_ms < 0:
+        wait_ms = 1000
+    wait = wait_ms / 1000
+    return wait if wait <= MAX_RATE_WAIT else None
 
 
 def _reply_to(message: Message) -> int | str | None:

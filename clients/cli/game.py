@@ -14,8 +14,10 @@ the time elapsed since it arrived; the server's clock is the only authority.
 The server queues a game's first ``clock`` push right after the ``game``
 reply that opens it, so the push usually arrives before the app has taken
 the reply: pushes for a game not adopted yet are kept (``_early``) and
-applied once it is. The score shown is section 6's formula at that play
-time (``Board.score_at``: ``earned`` less the R24 decay).
+applied once it is, and while a reply that reopens the game or catches it
+up is awaited, pushes wait for it too (``held``). The score shown is section
+6's formula at that play time (``Board.score_at``: ``earned`` less the R24
+decay).
 
 Paused: while this connection has an unfinished game open, its clock stops
 only for a pause (R22), so a ``clock`` push with ``running: false`` means
@@ -28,8 +30,9 @@ the push that follows the opening.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from clients.cli.board import Board
@@ -43,10 +46,11 @@ __all__ = ["GameSession"]
 # Events after which an interactive terminal draws the board again.
 _SHOWN = frozenset(
     {"moved", "flipped", "unflipped", "dealt", "undealt", "suit_removed", "suit_restored"}
-    | {"won", "stuck", "game_lost"}
+    | {"restarted", "won", "stuck", "game_lost"}
 )
 _UNRECORDED = ("clock", "lost_position")
 _EARLY_LIMIT = 32  # pushes kept for games not adopted yet
+MAX_FETCHES = 4  # version gaps answered in a row by asking the server (``_may_fetch``)
 
 
 class GameSession:
@@ -64,7 +68,10 @@ class GameSession:
         self._clock_at = time.monotonic()
         self._changed = asyncio.Event()
         self._tasks: set[asyncio.Future[None]] = set()
-        self._early: list[Message] = []
+        self._early: list[tuple[int, Message]] = []  # (arrival, push) kept for later
+        self._holding = 0  # ``held`` blocks entered
+        self._taken: int | None = None  # the arrival of the reply taken while held
+        self._fetches = 0  # resyncs and snapshots asked for by version gaps, in a row
 
     # -- state -------------------------------------------------------------
 
@@ -94,15 +101,40 @@ class GameSession:
         elif not paused and not board.running:
             board.running, self._clock_at = True, time.monotonic()
 
+    @property
+    def offline(self) -> bool:
+        """The connection is down (reconnecting, or failed): what is shown may be behind."""
+        return self.conn is not None and not self.conn.online
+
+    def dropped(self) -> None:
+        """The connection dropped: the server's clock stops with it (PROTOCOL.md section 6).
+
+        It stops for as long as no connection has the game open, so the time
+        shown stands still until the reconnection's catch-up says what it is.
+        """
+        board = self.board
+        if board is not None and board.running and not board.finished:
+            board.time_ms, board.running = self.time_ms(), False
+
     def status(self) -> str:
         """The status line (the terminal's status bar draws it every second)."""
         if self.board is None:
             return ""
         width = self.terminal.size()[0]
-        return render_status(self.board, self.time_ms(), self.paused, self.score(), width - 1)
+        return render_status(
+            self.board,
+            self.time_ms(),
+            self.paused,
+            self.score(),
+            width - 1,
+            offline=self.offline,
+        )
 
     def show(self) -> None:
-        if self.board is None:
+        if self.board is None and self.json_mode:
+            text = _("game.none_open")
+            self.terminal.json({"type": "notice", "notice": "game.none_open", "text": text})
+        elif self.board is None:
             self.terminal.say(_("game.none_open"))
         elif self.json_mode:
             self.terminal.json({"type": "board", "game": self.game, "v": self.v})
@@ -121,6 +153,7 @@ class GameSession:
             paused=self.paused,
             score=self.score(),
             status=not self.terminal.editor,  # the status bar shows it, ticking
+            offline=self.offline,
         )
 
     # -- opening -----------------------------------------------------------
@@ -137,10 +170,18 @@ class GameSession:
             self._clock_at = time.monotonic()
             if self.json_mode:
                 self.terminal.json(reply)
-            self._drain_early()
+            self._taken = getattr(reply, "arrival", None)
+            if not self._holding:
+                self._drain_early()
         elif reply.get("type") == "catch_up":
+            self._taken = getattr(reply, "arrival", None)
             for batch in reply.get("events", []):
-                self.receive(int(batch["v"]), list(batch["events"]))
+                if not self.receive(int(batch["v"]), list(batch["events"]), resync=False):
+                    # A catch-up that skips a version: asking for it again could get the
+                    # same answer for ever; the whole view is what the server has now.
+                    if self._may_fetch(int(batch["v"])):
+                        self._spawn(self.snapshot())
+                    break
             self._take_clock(reply)
         self._changed.set()
 
@@ -155,24 +196,54 @@ class GameSession:
         if running:
             self.paused = False
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Around awaiting and taking a reply that opens the game or catches it up.
+
+        The connection's reader hands a push on as soon as it arrives, which
+        may be before the coroutine awaiting the reply that came just before it
+        has run: a ``clock`` push the server sends right after a ``catch_up``
+        would then be applied first, and undone by the catch-up's older clock
+        (the clock would stand still). Held until the reply is taken, each push
+        is applied after it, in arrival order; one that arrived before the
+        reply is already in it, and only its ``lost_position`` (which no view
+        says) is kept.
+        """
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            if not self._holding:
+                self._drain_early()
+
     def _drain_early(self) -> None:
         early, self._early = self._early, []
-        for message in early:
-            if message.get("game") == self.game:
-                self.receive(int(message["v"]), list(message.get("events", [])))
+        taken, self._taken = self._taken, None
+        for arrival, message in early:
+            if message.get("game") != self.game or self.board is None:
+                continue
+            v, events = int(message["v"]), list(message.get("events", []))
+            if taken is not None and arrival < taken:  # the reply came later: it says more
+                events = [event for event in events if event.get("type") == "lost_position"]
+                if v != self.v or not events:
+                    continue
+            self.receive(v, events)
 
     async def resync(self) -> None:
         """``open_game`` since the last version seen (after a gap or a reconnect)."""
         if self.conn is None or self.game is None:
             return
-        reply = await self.conn.request("open_game", game=self.game, since=self.v)
-        self.take(reply)
+        with self.held():
+            reply = await self.conn.request("open_game", game=self.game, since=self.v)
+            self.take(reply)
 
     async def snapshot(self) -> None:
         """A fresh view (after ``restarted``, which the events cannot replay)."""
         if self.conn is None or self.game is None:
             return
-        self.take(await self.conn.request("open_game", game=self.game))
+        with self.held():
+            self.take(await self.conn.request("open_game", game=self.game))
         if self.terminal.interactive and not self.json_mode:
             self.show()
 
@@ -186,22 +257,27 @@ class GameSession:
     def on_push(self, message: Message) -> None:
         if message.get("type") != "events":
             return
-        if message.get("game") == self.game and self.board is not None:
+        if message.get("game") == self.game and self.board is not None and not self._holding:
             self.receive(int(message["v"]), list(message.get("events", [])))
-        else:  # perhaps the game whose reply is on its way: keep it for ``take``
-            self._early = [*self._early, message][-_EARLY_LIMIT:]
+        else:  # a reply is awaited, or it is the game whose reply is on its way: kept
+            arrival = self.conn.frames if self.conn is not None else 0
+            self._early = [*self._early, (arrival, message)][-_EARLY_LIMIT:]
 
-    def receive(self, v: int, events: list[dict[str, Any]]) -> None:
+    def receive(self, v: int, events: list[dict[str, Any]], *, resync: bool = True) -> bool:
+        """Apply the batch of version ``v``; False if it skips one (then resynced if ``resync``)."""
         board = self.board
         snapshot = next((e for e in events if e.get("type") == "snapshot"), None)
         if board is not None and snapshot is not None:
             self._replace(v, snapshot)
-            return
+            return True
         if board is None or v < self.v:
-            return
+            return True
         if v > self.v + 1:
-            self._spawn(self.resync())
-            return
+            if resync and self._may_fetch(v):
+                self._spawn(self.resync())
+            return False
+        if resync and v == self.v + 1:
+            self._fetches = 0  # a push in order: the versions add up again
         recorded = v == self.v + 1
         was_lost = board.lost_position and not recorded
         try:
@@ -218,6 +294,26 @@ class GameSession:
             board.needs_snapshot = False
             self._spawn(self.snapshot())
         self._changed.set()
+        return True
+
+    def _may_fetch(self, v: int) -> bool:
+        """Whether a version gap may be answered by asking the server (again).
+
+        A server whose answers keep skipping versions would have the client ask
+        for ever: after ``MAX_FETCHES`` in a row with no push in order between
+        them, a gap is skipped with a notice instead (the next action's
+        ``stale`` still catches up).
+        """
+        if self._fetches < MAX_FETCHES:
+            self._fetches += 1
+            return True
+        reason = _("game.versions_skip", v=v, seen=self.v)
+        text = _("app.frame_skipped", reason=reason)
+        if self.json_mode:
+            self.terminal.json({"type": "notice", "notice": "app.frame_skipped", "text": text})
+        else:
+            self.terminal.say(text)
+        return False
 
     def _replace(self, v: int, snapshot: dict[str, Any]) -> None:
         """A ``snapshot`` event: the whole view at ``v``, whatever version was seen."""

@@ -124,8 +124,10 @@ def render_status(
     paused: bool = False,
     score: int | None = None,
     width: int | None = None,
+    *,
+    offline: bool = False,
 ) -> str:
-    """The status line: level, moves, play time, score (and undos, hints, pause).
+    """The status line: level, moves, play time, score (and undos, hints, pause, offline).
 
     With ``width``, it is broken into as many lines as that width needs.
     """
@@ -140,6 +142,8 @@ def render_status(
         parts.append(_("status.undos_hints", undos=board.undos, hints=board.hints))
     if paused:
         parts.append(_("status.paused"))
+    if offline:
+        parts.append(_("status.offline"))
     return fit(parts, width)
 
 
@@ -274,6 +278,7 @@ def render_board(
     paused: bool = False,
     score: int | None = None,
     status: bool = True,
+    offline: bool = False,
 ) -> str:
     """The whole screen for a position: header, columns, stock and status line.
 
@@ -282,13 +287,14 @@ def render_board(
     """
     extras = _extras(board, style)
     top = len(_header(board, game, style.width))
-    bottom = len(render_status(board, width=style.width).splitlines()) if status else 0
+    shown = render_status(board, time_ms, paused, score, style.width, offline=offline)
+    bottom = len(shown.splitlines()) if status else 0
     used = RESERVED_ROWS + top + len(extras) + bottom
     body = _body(board, style, None if style.height is None else style.height - used)
     header = [style.paint(BOLD, line) for line in _header(board, game, style.width)]
     lines = [*header, *body, *extras]
     if status:
-        status_text = render_status(board, time_ms, paused, score, style.width)
+        status_text = render_status(board, time_ms, paused, score, style.width, offline=offline)
         lines += [style.paint(DIM, line) for line in status_text.splitlines()]
     return "\n".join(lines)
 

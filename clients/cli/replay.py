@@ -30,7 +30,7 @@ from clients.cli.connection import Connection
 from clients.cli.i18n import _
 from clients.cli.options import Options
 from clients.cli.render import Style, describe_event, render_board, render_results
-from clients.cli.terminal import Terminal
+from clients.cli.terminal import Terminal, jsonable
 
 __all__ = ["fetch_replay", "initial_board", "playback", "replay"]
 
@@ -85,18 +85,34 @@ async def fetch_replay(conn: Connection, game: int) -> dict[str, Any]:
     return reply
 
 
+def _tell(terminal: Terminal, options: Options, kind: str, text: str) -> None:
+    """A line of the client's own, or with ``--json`` a ``notice`` object."""
+    if options.json:
+        terminal.json({"type": "notice", "notice": kind, "text": text})
+    else:
+        terminal.say(text)
+
+
+def _rejected(terminal: Terminal, options: Options, reply: dict[str, Any], game: int) -> None:
+    """The server's ``error`` reply: a line, or with ``--json`` the reply itself."""
+    if options.json:
+        terminal.json(reply)
+    else:
+        terminal.say(error_text(reply, game=game))
+
+
 async def replay(conn: Connection, terminal: Terminal, style: Style, options: Options) -> int:
     game = options.game
     assert game is not None
     reply = await fetch_replay(conn, game)
     if reply.get("type") != "replay":
-        terminal.say(error_text(reply, game=game))
+        _rejected(terminal, options, reply, game)
         return 1
     if reply.get("replay") is None:
         terminal.complain(_("replay.unfinished", game=game))
         return 1
     if options.export:
-        text = json.dumps(reply["replay"], indent=2, ensure_ascii=False)
+        text = json.dumps(jsonable(reply["replay"]), indent=2, ensure_ascii=False, allow_nan=False)
         if options.export == "-":
             terminal.say(text)  # standard output, as the common convention has it
             return 0
@@ -106,27 +122,40 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
             reason = os_reason(exc, options.export)
             terminal.complain(_("replay.cannot_write", path=options.export, reason=reason))
             return 1
-        terminal.say(_("replay.written", game=game, path=options.export))
+        _tell(
+            terminal, options, "replay.written", _("replay.written", game=game, path=options.export)
+        )
         return 0
     final = await conn.request("open_game", game=game)
     history = await conn.request("open_game", game=game, since=0)
     await conn.request("close_game", game=game)
     if final.get("type") != "game":
-        terminal.say(error_text(final, game=game))
+        _rejected(terminal, options, final, game)
         return 1
     end = Board.from_view(final["view"])
-    if history.get("type") != "catch_up":
-        terminal.say(_("replay.no_history"))
-        terminal.say(render_board(end, style, game=game))
+    steps: list[tuple[int, list[dict[str, Any]], Board]] | None = None
+    if history.get("type") == "catch_up":
+        batches = list(history["events"])
+        try:
+            steps = playback(initial_board(end, batches), batches)
+        except (KeyError, IndexError, TypeError, ValueError):
+            steps = None  # events that do not add up to the final view: that view alone
+    if steps is None:
+        _tell(terminal, options, "replay.no_history", _("replay.no_history"))
+        if options.json:
+            terminal.json(final)
+        else:
+            terminal.say(render_board(end, style, game=game))
         return 0
-    batches = list(history["events"])
-    start = initial_board(end, batches)
+    if steps:
+        _finish(steps[-1][2], end)
     delay = 0.0 if options.speed <= 0 else 1.0 / options.speed
     if options.json:
         terminal.json({"type": "replay", "game": game, "replay": reply["replay"]})
     else:
+        start = initial_board(end, list(history["events"]))
         terminal.say(render_board(start, style, game=game))
-    for v, events, board in playback(start, batches):
+    for v, events, board in steps:
         await asyncio.sleep(delay)
         if options.json:
             for event in events:
@@ -140,3 +169,14 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
                 terminal.say(line)
         terminal.say(render_board(board, style, game=game))
     return 0
+
+
+def _finish(last: Board, end: Board) -> None:
+    """The last step as the game ended: its status and play time are the final view's.
+
+    A game abandoned for a new one has no event saying so, and no event
+    carries the play time: the final view says both.
+    """
+    last.time_ms = end.time_ms
+    if last.status == "active" and end.status != "active":
+        last.status = end.status

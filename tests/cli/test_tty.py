@@ -65,13 +65,21 @@ async def ada(server: Running, tmp_path: Path) -> str:
 
 
 @contextlib.asynccontextmanager
-async def launch(server: Running, home: Path, *args: str, env: str = "") -> AsyncIterator[Screen]:
-    """``scorpion ARGS`` in a detached 80x24 tmux session of its own, ``env`` (``A=b``) set."""
+async def launch(
+    server: Running, home: Path, *args: str, env: str = "", err: Path | None = None
+) -> AsyncIterator[Screen]:
+    """``scorpion ARGS`` in a detached 80x24 tmux session of its own, ``env`` (``A=b``) set.
+
+    With ``err``, standard error goes to that file: a long traceback would
+    scroll off the 24 lines of the screen before a test could read it.
+    """
     shown = Screen(f"scorpion-test-{os.getpid()}-{id(home)}")
     command = (
         f"cd {ROOT} && unset COLUMNS LINES && {env} XDG_CONFIG_HOME={home} "
         f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color " + " ".join(args)
     )
+    if err is not None:
+        command += f" 2>{err}"
     command += '; echo "exit status $?"; sleep 60'  # the pane stays, to be read
     await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
     try:
@@ -212,18 +220,32 @@ async def test_tab_completes_commands_and_cards(screen: Screen) -> None:
 async def test_an_interrupt_or_the_end_of_input_at_the_name_question(
     server: Running, tmp_path: Path, keys: str
 ) -> None:
-    async with launch(server, tmp_path, "play", "--level", "hard") as shown:
+    err = tmp_path / "stderr"
+    async with launch(server, tmp_path, "play", "--level", "hard", err=err) as shown:
         await shown.wait_for("player name:")
         await shown.keys(keys)
         status = "130" if keys == "C-c" else "1"
         text = await shown.wait_for(f"exit status {status}")
         assert "Traceback" not in text and "empty" not in text
+    said = "" if keys == "C-c" else "scorpion: no name given: nothing was registered\n"
+    assert err.read_text() == said  # an interrupt is its exit status, not a traceback
 
 
-async def test_an_interrupt_ends_the_game(screen: Screen) -> None:
-    await screen.keys("7c 5", "C-c")
-    text = await screen.wait_for("exit status 130")
-    assert "Traceback" not in text
+@pytest.mark.parametrize("question", [False, True])
+async def test_an_interrupt_ends_the_game(
+    server: Running, tmp_path: Path, ada: str, question: bool
+) -> None:
+    err = tmp_path / "stderr"
+    args = ("play", "--level", "hard", "--deal", "1")
+    async with launch(server, tmp_path, *args, err=err) as shown:
+        await shown.wait_for(r"(?m)^>")
+        if question:
+            await shown.keys("r", "Enter")
+            await shown.wait_for(r"(?m)\[y/N\]\n\?")
+        await shown.keys("7c 5", "C-c")
+        text = await shown.wait_for("exit status 130")
+        assert "Traceback" not in text
+    assert err.read_text() == ""
 
 
 async def test_the_end_of_input_at_a_question_keeps_the_game_and_ends(screen: Screen) -> None:

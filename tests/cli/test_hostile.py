@@ -1,0 +1,538 @@
+"""Hostile input, local and from a server, and what the client does with it.
+
+Local trouble (a credentials file that is a FIFO, ``/dev/zero`` or nested
+thousands deep; ``--help`` into ``/dev/full``; standard input closed; URLs
+no resolver takes), a server that sends what JSON cannot hold, escape
+sequences, catch-ups that skip versions or a clock push right behind a
+reply, a server that goes away while the player types, and a script fast
+enough to be rate-limited. Without these checks each would end in a
+traceback line, a hang, a wrong board or a stopped clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.typing import Subprotocol
+
+from clients.cli import config
+from clients.cli.__main__ import main
+from clients.cli.app import run
+from clients.cli.board import Board
+from clients.cli.commands import CommandError, parse
+from clients.cli.connection import Connection, Reply
+from clients.cli.game import MAX_FETCHES, GameSession
+from clients.cli.options import parse_args
+from clients.cli.render import Style, render_status
+from clients.cli.replay import _finish
+from clients.cli.terminal import Terminal, complain, json_line, printable
+from protocol import SUBPROTOCOL
+from protocol.shapes import EXAMPLE_VIEW
+from server.app import ScorpionServer
+from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running, quiet_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+SECONDS = 20  # far more than any run here needs: a hang fails the test instead
+
+
+def script(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m clients.cli ARGS`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+# -- the credentials file -----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "deep", "huge"])
+def test_a_credentials_file_that_is_no_file_is_named_not_read(kind: str, tmp_path: Path) -> None:
+    """A FIFO would block, /dev/zero fill the memory, deep nesting raise RecursionError."""
+    path = tmp_path / "credentials.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        path.write_text(json.dumps({"servers": {}, "pad": "x" * (config.MAX_FILE_BYTES + 1)}))
+    with pytest.raises(config.Malformed) as caught:
+        config.load("ws://a", tmp_path)
+    reason = {
+        "fifo": "not a regular file",
+        "zero": "not a regular file",
+        "deep": "not JSON (nested too deep)",
+        "huge": f"larger than {config.MAX_FILE_BYTES} bytes",
+    }[kind]
+    assert caught.value.reason == reason
+
+
+async def test_registering_another_name_keeps_the_replaced_token_in_sight(
+    cli: CliRunner, config_dir: Path, server: Running
+) -> None:
+    """One player per server is stored: the one replaced is printed, not silently lost."""
+    assert (await cli("register", "ada"))[0] == 0
+    ada = config.load(server.url, config_dir)
+    assert ada is not None
+    code, out = await cli("register", "bob")
+    assert code == 0, out
+    assert f"ada is no longer the player kept for {server.url}" in out
+    assert out.rstrip().endswith(ada.token)
+    code, out = await cli("--json", "register", "cyd")
+    notices = [json.loads(line) for line in out.splitlines()]
+    assert notices[-1]["notice"] == "app.replaced_player" and notices[-1]["name"] == "bob"
+
+
+# -- the command line ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["replay", "--help"]])
+def test_help_and_version_say_when_they_cannot_be_written(args: list[str]) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        process = subprocess.run(
+            [sys.executable, "-m", "clients.cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert process.returncode == 1
+    assert process.stderr == "scorpion: cannot write to standard output: No space left on device\n"
+    closed = subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(1),
+        cwd=ROOT,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert closed.returncode == 1
+    assert closed.stderr == "scorpion: standard output is closed: nothing can be shown\n"
+
+
+def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0 done; 1 failed" in text and "130 interrupted" in text
+    assert "141 the reader of the output went away" in text
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("ws://a..b:80", "label empty or too long"),
+        ("ws://" + "a" * 64 + ":80", "label too long"),
+        ("ws://127.0.0.1:8765/#top", "fragment identifier is meaningless"),
+    ],
+)
+def test_a_url_no_resolver_takes_is_a_usage_error(
+    url: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Passed on, these reach the resolver and end as ``UnicodeError: ...`` (exit status 1)."""
+    assert main(["--server", url, "stats"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: {reason}")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["play", "--winnable", "--deal", "3"], "--winnable lets the server choose the deal"),
+        (["replay", "5", "--export", ""], "argument --export: '' is not a file name"),
+    ],
+)
+def test_arguments_that_cannot_go_together_or_name_nothing(
+    args: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Else ``--deal`` would be dropped for ``--winnable``, ``--export ''`` play the game back."""
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith(f"scorpion: {line}")
+
+
+def test_standard_input_closed_is_the_end_of_input(server_url_nowhere: str) -> None:
+    """Read as a terminal, a closed input is ``AttributeError: 'NoneType' object has no...``."""
+    process = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "--server", server_url_nowhere, "stats"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        preexec_fn=lambda: os.close(0),
+        cwd=ROOT,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert process.returncode == 1
+    assert process.stderr.startswith(f"scorpion: no server at {server_url_nowhere}")
+
+
+@pytest.fixture
+def server_url_nowhere() -> str:
+    return "ws://127.0.0.1:9/"
+
+
+@pytest.mark.parametrize("line", ["n 1 2", "n hard hard", "n! 3 hard 4"])
+def test_two_levels_or_two_deals_are_a_usage_line(line: str) -> None:
+    with pytest.raises(CommandError, match=r"^usage: n \[level\] \[deal\]$"):
+        parse(line)
+
+
+# -- what is shown ------------------------------------------------------------
+
+
+def test_control_characters_from_elsewhere_are_shown_as_escapes() -> None:
+    hostile = "bad \x1b]0;owned\x07\x1b[2J\r\nline\u202e"
+    assert printable(hostile) == "bad \\x1b]0;owned\\x07\\x1b[2J\\r\\nline\\u202e"
+    assert printable("10♥ на 7, ääkköset") == "10♥ на 7, ääkköset"
+    err = io.StringIO()
+    complain(hostile, err)
+    assert err.getvalue() == f"scorpion: {printable(hostile)}\n"  # one line, nothing run
+
+
+def test_what_json_cannot_hold_is_made_json() -> None:
+    """Unknown fields are kept leniently; msgpack carries more than JSON."""
+    message: dict[Any, Any] = {
+        "type": "game",
+        1: "int key",
+        "blob": b"\x00\xff",
+        "ext": msgpack.ExtType(5, b"x"),
+        "nan": float("nan"),
+        "nested": [{"inf": float("-inf"), b"k": True}],
+    }
+    line = json_line(message)
+    assert "\n" not in line
+    assert json.loads(line) == {
+        "type": "game",
+        "1": "int key",
+        "blob": "00ff",
+        "ext": {"ext": 5, "data": "78"},
+        "nan": None,
+        "nested": [{"inf": None, "6b": True}],
+    }
+
+
+# -- a hostile server -----------------------------------------------------------
+
+Handler = Callable[[ServerConnection, dict[str, Any]], Awaitable[bool]]
+
+
+def _view() -> dict[str, Any]:
+    view: dict[str, Any] = json.loads(json.dumps(EXAMPLE_VIEW))
+    return view
+
+
+async def _send(ws: ServerConnection, message: dict[Any, Any]) -> None:
+    await ws.send(msgpack.packb(message, use_bin_type=True))
+
+
+class Hostile:
+    """A one-game server; ``special`` answers what it wants to, the rest is plain."""
+
+    def __init__(self, special: Handler | None = None) -> None:
+        self.special = special
+        self.requests: list[dict[str, Any]] = []
+
+    async def handle(self, ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            self.requests.append(request)
+            if self.special is not None and await self.special(ws, request):
+                continue
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                player = {"id": 1, "name": "x"}
+                welcome = {"server": "hostile/1", "protocol": 1, "player": player, "games": []}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome})
+            elif kind in ("new_game", "open_game") and "since" not in request:
+                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            elif kind == "open_game":
+                catch_up = {"type": "catch_up", "game": 5, "v": 0, "events": []}
+                await _send(ws, {**catch_up, "re": re_, "time_ms": 0, "running": False})
+            else:
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 0})
+
+
+async def hostile_run(
+    special: Handler, *args: str, lines: Iterable[str] = (), tmp_path: Path
+) -> tuple[int, str, Hostile]:
+    hostile = Hostile(special)
+    async with serve(
+        hostile.handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]
+    ) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        options = parse_args(["--server", f"ws://127.0.0.1:{port}", *args], env={})
+        out = io.StringIO()
+        async with asyncio.timeout(SECONDS):
+            code = await run(options, Terminal(out, list(lines)), config_dir=tmp_path)
+    return code, out.getvalue(), hostile
+
+
+async def test_escape_sequences_in_a_servers_message_do_not_reach_the_terminal(
+    tmp_path: Path,
+) -> None:
+    async def refuse(ws: ServerConnection, request: dict[str, Any]) -> bool:
+        if request["type"] != "move":
+            return False
+        message = "4♥ \x1b]0;owned\x07\x1b[2Jhas nowhere to go."
+        error = {"type": "error", "re": request["id"], "code": "no_destination"}
+        await _send(ws, {**error, "message": message})
+        return True
+
+    code, out, _hostile = await hostile_run(
+        refuse, "play", "--level", "hard", lines=["4h"], tmp_path=tmp_path
+    )
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "rejected (no_destination): 4♥ \\x1b]0;owned\\x07\\x1b[2Jhas nowhere to go." in out
+
+
+async def test_fields_json_cannot_hold_keep_json_mode_json(tmp_path: Path) -> None:
+    async def odd_game(ws: ServerConnection, request: dict[str, Any]) -> bool:
+        if request["type"] != "new_game":
+            return False
+        game = {"type": "game", "re": request["id"], "game": 5, "v": 0, "view": _view()}
+        odd: dict[Any, Any] = {**game, 1: 2, "blob": b"\xff", "inf": float("inf")}
+        await _send(ws, odd)
+        return True
+
+    code, out, _hostile = await hostile_run(
+        odd_game, "--json", "play", "--level", "hard", tmp_path=tmp_path
+    )
+    assert code == 0, out
+    first = json.loads(out.splitlines()[0])
+    assert first["1"] == 2 and first["blob"] == "ff" and first["inf"] is None
+
+
+async def test_catch_ups_that_skip_versions_are_not_asked_for_ever(tmp_path: Path) -> None:
+    """Each answer skipping a version again asked again: the client spun and hung."""
+
+    async def skipping(ws: ServerConnection, request: dict[str, Any]) -> bool:
+        kind, re_ = request["type"], request["id"]
+        if kind == "open_game" and "since" in request:
+            batches = [{"v": 3, "events": [{"type": "stuck"}]}]
+            catch_up = {"type": "catch_up", "re": re_, "game": 5, "v": 3, "events": batches}
+            await _send(ws, {**catch_up, "time_ms": 0, "running": False})
+            return True
+        if kind in ("new_game", "open_game"):
+            await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            await _send(ws, {"type": "events", "game": 5, "v": 5, "events": [{"type": "stuck"}]})
+            return True
+        return False
+
+    code, out, hostile = await hostile_run(
+        skipping, "play", "--level", "hard", lines=["d"], tmp_path=tmp_path
+    )
+    assert code == 0, out
+    opens = [request for request in hostile.requests if request["type"] == "open_game"]
+    assert len(opens) <= 2 * MAX_FETCHES + 1, len(opens)
+    assert "does not follow version 0, and asking the server again has not helped" in out
+
+
+# -- the clock and the connection -----------------------------------------------
+
+
+def test_a_clock_push_right_behind_a_catch_up_is_not_undone_by_it() -> None:
+    """The reader hands on the push before the catch-up's requester runs: held, it comes after.
+
+    A server restarted under the client answers the reconnection's catch-up
+    with ``running: false`` and pushes the clock's start right behind it; the
+    catch-up, taken last, would stop the clock shown for good.
+    """
+    game = GameSession(Terminal(io.StringIO(), []), Style(), json_mode=False)
+    conn = SimpleNamespace(frames=0, online=True)
+    game.conn = conn  # type: ignore[assignment]
+    game.take({"type": "game", "game": 7, "v": 3, "view": {**_view(), "running": True}})
+    with game.held():
+        catch_up = Reply({"type": "catch_up", "game": 7, "v": 3, "events": []})
+        catch_up.update(time_ms=5_000, running=False)
+        catch_up.arrival = 10
+        conn.frames = 11
+        clock = {"type": "clock", "running": True, "time_ms": 5_000}
+        game.on_push({"type": "events", "game": 7, "v": 3, "events": [clock]})
+        game.take(catch_up)  # the requester runs only now
+    assert game.board is not None and game.board.running
+    with game.held():
+        conn.frames = 12
+        stale = {"type": "clock", "running": True, "time_ms": 1_000}
+        game.on_push({"type": "events", "game": 7, "v": 3, "events": [stale]})  # before it
+        later = Reply({"type": "catch_up", "game": 7, "v": 3, "events": []})
+        later.update(time_ms=9_000, running=True)
+        later.arrival = 13
+        game.take(later)
+    assert 9_000 <= game.time_ms() < 10_000  # the older push is in the reply already
+
+
+class Quick(Connection):
+    """Gives up reconnecting after a second, not after twenty."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "delays": (0.1, 0.2, 0.3, 0.4)})
+
+
+class Waiting(Terminal):
+    """A script whose next line never comes: the player thinking."""
+
+    def __init__(self, out: io.StringIO, lines: list[str]) -> None:
+        super().__init__(out, lines)
+        self.waiting = asyncio.Event()
+
+    async def _read(self, prompt: str) -> str | None:
+        line = await super()._read(prompt)
+        if line is not None:
+            return line
+        self.waiting.set()
+        await asyncio.Event().wait()
+        return None
+
+
+async def test_a_server_gone_for_good_ends_the_command_while_the_player_thinks(
+    tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not said until the next command otherwise, the clock ticking on meanwhile."""
+    server = Running(quiet_settings(tmp_path))
+    await server.start()
+    url = server.url
+    out = io.StringIO()
+    terminal = Waiting(out, ["ada"])
+    options = parse_args(["--server", url, "play", "--level", "hard", "--deal", "1"], env={})
+    running = asyncio.ensure_future(
+        run(options, terminal, connection_class=Quick, config_dir=config_dir)
+    )
+    async with asyncio.timeout(SECONDS):
+        await terminal.waiting.wait()
+        await server.stop()
+        code = await running
+    assert code == 1
+    lost = f"lost the connection to {url} and could not reconnect"
+    assert capsys.readouterr().err == f"scorpion: cannot talk to the server: {lost}\n"
+
+
+async def test_a_restarted_server_gets_the_clock_going_again(tmp_path: Path) -> None:
+    """While the connection is down the clock stands still, then runs as the server says."""
+    settings = quiet_settings(tmp_path)
+    first = ScorpionServer(settings)
+    await first.start()
+    port = first.port
+    url = f"ws://127.0.0.1:{port}/"
+    game = GameSession(Terminal(io.StringIO(), []), Style(), json_mode=False)
+    conn = Connection(
+        url,
+        on_push=game.on_push,
+        on_reconnect=game.resync,
+        on_drop=game.dropped,
+        delays=(0.1,) * 20,
+    )
+    game.conn = conn
+    second: ScorpionServer | None = None
+    try:
+        await conn.open()
+        conn.token = str((await conn.call("register", name="ada"))["token"])
+        with game.held():
+            game.take(await conn.call("new_game", level="hard", deal=1))
+        async with asyncio.timeout(SECONDS):
+            while game.board is None or not game.board.running:
+                await asyncio.sleep(0.05)
+            await first.stop()
+            while conn.online:
+                await asyncio.sleep(0.01)
+            assert "reconnecting" in game.status()
+            held = game.time_ms()
+            await asyncio.sleep(0.3)
+            assert game.time_ms() == held  # the server's clock stopped with the connection
+            second = ScorpionServer(dataclasses.replace(settings, port=port))
+            await second.start()
+            while conn.reconnects == 0:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # the catch-up, and the clock push behind it
+        assert game.board.running and "reconnecting" not in game.status()
+        before = game.time_ms()
+        await asyncio.sleep(1.1)
+        assert game.time_ms() >= before + 1000
+    finally:
+        await conn.close()
+        if second is not None:
+            await second.stop()
+        else:
+            await first.stop()
+
+
+async def test_a_script_faster_than_the_rate_limit_is_slowed_not_refused(
+    tmp_path: Path, config_dir: Path
+) -> None:
+    """Every ``rate_limited`` reply is a strike; twenty close the connection (1008)."""
+    settings = quiet_settings(tmp_path, rate_actions="20,5", rate_hints="20,5")
+    limited = Running(settings)
+    await limited.start()
+    try:
+        options = parse_args(
+            ["--server", limited.url, "play", "--level", "hard", "--deal", "1"], env={}
+        )
+        out = io.StringIO()
+        lines = ["ada", *["d", "u"] * 15, *["h"] * 8]
+        async with asyncio.timeout(60):
+            code = await run(options, Terminal(out, lines), config_dir=config_dir)
+    finally:
+        await limited.stop()
+    text = out.getvalue()
+    assert code == 0, text
+    assert "rejected" not in text
+    assert text.count("dealt") == 15 and text.count("undone") == 15
+
+
+# -- what the board shows -----------------------------------------------------
+
+
+async def test_a_restart_draws_the_board_again(server: Running, config_dir: Path) -> None:
+    """After ``r!`` the board is the deal's again, dealt cards gone: ``restarted`` redraws it."""
+    out = io.StringIO()
+    terminal = Terminal(out, ["ada", "d", "r!"], interactive=True)
+    options = parse_args(["--server", server.url, "play", "--level", "hard", "--deal", "1"], env={})
+    assert await run(options, terminal, config_dir=config_dir) == 0
+    text = out.getvalue()
+    after = text[text.index("restarted from the deal") :]
+    assert "stock: 3" in after  # the board again, with the stock back
+
+
+async def test_json_replay_failures_and_exports_stay_json(cli: CliRunner, tmp_path: Path) -> None:
+    assert (await cli("play", "--level", "hard", "--deal", "1", lines=["ada", "resign!"]))[0] == 0
+    code, out = await cli("--json", "replay", "99")
+    assert code == 1 and json.loads(out)["code"] == "not_found"
+    code, out = await cli("games")
+    game = out.splitlines()[1].split()[0]
+    code, out = await cli("--json", "replay", game, "--export", str(tmp_path / "r.json"))
+    assert code == 0 and json.loads(out)["notice"] == "replay.written"
+
+
+def test_a_replays_last_step_shows_the_games_play_time() -> None:
+    """No event carries the play time: the steps show 0:00, the last one the final view's."""
+    end = Board.from_view({**_view(), "status": "lost", "time_ms": 61_000})
+    last = Board.from_view(_view())
+    _finish(last, end)
+    assert last.status == "lost" and "time 1:01" in render_status(last)
