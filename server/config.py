@@ -261,6 +261,9 @@ _AT_MOST: Final = {
     "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
 }
 
+_PATHS: Final = ("data_dir", "certfile", "keyfile", "web_dir")
+"""Settings naming a file or directory: a leading ``~`` is the user's home, as in a shell."""
+
 RATES: Final = {
     "action": "rate_actions",
     "hint": "rate_hints",
@@ -628,6 +631,9 @@ def load_settings(
                 bad += exc.lines
     if bad:
         raise SettingsError(bad)
+    for name in _PATHS:  # "~/data" from an environment file no shell expanded
+        if isinstance(values.get(name), str) and values[name].startswith("~"):
+            values[name] = str(Path(values[name]).expanduser())
     settings = Settings(**values)
     if found := problems(settings):
         raise SettingsError(found)

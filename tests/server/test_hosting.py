@@ -185,6 +185,13 @@ def test_a_setting_once_let_through_is_one_line_and_exit_code_2(
     assert list(tmp_path.iterdir()) == []  # nothing made in the working directory
 
 
+def test_a_home_directory_in_a_variable_is_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment file is read by no shell: ``~/scorpion`` made a directory named ``~``."""
+    monkeypatch.setenv("HOME", "/home/somebody")
+    settings = load_settings([], {"SCORPION_DATA_DIR": "~/scorpion"})
+    assert settings.data_dir == "/home/somebody/scorpion"
+
+
 def test_postgresql_urls_the_server_and_its_listener_read_alike() -> None:
     good = load_settings(["--database-url", "postgresql://u:p%40w@h:6/db?sslmode=require"])
     url = async_url(good.database_url)
