@@ -35,7 +35,8 @@ ENV SCORPION_HOST=0.0.0.0 \
     SCORPION_DATA_DIR=/app/data
 EXPOSE 8765
 # Alive: the server answers plain HTTP on its port (readiness, /readyz, also needs the
-# database). With SCORPION_CERTFILE set, probe https:// instead (docs/deploy.md, TLS).
+# database), SCORPION_PORT's when it is set. With SCORPION_CERTFILE set, probe https://
+# instead (docs/deploy.md, TLS).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=2)"]
+    CMD ["python", "-c", "import os, urllib.request as u; u.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('SCORPION_PORT', '8765'), timeout=2)"]
 CMD ["scorpion-server"]
