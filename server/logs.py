@@ -154,7 +154,13 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         context = _context(record)
         record.where = "".join(f" {k}={v}" for k, v in context.items())
-        text = super().format(record)
+        # Another handler's formatter may have cached the full traceback on the record
+        # (logging's ``exc_text``): it must not reach this line, with its source lines.
+        cached, record.exc_text = record.exc_text, None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_text = cached
         error = _exception_text(record)
         return text if error is None else f"{text} ({error})"
 

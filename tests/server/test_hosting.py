@@ -469,3 +469,28 @@ def test_a_full_disk_is_named_in_the_log_without_the_statement() -> None:
         "<- OperationalError (SQLITE_FULL)"
     )
     assert "secret" not in text and "INSERT" not in text
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_unexpected_failure_is_logged_and_ends_in_one_line(
+    fmt: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bug in start-up was a raw traceback (not JSON, with source lines). And a record
+    another handler formatted first (here pytest's) carried its cached traceback into
+    the text line."""
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("server.app.run_loop", broken)
+    assert main([*QUICK, "--data-dir", str(tmp_path), "--log-format", fmt]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if fmt == "json":
+        lines = json_lines(err)
+        assert "RuntimeError: a bug" in str(lines[0]["error"]) and lines[0]["level"] == "ERROR"
+        assert lines[-1]["message"] == "stopped by an unexpected RuntimeError (logged above)"
+    else:
+        assert err.splitlines()[-1] == (
+            "scorpion-server: stopped by an unexpected RuntimeError (logged above)"
+        )
