@@ -210,6 +210,21 @@ test("a drag survives the board being drawn again under it", async ({ page, serv
   await expect(page.locator(".toast.error")).toHaveCount(0); // the redraw it waited for came after
 });
 
+test("a card pressed when the window loses the focus does not hold the page's drawing for good", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("blur"));
+  await startGame(page, "medium", knownDeal());
+  await still(page);
+  const card = await page.locator('.card.up[data-card="QD"]').boundingBox();
+  if (!card) throw new Error("cannot see QD");
+  await page.mouse.move(card.x + card.width / 2, card.y + 6);
+  await page.mouse.down();
+  await page.evaluate(() => window.dispatchEvent(new Event("blur"))); // its release is never seen
+  await page.keyboard.press("h");
+  await atVersion(page, 1);
+  await expect(page.locator(".banner.hint")).toBeVisible();
+  await page.mouse.up();
+});
+
 test("the hint's outline leaves the cards on the hinted card on top", async ({ page, server }) => {
   await register(page, server.url, uniqueName("above"));
   await startGame(page, "medium", knownDeal());

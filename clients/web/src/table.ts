@@ -179,6 +179,10 @@ function released(): void {
 if (typeof window !== "undefined") {
   window.addEventListener("pointerup", released);
   window.addEventListener("pointercancel", released);
+  // The window lost the focus with a card pressed (another window, a system
+  // gesture): its release may never be seen here, and the page would never be
+  // drawn again until some later click.
+  window.addEventListener("blur", released);
 }
 
 /** The card and every card after it in its column (what a move carries, R7). */
