@@ -52,7 +52,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import DBAPIError
 
-from server.app import ListenError, ScorpionServer, main, may_pass
+from server.app import ListenError, ScorpionServer, main, may_pass, migrate
 from server.config import SettingsError, load_settings
 from server.http import HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
@@ -61,6 +61,7 @@ from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus, StoreUnavailable
 from server.store.database import async_url, connect_arguments
 from tests.server.conftest import quiet_settings
+from tests.server.store.conftest import _admin, run_isolated
 from tests.server.test_tls import self_signed
 
 NOWHERE = "postgresql+asyncpg://nobody@127.0.0.1:1/none"  # a port nothing listens on
@@ -494,3 +495,37 @@ def test_an_unexpected_failure_is_logged_and_ends_in_one_line(
         assert err.splitlines()[-1] == (
             "scorpion-server: stopped by an unexpected RuntimeError (logged above)"
         )
+
+
+@pytest.mark.parametrize("extra", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_another_programs_postgresql_database_is_refused_and_left_alone(
+    extra: list[str], server_postgres_url: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    url = server_postgres_url
+    empty = ("DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    run_isolated(lambda: _admin(url, *empty, "CREATE TABLE users (id int)"))
+    try:
+        assert main([*QUICK, "--db-wait-s", "60", "--database-url", url, *extra]) == 2
+        last = capsys.readouterr().err.splitlines()[-1]
+        assert "another program's tables (users) and none of scorpion-server's" in last
+        assert "--migrate`" not in last  # not the upgrade hint: it would not help
+    finally:
+        run_isolated(lambda: _admin(url, *empty))
+
+
+async def test_a_node_with_ssl_in_its_url_hears_the_other_nodes(
+    server_postgres_url: str | None, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``?ssl=disable`` served, but the change listener never connected (it read the
+    URL as a DSN, where ``ssl`` is a server setting PostgreSQL refuses)."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    settings = quiet_settings(tmp_path, database_url=f"{server_postgres_url}?ssl=disable")
+    await migrate(settings)
+    server = ScorpionServer(settings)
+    with caplog.at_level(logging.WARNING, logger="server.store.notify"):
+        await server.start()
+        await server.stop()
+    assert "change listener" not in caplog.text
