@@ -11,7 +11,9 @@ response and is still the only module that imports it):
 - ``/healthz``: 200 while the process serves at all (liveness);
 - ``/readyz``: 200 once the database answered within ``timeout`` seconds
   and its schema is this code's; 503 with a one-line reason otherwise, so a
-  load balancer stops sending players to a node that cannot store a move;
+  load balancer stops sending players to a node that cannot store a move
+  (also when its SQLite file was removed or replaced under it: logged, since
+  what it writes then is gone at the next start);
 - ``/metrics``: ``server.metrics`` in Prometheus' text format;
 - ``/``: the web client (``server.webclient``) when it is built, else a short
   page naming the server, its endpoints and how to build the client;
@@ -31,15 +33,18 @@ probe costs one trip to the database (``/readyz``) at most.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
-from server.store import SchemaStatus, StoreError
+from server.store import DatabaseReplaced, SchemaStatus, StoreError
 from server.webclient import ASSET_CACHE, INDEX_CACHE, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
+
+log = logging.getLogger(__name__)
 
 TEXT: Final = "text/plain; charset=utf-8"
 HTML: Final = "text/html; charset=utf-8"
@@ -118,6 +123,9 @@ class HttpRoutes:
                 status = await self._schema_status()
         except TimeoutError:
             return _text(503, f"not ready: the database did not answer within {self.timeout:g} s")
+        except DatabaseReplaced as exc:
+            log.error("%s", exc)  # what the node writes now is lost at its restart
+            return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")
         if status is not SchemaStatus.CURRENT:

@@ -96,6 +96,7 @@ from __future__ import annotations
 
 from server.store.committer import CommitStats, GroupCommitter
 from server.store.errors import (
+    DatabaseReplaced,
     GameInProgress,
     NameTaken,
     NotFound,
@@ -130,6 +131,7 @@ __all__ = [
     "ActionRecord",
     "CommitStats",
     "Committed",
+    "DatabaseReplaced",
     "Ending",
     "GameInProgress",
     "GameRecord",

@@ -11,6 +11,7 @@
     ├── SchemaNewer            ... but at a revision this code does not know
     ├── SchemaForeign          the database holds another program's tables, not ours
     └── StoreUnavailable       the database cannot be reached, is busy, or the store is closed
+        └── DatabaseReplaced   the SQLite file was removed or replaced while the server ran
 
 Callers see only these. ``translate_errors()`` maps SQLAlchemy and driver
 exceptions to the most specific of them with ``raise ... from exc``: the
@@ -31,6 +32,7 @@ from sqlalchemy import exc as sa_exc
 
 __all__ = [
     "UPGRADE_HINT",
+    "DatabaseReplaced",
     "GameInProgress",
     "NameTaken",
     "NotFound",
@@ -251,3 +253,16 @@ _TRANSLATING: Final = _Translating()
 def translate_errors() -> _Translating:
     """Re-raise database exceptions inside the ``with`` block as ``StoreError``s."""
     return _TRANSLATING
+
+
+class DatabaseReplaced(StoreUnavailable):
+    """The SQLite file the server opened is no longer at its path: deleted, moved or
+    replaced (a restore while it runs). The server still writes to the file it opened,
+    and a restart would open the one at the path: what was written since is not there."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"the database file {path} was removed or replaced while the server runs; "
+            "stop it (what it wrote since is in the old file only) and put the file back"
+        )

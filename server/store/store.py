@@ -17,6 +17,7 @@ On an SQLite file, a returning player's reads (``sign_in``, ``game_owner``,
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -35,6 +36,7 @@ from server.store.database import (
     writing,
 )
 from server.store.errors import (
+    DatabaseReplaced,
     SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
@@ -143,7 +145,10 @@ class Store:
         self._sqlite_writer: SqliteWriter | None = None
         self._sqlite_reader: SqliteReader | None = None
         path = engine.url.database
+        self._sqlite_path: str | None = None
+        self._sqlite_file: tuple[int, int] | None = None  # (device, inode) once checked
         if engine.dialect.name == "sqlite" and path and path != ":memory:":
+            self._sqlite_path = path
             self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms)
             self._sqlite_reader = SqliteReader(path, engine.dialect)
         self.node_id = new_node_id()
@@ -247,8 +252,22 @@ class Store:
     # -- schema ---------------------------------------------------------------
 
     async def schema_status(self) -> SchemaStatus:
+        """The schema's status (``/readyz``); ``DatabaseReplaced`` if the SQLite file
+        ``check_writable`` found is no longer at its path."""
+        if self._sqlite_file is not None and self._sqlite_identity() != self._sqlite_file:
+            assert self._sqlite_path is not None
+            raise DatabaseReplaced(self._sqlite_path)
         with translate_errors():
             return (await schema.read_schema_state(self._engine)).status
+
+    def _sqlite_identity(self) -> tuple[int, int] | None:
+        """The SQLite file's (device, inode), None if nothing is at its path."""
+        assert self._sqlite_path is not None
+        try:
+            found = os.stat(self._sqlite_path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
     async def check_schema(self) -> None:
         """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current;
@@ -281,6 +300,8 @@ class Store:
                     await conn.execute(_TOUCH)
                 finally:
                     await transaction.rollback()
+        if self._sqlite_path is not None:  # the file served from now on (schema_status)
+            self._sqlite_file = self._sqlite_identity()
 
     # -- players --------------------------------------------------------------
 

@@ -61,6 +61,7 @@ from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus, StoreUnavailable
 from server.store.database import async_url, connect_arguments
 from tests.server.conftest import quiet_settings
+from tests.server.http_get import http_get
 from tests.server.store.conftest import _admin, run_isolated
 from tests.server.test_tls import self_signed
 
@@ -529,3 +530,29 @@ async def test_a_node_with_ssl_in_its_url_hears_the_other_nodes(
         await server.start()
         await server.stop()
     assert "change listener" not in caplog.text
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+async def test_readiness_fails_when_the_sqlite_file_is_taken_away(
+    how: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server kept answering ``ready`` (and acknowledging moves) into a deleted file,
+    all of it gone at the next start."""
+    server = ScorpionServer(quiet_settings(tmp_path))
+    await server.start()
+    try:
+        status, _, _ = await http_get(server.port, "/readyz")
+        assert status == 200
+        database = tmp_path / "scorpion.db"
+        if how == "removed":
+            database.unlink()
+        else:
+            database.rename(tmp_path / "moved.db")
+            shutil.copy(tmp_path / "moved.db", database)
+        with caplog.at_level(logging.ERROR, logger="server.http"):
+            status, _, body = await http_get(server.port, "/readyz")
+        assert status == 503
+        assert f"the database file {database} was removed or replaced" in body.decode()
+        assert "was removed or replaced" in caplog.text
+    finally:
+        await server.stop()
