@@ -185,3 +185,30 @@ test("a replay action of a type this page does not know is named as sent", async
   await expect(page.locator(".replay .step")).toHaveText(/^Step 1 of 2 — teleport \(/);
   await expect(page.locator("main.replay")).not.toContainText("undefined");
 });
+
+test("a replay whose next page would repeat its actions is said, not read for ever", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  let replays = 0;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      if ((decode(frame as Buffer) as Record<string, unknown>).type === "replay") replays++;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Record<string, unknown>;
+      // every page says the next one starts at 0 again
+      ws.send(message.type === "replay" && message.replay ? Buffer.from(encode({ ...message, next: 0 })) : frame);
+    });
+  });
+  await register(page, server.url, uniqueName("loop"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await page.locator('.results [data-action="replay"]').click();
+  await expect(page.locator(".toast.error")).toContainText("replay.next must be 1, the actions so far, got 0");
+  await expect(page.locator("main.results")).toBeVisible();
+  expect(replays).toBe(1);
+});
