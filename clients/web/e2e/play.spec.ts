@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version } from "./fixtures";
+import { atVersion, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -223,6 +223,35 @@ test("a card pressed when the window loses the focus does not hold the page's dr
   await atVersion(page, 1);
   await expect(page.locator(".banner.hint")).toBeVisible();
   await page.mouse.up();
+});
+
+test("a second finger on another card while one drags leaves no card out of place", async ({ browser, server }) => {
+  const phone = await browser.newContext({ hasTouch: true, viewport: { width: 400, height: 800 } });
+  const page = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(page, found);
+  await register(page, server.url, uniqueName("fingers"));
+  await startGame(page, "medium", knownDeal());
+  await still(page);
+  const first = await page.locator('.column[data-column="5"] .card.up').last().boundingBox();
+  const second = await page.locator('.column[data-column="6"] .card.up').last().boundingBox();
+  if (!first || !second) throw new Error("cannot see the cards");
+  const a = { x: first.x + first.width / 2, y: first.y + 10, id: 1 };
+  const b = { x: second.x + second.width / 2, y: second.y + 10, id: 2 };
+  const cdp = await phone.newCDPSession(page);
+  const touch = (type: string, touchPoints: { x: number; y: number; id: number }[]) =>
+    cdp.send("Input.dispatchTouchEvent", { type: type as "touchStart", touchPoints });
+  await touch("touchStart", [a]);
+  for (let i = 1; i <= 5; i++) await touch("touchMove", [{ ...a, y: a.y + i * 10 }]);
+  await touch("touchStart", [{ ...a, y: a.y + 50 }, b]);
+  await touch("touchMove", [{ ...a, y: a.y + 60 }, { ...b, y: b.y + 20 }]);
+  await touch("touchEnd", []);
+  await expect
+    .poll(() => page.$$eval(".card.up", (cards) => cards.filter((card) => (card as HTMLElement).style.transform !== "").length))
+    .toBe(0);
+  await expect(page.locator(".card.up.dragging")).toHaveCount(0);
+  expect(found.problems).toEqual([]);
+  await phone.close();
 });
 
 test("the hint's outline leaves the cards on the hinted card on top", async ({ page, server }) => {

@@ -202,6 +202,7 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
   table.addEventListener("pointerdown", (event) => {
     const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (!target || event.button !== 0) return;
+    if (drag?.moved && drag.pointer !== event.pointerId) return; // a second finger while one drags: the drag goes on
     pressed = true;
     drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
   });
