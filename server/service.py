@@ -436,6 +436,20 @@ class GameService:
         if self.hub.count(live.id):
             await self._rejoin(live.id)
 
+    async def _catch_up_held(self, live: LiveGame) -> None:
+        """Call holding the lock: catch up now, for a request at a version beyond ours.
+
+        Its device saw that version on another node, whose notification has not reached
+        this one yet: caught up, the action applies, where ``stale`` would name an older
+        version than the device's own. When the store cannot say, the usual catch-up is
+        left to run once the lock is free.
+        """
+        try:
+            record, actions = await self.store.load_game(live.id, live.log_version)
+            await self._replay_stored(live, record, actions)
+        except (StoreError, LookupError, RuleViolation):
+            self.remote_changed([live.id])
+
     async def _catch_up_later(self, game_id: int, delay: float = 1.0) -> None:
         await asyncio.sleep(delay)
         self.remote_changed([game_id])
@@ -989,6 +1003,8 @@ class GameService:
             self._check_open(session, live)
             self._check_fresh(live)
             v = request.get_int("v")
+            if v > live.version and self.store.shared:
+                await self._catch_up_held(live)
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
             t = self._play_time(live)

@@ -107,6 +107,28 @@ async def test_same_version_on_two_nodes_one_wins_one_is_stale(
     assert not_clock(winner.frames)[-1]["v"] == 2
 
 
+async def test_an_action_at_a_version_only_the_other_node_has_heard_of_is_applied(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device that saw version 1 (played on node A) acts on node B before B has heard
+    of it: B catches up from the store and applies the action, rather than answering
+    ``stale`` with the version it has (which names an older version than the device's)."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    listener = store._listener
+    monkeypatch.setattr(listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    moved = await on_a.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack" and moved["v"] == 1, moved
+    undone = await on_b.request("undo", game=game, v=1)
+    assert undone["type"] == "ack" and undone["v"] == 2, undone
+    await sees(on_b, 2)
+    assert [m["v"] for m in not_clock(on_b.frames)] == [1, 2]  # B pushed version 1 first
+    # A version no node has is still stale, naming the store's.
+    ahead = await on_b.request("deal", game=game, v=9)
+    assert ahead["type"] == "error" and ahead["code"] == "stale" and ahead["v"] == 2, ahead
+
+
 async def test_resigning_on_one_node_ends_the_game_on_the_other(
     nodes: tuple[Running, Running],
 ) -> None:
