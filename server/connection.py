@@ -598,7 +598,8 @@ class Listener:
             if routes is None or _wants_websocket(request):
                 return None
             method = request.method
-            reply = await routes.answer(request.path, method)
+            accept_encoding = ", ".join(request.headers.get_all("Accept-Encoding"))
+            reply = await routes.answer(request.path, method, accept_encoding)
             return _response(reply, body=method != "HEAD")
 
         base = _BodyDropping if routes is not None else _Bounded
@@ -836,8 +837,9 @@ def _plain_head(head: bytes) -> bytes | None:
 
 
 def _wants_websocket(request: HttpRequest) -> bool:
-    upgrade = request.headers.get("Upgrade", "")
-    return "websocket" in upgrade.lower()
+    """Whether the request asks to upgrade to a WebSocket. Every ``Upgrade`` header is
+    read: ``Headers.get`` raises on a name given twice (a 500 and an error logged)."""
+    return any("websocket" in value.lower() for value in request.headers.get_all("Upgrade"))
 
 
 def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
@@ -852,5 +854,9 @@ def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
     )
     if reply.allow is not None:
         headers["Allow"] = reply.allow
+    if reply.content_encoding is not None:
+        headers["Content-Encoding"] = reply.content_encoding
+    if reply.vary:
+        headers["Vary"] = "Accept-Encoding"
     status = HTTPStatus(reply.status).phrase
     return HttpResponse(reply.status, status, headers, reply.body if body else b"")

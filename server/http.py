@@ -40,7 +40,7 @@ from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
 from server.store import DatabaseReplaced, SchemaStatus, StoreError
-from server.webclient import ASSET_CACHE, INDEX_CACHE, WebClient
+from server.webclient import ASSET_CACHE, INDEX_CACHE, Asset, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
 
@@ -60,6 +60,37 @@ class HttpReply:
     content_type: str = TEXT
     cache_control: str = "no-store"
     allow: str | None = None  # the methods a 405 names
+    content_encoding: str | None = None  # "gzip" when the body is gzipped
+    vary: bool = False  # the body depends on Accept-Encoding
+
+
+def _file(asset: Asset, cache_control: str, accept_encoding: str) -> HttpReply:
+    """One of the built client's files, gzipped if it has that form and the client takes
+    it. Either way the reply varies with Accept-Encoding (for caches between)."""
+    if asset.gzipped is not None and accepts_gzip(accept_encoding):
+        return HttpReply(200, asset.gzipped, asset.content_type, cache_control, None, "gzip", True)
+    return HttpReply(200, asset.body, asset.content_type, cache_control, vary=True)
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an ``Accept-Encoding`` header's value takes gzip (RFC 9110 12.5.3): named
+    with a weight above 0, or not named while ``*`` is."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.split(","):
+        coding, *parameters = (part.strip() for part in item.split(";"))
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        if coding:
+            weights[coding.lower()] = weight
+    if "gzip" in weights:
+        return weights["gzip"] > 0
+    return weights.get("*", 0.0) > 0
 
 
 def _text(status: int, text: str) -> HttpReply:
@@ -94,9 +125,10 @@ class HttpRoutes:
         self.timeout = timeout
         self.name = name
 
-    async def answer(self, path: str, method: str = "GET") -> HttpReply:
+    async def answer(self, path: str, method: str = "GET", accept_encoding: str = "") -> HttpReply:
         """The reply to ``method path`` (a request that does not ask for a WebSocket);
-        for HEAD, the GET reply, whose body is not sent."""
+        for HEAD, the GET reply, whose body is not sent. ``accept_encoding``: the
+        request's header, for the built client's files."""
         if method not in METHODS:
             allowed = ", ".join(METHODS)
             return replace(_text(405, f"This port answers {allowed} only."), allow=allowed)
@@ -108,12 +140,12 @@ class HttpRoutes:
         if path == "/metrics":
             return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
         if path == "/":
-            if self.web.index is not None:
-                return HttpReply(200, self.web.index, HTML, INDEX_CACHE)
+            if self.web.page is not None:
+                return _file(self.web.page, INDEX_CACHE, accept_encoding)
             return _text(200, self._index())
         asset = self.web.assets.get(path)
         if asset is not None:
-            return HttpReply(200, asset.body, asset.content_type, ASSET_CACHE)
+            return _file(asset, ASSET_CACHE, accept_encoding)
         return _text(404, "not found")
 
     async def ready(self) -> HttpReply:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import logging
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from server.http import HttpRoutes
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
-from tests.server.conftest import Running
+from tests.server.conftest import Running, quiet_settings
 from tests.server.http_get import http_get
 
 
@@ -112,6 +113,56 @@ async def test_the_built_client_is_served_with_its_caching(tmp_path: Path) -> No
     assert (await http.answer("/assets/index-ab12.css")).content_type.startswith("text/css")
     for path in ("/assets/missing.js", "/assets/../index.html", "/assets/", "/index.html"):
         assert (await http.answer(path)).status == 404, path
+
+
+async def test_the_client_is_sent_compressed_to_who_accepts_gzip(tmp_path: Path) -> None:
+    (tmp_path / "assets").mkdir()
+    page = "<!doctype html><title>Scorpion</title>" + "<p>the table</p>" * 200
+    script = "export function deal(n) { return n * 2; }\n" * 300
+    (tmp_path / "index.html").write_text(page)
+    (tmp_path / "assets" / "index-ab12.js").write_text(script)
+    (tmp_path / "assets" / "tiny-ab12.js").write_text("1")
+    http = HttpRoutes(Metrics(), _current, timeout=1, name="t", web=WebClient.load(tmp_path))
+    for path, text in (("/", page), ("/assets/index-ab12.js", script)):
+        packed = await http.answer(path, accept_encoding="deflate, gzip;q=0.8, br")
+        assert packed.content_encoding == "gzip" and packed.vary, path
+        assert gzip.decompress(packed.body) == text.encode()
+        assert len(packed.body) < len(text) / 4
+        for refusal in ("", "identity", "gzip;q=0", "br, *;q=0", "gzip; q=0.000"):
+            plain = await http.answer(path, accept_encoding=refusal)
+            assert plain.content_encoding is None and plain.vary, (path, refusal)
+            assert plain.body == text.encode()
+        assert (await http.answer(path, accept_encoding="*")).content_encoding == "gzip"
+    tiny = await http.answer("/assets/tiny-ab12.js", accept_encoding="gzip")
+    assert tiny.content_encoding is None and tiny.body == b"1"  # not worth compressing
+    health = await http.answer("/healthz", accept_encoding="gzip")
+    assert health.content_encoding is None and not health.vary
+
+
+async def test_the_compressed_client_over_the_wire(tmp_path: Path) -> None:
+    (tmp_path / "assets").mkdir()
+    script = "console.log('the table');\n" * 500
+    (tmp_path / "index.html").write_text('<script src="/assets/index-ab12.js"></script>')
+    (tmp_path / "assets" / "index-ab12.js").write_text(script)
+    settings = quiet_settings(tmp_path, web_dir=str(tmp_path))
+    running = Running(settings)
+    await running.start()
+    try:
+        port = running.server.port
+        asked = {"Accept-Encoding": "gzip, deflate"}
+        status, headers, body = await http_get(port, "/assets/index-ab12.js", headers=asked)
+        assert status == 200 and headers["content-encoding"] == "gzip"
+        assert headers["vary"] == "Accept-Encoding"
+        assert int(headers["content-length"]) == len(body)
+        assert gzip.decompress(body) == script.encode()
+        status, headers, body = await http_get(
+            port, "/assets/index-ab12.js", method="HEAD", headers=asked
+        )
+        assert status == 200 and body == b"" and headers["content-encoding"] == "gzip"
+        status, headers, body = await http_get(port, "/assets/index-ab12.js")
+        assert "content-encoding" not in headers and body == script.encode()
+    finally:
+        await running.stop()
 
 
 async def test_without_a_build_the_page_says_how_to_build_the_client(tmp_path: Path) -> None:
@@ -294,3 +345,16 @@ async def test_a_malformed_request_is_answered_400(
     assert b"\r\nConnection: close\r\n" in answer
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert (await http_get(server.server.port, "/healthz"))[0] == 200
+
+
+async def test_a_header_given_twice_is_read_as_one_list(
+    server: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two ``Upgrade`` (or ``Accept-Encoding``) headers on a plain request were a 500 and
+    an error in the log: the headers' ``get`` raises on a name given twice."""
+    port = server.server.port
+    twice = b"GET /healthz HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nUpgrade: foo\r\n\r\n"
+    assert (await raw_answer(port, twice)).startswith(b"HTTP/1.1 200 ")
+    encodings = b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\nAccept-Encoding: gzip\r\n\r\n"
+    assert (await raw_answer(port, encodings)).startswith(b"HTTP/1.1 200 ")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
