@@ -199,8 +199,11 @@ class ConnectionHandler:
         trusted = list(self.settings.trusted_proxies)
         if not trusted:
             return peer
-        forwarded = ws.request.headers.get(self.settings.forwarded_header) if ws.request else None
-        return client_address(peer, forwarded, trusted)
+        if ws.request is None:
+            return client_address(peer, None, trusted)
+        # Each proxy may add a line of its own: the lines are one chain, in order.
+        lines = ws.request.headers.get_all(self.settings.forwarded_header)
+        return client_address(peer, ", ".join(lines) or None, trusted)
 
     async def __call__(self, ws: ServerConnection) -> None:
         connection_id.set(next(self._ids))

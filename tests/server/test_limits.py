@@ -376,6 +376,28 @@ async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start)
         await ws.close()
 
 
+async def test_a_forwarded_header_given_twice_is_read_as_one_chain(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two proxies may each add their own ``X-Forwarded-For`` line: the lines are one
+    chain, in order (RFC 9110 5.3). Reading the header raised on the second line, and
+    the connection ended in an error logged with its traceback."""
+    server = await start(trusted_proxies="127.0.0.1/32", max_connections_per_address=1)
+    url = f"ws://127.0.0.1:{server.server.port}/"
+    first = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                          additional_headers={"X-Forwarded-For": "198.51.100.1"})  # fmt: skip
+    lines = [("X-Forwarded-For", "203.0.113.9"), ("X-Forwarded-For", "198.51.100.1")]
+    with caplog.at_level(logging.WARNING):
+        second = await connect(
+            url, subprotocols=[Subprotocol(SUBPROTOCOL)], additional_headers=lines
+        )
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(second.recv(), 5)
+    assert second.close_code == 1013  # counted as 198.51.100.1, which has its one connection
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    await first.close()
+
+
 async def test_without_a_trusted_proxy_the_header_is_ignored(start: Start) -> None:
     server = await start(max_connections_per_address=1)
     url = f"ws://127.0.0.1:{server.server.port}/"
