@@ -1005,6 +1005,8 @@ class GameService:
             v = request.get_int("v")
             if v > live.version and self.store.shared:
                 await self._catch_up_held(live)
+                self._check_open(session, live)  # signed out while the store was read
+                self._check_fresh(live)
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
             t = self._play_time(live)

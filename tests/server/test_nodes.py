@@ -129,6 +129,41 @@ async def test_an_action_at_a_version_only_the_other_node_has_heard_of_is_applie
     assert ahead["type"] == "error" and ahead["code"] == "stale" and ahead["v"] == 2, ahead
 
 
+async def test_a_sign_out_while_an_action_catches_up_applies_nothing(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While node B reads the store to catch up for an action at a version beyond its
+    own, a ``sign_out`` with ``everywhere`` on another of B's connections signs the
+    acting connection out: the action is ``unauthenticated`` and changes nothing."""
+    on_a, on_b, game = await two_devices(nodes)
+    b_node = nodes[1].server
+    store = b_node.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)
+    moved = await on_a.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack" and moved["v"] == 1, moved
+    third = await nodes[1].connect()
+    assert (await third.hello(on_a.token))["type"] == "welcome"
+    entered, released = asyncio.Event(), asyncio.Event()
+    load_game = store.load_game
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        await released.wait()
+        return await load_game(*args, **kwargs)
+
+    monkeypatch.setattr(store, "load_game", held)
+    acting = asyncio.create_task(on_b.request("undo", game=game, v=1))
+    await asyncio.wait_for(entered.wait(), TIMEOUT)
+    assert (await third.request("sign_out", everywhere=True))["type"] == "signed_out"
+    released.set()
+    reply = await acting
+    assert reply["type"] == "error" and reply["code"] == "unauthenticated", reply
+    monkeypatch.setattr(store, "load_game", load_game)
+    record, actions = await store.load_game(game, 0)
+    assert record is not None and record.version == 1 and len(actions) == 1  # no undo
+
+
 async def test_resigning_on_one_node_ends_the_game_on_the_other(
     nodes: tuple[Running, Running],
 ) -> None:
