@@ -418,6 +418,15 @@ PG_QUERY: Final[dict[str, tuple[str, ...]]] = {
     "ssl": _SSL_MODES,
     "sslmode": _SSL_MODES,  # libpq's name; the store passes it on as ssl
     "host": (),  # a Unix socket's directory, or host:port (repeated for several hosts)
+    # Which of several hosts to use (a failover URL): asyncpg's values, libpq's name.
+    "target_session_attrs": (
+        "any",
+        "primary",
+        "standby",
+        "prefer-standby",
+        "read-write",
+        "read-only",
+    ),
 }
 """The query parameters a PostgreSQL URL may have, each with its values (any: empty)."""
 

@@ -155,12 +155,17 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=require&application_name=x"],
             {},
             "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only host, ssl, "
-            "sslmode as query parameters, not 'application_name'",
+            "sslmode, target_session_attrs as query parameters, not 'application_name'",
         ),
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=maybe"],
             {},
             "--database-url (SCORPION_DATABASE_URL): sslmode must be one of disable, allow",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@h/db?target_session_attrs=writable"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): target_session_attrs must be one of any,",
         ),
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?prepared_statement_cache_size=x"],
@@ -192,6 +197,18 @@ def test_a_home_directory_in_a_variable_is_expanded(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("HOME", "/home/somebody")
     settings = load_settings([], {"SCORPION_DATA_DIR": "~/scorpion"})
     assert settings.data_dir == "/home/somebody/scorpion"
+
+
+def test_a_failover_url_with_several_hosts_picks_the_writable_one_in_both() -> None:
+    """``target_session_attrs`` (with several ``host``s, the usual failover URL) reaches
+    the pool's connections and the change listener's alike, as it did before query
+    parameters were checked."""
+    hosts = "host=a:5432&host=b:5432"
+    url = f"postgresql+asyncpg://u@/db?{hosts}&target_session_attrs=read-write"
+    settings = load_settings(["--database-url", url])
+    arguments = connect_arguments(async_url(settings.database_url))
+    assert arguments["target_session_attrs"] == "read-write"
+    assert arguments["host"] == ["a", "b"]
 
 
 def test_postgresql_urls_the_server_and_its_listener_read_alike() -> None:
