@@ -1144,6 +1144,8 @@ class GameService:
             t = self._play_time(live)
             self._check_room(live)
             suggestion: Hinted = await self.advisor.hint(live)
+            self._check_open(session, live)  # signed out while the solver searched
+            self._check_fresh(live)
             trial = live.game.fork()
             events = [e.to_dict() for e in trial.hint(t, suggestion)]
             await self._record(live, trial, events, t, None)

@@ -269,6 +269,27 @@ async def test_an_action_waiting_for_the_game_as_its_connection_is_signed_out_is
     assert live.version == 1
 
 
+async def test_a_hint_whose_search_outlasts_its_connections_sign_in_is_not_counted(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint's search runs under the game's lock; a sign-out everywhere meanwhile
+    signs its connection out: no hint is recorded (hints count in the game's record)."""
+    service = the_service(server)
+    owner, other = await leaked_device(server, "gus")
+    game = (await owner.request("new_game", level="hard", deal=1))["game"]
+    assert (await other.request("open_game", game=game))["v"] == 0
+    gate = Gate()
+    monkeypatch.setattr(service.advisor, "hint", gate.hold(service.advisor.hint))
+    hinting = asyncio.create_task(other.request("hint", game=game))
+    await gate.until_entered()
+    assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    gate.released.set()
+    refused = await hinting
+    assert refused.get("code") == "unauthenticated", refused  # was a hint, counted for nobody
+    live = service.cached(game)
+    assert live is not None and live.version == 0
+
+
 async def test_stats_as_its_connection_is_signed_out_is_answered(
     server: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
