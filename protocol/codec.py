@@ -88,7 +88,20 @@ def _has_extension(value: object) -> bool:
     made only when the frame nests something: a request's map of scalars costs
     one pass over its values, as every frame pays it.
     """
-    pending: list[object] = [value]
+    if isinstance(value, _Extension | msgpack.Timestamp):
+        return True
+    if isinstance(value, dict):
+        top: Iterable[object] = value.values()
+    elif isinstance(value, list):
+        top = value
+    else:
+        return False
+    pending: list[object] | None = None
+    for each in top:  # the frame's own values: a list only for what they nest
+        if type(each) not in _PLAIN:
+            if pending is None:
+                pending = []
+            pending.append(each)
     while pending:
         item = pending.pop()
         if isinstance(item, _Extension | msgpack.Timestamp):
