@@ -12,9 +12,10 @@ game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
 An ``internal`` error is retried the same way, once; a ``rate_limited`` one
-after its ``retry_after_ms``, and requests of its kind are spaced from then on
-(``request``). ``on_drop`` hears of a drop (the app stops the clock it shows),
-and ``lost`` is set once the connection has failed for good.
+the same way too (same id) after its ``retry_after_ms``, and requests of its
+kind are spaced from then on (``request``). ``on_drop`` hears of a drop (the
+app stops the clock it shows), and ``lost`` is set once the connection has
+failed for good.
 
 What the server sends is checked where it enters (``clients.cli.checks``,
 against the protocol's catalogue, leniently): a frame that cannot be read,
@@ -280,9 +281,12 @@ class Connection:
         than refused: every ``rate_limited`` reply is a strike against the
         address, and too many close the connection.
         """
+        if self._failed is not None:
+            raise ConnectionFailed(str(self._failed))
         kind = _rate_kind(type_)
+        message = new_request(type_, next(self._ids), **fields).to_message()
         await self._pace(kind)
-        reply = await self._request_once(type_, fields)
+        reply = await self._request_once(message)
         for _retry in range(RATE_RETRIES):
             wait = _retry_after(reply)
             if wait is None:
@@ -290,7 +294,7 @@ class Connection:
             self._paces[kind] = min(MAX_PACE, max(2 * self._paces.get(kind, 0.0), wait))
             await asyncio.sleep(wait)
             await self._pace(kind)
-            reply = await self._request_once(type_, fields)
+            reply = await self._request_once(message)
         return reply
 
     async def _pace(self, kind: str) -> None:
@@ -303,11 +307,18 @@ class Connection:
                 await asyncio.sleep(due - loop.time())
         self._sent[kind] = loop.time()
 
-    async def _request_once(self, type_: str, fields: dict[str, Any]) -> Message:
+    async def _request_once(self, message: Message) -> Message:
+        """Send ``message`` and await its reply.
+
+        A request sent again after ``rate_limited`` is the same message, with
+        the same id (and ``v``): the server limits before it recognises a retry
+        (PROTOCOL.md section 5), so the limited attempt may have been the resend
+        of an action applied before a drop; sent again the same, it answers that
+        action's first reply instead of ``stale``, and applies nothing twice.
+        """
         if self._failed is not None:
             raise ConnectionFailed(str(self._failed))
-        request_id = next(self._ids)
-        message = new_request(type_, request_id, **fields).to_message()
+        request_id = message["id"]
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (message, future, 0)
         if self._online.is_set():

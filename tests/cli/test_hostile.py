@@ -536,3 +536,47 @@ def test_a_replays_last_step_shows_the_games_play_time() -> None:
     last = Board.from_view(_view())
     _finish(last, end)
     assert last.status == "lost" and "time 1:01" in render_status(last)
+
+
+async def test_a_retry_answered_rate_limited_is_sent_again_as_the_same_request() -> None:
+    """A move applied just before a drop, its retry rate-limited: the next try finds the ack.
+
+    The server rate-limits before it recognises a retry, so ``rate_limited``
+    may answer the resend of an action it has applied. Sent again with the
+    same id (and ``v``), it answers the first ``ack``; with a new id the
+    move would be ``stale``, as if another device had played.
+    """
+    applied: list[Any] = []  # the id of the move the server applied
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+            elif kind == "move" and not applied:
+                applied.append(re_)  # applied and stored, then the connection drops
+                await ws.close()
+                return
+            elif kind == "move" and len(applied) == 1:
+                applied.append("limited")  # the retry, over the rate
+                limited = {"code": "rate_limited", "message": "slow", "retry_after_ms": 10}
+                await _send(ws, {"type": "error", "re": re_, **limited})
+            elif kind == "move" and re_ == applied[0]:
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
+            else:
+                stale = {"code": "stale", "message": "At version 1, not 0.", "v": 1}
+                await _send(ws, {"type": "error", "re": re_, **stale})
+
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        conn = Connection(f"ws://127.0.0.1:{port}", delays=(0.05, 0.05), timeout=5)
+        await conn.open()
+        try:
+            async with asyncio.timeout(SECONDS):
+                reply = await conn.request("move", game=5, v=0, card="4H")
+        finally:
+            await conn.close()
+    assert applied[1:] == ["limited"]  # the resend after the drop was limited
+    assert reply.get("type") == "ack", reply
