@@ -30,7 +30,7 @@ from clients.cli.connection import Connection
 from clients.cli.i18n import _
 from clients.cli.options import Options
 from clients.cli.render import Style, describe_event, render_board, render_results
-from clients.cli.terminal import Terminal, jsonable
+from clients.cli.terminal import Terminal, json_line, jsonable
 
 __all__ = ["fetch_replay", "initial_board", "playback", "replay"]
 
@@ -112,9 +112,11 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
         terminal.complain(_("replay.unfinished", game=game))
         return 1
     if options.export:
-        text = json.dumps(jsonable(reply["replay"]), indent=2, ensure_ascii=False, allow_nan=False)
-        if options.export == "-":
-            terminal.say(text)  # standard output, as the common convention has it
+        document = jsonable(reply["replay"])
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+        if options.export == "-":  # standard output, as the common convention has it
+            # with --json every line of it is one JSON object: the document on one line
+            terminal.say(json_line(document) if options.json else text)
             return 0
         try:
             Path(options.export).write_text(text + "\n", encoding="utf-8")

@@ -528,6 +528,11 @@ async def test_json_replay_failures_and_exports_stay_json(cli: CliRunner, tmp_pa
     game = out.splitlines()[1].split()[0]
     code, out = await cli("--json", "replay", game, "--export", str(tmp_path / "r.json"))
     assert code == 0 and json.loads(out)["notice"] == "replay.written"
+    code, out = await cli("--json", "replay", game, "--export", "-")  # one line, as every --json
+    assert code == 0 and len(out.splitlines()) == 1, out
+    assert json.loads(out)["format"] == "scorpion-replay"
+    code, out = await cli("replay", game, "--export", "-")  # for people: indented
+    assert code == 0 and json.loads(out)["format"] == "scorpion-replay" and "\n  " in out
 
 
 def test_a_replays_last_step_shows_the_games_play_time() -> None:
