@@ -48,6 +48,8 @@ reads its player once, and checks after each wait, before it opens, watches or
 changes a game, that the connection still acts as that player and still has the
 game open (``_still``, ``_check_open``); else it answers ``unauthenticated`` and
 does nothing. A new game already started by then is answered, but not watched.
+A ``hello`` whose token was read just before such a sign-out revoked it is
+answered as that token now is, revoked (``_read_token``).
 
 Hints and lost-position checks run the solver in worker processes
 (``SolverPool``); hints are steps of a plan (``HintAdvisor``: a winning line
@@ -304,6 +306,11 @@ class GameService:
         self._changed_while_loading: set[int] = set()
         self._unreplayable: set[int] = set()  # games whose bad log was logged already
         self._player_locks: dict[int, asyncio.Lock] = {}
+        # Sign-outs everywhere while some hello reads its token (``_hello``): the count,
+        # and each player's last, kept only while a hello is in flight.
+        self._sign_outs = 0
+        self._signed_out_at: dict[int, int] = {}
+        self._hellos_reading = 0
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
@@ -534,7 +541,7 @@ class GameService:
         player = None
         records: list[GameRecord] = []
         if token is not None:
-            found = await self.store.sign_in(token, self.token_max_age)
+            found = await self._read_token(token)
             if found is None:
                 self._switch_player(session, None)  # a failed hello signs the connection out
                 raise _fail("unauthenticated", "Unknown, revoked or expired token.")
@@ -553,6 +560,22 @@ class GameService:
             player=None if player is None else build.player(player.id, player.name),
             games=games,
         )
+
+    async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
+        """The token's player and games, None if it is unknown, expired or revoked,
+        including by a ``sign_out`` with ``everywhere`` that ended while it was read: that
+        sign-out signed out the connections it found, which did not include this one yet."""
+        self._hellos_reading += 1
+        before = self._sign_outs
+        try:
+            found = await self.store.sign_in(token, self.token_max_age)
+            if found is not None and self._signed_out_at.get(found[0].id, before) > before:
+                return None
+            return found
+        finally:
+            self._hellos_reading -= 1
+            if not self._hellos_reading:
+                self._signed_out_at.clear()
 
     async def _register(self, session: Session, request: Request) -> Reply:
         if session.player is not None:
@@ -599,6 +622,9 @@ class GameService:
         player_id = _player(session).id
         if request.opt_bool("everywhere"):
             revoked = await self.store.revoke_tokens(player_id)
+            if self._hellos_reading:  # a hello that read a token before it was revoked
+                self._sign_outs += 1
+                self._signed_out_at[player_id] = self._sign_outs
             for other in self.signed_in.of_player(player_id):
                 self._switch_player(other, None)
         else:

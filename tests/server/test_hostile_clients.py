@@ -290,6 +290,34 @@ async def test_a_hint_whose_search_outlasts_its_connections_sign_in_is_not_count
     assert live is not None and live.version == 0
 
 
+async def test_a_hello_that_reads_its_token_as_the_player_signs_out_everywhere_is_refused(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hello whose token was read before a sign-out everywhere revoked it, and that
+    signs in after that sign-out signed the player's connections out, would leave one
+    connection signed in with a revoked token: it is ``unauthenticated``."""
+    store = the_store(server)
+    owner = await server.player("hal")
+    late = await server.connect()
+    entered, released = asyncio.Event(), asyncio.Event()
+    sign_in = store.sign_in
+
+    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
+        found = await sign_in(*args, **kwargs)  # read while the token is good
+        entered.set()
+        await released.wait()
+        return found
+
+    monkeypatch.setattr(store, "sign_in", read_then_wait)
+    greeting = asyncio.create_task(late.hello(owner.token))
+    await asyncio.wait_for(entered.wait(), 10)
+    assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    released.set()
+    reply = await greeting
+    assert reply.get("code") == "unauthenticated", reply  # was welcome, signed in for good
+    assert (await late.request("games"))["code"] in ("unauthenticated", "hello_required")
+
+
 async def test_stats_as_its_connection_is_signed_out_is_answered(
     server: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
