@@ -642,7 +642,12 @@ def load_settings(
         raise SettingsError(bad)
     for name in _PATHS:  # "~/data" from an environment file no shell expanded
         if isinstance(values.get(name), str) and values[name].startswith("~"):
-            values[name] = str(Path(values[name]).expanduser())
+            try:
+                values[name] = str(Path(values[name]).expanduser())
+            except RuntimeError:  # ~someone, and no such user (or no home at all)
+                bad.append(f"{_label(name)}: no home directory for {values[name]!r}")
+    if bad:
+        raise SettingsError(bad)
     settings = Settings(**values)
     if found := problems(settings):
         raise SettingsError(found)

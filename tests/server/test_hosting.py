@@ -152,6 +152,16 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
         (["--hint-budget-ms", "9" * 12], {}, "--hint-budget-ms (SCORPION_HINT_BUDGET_MS) must"),
         (["--forwarded-header", "X Real:IP"], {}, "--forwarded-header (SCORPION_FORWARDED_HEADER)"),
         (
+            ["--data-dir", "~no-such-user-here/scorpion"],
+            {},
+            "--data-dir (SCORPION_DATA_DIR): no home directory for '~no-such-user-here/scorpion'",
+        ),
+        (
+            [],
+            {"SCORPION_WEB_DIR": "~no-such-user-here/web"},
+            "--web-dir (SCORPION_WEB_DIR): no home directory for",
+        ),
+        (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=require&application_name=x"],
             {},
             "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only host, ssl, "
