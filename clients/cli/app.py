@@ -361,10 +361,14 @@ class App:
             return None  # said already, and set aside or replaced now
 
     def replaced(self, previous: config.Credentials, path: Path) -> None:
-        """The token of the player a registration replaced: printed, so that it is not lost."""
-        fields = {"old": previous.name, "token": previous.token, "server": self.options.server}
+        """The player a registration replaced, and where its entry is kept (``config.save``).
+
+        Its token is not shown: on a shared screen, or in a log of the output,
+        anyone reading it could play as that player.
+        """
+        fields = {"old": previous.name, "server": self.options.server}
         text = _("app.replaced_player", path=path, **fields)
-        self.tell("app.replaced_player", text, name=previous.name, token=previous.token)
+        self.tell("app.replaced_player", text, name=previous.name, path=str(path))
 
     def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:
         """The token that could not be saved, and how to store it by hand: nothing is lost."""

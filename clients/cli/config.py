@@ -181,6 +181,10 @@ def set_aside(directory: Path | None = None) -> Path | None:
 def save(server: str, credentials: Credentials, directory: Path | None = None) -> Path:
     """Store ``credentials`` for ``server``; returns the file (mode 0600).
 
+    The entry of another player it replaces is appended to the file's
+    ``"replaced"`` list (with ``"server"``), so that registering another name
+    loses no player and shows no token.
+
     Raises ``OSError`` if the file cannot be written, and ``Malformed`` rather
     than write over a malformed file (``set_aside`` moves one away).
     """
@@ -189,6 +193,12 @@ def save(server: str, credentials: Credentials, directory: Path | None = None) -
     path = credentials_path(directory)
     data = _read(path)
     servers = data.setdefault("servers", {})
+    before = servers.get(_key(server))
+    if isinstance(before, dict) and before.get("token") != credentials.token:
+        # Another player replaces it: kept in the file (never shown), not lost.
+        kept = data.get("replaced", [])
+        kept = kept if isinstance(kept, list) else [kept]
+        data["replaced"] = [*kept, {"server": _key(server), **before}]
     servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     temporary = path.with_suffix(".tmp")

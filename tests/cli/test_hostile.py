@@ -92,17 +92,34 @@ def test_a_credentials_file_that_is_no_file_is_named_not_read(kind: str, tmp_pat
 async def test_registering_another_name_keeps_the_replaced_token_in_sight(
     cli: CliRunner, config_dir: Path, server: Running
 ) -> None:
-    """One player per server is stored: the one replaced is printed, not silently lost."""
+    """One player per server is stored: the one replaced is kept in the file, not lost.
+
+    Nor printed: a token on the screen (or in a log of the output) is a
+    token anyone reading it can play with.
+    """
     assert (await cli("register", "ada"))[0] == 0
     ada = config.load(server.url, config_dir)
     assert ada is not None
     code, out = await cli("register", "bob")
     assert code == 0, out
     assert f"ada is no longer the player kept for {server.url}" in out
-    assert out.rstrip().endswith(ada.token)
+    assert ada.token not in out
+    path = config.credentials_path(config_dir)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    key = server.url.rstrip("/")
+    assert data["replaced"] == [{"server": key, "name": "ada", "token": ada.token}]
+    assert data["servers"][key]["name"] == "bob"
+    bob = config.load(server.url, config_dir)
+    assert bob is not None
     code, out = await cli("--json", "register", "cyd")
     notices = [json.loads(line) for line in out.splitlines()]
     assert notices[-1]["notice"] == "app.replaced_player" and notices[-1]["name"] == "bob"
+    assert ada.token not in out and bob.token not in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert [entry["name"] for entry in data["replaced"]] == ["ada", "bob"]
+    assert data["replaced"][1]["token"] == bob.token
+    code, out = await cli("play", "--level", "easy", lines=["q"])  # cyd plays
+    assert code == 0, out
 
 
 # -- the command line ------------------------------------------------------------
