@@ -173,25 +173,26 @@ def server_url(text: str) -> str:
 
 
 def _websocket_uri_problem(text: str, host: str) -> str | None:
-    """Why websockets would refuse ``text``, or its host cannot be looked up; None if neither."""
+    """Why websockets would refuse ``text``, or its host cannot be looked up; None if neither.
+
+    Said in the player's language: the library's and the codec's reasons are English.
+    """
     try:
         parse_uri(text)
     except InvalidURI as exc:
-        return str(exc).split(": ", 1)[-1]  # "ws://x#f isn't a valid URI: fragment ..."
+        if "fragment" in str(exc):
+            return _("args.url_fragment")
+        if "password" in str(exc):
+            return _("args.url_user")
+        return str(exc).split(": ", 1)[-1]  # "ws://x isn't a valid URI: ..."
     try:
         ipaddress.ip_address(host)
     except ValueError:
         try:
             host.encode("idna")  # a label empty (a..b) or over 63 characters: never a host
-        except UnicodeError as exc:
-            return _idna_reason(exc)
+        except UnicodeError:
+            return _("args.url_label")
     return None
-
-
-def _idna_reason(exc: UnicodeError) -> str:
-    """``label empty or too long`` from the codec's ``encoding with 'idna' codec failed (...)``."""
-    found = re.search(r"\(UnicodeError: (.*)\)$", str(exc))
-    return found[1] if found else str(exc)
 
 
 def one_of(choices: Sequence[str]) -> Callable[[str], str]:

@@ -16,6 +16,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterable
@@ -165,9 +166,10 @@ def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        ("ws://a..b:80", "label empty or too long"),
-        ("ws://" + "a" * 64 + ":80", "label too long"),
-        ("ws://127.0.0.1:8765/#top", "fragment identifier is meaningless"),
+        ("ws://a..b:80", "a label of the host name is empty or longer than 63 characters"),
+        ("ws://" + "a" * 64 + ":80", "a label of the host name is empty or longer than 63"),
+        ("ws://127.0.0.1:8765/#top", "it has a #fragment"),
+        ("ws://ada@127.0.0.1:8765/", "it names a user without a password"),
     ],
 )
 def test_a_url_no_resolver_takes_is_a_usage_error(
@@ -177,6 +179,18 @@ def test_a_url_no_resolver_takes_is_a_usage_error(
     assert main(["--server", url, "stats"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: {reason}")
+
+
+@pytest.mark.parametrize("lang", ["fi", "ru"])
+@pytest.mark.parametrize("url", ["ws://a..b:80", "ws://h:80/#top", "ws://ada@h:80/"])
+def test_why_a_url_is_refused_is_said_in_the_players_language(
+    lang: str, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reason is the client's own words, not the codec's or the library's English."""
+    assert main(["--lang", lang, "--server", url, "stats"]) == 2
+    reason = capsys.readouterr().err.split(": ", 2)[-1].replace(repr(url), "")
+    english = {"label", "empty", "long", "fragment", "identifier", "meaningless", "username"}
+    assert not english & set(re.findall(r"[a-z]+", reason.lower())), reason
 
 
 @pytest.mark.parametrize(
