@@ -950,8 +950,10 @@ class GameService:
             if excess <= 0:
                 break
             other = self._games.get(game_id)
-            if game_id == live.id or (other is not None and not other.finished):
-                continue  # the unfinished game (one at most, R17) stays open
+            if game_id == live.id or other is None or not other.finished:
+                # The unfinished game (one at most, R17) stays open, and so does one out of
+                # memory until it is loaded again (``_forget``), which may be that one.
+                continue
             self.hub.unwatch(game_id, outbox)  # finished: its clock is stopped already
             excess -= 1
 

@@ -9,7 +9,10 @@ the finished game the connection opened first, never the unfinished one.
 
 from __future__ import annotations
 
+import pytest
+
 from protocol import OPEN_GAMES_LIMIT
+from server import service as service_module
 from server.service import GameService
 from tests.server.conftest import Running
 
@@ -48,3 +51,30 @@ async def test_a_connection_keeps_at_most_the_limit_of_games_open(server: Runnin
     assert refused["type"] == "error" and refused["code"] == "not_open", refused
     reopened = await other.request("open_game", game=games[1])
     assert reopened["type"] == "game" and reopened["view"]["status"] == "lost"
+
+
+async def test_an_unfinished_game_out_of_the_cache_for_a_moment_stays_open(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game dropped from memory to be reloaded (``_forget``: its memory and the store
+    disagreed) is still open on its connections; past the limit only a game known to be
+    finished is closed, not one whose state is not in memory just then."""
+    monkeypatch.setattr(service_module, "OPEN_GAMES_LIMIT", 2)
+    service = the_service(server)
+    player = await server.player("keeper")
+    games = [
+        (await player.request("new_game", level="hard", deal=deal))["game"] for deal in (1, 2, 3)
+    ]
+    other = await server.connect()
+    await other.hello(player.token)
+    assert (await other.request("open_game", game=games[-1]))["type"] == "game"  # unfinished
+    live = service.cached(games[-1])
+    assert live is not None and not live.finished
+    service._forget(live)  # as a failed catch-up does, until the game is loaded again
+    for game in games[:-1]:
+        assert (await other.request("open_game", game=game))["type"] == "game"
+    assert player.player is not None
+    opened = [
+        service.hub.games_of(s.outbox) for s in service.signed_in.of_player(player.player["id"])
+    ]
+    assert [games[-1], games[1]] in opened, opened  # was [1, 2]: the unfinished one closed
