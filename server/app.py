@@ -16,9 +16,10 @@ MAX_FRAME_BYTES, no compression; the only place that knows ``websockets``),
 with plain HTTP beside it (``server.http``) and TLS when a certificate is
 set. A heartbeat task measures the event loop's lag for ``server.metrics``
 and flushes the log's rate-limit counts.
-SIGINT, SIGTERM and SIGHUP stop it gracefully: stop accepting, close every
-connection with 1001, finish background work, commit what the store has queued,
-close the database. One during start-up cancels the start there (``run``).
+SIGINT, SIGTERM and SIGHUP (unless it was started with SIGHUP ignored, by
+nohup) stop it gracefully: stop accepting, close every connection with 1001,
+finish background work, commit what the store has queued, close the database.
+One during start-up cancels the start there (``run``).
 
 Before any of that the store proves it can be used: another program's
 database is refused (``SchemaForeign``), a file or directory that cannot be
@@ -388,7 +389,9 @@ def tune_collector() -> None:
 
 
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""Each stops the server gracefully, at any time, start-up included (docs/server.md)."""
+"""Each stops the server gracefully, at any time, start-up included (docs/server.md);
+SIGHUP only unless the server was started with it ignored (``nohup``, a supervisor),
+which is then kept: closing the terminal must not stop such a server."""
 
 
 async def run(settings: Settings) -> None:
@@ -407,6 +410,8 @@ async def run(settings: Settings) -> None:
         stop.set()
 
     for signum in STOP_SIGNALS:
+        if signum is signal.SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
+            continue  # ignored by whoever started the server (nohup): left ignored
         loop.add_signal_handler(signum, on_signal, signum)
     try:
         if not await _start_unless_stopped(server, stop):

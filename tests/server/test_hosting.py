@@ -322,6 +322,33 @@ def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
             process.stderr.close()
 
 
+def test_a_server_started_with_sighup_ignored_keeps_serving_through_one(tmp_path: Path) -> None:
+    """``nohup`` (or a supervisor) starts the server with SIGHUP ignored, so that closing
+    the terminal does not stop it: that choice is kept, and SIGTERM still stops it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
+    )
+    try:
+        read_until(process, "serving on")
+        process.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=2)  # was stopped by it: "SIGHUP: shutting down"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        assert "SIGTERM: shutting down" in rest and "SIGHUP" not in rest, rest
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 def test_a_server_that_never_started_does_not_say_stopped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
