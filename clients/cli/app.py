@@ -49,6 +49,7 @@ from clients.cli.connection import (
     InvalidServerMessage,
     Message,
     ServerError,
+    Unanswered,
     not_reached,
 )
 from clients.cli.game import GameSession
@@ -565,12 +566,12 @@ class App:
             fields["deal"] = deal
         with self.session.held():  # the new game's first clock push waits for its reply
             try:
-                reply = await self.conn.request("new_game", **fields)
+                reply = await self._start(fields)
             except InvalidMessage:  # this protocol version has no winnable option
                 reply = {"type": "error", "code": "bad_request"}
             if reply.get("code") == "bad_request" and fields.pop("winnable", False):
                 self.notice("menu.no_winnable")  # a server without the option: a random deal
-                reply = await self.conn.request("new_game", **fields)
+                reply = await self._start(fields)
             if reply.get("type") != "game":
                 self.rejected(reply)
                 return False
@@ -578,6 +579,25 @@ class App:
                 self.notice("app.abandoned", game=reply["lost"])
             self.session.take(reply)
         return True
+
+    async def _start(self, fields: dict[str, Any]) -> Message:
+        """``new_game``; if a drop left it unanswered, the game it started, if it did.
+
+        The reconnection's welcome lists the player's unfinished game: one other
+        than the game played before is the one this request started, and it is
+        opened; with none, nothing was started, and it is asked for again.
+        Sending it again blindly would start a second game and abandon that one.
+        """
+        assert self.conn is not None
+        before = self.session.game
+        try:
+            return await self.conn.request("new_game", **fields)
+        except Unanswered:
+            welcome = self.conn.welcome or {}
+            started = [g for g in welcome.get("games", []) if g.get("game") != before]
+            if started:
+                return await self.conn.request("open_game", game=int(started[0]["game"]))
+            return await self.conn.request("new_game", **fields)
 
     def _level(self) -> str:
         board = self.session.board

@@ -11,6 +11,8 @@ hello again with the token, awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
+A ``new_game`` has no ``v`` to make that safe: it is not sent again but fails
+with ``Unanswered``, and the app looks at the new ``welcome`` instead.
 An ``internal`` error is retried the same way, once; a ``rate_limited`` one
 the same way too (same id) after its ``retry_after_ms``, and requests of its
 kind are spaced from then on (``request``). ``on_drop`` hears of a drop (the
@@ -77,6 +79,7 @@ __all__ = [
     "Message",
     "Reply",
     "ServerError",
+    "Unanswered",
     "decode",
     "not_reached",
 ]
@@ -88,6 +91,7 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 _ACTIONS = frozenset(
     {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
 )  # the requests PROTOCOL.md section 10 counts as actions
+_NOT_RESENT = frozenset({"new_game"})  # no ``v``: sent again, it would be applied again
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
@@ -109,6 +113,15 @@ class Reply(dict[str, Any]):
 
 class ConnectionFailed(Exception):
     """The server cannot be reached (after the reconnect attempts)."""
+
+
+class Unanswered(ConnectionFailed):
+    """A request a drop left unanswered that is not sent again: it may have been applied.
+
+    ``new_game`` carries no ``v``: the server cannot tell it sent again from a
+    second one (PROTOCOL.md section 5), which would start another game and
+    abandon the first. Whoever sent it looks at the new ``welcome`` instead.
+    """
 
 
 class InvalidServerMessage(Exception):
@@ -465,6 +478,11 @@ class Connection:
             ):
                 await self.on_reconnect()
         for message in retries:
+            entry = self._pending.get(message["id"])
+            if message["type"] in _NOT_RESENT and entry is not None:
+                if not entry[1].done():
+                    entry[1].set_exception(Unanswered(_("connection.lost", url=self.url)))
+                continue
             await self._send(message)
 
     # -- handshake -------------------------------------------------------

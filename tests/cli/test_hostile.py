@@ -616,3 +616,60 @@ async def test_a_retry_answered_rate_limited_is_sent_again_as_the_same_request()
             await conn.close()
     assert applied[1:] == ["limited"]  # the resend after the drop was limited
     assert reply.get("type") == "ack", reply
+
+
+@pytest.mark.parametrize("applied", [True, False])
+async def test_a_new_game_applied_before_a_drop_is_not_started_again(
+    applied: bool, tmp_path: Path
+) -> None:
+    """``new_game`` has no ``v``: sent again after a drop, it would abandon the game it made.
+
+    The server cannot tell a resent ``new_game`` from a new one (PROTOCOL.md
+    section 5): a second one would start another game and record the first,
+    never seen, as lost. The reconnection's welcome lists the player's
+    unfinished game: one that is not the game played before is the new one,
+    and it is opened instead.
+    """
+    started: list[int] = []
+    dropped: list[Any] = []
+    summary = {"level": "medium", "status": "active", "v": 0, "moves": 0, "score": 0}
+    summary |= {"time_ms": 0, "deal": None, "started": "2025-03-01T09:30:00.000Z"}
+    summary |= {"updated": "2025-03-01T09:30:00.000Z"}
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                games = [{"game": started[-1], **summary}] if started else []
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": games})
+            elif kind == "new_game":
+                if not dropped:  # stored (or not), then the connection drops before the reply
+                    dropped.append(re_)
+                    if applied:
+                        started.append(5)
+                    await ws.close()
+                    return
+                lost = {"lost": started[-1]} if started else {}
+                started.append(5 + len(started))
+                game = {"game": started[-1], "v": 0, "view": _view(), **lost}
+                await _send(ws, {"type": "game", "re": re_, **game})
+            elif kind == "open_game" and "since" not in request:
+                game = {"game": request["game"], "v": 0, "view": _view()}
+                await _send(ws, {"type": "game", "re": re_, **game})
+            else:
+                await _send(ws, {"type": "ack", "re": re_, "game": started[-1], "v": 0})
+
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        options = parse_args(
+            ["--server", f"ws://127.0.0.1:{port}", "play", "--new", "--level", "medium"], env={}
+        )
+        out = io.StringIO()
+        async with asyncio.timeout(SECONDS):
+            code = await run(options, Terminal(out, ["b"]), config_dir=tmp_path)
+    text = out.getvalue()
+    assert code == 0, text
+    assert dropped and started == [5], text  # one game started, not a second abandoning it
+    assert "game 5" in text and "abandoned" not in text
