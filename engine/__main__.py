@@ -14,8 +14,9 @@ on stderr).
 
 Every command exits 0 when it did its work and 2, with one line on stderr
 (``scorpion-engine: ...``), for a bad flag or value (a budget or a time that is not
-a positive number, a deal number or range outside 1..MAX_DEAL) or a file it cannot
-use; ``verify`` also exits 1 as above, and 141 when the reader of its output left.
+a positive number, a deal number or range outside 1..MAX_DEAL), a file it cannot
+use or an output it cannot write (a full disk); ``verify`` also exits 1 as above,
+and every command 141 when the reader of its output left.
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="scorpion-engine",
         description=__doc__.split("\n")[0],
         epilog="Exit status: 0 done; 1 verify: an action the rules reject; 2 a bad flag, "
-        "value or file (one line on standard error).",
+        "value or file, or an output it cannot write (one line on standard error).",
     )
     parser.add_argument(
         "--version",
@@ -267,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `scorpion-engine solve ... | head`: the reader left; end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # the output cannot be written (a full disk): say so in one line
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        print(f"scorpion-engine: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return code
 
 

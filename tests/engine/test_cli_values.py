@@ -11,6 +11,8 @@ usage over several lines; ``solve --replay`` said ``[Errno 2] ...`` where
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,18 @@ def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
         main(["--help"])
     assert done.value.code == 0
     assert "Exit status: 0 done; 1 verify" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback() -> None:
+    """Output into a full disk (``/dev/full``) ended in an OSError traceback."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "engine", "deal", "--number", "1"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "scorpion-engine: cannot write the output: No space left on device\n"
