@@ -128,6 +128,11 @@ def error_text(reply: Message, **context: Any) -> str:
     return printable(_("app.rejected", code=code, message=text))  # the server's words
 
 
+def _game_ids(welcome: Message | None) -> list[int]:
+    """The unfinished games a ``welcome`` lists."""
+    return [int(game["game"]) for game in (welcome or {}).get("games", [])]
+
+
 def _style(options: Options, terminal: Terminal) -> Style:
     tty = terminal.isatty() or terminal.editor
     color = options.color and tty and terminal.interactive and not options.json
@@ -584,19 +589,19 @@ class App:
         """``new_game``; if a drop left it unanswered, the game it started, if it did.
 
         The reconnection's welcome lists the player's unfinished game: one other
-        than the game played before is the one this request started, and it is
+        than the games known before (the one played, the unfinished one the
+        connection's welcome listed) is the one this request started, and it is
         opened; with none, nothing was started, and it is asked for again.
         Sending it again blindly would start a second game and abandon that one.
         """
         assert self.conn is not None
-        before = self.session.game
+        known = {self.session.game, *_game_ids(self.conn.welcome)}
         try:
             return await self.conn.request("new_game", **fields)
         except Unanswered:
-            welcome = self.conn.welcome or {}
-            started = [g for g in welcome.get("games", []) if g.get("game") != before]
+            started = [game for game in _game_ids(self.conn.welcome) if game not in known]
             if started:
-                return await self.conn.request("open_game", game=int(started[0]["game"]))
+                return await self.conn.request("open_game", game=started[0])
             return await self.conn.request("new_game", **fields)
 
     def _level(self) -> str:

@@ -618,9 +618,10 @@ async def test_a_retry_answered_rate_limited_is_sent_again_as_the_same_request()
     assert reply.get("type") == "ack", reply
 
 
+@pytest.mark.parametrize("earlier", [False, True])  # an unfinished game before ``--new``
 @pytest.mark.parametrize("applied", [True, False])
 async def test_a_new_game_applied_before_a_drop_is_not_started_again(
-    applied: bool, tmp_path: Path
+    applied: bool, earlier: bool, tmp_path: Path
 ) -> None:
     """``new_game`` has no ``v``: sent again after a drop, it would abandon the game it made.
 
@@ -630,7 +631,7 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
     unfinished game: one that is not the game played before is the new one,
     and it is opened instead.
     """
-    started: list[int] = []
+    started: list[int] = [4] if earlier else []
     dropped: list[Any] = []
     summary = {"level": "medium", "status": "active", "v": 0, "moves": 0, "score": 0}
     summary |= {"time_ms": 0, "deal": None, "started": "2025-03-01T09:30:00.000Z"}
@@ -648,11 +649,11 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
                 if not dropped:  # stored (or not), then the connection drops before the reply
                     dropped.append(re_)
                     if applied:
-                        started.append(5)
+                        started.append(max(started, default=4) + 1)
                     await ws.close()
                     return
                 lost = {"lost": started[-1]} if started else {}
-                started.append(5 + len(started))
+                started.append(max(started, default=4) + 1)
                 game = {"game": started[-1], "v": 0, "view": _view(), **lost}
                 await _send(ws, {"type": "game", "re": re_, **game})
             elif kind == "open_game" and "since" not in request:
@@ -671,5 +672,6 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
             code = await run(options, Terminal(out, ["b"]), config_dir=tmp_path)
     text = out.getvalue()
     assert code == 0, text
-    assert dropped and started == [5], text  # one game started, not a second abandoning it
-    assert "game 5" in text and "abandoned" not in text
+    # one game started, not a second abandoning it, nor the earlier one opened instead
+    assert dropped and started == ([4, 5] if earlier else [5]), text
+    assert "game 5" in text and "game 5 was abandoned" not in text
