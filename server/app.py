@@ -72,7 +72,7 @@ from server.loop import run as run_loop
 from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import SERVER_NAME, GameService
-from server.sqlite_lock import SqliteInUse, SqliteLock, SqliteUnwritable
+from server.sqlite_lock import SqliteInUse, SqliteLock, SqliteUnwritable, real_path
 from server.store import (
     SchemaForeign,
     SchemaNewer,
@@ -159,6 +159,7 @@ def make_sqlite_directory(settings: Settings) -> None:
             except OSError as exc:
                 reason = exc.strerror or exc
                 raise SqliteUnwritable(f"cannot write in {directory} ({reason})") from None
+            real_path(database)  # links in a loop: never openable, so not waited for
 
 
 _PASSING_SQLITE_ERRORS: Final = (

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-__all__ = ["SqliteInUse", "SqliteLock", "SqliteUnwritable"]
+__all__ = ["SqliteInUse", "SqliteLock", "SqliteUnwritable", "real_path"]
 
 
 class SqliteInUse(Exception):
@@ -39,13 +39,23 @@ class SqliteUnwritable(Exception):
     """The database's directory cannot be made, or the lock file cannot be made in it."""
 
 
+def real_path(database: str) -> Path:
+    """``database``'s path with its symbolic links resolved; ``SqliteUnwritable`` for
+    links that lead back to themselves, where no file can ever be."""
+    try:
+        return Path(database).resolve()
+    except (OSError, RuntimeError):  # Python 3.11 says RuntimeError("Symlink loop ...")
+        loop = f"cannot follow {database}: its symbolic links form a loop"
+        raise SqliteUnwritable(loop) from None
+
+
 class SqliteLock:
     """An exclusive lock on one SQLite database file, held until ``release()``."""
 
     def __init__(self, url: str) -> None:
         database = make_url(url).database
         # The real file: a symbolic link to it must not get a lock of its own.
-        self.path = None if not database or database == ":memory:" else Path(database).resolve()
+        self.path = None if not database or database == ":memory:" else real_path(database)
         self._fd: int | None = None
 
     def acquire(self) -> None:

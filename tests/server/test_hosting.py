@@ -438,6 +438,26 @@ def test_a_read_only_database_or_directory_is_said_at_once(tmp_path: Path) -> No
         assert says in done.stderr.splitlines()[-1], done.stderr
 
 
+@pytest.mark.parametrize("extra", [[], ["--migrate"]])
+def test_symbolic_links_in_a_loop_are_one_line_at_once(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Serving ended as an unexpected failure (RuntimeError: Symlink loop, from the lock's
+    path), and ``--migrate`` waited ``--db-wait-s`` for a file that can never open."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'a'}"
+    started = time.monotonic()
+    assert main([*QUICK, "--database-url", url, "--db-wait-s", "60", *extra]) == 1
+    assert time.monotonic() - started < 30
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        f"scorpion-server: --database-url (SCORPION_DATABASE_URL): cannot follow "
+        f"{tmp_path / 'a'}: its symbolic links form a loop"
+    ), err
+    assert "unexpected" not in err and "not available yet" not in err, err
+
+
 def test_waiting_cures_a_busy_sqlite_file_but_not_a_read_only_one() -> None:
     def failure(name: str) -> StoreUnavailable:
         error = sqlite3.OperationalError(name)
