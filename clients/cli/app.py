@@ -664,7 +664,12 @@ class App:
         assert self.conn is not None and session.game is not None
         if versioned:
             fields["v"] = session.v
-        reply = await self.conn.request(type_, game=session.game, **fields)
+        try:
+            reply = await self.conn.request(type_, game=session.game, **fields)
+        except Unanswered:  # a resign a drop left unanswered: the catch-up says if it was applied
+            if session.finished:
+                return
+            reply = await self.conn.request(type_, game=session.game, **fields)
         if reply.get("type") == "ack":
             await session.until(int(reply["v"]))
             return

@@ -11,8 +11,9 @@ hello again with the token, awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
-A ``new_game`` has no ``v`` to make that safe: it is not sent again but fails
-with ``Unanswered``, and the app looks at the new ``welcome`` instead.
+A ``new_game`` or ``resign`` has no ``v`` to make that safe: it is not sent
+again but fails with ``Unanswered``, and the app looks at the new ``welcome``
+or the catch-up instead.
 An ``internal`` error is retried the same way, once; a ``rate_limited`` one
 the same way too (same id) after its ``retry_after_ms``, and requests of its
 kind are spaced from then on (``request``). ``on_drop`` hears of a drop (the
@@ -91,7 +92,7 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 _ACTIONS = frozenset(
     {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
 )  # the requests PROTOCOL.md section 10 counts as actions
-_NOT_RESENT = frozenset({"new_game"})  # no ``v``: sent again, it would be applied again
+_NOT_RESENT = frozenset({"new_game", "resign"})  # no ``v``: the server cannot see a retry
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
@@ -118,9 +119,11 @@ class ConnectionFailed(Exception):
 class Unanswered(ConnectionFailed):
     """A request a drop left unanswered that is not sent again: it may have been applied.
 
-    ``new_game`` carries no ``v``: the server cannot tell it sent again from a
-    second one (PROTOCOL.md section 5), which would start another game and
-    abandon the first. Whoever sent it looks at the new ``welcome`` instead.
+    ``new_game`` and ``resign`` carry no ``v``: the server cannot tell one sent
+    again from a second one (PROTOCOL.md section 5); a second ``new_game``
+    would start another game and abandon the first, a second ``resign`` answer
+    ``game_over``. Whoever sent it looks at the new ``welcome`` or the
+    reconnection's catch-up (applied before this is raised) instead.
     """
 
 

@@ -675,3 +675,49 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
     # one game started, not a second abandoning it, nor the earlier one opened instead
     assert dropped and started == ([4, 5] if earlier else [5]), text
     assert "game 5" in text and "game 5 was abandoned" not in text
+
+
+async def test_a_resign_applied_before_a_drop_is_not_refused_as_game_over(tmp_path: Path) -> None:
+    """``resign`` has no ``v``: sent again after a drop, it answers ``game_over``.
+
+    The reconnection's catch-up says whether it was applied (``game_lost``);
+    only if not is it sent again.
+    """
+    resigns: list[Any] = []
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+            elif kind == "new_game":
+                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            elif kind == "resign":
+                resigns.append(re_)
+                if len(resigns) == 1:  # applied and stored, then the connection drops
+                    await ws.close()
+                    return
+                refused = {"code": "game_over", "message": "The game is over."}
+                await _send(ws, {"type": "error", "re": re_, **refused})
+            elif kind == "open_game" and "since" in request:
+                lost = {"type": "game_lost", "reason": "resigned", "deal": 1}
+                batches = [{"v": 1, "events": [lost]}]
+                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": False}
+                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
+            else:
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
+
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        options = parse_args(
+            ["--server", f"ws://127.0.0.1:{port}", "play", "--new", "--level", "medium"], env={}
+        )
+        out = io.StringIO()
+        async with asyncio.timeout(SECONDS):
+            code = await run(options, Terminal(out, ["resign!"]), config_dir=tmp_path)
+    text = out.getvalue()
+    assert code == 0, text
+    assert "resigned" in text or "gave" in text, text
+    assert len(resigns) == 1 and "game_over" not in text, text
