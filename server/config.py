@@ -410,6 +410,15 @@ def _postgresql_problem(url: URL) -> str:
         if bad:
             one_of = f"one of {', '.join(allowed)}" if allowed else "not empty"
             return f": {key} must be {one_of}, not {bad[0]!r}"
+        if key == "port" and not (values[0].isdigit() and 1 <= int(values[0]) <= 65535):
+            return f": port must be a number 1..65535, not {values[0]!r}"
+        if key == "port" and "host" in url.query:
+            return ": with host in the query, give each port there (host=name:port), not as port"
+    try:  # several hosts: SQLAlchemy's own rules (each with its port, ports numbers)
+        pool_url = url.set(drivername="postgresql+asyncpg")
+        pool_url.get_dialect()().create_connect_args(pool_url)
+    except (ArgumentError, ValueError) as exc:
+        return f": {exc}"
     return ""
 
 
@@ -418,6 +427,8 @@ PG_QUERY: Final[dict[str, tuple[str, ...]]] = {
     "ssl": _SSL_MODES,
     "sslmode": _SSL_MODES,  # libpq's name; the store passes it on as ssl
     "host": (),  # a Unix socket's directory, or host:port (repeated for several hosts)
+    "port": (),  # 1..65535, checked apart
+    "passfile": (),  # a .pgpass file, as PGPASSFILE names one
     # Which of several hosts to use (a failover URL): asyncpg's values, libpq's name.
     "target_session_attrs": (
         "any",

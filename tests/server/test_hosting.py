@@ -164,13 +164,34 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=require&application_name=x"],
             {},
-            "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only host, ssl, "
-            "sslmode, target_session_attrs as query parameters, not 'application_name'",
+            "--database-url (SCORPION_DATABASE_URL): a PostgreSQL URL takes only host, "
+            "passfile, port, ssl, sslmode, target_session_attrs as query parameters, not "
+            "'application_name'",
         ),
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=maybe"],
             {},
             "--database-url (SCORPION_DATABASE_URL): sslmode must be one of disable, allow",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@h/db?port=5432x"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): port must be a number 1..65535, not '5432x'",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@/db?host=a:5432&host=b:5432&port=5433"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): with host in the query, give each port",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@/db?host=a&host=b"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): All ports are required to be present",
+        ),
+        (
+            ["--database-url", "postgresql+asyncpg://u@/db?host=a:x&host=b:2"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): Received non-integer port arguments",
         ),
         (
             ["--database-url", "postgresql+asyncpg://u@h/db?target_session_attrs=writable"],
@@ -219,6 +240,14 @@ def test_a_failover_url_with_several_hosts_picks_the_writable_one_in_both() -> N
     arguments = connect_arguments(async_url(settings.database_url))
     assert arguments["target_session_attrs"] == "read-write"
     assert arguments["host"] == ["a", "b"]
+
+
+def test_a_port_and_a_password_file_in_the_query_reach_both_connections() -> None:
+    """``?port=`` and ``?passfile=`` (a secret mounted as a file) served before query
+    parameters were checked; the pool and the change listener take them alike."""
+    url = "postgresql+asyncpg://u@h/db?port=6432&passfile=/run/secrets/pgpass"
+    arguments = connect_arguments(async_url(load_settings(["--database-url", url]).database_url))
+    assert arguments["port"] == 6432 and arguments["passfile"] == "/run/secrets/pgpass"
 
 
 def test_postgresql_urls_the_server_and_its_listener_read_alike() -> None:
