@@ -414,6 +414,8 @@ def _postgresql_problem(url: URL) -> str:
             return f": port must be a number 1..65535, not {values[0]!r}"
         if key == "port" and "host" in url.query:
             return ": with host in the query, give each port there (host=name:port), not as port"
+    if "ssl" in url.query and "sslmode" in url.query:  # one is the other's name
+        return ": give ssl or sslmode, not both"
     try:  # several hosts: SQLAlchemy's own rules (each with its port, ports numbers)
         pool_url = url.set(drivername="postgresql+asyncpg")
         pool_url.get_dialect()().create_connect_args(pool_url)
