@@ -384,6 +384,8 @@ def _sqlite_problem(url: URL) -> str:
         )
     if Path(database).is_dir():
         return f": {database} is a directory, not a database file"
+    if Path(database).exists() and not Path(database).is_file():  # /dev/null, a FIFO
+        return f": {database} is not a regular file, so it cannot hold a database"
     return ""
 
 

@@ -184,6 +184,11 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
             "--database-url (SCORPION_DATABASE_URL): with host in the query, give each port",
         ),
         (
+            ["--database-url", "sqlite+aiosqlite:////dev/null"],
+            {},
+            "--database-url (SCORPION_DATABASE_URL): /dev/null is not a regular file, so it",
+        ),
+        (
             ["--database-url", "postgresql+asyncpg://u@h/db?ssl=require&sslmode=disable"],
             {},
             "--database-url (SCORPION_DATABASE_URL): give ssl or sslmode, not both",
