@@ -716,6 +716,11 @@ class _BodyDropping(_Bounded):
             super().data_received(data)
             return
         self._head += data
+        if self._head.startswith(b"\r\n"):
+            # Empty lines before the request line are ignored (RFC 9112 section 2.2).
+            self._head = self._head.lstrip(b"\r\n")
+            if not self._head:
+                return
         if not _may_be_request(self._head):
             received, self._head = self._head, None
             if _is_text(received):  # a line of text, but no request: say so

@@ -358,3 +358,10 @@ async def test_a_header_given_twice_is_read_as_one_list(
     encodings = b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\nAccept-Encoding: gzip\r\n\r\n"
     assert (await raw_answer(port, encodings)).startswith(b"HTTP/1.1 200 ")
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_empty_lines_before_the_request_line_are_ignored(server: Running) -> None:
+    """RFC 9112 section 2.2: a server ignores at least one empty line before a request."""
+    port = server.server.port
+    answer = await raw_answer(port, b"\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n"), answer
