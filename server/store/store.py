@@ -66,6 +66,10 @@ __all__ = ["Clock", "Store"]
 
 Clock: TypeAlias = Callable[[], datetime]
 _TOUCH: Final = text("UPDATE alembic_version SET version_num = version_num")
+# PostgreSQL checks a statement's rights, and a read-only transaction, before it touches
+# a row: an update of no row of games tells whether moves can be stored. A serving role
+# need not have the right to change alembic_version (the schema's owner migrates).
+_TOUCH_GAMES: Final = text("UPDATE games SET version = version WHERE false")
 
 
 TIME_SAVES_PER_TRANSACTION = 256
@@ -292,12 +296,16 @@ class Store:
     async def check_writable(self) -> None:
         """Raise unless a write can be made: a database file the server may read but not
         write (its mode, a read-only mount) would otherwise answer every move
-        ``unavailable``. Writes nothing: one guarded update, rolled back."""
+        ``unavailable``. Writes nothing: one guarded update, rolled back. On SQLite it
+        updates the one row of ``alembic_version`` (an update of no row takes no write
+        lock); on PostgreSQL no row of ``games``, so a role that may store moves but not
+        change the schema's version serves."""
+        touch = _TOUCH if self._sqlite_path is not None else _TOUCH_GAMES
         with translate_errors():
             async with self._writing.connect() as conn:
                 transaction = await conn.begin()
                 try:
-                    await conn.execute(_TOUCH)
+                    await conn.execute(touch)
                 finally:
                     await transaction.rollback()
         if self._sqlite_path is not None:  # the file served from now on (schema_status)

@@ -50,6 +50,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from server.app import ListenError, ScorpionServer, main, may_pass, migrate
@@ -58,7 +59,7 @@ from server.http import HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
-from server.store import SchemaStatus, StoreUnavailable
+from server.store import SchemaStatus, StoreError, StoreUnavailable
 from server.store.database import async_url, connect_arguments
 from tests.server.conftest import quiet_settings
 from tests.server.http_get import http_get
@@ -627,6 +628,39 @@ def test_another_programs_postgresql_database_is_refused_and_left_alone(
         assert "--migrate`" not in last  # not the upgrade hint: it would not help
     finally:
         run_isolated(lambda: _admin(url, *empty))
+
+
+async def test_a_serving_role_that_may_not_change_the_schema_version_serves(
+    server_postgres_url: str | None, tmp_path: Path
+) -> None:
+    """A host may migrate as the schema's owner and serve as a role that only reads and
+    writes the game's tables. The start's writability check updated ``alembic_version``,
+    so such a role was refused as one that cannot write."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    await migrate(quiet_settings(tmp_path, database_url=server_postgres_url))
+    role = f"scorpion_serving_{os.getpid()}"
+    await _admin(
+        server_postgres_url,
+        f"DROP ROLE IF EXISTS {role}",
+        f"CREATE ROLE {role} LOGIN",
+        f"GRANT USAGE ON SCHEMA public TO {role}",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+        f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}",
+        f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {role}",
+    )
+    serving_url = make_url(server_postgres_url).set(username=role)
+    url = serving_url.render_as_string(hide_password=False)
+    server = ScorpionServer(quiet_settings(tmp_path, database_url=url))
+    try:
+        await server.start()
+        await server.stop()
+        # A role that may not store moves is still refused at the start, at once.
+        await _admin(server_postgres_url, f"REVOKE UPDATE ON games FROM {role}")
+        with pytest.raises(StoreError):
+            await ScorpionServer(quiet_settings(tmp_path, database_url=url)).start()
+    finally:
+        await _admin(server_postgres_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
 
 
 async def test_a_node_with_ssl_in_its_url_hears_the_other_nodes(
