@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +118,25 @@ async def server(settings: Settings) -> AsyncIterator[Running]:
     await running.start()
     yield running
     await running.stop()
+
+
+OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
+"""Settings that turn the request rate limits off."""
+
+Start = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Start]:
+    """``await start(**settings)``: a SQLite server with those settings, stopped at the end."""
+    running: list[Running] = []
+
+    async def starter(**changes: Any) -> Running:
+        server = Running(quiet_settings(tmp_path, **changes))
+        await server.start()
+        running.append(server)
+        return server
+
+    yield starter
+    for server in running:
+        await server.stop()

@@ -26,8 +26,7 @@ import logging
 import os
 import struct
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -39,28 +38,8 @@ from protocol import MAX_SERVER_FRAME_BYTES
 from server.service import GameService
 from server.store import Store
 from tests.server.client import Client
-from tests.server.conftest import Running, quiet_settings
+from tests.server.conftest import OPEN, Running, Start
 from tests.server.raw import RawClient
-
-OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
-
-Start = Callable[..., Awaitable[Running]]
-
-
-@pytest.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Start]:
-    """``await start(**settings)``: a SQLite server with those settings, stopped at the end."""
-    running: list[Running] = []
-
-    async def starter(**changes: Any) -> Running:
-        server = Running(quiet_settings(tmp_path, **changes))
-        await server.start()
-        running.append(server)
-        return server
-
-    yield starter
-    for server in running:
-        await server.stop()
 
 
 async def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:

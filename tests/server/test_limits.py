@@ -18,9 +18,8 @@ import logging
 import selectors
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,28 +37,8 @@ from server.live import LiveGame
 from server.service import GameService
 from server.store import GameRecord, GameStatus
 from tests.server.client import Client
-from tests.server.conftest import Running, quiet_settings
+from tests.server.conftest import OPEN, Start
 from tests.server.raw import RawClient
-
-OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
-
-Start = Callable[..., Awaitable[Running]]
-
-
-@pytest.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Start]:
-    """``await start(**settings)``: a SQLite server with those settings, stopped at the end."""
-    running: list[Running] = []
-
-    async def starter(**changes: Any) -> Running:
-        server = Running(quiet_settings(tmp_path, **changes))
-        await server.start()
-        running.append(server)
-        return server
-
-    yield starter
-    for server in running:
-        await server.stop()
 
 
 async def long_game(client: Client, versions: int, *, finish: bool = False) -> int:
