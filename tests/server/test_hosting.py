@@ -281,12 +281,13 @@ def test_postgresql_urls_the_server_and_its_listener_read_alike() -> None:
 def test_an_encrypted_key_is_refused_without_asking_for_its_pass_phrase(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
     encrypted = tmp_path / "encrypted.pem"
-    subprocess.run(
-        ["openssl", "pkey", "-in", str(key), "-aes256", "-passout", "pass:secret"],
-        check=True,
-        stdout=encrypted.open("wb"),
-        timeout=60,
-    )
+    with encrypted.open("wb") as out:
+        subprocess.run(
+            ["openssl", "pkey", "-in", str(key), "-aes256", "-passout", "pass:secret"],
+            check=True,
+            stdout=out,
+            timeout=60,
+        )
     with pytest.raises(SettingsError) as caught:
         load_settings(["--certfile", str(cert), "--keyfile", str(encrypted)])
     assert "is encrypted; give it without a pass phrase" in caught.value.lines[0]
