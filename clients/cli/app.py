@@ -318,7 +318,7 @@ class App:
             name = line.strip()
             problem = self._name_problem(name)
             if problem is not None:
-                self.tell("name", problem)
+                self.tell("name", f"{problem}; {_('app.name_again')}")  # asked again
                 continue
             if await self._register(conn, name):
                 return True
