@@ -245,6 +245,11 @@ def _player(session: Session) -> Player:
     return session.player
 
 
+def _acts_as(session: Session, player: Player) -> bool:
+    """Whether ``session`` still acts as ``player`` (``_still``)."""
+    return session.player is not None and session.player.id == player.id
+
+
 def _still(session: Session, player: Player) -> None:
     """Call after an ``await``, before the reply or what the connection watches depends
     on it: ``unauthenticated`` when ``session`` no longer acts as ``player``.
@@ -254,7 +259,7 @@ def _still(session: Session, player: Player) -> None:
     connection signs this one out, and a connection signed out watches no game
     (PROTOCOL.md section 3).
     """
-    if session.player is None or session.player.id != player.id:
+    if not _acts_as(session, player):
         raise _unauthenticated()
 
 
@@ -743,8 +748,7 @@ class GameService:
         waited for it, a ``sign_out`` with ``everywhere`` on another connection may have
         signed this one out and closed its games, and a connection never changes a game
         whose events it would not receive (PROTOCOL.md section 4)."""
-        if session.player is None:
-            raise _unauthenticated()
+        _player(session)
         if not self.hub.watching(live.id, session.outbox):
             raise _fail("not_open", f"Open game {live.id} on this connection first.")
 
@@ -777,7 +781,7 @@ class GameService:
             )
             self.hub.send(session.outbox, reply)
             # Started, so answered; but a connection signed out meanwhile watches nothing.
-            if session.player is not None and session.player.id == player.id:
+            if _acts_as(session, player):
                 self._watch(session, live)
             self._sync_clock(live)
             self._check_lost(live)  # say it at the deal when the deal cannot be won
