@@ -5,6 +5,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
+import { view } from "../test/fixtures";
 import { atVersion, expect, register, startGame, still, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
@@ -38,34 +39,8 @@ async function fake(page: Page, answer: (message: Message) => Message[]): Promis
 }
 
 const PLAYER = { id: 7, name: "ada" };
-const VIEW = {
-  level: "medium",
-  deal: 4,
-  columns: [
-    { down: 3, cards: ["AS", "4H", "TH", "8D"] },
-    { down: 3, cards: ["AH", "AC", "8H", "QS"] },
-    { down: 3, cards: ["3C", "4D", "2C", "6C"] },
-    { down: 3, cards: ["4C", "7S", "JH", "3D"] },
-    { down: 0, cards: ["5D", "5S", "9D", "5C", "3S", "7D", "8C"] },
-    { down: 0, cards: ["7H", "AD", "QD", "TS", "TD", "6D", "TC"] },
-    { down: 0, cards: ["7C", "QC", "JS", "QH", "4S", "8S", "6S"] },
-  ],
-  stock: 3,
-  reserve: [],
-  foundations: [],
-  score: 0,
-  moves: 0,
-  undos: 0,
-  hints: 0,
-  time_ms: 0,
-  running: true,
-  undo_depth: 0,
-  won: false,
-  stuck: false,
-  status: "active",
-  scoring: "timed",
-  earned: 0,
-};
+// The fake server's game: the unit tests' board, under another level and deal.
+const VIEW = view({ level: "medium", deal: 4, running: true });
 const SUMMARY = {
   game: 42,
   level: "medium",
