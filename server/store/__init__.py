@@ -41,6 +41,11 @@ Games (reads)
 - ``load_game(game_id, after_seq=0) -> (GameRecord | None, list[LoggedAction])``:
   the game and its log in one read, each action as much of it as a rebuild
   replays.
+- ``restore_game(game_id) -> (GameRecord | None, StoredSnapshot | None,
+  list[LoggedAction])``: ``load_game`` from the game's snapshot, in one read:
+  the game, its snapshot if its row holds one (of a version the game has
+  reached) and only the log after that version; without one, the whole log,
+  as ``load_game(game_id)``. A missing game is ``(None, None, [])``.
 - ``find_retry(game_id, version, request_id)``: the stored action of a retried
   request (the action at ``version + 1`` with that request id), so a retry
   gets the original result instead of ``stale``.
@@ -79,6 +84,14 @@ level's statistics) and the new one exists, atomically; ``Committed.started``
 is the new game. Resigning is ``ending=Ending.RESIGNED`` without an action.
 Ends without an action leave the version as it was: the log holds only
 replayable actions (replay.md), and resign/abandon are not among them.
+
+Snapshots: ``save_snapshots([(game_id, v, data), ...]) -> int`` keeps each
+``data`` (opaque bytes: the game at version ``v``, as the service wrote it) in
+its game's row, in one transaction, only where it is still true and newer: the
+game is active, has reached ``v`` and holds no snapshot of ``v`` or later. It
+returns how many it kept; a refused one is no error. The write that ends a
+game drops its snapshot (``games.snapshot`` and ``snapshot_v`` become NULL),
+so finished games keep no blobs and are never restored from one.
 
 Statistics
 ----------
@@ -122,6 +135,7 @@ from server.store.records import (
     Player,
     Progress,
     SchemaStatus,
+    StoredSnapshot,
     pack_hint,
     unpack_hint,
 )
@@ -154,6 +168,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailable",
+    "StoredSnapshot",
     "VersionConflict",
     "name_key",
     "pack_hint",

@@ -3,8 +3,8 @@
 The store's readers of a returning player's rows (``sqlite_reader`` on
 ``sqlite3``, ``pg_reader`` on asyncpg) run the same statements as the general
 path (``games.GAME_QUERY`` and the others; on PostgreSQL, two of them joined
-into one where that saves a round trip: ``signing_in_query``,
-``loading_query``), compiled once for their dialect, each reader its own:
+into one where that saves a round trip: ``signing_in_query``, ``loading_query``,
+``restoring_query``), compiled once for their dialect, each reader its own:
 the SQL, the order of its parameters (with the values the statement fixes
 itself, such as a status), SQLAlchemy's conversions of the parameters going
 in and of the columns coming out. Both paths return the same records.
@@ -15,20 +15,41 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from sqlalchemy import Dialect, Select, and_, bindparam, func, select, true, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Dialect,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    true,
+    type_coerce,
+)
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.types import NullType
 
 from server.store.games import (
     GAME_COLUMNS,
     LOG_COLUMNS,
+    SNAPSHOT_COLUMNS,
     status_is,
 )
 from server.store.models import GAMES, ActionRow, GameRow, PlayerRow
 from server.store.players import token_query
 from server.store.records import GameStatus
 
-__all__ = ["LOG_AT", "PLAYER_WIDTH", "CompiledQuery", "loading_query", "signing_in_query"]
+__all__ = [
+    "LOG_AT",
+    "PLAYER_WIDTH",
+    "RESTORED_LOG_AT",
+    "CompiledQuery",
+    "loading_query",
+    "restoring_query",
+    "signing_in_query",
+]
 
 
 class CompiledQuery:
@@ -88,6 +109,21 @@ def signing_in_query(expiring: bool) -> Select[*tuple[Any, ...]]:
     )
 
 
+def _log_arrays(after: ColumnElement[Any]) -> Any:
+    """The game's (``games.id``'s) log after seq ``after`` as a lateral subquery of one
+    row: an array per ``LOG_COLUMNS`` column, in log order (NULL when empty)."""
+    return (
+        select(
+            *(
+                type_coerce(func.array_agg(aggregate_order_by(column, ActionRow.seq)), NullType())
+                for column in LOG_COLUMNS
+            )
+        )
+        .where(ActionRow.game_id == GameRow.id, ActionRow.seq > after)
+        .lateral("log")
+    )
+
+
 def loading_query() -> Select[*tuple[Any, ...]]:
     """PostgreSQL's ``GAME_QUERY`` and ``LOG_QUERY`` in one statement: the game's
     columns, then its log after ``after_seq`` as one array per column, in log order
@@ -96,16 +132,7 @@ def loading_query() -> Select[*tuple[Any, ...]]:
 
     (Arrays of plain values: asyncpg decodes them in C, where an array of rows took
     it 14% more instructions per returning player than the two statements.)"""
-    log = (
-        select(
-            *(
-                type_coerce(func.array_agg(aggregate_order_by(column, ActionRow.seq)), NullType())
-                for column in LOG_COLUMNS
-            )
-        )
-        .where(ActionRow.game_id == GameRow.id, ActionRow.seq > bindparam("after_seq"))
-        .lateral("log")
-    )
+    log = _log_arrays(bindparam("after_seq"))
     return (
         select(*GAME_COLUMNS, *log.c)
         .select_from(GAMES.outerjoin(log, true()))
@@ -113,5 +140,21 @@ def loading_query() -> Select[*tuple[Any, ...]]:
     )
 
 
+def restoring_query() -> Select[*tuple[Any, ...]]:
+    """PostgreSQL's ``RESTORE_QUERY`` and the log after its snapshot in one statement,
+    as ``loading_query``: the game's columns, the snapshot's version and data
+    (``SNAPSHOT_COLUMNS``: NULL without one), then the log after that version (the
+    whole log without one), all read in one snapshot of the database. ``pg_reader``'s."""
+    snapshot_v, _data = SNAPSHOT_COLUMNS
+    log = _log_arrays(func.coalesce(snapshot_v.element, literal_column("0", Integer)))
+    return (
+        select(*GAME_COLUMNS, *SNAPSHOT_COLUMNS, *log.c)
+        .select_from(GAMES.outerjoin(log, true()))
+        .where(GameRow.id == bindparam("game_id"))
+    )
+
+
 LOG_AT: Final = len(GAME_COLUMNS)
 """Where a ``loading_query`` row's log is: after the game's columns."""
+RESTORED_LOG_AT: Final = LOG_AT + len(SNAPSHOT_COLUMNS)
+"""Where a ``restoring_query`` row's log is: after the game's and the snapshot's columns."""

@@ -10,17 +10,18 @@ history and the replay document. The write side of an existing game is in
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, Final
 
 from sqlalchemy import (
     ColumnElement,
-    RowMapping,
     Select,
     String,
+    and_,
     bindparam,
+    case,
     cast,
     func,
     insert,
@@ -40,6 +41,7 @@ from server.store.records import (
     GameStatus,
     LoggedAction,
     NewGame,
+    StoredSnapshot,
 )
 
 __all__ = [
@@ -50,6 +52,9 @@ __all__ = [
     "LOG_COLUMNS",
     "LOG_QUERY",
     "OWNER_QUERY",
+    "RESTORE_QUERY",
+    "SNAPSHOT_AT",
+    "SNAPSHOT_COLUMNS",
     "action_record",
     "action_records",
     "fetch_action",
@@ -58,22 +63,27 @@ __all__ = [
     "fetch_games",
     "fetch_log",
     "fetch_owner",
+    "fetch_restore",
     "game_record",
     "games_query",
     "insert_game",
     "logged_actions",
     "set_paused",
     "status_is",
+    "stored_snapshot",
 ]
 
-GAME_COLUMNS: Final = tuple(GAMES.c)
+_SNAPSHOT: Final = (GAMES.c.snapshot, GAMES.c.snapshot_v)
+GAME_COLUMNS: Final = tuple(c for c in GAMES.c if c not in _SNAPSHOT)
+"""A game's columns that make its record: all but its snapshot, which only
+``RESTORE_QUERY`` reads (a list of games must not carry the blobs)."""
 ACTION_COLUMNS: Final = tuple(c for c in ACTIONS.c if c.name != "created_at")
 """The log's columns that make its records: all but the time of writing, which no
 reader uses and which cost a log's read more than its other columns together."""
 _COUNTERS: Final = ("version", "moves", "score", "time_ms", "hints", "undos", "suits_removed")
 
 
-def game_record(row: RowMapping) -> GameRecord:
+def game_record(row: Mapping[Any, Any]) -> GameRecord:
     """A ``games`` row (by column name) as a record."""
     fields = dict(row)
     fields["status"] = GameStatus(fields["status"])
@@ -199,6 +209,35 @@ LOG_QUERY: Final = (
 )
 
 
+def _snapshot_columns() -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    """The row's snapshot version and data where the row vouches for them (both
+    stored, at a version the game has reached), else NULL: a snapshot ahead of its
+    game (a bug's, or a hand's) is never read, and its blob never sent."""
+    held = and_(GAMES.c.snapshot.is_not(None), GAMES.c.snapshot_v <= GAMES.c.version)
+    return (
+        case((held, GAMES.c.snapshot_v)).label("snapshot_v"),
+        case((held, GAMES.c.snapshot)).label("snapshot"),
+    )
+
+
+SNAPSHOT_COLUMNS: Final = _snapshot_columns()
+"""A restore's (``RESTORE_QUERY``'s) columns after the game's: the snapshot's
+version and data, both NULL unless the row holds one it vouches for."""
+RESTORE_QUERY: Final = select(*GAME_COLUMNS, *SNAPSHOT_COLUMNS).where(
+    GameRow.id == bindparam("game_id")
+)
+"""``GAME_QUERY`` with the game's snapshot (``SNAPSHOT_COLUMNS``); the log after it
+is ``LOG_QUERY``'s with ``after_seq`` its version (0 without one)."""
+SNAPSHOT_AT: Final = len(GAME_COLUMNS)
+"""Where a ``RESTORE_QUERY`` row's snapshot columns are: after the game's."""
+
+
+def stored_snapshot(v: int | None, data: bytes | None) -> StoredSnapshot | None:
+    """A restore's snapshot columns as a record (None without one), the data as
+    ``bytes`` whatever the driver gave (some give a ``memoryview``)."""
+    return None if v is None or data is None else StoredSnapshot(v, bytes(data))
+
+
 def status_is(status: GameStatus) -> ColumnElement[bool]:
     """``games.status = '<status>'`` with the value in the statement's text, not bound.
 
@@ -227,6 +266,22 @@ async def fetch_owner(conn: AsyncConnection, game_id: int) -> int | None:
 async def fetch_game(conn: AsyncConnection, game_id: int) -> GameRecord | None:
     row = (await conn.execute(GAME_QUERY, {"game_id": game_id})).one_or_none()
     return None if row is None else game_record(row._mapping)
+
+
+async def fetch_restore(
+    conn: AsyncConnection, game_id: int
+) -> tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]:
+    """The game, its snapshot and the log after it (all of it without one), in the
+    connection's transaction (``Store.restore_game``): one snapshot of the database
+    on SQLite, whose transactions are; PostgreSQL's reads take ``pg_reader``'s one
+    statement (``compiled.restoring_query``)."""
+    row = (await conn.execute(RESTORE_QUERY, {"game_id": game_id})).one_or_none()
+    if row is None:
+        return None, None, []
+    fields = dict(row._mapping)
+    snapshot = stored_snapshot(fields.pop("snapshot_v"), fields.pop("snapshot"))
+    after = 0 if snapshot is None else snapshot.v
+    return game_record(fields), snapshot, await fetch_log(conn, game_id, after)
 
 
 async def fetch_games(

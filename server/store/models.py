@@ -42,6 +42,13 @@ Decisions worth knowing:
   under a level's rules (won or lost; an undecided search is not kept): a
   deal's verdict never changes, so each deal is searched once per database,
   by whichever node meets it first.
+- ``games.snapshot`` holds an active game as the service wrote it at version
+  ``games.snapshot_v`` (revision 0007), so a rebuild after a restart replays
+  only the log after it instead of the whole log. The log stays the truth:
+  a snapshot is read only while its version is at most the game's, and it is
+  dropped (both columns NULL) by the write that ends the game, so finished
+  games keep no blobs. Only ``Store.restore_game`` reads it; the game records
+  (``games.GAME_COLUMNS``) leave it out, so lists never carry it.
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
   later migrations can drop or alter them by name on both databases.
 """
@@ -60,6 +67,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -217,6 +225,10 @@ class GameRow(Base):
     paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
     winnable: Mapped[bool] = mapped_column(Boolean, server_default=false())
     deal_chosen: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # An active game as it stood at version snapshot_v (opaque bytes): restored from it,
+    # only the log after it is replayed. Outside ``games.GAME_COLUMNS``: no record carries it.
+    snapshot: Mapped[bytes | None] = mapped_column(LargeBinary)
+    snapshot_v: Mapped[int | None] = mapped_column(Integer)
 
 
 class ActionRow(Base):

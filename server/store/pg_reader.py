@@ -1,10 +1,10 @@
 """PostgreSQL's hot reads: a returning player's sign-in and game, on held connections.
 
 Why: after a restart thousands of players reconnect at once, and each needs
-three reads (``sign_in``, ``game_owner``, ``load_game``). Through SQLAlchemy
-each read checked a connection out of the pool and pinged it (``BEGIN``,
-``;``, ``ROLLBACK``), sent ``BEGIN``, its statements and the reset: about ten
-round trips and as many wake-ups of the event loop for two or three
+three reads (``sign_in``, ``game_owner``, ``load_game`` or ``restore_game``).
+Through SQLAlchemy each read checked a connection out of the pool and pinged
+it (``BEGIN``, ``;``, ``ROLLBACK``), sent ``BEGIN``, its statements and the
+reset: about ten round trips and as many wake-ups of the event loop for two or three
 statements, which made a returning player cost the server twice as much on
 PostgreSQL as on SQLite (``bench.reconnect``, docs/benchmarks.md).
 
@@ -14,7 +14,8 @@ asyncpg itself on ``READS_HELD`` connections kept from the engine's pool
 (``held``), one statement per round trip, outside any ``BEGIN``. The sign-in's
 two statements are one here (``compiled.signing_in_query``: the token's player
 joined to the player's unfinished game), and so are a game's row and its log
-(``compiled.loading_query``: the log as one array). A read takes a free
+(``compiled.loading_query``: the log as one array; ``compiled.restoring_query``
+with the game's snapshot and only the log after it). A read takes a free
 connection in turn (first come, first served) and gives it back.
 
 What a read sees is committed state: each statement runs alone, in its own
@@ -41,14 +42,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.store.compiled import (
     LOG_AT,
     PLAYER_WIDTH,
+    RESTORED_LOG_AT,
     CompiledQuery,
     loading_query,
+    restoring_query,
     signing_in_query,
 )
-from server.store.games import OWNER_QUERY, logged_actions
+from server.store.games import OWNER_QUERY, SNAPSHOT_AT, logged_actions, stored_snapshot
 from server.store.held import HeldConnection
 from server.store.players import player_record
-from server.store.records import GameRecord, LoggedAction, Player
+from server.store.records import GameRecord, LoggedAction, Player, StoredSnapshot
 from server.store.writes import game_record
 
 __all__ = ["READS_HELD", "PostgresReader"]
@@ -70,6 +73,7 @@ class PostgresReader:
         self._signing_in = CompiledQuery(signing_in_query(False), engine.dialect)
         self._signing_in_expiring = CompiledQuery(signing_in_query(True), engine.dialect)
         self._loading = CompiledQuery(loading_query(), engine.dialect)
+        self._restoring = CompiledQuery(restoring_query(), engine.dialect)
         self._free: asyncio.Queue[HeldConnection] = asyncio.Queue()
         self._all = [HeldConnection(engine) for _ in range(held)]
         for each in self._all:
@@ -109,6 +113,26 @@ class PostgresReader:
             (row,) = rows
             log = zip(*row[LOG_AT:], strict=True) if row[LOG_AT] is not None else ()
             return game_record(row[:LOG_AT]), logged_actions(log)
+
+        return await self._read(read)
+
+    async def restore_game(
+        self, game_id: int
+    ) -> tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]:
+        """The game's row, its snapshot and the log after it, in one statement
+        (``Store.restore_game``)."""
+
+        async def read(
+            driver: Driver,
+        ) -> tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]:
+            rows = await _rows(driver, self._restoring, game_id=game_id)
+            if not rows:
+                return None, None, []
+            (row,) = rows
+            at = RESTORED_LOG_AT
+            log = zip(*row[at:], strict=True) if row[at] is not None else ()
+            snapshot = stored_snapshot(*row[SNAPSHOT_AT:at])
+            return game_record(row[:SNAPSHOT_AT]), snapshot, logged_actions(log)
 
         return await self._read(read)
 

@@ -1,6 +1,7 @@
 """The values the store takes and returns: small frozen dataclasses, never ORM rows.
 
-Read side: ``Player``, ``GameRecord``, ``ActionRecord``, ``LevelStats``.
+Read side: ``Player``, ``GameRecord``, ``ActionRecord``, ``LevelStats``,
+``StoredSnapshot``.
 Write side: ``GameWrite`` is one unit of work on one game (an applied action
 and/or its end, optionally starting the player's next game), built from
 ``NewAction``, ``Progress``, ``Ending`` and ``NewGame``; committing it yields
@@ -38,6 +39,7 @@ __all__ = [
     "Player",
     "Progress",
     "SchemaStatus",
+    "StoredSnapshot",
     "pack_hint",
     "unpack_hint",
 ]
@@ -163,6 +165,17 @@ class LoggedAction(NamedTuple):
     to: int | None
     t: int
     hint: str | None = None
+
+
+class StoredSnapshot(NamedTuple):
+    """A game as it stood at version ``v``, kept in its row (``Store.save_snapshots``).
+
+    ``data`` is opaque to the store: whatever the service made of the game, to
+    restore it without replaying the log up to ``v`` (``Store.restore_game``).
+    """
+
+    v: int
+    data: bytes
 
 
 HINT_SEPARATOR: Final = " "

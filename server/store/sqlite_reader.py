@@ -5,10 +5,10 @@ aiosqlite's connection thread and back (the pool's check-out, ``BEGIN``, each
 statement's cursor, execute and fetch, the reset), and each trip ends with a
 wake-up of the event loop from another thread. After a restart, thousands of
 players reconnect at once, and each needs three reads (``sign_in``,
-``game_owner``, ``load_game``): those trips, not the SQL, were most of the
-server's time, and the queue for the pool's 15 connections grew past the
-database timeout, so requests were refused and sent again, and the server
-fell further behind. A thread of its own does not help either: the thread
+``game_owner``, ``load_game`` or ``restore_game``): those trips, not the SQL,
+were most of the server's time, and the queue for the pool's 15 connections
+grew past the database timeout, so requests were refused and sent again, and
+the server fell further behind. A thread of its own does not help either: the thread
 gives up the interpreter lock in every ``sqlite3`` call and, while the event
 loop is busy, waits up to the switch interval (5 ms) to get it back, so a read
 of a few microseconds took milliseconds under load.
@@ -48,11 +48,14 @@ from server.store.games import (
     GAME_QUERY,
     LOG_QUERY,
     OWNER_QUERY,
+    RESTORE_QUERY,
+    SNAPSHOT_AT,
     games_query,
     logged_actions,
+    stored_snapshot,
 )
 from server.store.players import player_record, token_query
-from server.store.records import GameRecord, GameStatus, LoggedAction, Player
+from server.store.records import GameRecord, GameStatus, LoggedAction, Player, StoredSnapshot
 from server.store.writes import game_record
 
 __all__ = ["READ_BUSY_MS", "SqliteReader"]
@@ -68,6 +71,7 @@ class SqliteReader:
         self._owner = CompiledQuery(OWNER_QUERY, dialect)
         self._game = CompiledQuery(GAME_QUERY, dialect)
         self._log = CompiledQuery(LOG_QUERY, dialect)
+        self._restore = CompiledQuery(RESTORE_QUERY, dialect)
         self._token = CompiledQuery(token_query(False), dialect)
         self._token_expiring = CompiledQuery(token_query(True), dialect)
         self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
@@ -103,6 +107,20 @@ class SqliteReader:
                 return None, []
             log = _rows(conn, self._log, game_id=game_id, after_seq=after_seq)
             return game_record(rows[0]), logged_actions(log)
+
+    def restore_game(
+        self, game_id: int
+    ) -> tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]:
+        """The game's row, its snapshot and the log after it (``Store.restore_game``)."""
+        with self._reading() as conn:
+            rows = _rows(conn, self._restore, game_id=game_id)
+            if not rows:
+                return None, None, []
+            row = rows[0]
+            snapshot = stored_snapshot(*row[SNAPSHOT_AT:])
+            after = 0 if snapshot is None else snapshot.v
+            log = _rows(conn, self._log, game_id=game_id, after_seq=after)
+            return game_record(row[:SNAPSHOT_AT]), snapshot, logged_actions(log)
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""

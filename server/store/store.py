@@ -11,7 +11,8 @@ leave as ``StoreError``s (``server.store.errors``).
 ``pg_writer`` on PostgreSQL (one statement, one round trip, on a held
 connection); the rest take the general path (``writes`` through SQLAlchemy).
 On an SQLite file, a returning player's reads (``sign_in``, ``game_owner``,
-``load_game``) take ``sqlite_reader``: a plain connection on the loop's thread.
+``load_game``, ``restore_game``) take ``sqlite_reader``: a plain connection on the
+loop's thread; on PostgreSQL, ``pg_reader``: held connections, a statement each.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from server.store.records import (
     NewGame,
     Player,
     SchemaStatus,
+    StoredSnapshot,
 )
 from server.store.sqlite_reader import SqliteReader
 from server.store.sqlite_writer import SqliteWriter
@@ -439,6 +441,37 @@ class Store:
             if record is None:
                 return None, []
             return record, await games.fetch_log(conn, game_id, after_seq)
+
+    async def restore_game(
+        self, game_id: int
+    ) -> tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]:
+        """``load_game`` from the game's snapshot: the game, its snapshot if its row holds
+        one (of a version the game has reached) and the log after it; without one, the
+        whole log, as ``load_game(game_id)``. One read: the row and the log as they
+        stood together. ``(None, None, [])`` for a missing game."""
+        if self._sqlite_reader is not None:
+            return self._sqlite_reader.restore_game(game_id)
+        if self._pg_reader is not None:
+            async with self._turn():
+                return await self._pg_reader.restore_game(game_id)
+        async with self._reading() as conn:
+            return await games.fetch_restore(conn, game_id)
+
+    async def save_snapshots(self, snapshots: Sequence[tuple[int, int, bytes]]) -> int:
+        """Keep each (game id, version, data) as its game's snapshot, in one transaction,
+        where it is still true and newer (``writes.save_snapshots``): the game is active
+        and at that version or later, and holds no snapshot as recent. How many were kept.
+
+        Not announced to other nodes: a snapshot changes what a rebuild reads, not the
+        game. ``ValueError`` for a negative version.
+        """
+        for _game_id, v, _data in snapshots:
+            if v < 0:
+                raise ValueError(f"a snapshot of negative version {v}")
+        if not snapshots:
+            return 0
+        async with self._transaction() as conn:
+            return await writes.save_snapshots(conn, snapshots)
 
     async def find_retry(self, game_id: int, version: int, request_id: str) -> ActionRecord | None:
         """The action a retried request already stored, if any.

@@ -47,12 +47,22 @@ from datetime import datetime
 from functools import cache, lru_cache
 from typing import Any, Final, TypeAlias
 
-from sqlalchemy import Boolean, Dialect, TextualSelect, bindparam, column, select, text
+from sqlalchemy import (
+    Boolean,
+    Dialect,
+    TextualSelect,
+    bindparam,
+    column,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.store.errors import NotFound, StoreError, VersionConflict
-from server.store.games import GAME_COLUMNS, insert_game
+from server.store.games import GAME_COLUMNS, insert_game, status_is
 from server.store.models import GAMES, UTCDateTime
 from server.store.notify import CHANNEL
 from server.store.records import (
@@ -65,7 +75,7 @@ from server.store.records import (
 )
 from server.store.stats import record_game_end
 
-__all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times"]
+__all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times", "save_snapshots"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
 # SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with PLAIN_GAME_WIDTH),
 # column_types, compact_json, game_row, game_record, action_record, rounds;
@@ -108,6 +118,7 @@ _ACTION_ROW: Final = (
 
 
 _ENDING_COLUMNS: Final = ("status", "lost_reason")
+_SNAPSHOT: Final = ("snapshot", "snapshot_v")
 
 
 def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]:
@@ -116,7 +127,9 @@ def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]
     ``ending=False``: for writes that end no game, whose status stays active,
     the status columns are left out. Assigning a column SQLite indexes rewrites
     the index entries even when the value does not change (``games``' status is
-    in two indexes): two more pages in the WAL per commit, twice the pages.
+    in two indexes): two more pages in the WAL per commit, twice the pages. The
+    snapshot's columns are left out too: a write that ends its game sets them to
+    NULL, one that leaves it active keeps them.
     """
     counters = (
         f"{name} = {value(name)}"
@@ -125,8 +138,11 @@ def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]
     )
     if not ending:
         return (*counters, "updated_at = :now")
-    finished = f"finished_at = CASE WHEN {value('status')} = '{_ACTIVE}' THEN NULL ELSE :now END"
-    return (*counters, "updated_at = :now", finished)
+    active = f"{value('status')} = '{_ACTIVE}'"
+    finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
+    # A game that ends drops its snapshot: a finished game is never restored from one.
+    dropped = (f"{name} = CASE WHEN {active} THEN games.{name} END" for name in _SNAPSHOT)
+    return (*counters, "updated_at = :now", finished, *dropped)
 
 
 _SET: Final = _set(lambda name: f"v.{name}")
@@ -575,6 +591,34 @@ async def save_play_times(
     parameters = _columns(_TIME_ROW, rows) if postgresql else {"t": compact_json(rows)}
     saved = {row[0] for row in await conn.execute(sql, parameters)}
     return [save[0] in saved and kept[save[0]] is save for save in saves]
+
+
+_SAVE_SNAPSHOT: Final = (
+    update(GAMES)
+    .where(
+        GAMES.c.id == bindparam("game_id"),
+        status_is(GameStatus.ACTIVE),
+        GAMES.c.version >= bindparam("v"),
+        or_(GAMES.c.snapshot_v.is_(None), GAMES.c.snapshot_v < bindparam("v")),
+    )
+    .values(snapshot=bindparam("data"), snapshot_v=bindparam("v"))
+)
+
+
+async def save_snapshots(conn: AsyncConnection, snapshots: Sequence[tuple[int, int, bytes]]) -> int:
+    """Keep each (game id, version, data) in its game's row where it is still true and
+    newer: the game is active, has reached that version, and holds no snapshot of it
+    or a later one. So a save that lost a race with the game's end, or with a later
+    save, changes nothing. How many rows changed.
+
+    A statement per snapshot, in game id order (the order the write path locks
+    games in, ``apply_writes``): snapshots are saved now and then, not per action.
+    """
+    changed = 0
+    for game_id, v, data in sorted(snapshots, key=lambda snapshot: snapshot[:2]):
+        values = {"game_id": game_id, "v": v, "data": data}
+        changed += (await conn.execute(_SAVE_SNAPSHOT, values)).rowcount
+    return changed
 
 
 async def apply_writes(
