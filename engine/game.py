@@ -16,6 +16,40 @@ game is left untouched. Each action returns the events it caused
 Play time is passed in by the caller (milliseconds, never decreasing); the
 engine never reads a clock (R22). ``t=None`` means "the same time as the last
 action".
+
+Snapshots
+---------
+Rebuilding a game by replaying its whole log costs time in proportion to its
+length. ``snapshot()`` writes down everything a game needs to go on, except the
+log itself: the position, the undo history still reachable, the counters and
+the number of actions logged, as plain data (lists, ints, bools and None, which
+JSON and msgpack both carry). ``Game.restore(rules, deal, snapshot)`` makes a
+game equal to the one snapshotted, whose log knows its length but holds none of
+its actions (``ActionLog.unloaded``); replaying the actions logged after the
+snapshot brings it up to date. It plays, undoes (as deep as the original could),
+restarts, hints and forks exactly as the original; only reading its old actions
+waits for ``game.actions.fill(...)``. The layout (SNAPSHOT_FORMAT 1)::
+
+    [1, logged, moves, undos, hints, earned, time, won_at, stuck,
+     cols, down, stock, reserve, found, history]
+
+``cols`` lists each column's cards bottom to top, ``down`` its face-down count,
+``found`` the removed suits in slot order (``engine.state``). ``history`` lists
+the reachable undo entries oldest first, each a record of ``engine.state`` with
+its points: ``[kind, src, index, dst, count, flipped, [[column, flipped], ...],
+earned]``. A change of layout or meaning takes a new format number.
+
+A snapshot comes back from a database, so ``restore`` is a checked entry point:
+anything this engine could not have written raises ``SnapshotError`` (a
+``ValueError``) naming the part: wrong types or lengths, a bool for an int or
+the reverse, counters that disagree with the logged count (each action counts
+once, an undo under timed scoring twice), cards that are not the deal's, a
+face-down card that is not where the deal put it, ``won_at`` or ``stuck`` that
+the position contradicts, a history deeper than the undo limit, with points no
+move earns, or that does not undo from this position back to the deal's cards.
+Restoring reads the history and undoes it once, on a copy: its cost grows with
+the history's depth, not the log's length. What it cannot check is whether the
+history's moves were legal when made, which only the whole log shows.
 """
 
 from __future__ import annotations
@@ -46,11 +80,28 @@ from engine.hints import suggest
 from engine.levels import Rules
 from engine.scoring import earned_by, score_at
 from engine.shared import ActionLog, UndoStack
-from engine.state import DEAL, Record, State, apply_deal, apply_move, undo
+from engine.state import (
+    DEAL,
+    MOVE,
+    RESERVE,
+    Record,
+    Removal,
+    State,
+    apply_deal,
+    apply_move,
+    undo,
+)
 
-__all__ = ["ACTION_TYPES", "Action", "Game", "Results"]
+__all__ = ["ACTION_TYPES", "SNAPSHOT_FORMAT", "Action", "Game", "Results", "SnapshotError"]
 
 ACTION_TYPES = ("move", "deal", "undo", "restart", "hint")
+
+SNAPSHOT_FORMAT = 1
+"""The layout of ``Game.snapshot()`` (module docstring); a new layout or meaning, a new number."""
+
+
+class SnapshotError(ValueError):
+    """A snapshot ``Game.restore`` refuses; the message names the part that is wrong."""
 
 
 class Action(NamedTuple):
@@ -167,6 +218,63 @@ class Game:
     def undo_depth(self) -> int:
         """How many moves and deals undo can still take back."""
         return len(self.history)
+
+    # -- snapshots ------------------------------------------------------------
+
+    def snapshot(self) -> list[Any]:
+        """Everything but the log's actions, as plain data (module docstring, Snapshots)."""
+        state = self.state
+        history = [
+            [kind, src, index, dst, count, flipped, [list(removal) for removal in removals], earned]
+            for (kind, src, index, dst, count, flipped, removals), earned in self.history.entries()
+        ]
+        return [
+            SNAPSHOT_FORMAT,
+            len(self.actions),
+            self.moves,
+            self.undos,
+            self.hints,
+            self.earned,
+            self.time,
+            self.won_at,
+            self.stuck,
+            [list(col) for col in state.cols],
+            list(state.down),
+            list(state.stock),
+            list(state.reserve),
+            list(state.found),
+            history,
+        ]
+
+    @classmethod
+    def restore(cls, rules: Rules, deal: int, snapshot: object, layout: Deal | None = None) -> Game:
+        """The game ``snapshot`` was taken of, its log's actions not loaded (module docstring).
+
+        ``rules``, ``deal`` and ``layout`` are as for ``Game()``. Checked: anything
+        malformed raises ``SnapshotError``.
+        """
+        game = cls(rules, deal, layout)
+        data = _snapshot_items(snapshot)
+        logged, moves_, undos, hints, earned, time, won_at, stuck = _read_counters(rules, data)
+        state = _read_state(game.layout, data[9:14])
+        won = len(state.found) == 4  # as ``_book`` decides it
+        if (won_at is not None) != won:
+            raise SnapshotError("won_at is set if and only if every suit is found")
+        if won_at is not None and won_at != time:
+            raise SnapshotError("a won game's won_at is the time of its last action")
+        if stuck != (not won and moves.is_stuck(state, rules)):
+            raise SnapshotError("stuck does not say whether the position is a dead end (R16)")
+        entries = _read_history(rules, game.layout, data[14])
+        if len(entries) > moves_ or sum(points for _record, points in entries) > earned:
+            raise SnapshotError("the undo history holds more than the counters booked (earned)")
+        _check_history(state, entries, game.layout)
+        for entry in entries:
+            game.history.append(entry)
+        game.state = state
+        game.actions = ActionLog.unloaded(logged)
+        game.moves, game.undos, game.hints, game.earned = moves_, undos, hints, earned
+        game.time, game.won_at, game.stuck = time, won_at, stuck
+        return game
 
     # -- actions --------------------------------------------------------------
 
@@ -435,3 +543,196 @@ class Game:
         back_to_reserve = index + 1 if src < 0 else None  # the reserve keeps its order (R5)
         events.append(Moved(card, dst + 1, src + 1, count, back_to_reserve))
         return events
+
+
+# -- reading a snapshot (``Game.restore``) -----------------------------------------
+
+_SNAPSHOT_ITEMS = 15
+_MAX_COUNT = 2**63 - 1  # msgpack's and a bigint column's largest signed int
+
+
+def _snapshot_items(snapshot: object) -> list[Any] | tuple[Any, ...]:
+    """The top-level items, once the format number says the layout is ours."""
+    if not isinstance(snapshot, list | tuple):
+        raise SnapshotError("a snapshot is a list")
+    version = snapshot[0] if snapshot else None
+    if type(version) is not int or version != SNAPSHOT_FORMAT:
+        raise SnapshotError(f"not a snapshot of format {SNAPSHOT_FORMAT}")
+    if len(snapshot) != _SNAPSHOT_ITEMS:
+        raise SnapshotError(f"a snapshot of format {SNAPSHOT_FORMAT} has {_SNAPSHOT_ITEMS} items")
+    return snapshot
+
+
+def _list(value: object, what: str, length: int | None = None) -> list[Any] | tuple[Any, ...]:
+    if not isinstance(value, list | tuple):
+        raise SnapshotError(f"{what} is not a list")
+    if length is not None and len(value) != length:
+        raise SnapshotError(f"{what} has {len(value)} items, not {length}")
+    return value
+
+
+def _int(value: object, what: str, low: int = 0, high: int = _MAX_COUNT) -> int:
+    if type(value) is not int:  # a bool is no count, nor is a float however round
+        raise SnapshotError(f"{what} is not an integer")
+    if not low <= value <= high:
+        raise SnapshotError(f"{what} is outside {low}..{high}")
+    return value
+
+
+def _bool(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise SnapshotError(f"{what} is not true or false")
+    return value
+
+
+def _read_counters(
+    rules: Rules, data: list[Any] | tuple[Any, ...]
+) -> tuple[int, int, int, int, int, int, int | None, bool]:
+    """logged, moves, undos, hints, earned, time, won_at, stuck; checked against each other."""
+    logged = _int(data[1], "the logged count")
+    moves_, undos, hints = (
+        _int(data[i], name) for i, name in ((2, "moves"), (3, "undos"), (4, "hints"))
+    )
+    earned, time = _int(data[5], "earned"), _int(data[6], "time")
+    won_at = None if data[7] is None else _int(data[7], "won_at")
+    stuck = _bool(data[8], "stuck")
+    # Every logged action counts once: a move or deal in ``moves``, an undo or restart
+    # in ``undos`` (under timed scoring in ``moves`` as well, R24/R25), a hint in ``hints``.
+    timed = rules.scoring == "timed"
+    if logged != moves_ + hints + (0 if timed else undos) or (timed and undos > moves_):
+        raise SnapshotError("the logged count does not match the counters")
+    return logged, moves_, undos, hints, earned, time, won_at, stuck
+
+
+def _read_state(layout: Deal, parts: list[Any] | tuple[Any, ...]) -> State:
+    """The position, checked to be the deal's cards in a shape play can reach."""
+    count = len(layout.columns)
+    raw_cols, raw_down, raw_stock, raw_reserve, raw_found = parts
+    cols = [
+        _cards(col, f"column {n}") for n, col in enumerate(_list(raw_cols, "the columns", count), 1)
+    ]
+    down = _ints(raw_down, "the face-down counts", 51, count)
+    stock = _cards(raw_stock, "the stock")
+    if len(stock) not in (0, len(layout.stock)):
+        raise SnapshotError(f"the stock has {len(stock)} cards, not 0 or {len(layout.stock)}")
+    reserve = _cards(raw_reserve, "the reserve")
+    if len(reserve) > len(layout.reserve):
+        raise SnapshotError(
+            f"the reserve has {len(reserve)} cards, more than {len(layout.reserve)}"
+        )
+    found = _ints(raw_found, "the found suits", 3)
+    state = State(cols, down, stock, reserve, found)
+    _check_face_down(state, layout, "the position")
+    if len(found) > 4 or sorted(state.all_cards()) != _deal_cards(layout):
+        raise SnapshotError("the position's cards are not the deal's cards")
+    return state
+
+
+def _check_face_down(state: State, layout: Deal, what: str) -> None:
+    """Face-down cards never move (R7) and a top card is face up (R12): each column's are
+    some of the deal's bottom face-down cards, under at least one face-up card."""
+    for n, (col, hidden) in enumerate(zip(state.cols, state.down, strict=True)):
+        if hidden > len(col) or (col and hidden == len(col)):
+            raise SnapshotError(f"{what}'s column {n + 1} is face-down to the top")
+        if hidden > layout.face_down[n] or col[:hidden] != list(layout.columns[n][:hidden]):
+            raise SnapshotError(f"{what}'s column {n + 1} has face-down cards not the deal's")
+
+
+def _ints(value: object, what: str, high: int, length: int | None = None) -> list[int]:
+    """A list of ints in 0..high (one pass; the message made only on failure)."""
+    items = _list(value, what, length)
+    if not all(type(item) is int and 0 <= item <= high for item in items):
+        raise SnapshotError(f"{what} hold an item that is not an integer in 0..{high}")
+    return list(items)
+
+
+def _cards(value: object, what: str) -> list[int]:
+    return _ints(value, f"the cards of {what}", 51)
+
+
+def _deal_cards(layout: Deal) -> list[int]:
+    cards = [card for col in layout.columns for card in col]
+    return sorted(cards + list(layout.stock) + list(layout.reserve))
+
+
+def _read_history(rules: Rules, layout: Deal, value: object) -> list[_Entry]:
+    """The undo entries, oldest first, each shaped as ``engine.state`` records it."""
+    raw = _list(value, "the undo history")
+    if rules.undo_limit is not None and len(raw) > rules.undo_limit:
+        raise SnapshotError(f"the undo history is deeper than the undo limit ({rules.undo_limit})")
+    bounds = (len(layout.columns), len(layout.stock), len(layout.reserve))
+    return [_read_entry(rules, bounds, entry, n) for n, entry in enumerate(raw)]
+
+
+def _read_entry(rules: Rules, bounds: tuple[int, int, int], value: object, n: int) -> _Entry:
+    """One undo entry: a record ``engine.state`` could have made for this deal, with the
+    points ``Game._book`` could have booked for it. Plain comparisons, messages made only
+    on failure: every restore reads the whole history, which may be as long as the log."""
+    columns, stock, reserve = bounds
+    if not isinstance(value, list | tuple) or len(value) != 8:
+        raise SnapshotError(f"history entry {n} is not a list of 8 items")
+    kind, src, index, dst, count, flipped, raw_removals, points = value
+    if not (
+        type(kind) is int
+        and type(src) is int
+        and type(index) is int
+        and type(dst) is int
+        and type(count) is int
+        and type(points) is int
+        and type(flipped) is bool
+        and isinstance(raw_removals, list | tuple)
+    ):
+        raise SnapshotError(f"history entry {n} is not of ints, a bool and a list")
+    if kind == MOVE:
+        fits = RESERVE <= src < columns and 0 <= dst < columns and src != dst
+        if src == RESERVE:
+            fits = fits and 0 <= index < reserve and count == 1 and not flipped
+        else:
+            fits = fits and 0 <= index < 52 and 0 < count <= 52 and (index > 0 or not flipped)
+    else:
+        fits = kind == DEAL and 0 < src <= stock and index == dst == count == 0 and not flipped
+    if not fits:
+        raise SnapshotError(f"history entry {n} is no move or deal of this deal")
+    removals: tuple[Removal, ...] = ()
+    flips = int(flipped)
+    if raw_removals:  # rare: no generators to make for the common entry
+        removals = tuple(_read_removal(removal, columns, n) for removal in raw_removals)
+        if len(removals) > 4:
+            raise SnapshotError(f"history entry {n} removes more than four suits")
+        flips += sum(1 for _column, removal_flipped in removals if removal_flipped)
+    # The points ``Game._book`` booked: a move may or may not have gone onto its own suit.
+    if points != earned_by(rules, False, flips, len(removals)) and (
+        kind == DEAL or points != earned_by(rules, True, flips, len(removals))
+    ):
+        raise SnapshotError(f"history entry {n}'s points are not what it earns")
+    return (kind, src, index, dst, count, flipped, removals), points
+
+
+def _read_removal(value: object, columns: int, n: int) -> Removal:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        column, flipped = value
+        if type(column) is int and 0 <= column < columns and type(flipped) is bool:
+            return column, flipped
+    raise SnapshotError(f"history entry {n} has a malformed removal")
+
+
+def _check_history(state: State, entries: list[_Entry], layout: Deal) -> None:
+    """Undo every entry on a copy of ``state``, as far as the restored game could: a
+    history that does not fit the position (a list emptied too soon, no card where the
+    undo's events name one, a card lost, a face-down card moved) is refused now, not met
+    by an undo later. That the position undone to is one play could reach, only the
+    whole log could show."""
+    work = state.copy()
+    try:
+        for record, _points in reversed(entries):
+            kind, src, index = record[:3]
+            if kind == DEAL and work.stock:
+                raise SnapshotError("the undo history undoes a deal onto a full stock")
+            undo(work, record)
+            if kind == MOVE and index >= len(work.reserve if src < 0 else work.cols[src]):
+                raise IndexError("no card where the undone move's events would name one")
+    except IndexError:
+        raise SnapshotError("the undo history does not fit the position") from None
+    _check_face_down(work, layout, "the position undone to")
+    if sorted(work.all_cards()) != _deal_cards(layout):
+        raise SnapshotError("the undo history does not fit the position")
