@@ -20,6 +20,23 @@ refuse a history that names a card which has since been turned face down
 again (it answers a snapshot instead). A finished game gives its whole
 history: its replay reveals every card anyway, and clients play it back
 from these events.
+
+Snapshots
+---------
+Replaying a long log is most of what a returning player costs. An unfinished
+game can therefore be stored with a snapshot (``Game.snapshot``, packed with
+msgpack): the engine's whole state at some version ``v`` apart from the log.
+Such a snapshot is a function of the deal and the first ``v`` actions alone,
+so it stays true whichever node wrote it and whatever was appended since.
+``rebuild`` given one restores it (``Game.restore``) and replays only the
+actions logged after ``v``; the restored game's log holds those alone, its
+first ``v`` entries not loaded (``log_missing``). Play needs none of them.
+What does (a hint's positions seen, a replay, a catch-up from before the
+rebuild) has the service read the log first (``complete_log``); until then
+``history_since`` answers None, which callers turn into a ``game`` snapshot
+as they do for any history out of reach. A snapshot the engine refuses (a
+format of another release, damage) is ignored: the game is rebuilt from the
+whole log instead (the service's ``_load``).
 """
 
 from __future__ import annotations
@@ -27,6 +44,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import msgpack
 
 from engine.cards import card_str, parse_card
 from engine.events import Event, Hinted
@@ -41,10 +60,11 @@ from server.store import (
     LoggedAction,
     NewAction,
     Progress,
+    StoredSnapshot,
     unpack_hint,
 )
 
-__all__ = ["LiveGame", "Unreplayable", "strings_in"]
+__all__ = ["BadSnapshot", "LiveGame", "Unreplayable", "strings_in"]
 
 EventDict = dict[str, Any]
 
@@ -67,6 +87,10 @@ class Unreplayable(Exception):
         super().__init__(f"game {game_id}'s stored actions cannot be replayed ({kind})")
         self.game_id = game_id
         self.reason = reason
+
+
+class BadSnapshot(Exception):
+    """A stored snapshot the engine refuses: the game is to be rebuilt from its whole log."""
 
 
 class LiveGame:
@@ -107,23 +131,34 @@ class LiveGame:
         self.broken = False  # a commit failed: memory may be ahead of the store
         self.syncing = False  # catching up with another node's commits
         self.resync = False
+        self.snapshot_v = 0  # the version of the store's snapshot, as far as this node knows
 
     @classmethod
     def rebuild(
-        cls, record: GameRecord, actions: Sequence[LoggedAction], keep: int = HISTORY_KEEP
+        cls,
+        record: GameRecord,
+        actions: Sequence[LoggedAction],
+        keep: int = HISTORY_KEEP,
+        snapshot: StoredSnapshot | None = None,
     ) -> LiveGame:
         """The game of ``record`` with its stored ``actions`` replayed.
 
+        With ``snapshot`` (an unfinished game's), ``actions`` are those logged after
+        it: the snapshot is restored and only they are replayed (module docstring).
         An unfinished game's events are left to ``history_since`` (class docstring).
-        Raises ``Unreplayable`` when the rules refuse the stored log, or when it holds
+        Raises ``BadSnapshot`` when the engine refuses the snapshot, and
+        ``Unreplayable`` when the rules refuse the stored log, or when it holds
         fewer actions than the row's version counts (the caller cuts off any beyond).
         """
+        active = record.status is GameStatus.ACTIVE
+        if snapshot is not None and active:
+            return cls._restore(record, snapshot, actions, keep)
         try:
             if len(actions) != record.version:  # the row counts actions the log lacks
                 raise ValueError(f"{len(actions)} actions logged, version {record.version}")
             game = Game(get_level(record.level), record.deal)
             live = cls(record, game, [], keep)
-            if record.status is GameStatus.ACTIVE:
+            if active:
                 game.replay(map(to_action, actions))
                 live.base = live.unbuilt = len(actions)
                 return live
@@ -134,6 +169,55 @@ class LiveGame:
         if record.status is GameStatus.LOST and record.lost_reason:
             live.add([[build.game_lost(record.lost_reason, record.deal)]])
         return live
+
+    @classmethod
+    def _restore(
+        cls,
+        record: GameRecord,
+        snapshot: StoredSnapshot,
+        actions: Sequence[LoggedAction],
+        keep: int,
+    ) -> LiveGame:
+        """``rebuild`` from ``snapshot`` and the ``actions`` logged after it."""
+        try:
+            rules = get_level(record.level)
+            game = Game.restore(rules, record.deal, msgpack.unpackb(snapshot.data))
+        except Exception as exc:  # damage, or another release's format: ValueError mostly
+            raise BadSnapshot(f"game {record.id}'s snapshot cannot be restored") from exc
+        if len(game.actions) != snapshot.v:
+            raise BadSnapshot(f"game {record.id}'s snapshot is not of version {snapshot.v}")
+        try:
+            if snapshot.v + len(actions) != record.version:
+                raise ValueError(
+                    f"{snapshot.v} + {len(actions)} actions logged, version {record.version}"
+                )
+            game.replay(map(to_action, actions))
+        except Exception as exc:  # as in ``rebuild``
+            raise Unreplayable(record.id, exc) from exc
+        live = cls(record, game, [], keep)
+        live.base = live.unbuilt = record.version
+        live.snapshot_v = snapshot.v
+        return live
+
+    def snapshot(self) -> bytes:
+        """This game's snapshot as the store keeps it (``Game.snapshot``, packed)."""
+        packed: bytes = msgpack.packb(self.game.snapshot())
+        return packed
+
+    @property
+    def log_missing(self) -> int:
+        """How many of the log's first actions are not in memory (restored games')."""
+        return self.game.actions.missing
+
+    def needs_log(self, since: int) -> bool:
+        """Whether ``history_since(since)`` needs log entries not in memory."""
+        return since < self.base and bool(self.unbuilt) and bool(self.log_missing)
+
+    def complete_log(self, actions: Sequence[LoggedAction]) -> None:
+        """Fill in the log's missing first actions from the store's (its first ones)."""
+        missing = self.log_missing
+        if missing:
+            self.game.actions.fill([to_action(each) for each in actions[:missing]])
 
     def add(self, batches: Sequence[list[EventDict]]) -> None:
         """Append the events of the next versions, forgetting those beyond ``keep``."""
@@ -231,6 +315,8 @@ class LiveGame:
     def history_since(self, since: int) -> list[list[EventDict]] | None:
         """The batches of versions after ``since``; None when they cannot be given."""
         if since < self.base and self.unbuilt:
+            if self.log_missing:
+                return None  # the service completes the log first where it can
             self._build_history()
         if (
             since > self.version

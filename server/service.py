@@ -86,6 +86,19 @@ them); ``open_game`` asks the log first, and an action naming a version ahead
 of ours triggers a catch-up, so a lost notification is repaired. Each node runs
 its own clock for its own connections; play time never goes backwards (the
 highest stored time wins).
+
+An unfinished game leaving memory (evicted from the cache, or held at
+shutdown) has a snapshot written to the store, when it has moved on since the
+store's last (``server.live``, "Snapshots"); so does a game every
+``SNAPSHOT_EVERY`` actions as it is played, so that after a crash too no
+game replays more than that many. Loaded again, on any node, a game is
+restored from its snapshot and replays only what was logged after, which
+after a restart is most of what each returning player would otherwise cost.
+The writes are in the background, after the actions' own commits, and best
+effort (a failure is logged; the log is still the truth).
+A hint, a replay or a catch-up from before a restored game's rebuild reads
+its log once (``_complete_log``); a snapshot the engine refuses is ignored
+and the game rebuilt from its whole log.
 """
 
 from __future__ import annotations
@@ -121,7 +134,15 @@ from protocol import (
 from protocol.version import version
 from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
-from server.live import HISTORY_KEEP, EventDict, LiveGame, Unreplayable, event_dicts, to_action
+from server.live import (
+    HISTORY_KEEP,
+    BadSnapshot,
+    EventDict,
+    LiveGame,
+    Unreplayable,
+    event_dicts,
+    to_action,
+)
 from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
@@ -159,6 +180,10 @@ against a game that other nodes keep changing before it answers ``unavailable``.
 CATCH_UP_OVERHEAD = 256
 """Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
 LOADS_AT_ONCE: Final = 8
+SNAPSHOT_MIN_ACTIONS: Final = 10  # actions beyond the stored snapshot that make a new one due
+SNAPSHOT_EVERY: Final = 100  # a game this far ahead of its snapshot has one written as it plays
+SNAPSHOTS_AT_ONCE: Final = 500  # snapshots written in one transaction
+SNAPSHOT_SHUTDOWN_S: Final = 5.0  # how long shutdown spends writing snapshots at most
 """Games read and replayed at once at most (``_live``): on SQLite, whose reads do not
 wait, in one turn of the event loop (some tens of milliseconds); on PostgreSQL, reads
 in flight, so a slow database is not asked for more than its pool serves."""
@@ -250,6 +275,16 @@ def _acts_as(session: Session, player: Player) -> bool:
     return session.player is not None and session.player.id == player.id
 
 
+def _snapshot_due(live: LiveGame) -> bool:
+    """Whether ``live`` is unfinished, sound, and far enough ahead of the store's snapshot
+    to be worth a new one (a short log replays about as fast as a snapshot restores)."""
+    return (
+        not live.finished
+        and not live.broken
+        and live.log_version - live.snapshot_v >= SNAPSHOT_MIN_ACTIONS
+    )
+
+
 def _still(session: Session, player: Player) -> None:
     """Call after an ``await``, before the reply or what the connection watches depends
     on it: ``unauthenticated`` when ``session`` no longer acts as ``player``.
@@ -318,6 +353,8 @@ class GameService:
         self._hellos_reading = 0
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
+        self._snapshots_due: dict[int, LiveGame] = {}  # snapshots to be written, by game id
+        self._snapshotting = False
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
             "hello": self._hello,
             "register": self._register,
@@ -383,7 +420,9 @@ class GameService:
                     self._sync_clock(live)
 
     async def close(self) -> None:
-        """Stop every clock (banking its time), finish saves, cancel background checks."""
+        """Stop every clock (banking its time), finish saves, cancel background checks,
+        and write the snapshots of the unfinished games held (within
+        ``SNAPSHOT_SHUTDOWN_S``: past it, those left are rebuilt from their logs)."""
         for live in list(self._games.values()):
             if live.clock.running:
                 live.clock.stop()
@@ -391,6 +430,12 @@ class GameService:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, *self._saves, return_exceptions=True)
+        due = [live for live in self._games.values() if _snapshot_due(live)]
+        if due:
+            try:
+                await asyncio.wait_for(self._write_snapshots(due), SNAPSHOT_SHUTDOWN_S)
+            except TimeoutError:
+                log.warning("shutdown: not every game's snapshot was written in time")
 
     # -- other nodes ----------------------------------------------------------------
 
@@ -520,7 +565,13 @@ class GameService:
             log.warning("game %d: cannot be loaded again for its watchers", game_id)
             return
         async with live.lock:
-            self._announce_since(live, self.hub.told(game_id))
+            told = self.hub.told(game_id)
+            if told is not None and live.needs_log(told):
+                try:
+                    await self._complete_log(live)
+                except StoreError:  # the watchers get a snapshot instead of the events
+                    log.warning("game %d: its log cannot be read for its watchers", game_id)
+            self._announce_since(live, told)
             self._sync_clock(live)
 
     def cached(self, game_id: int) -> LiveGame | None:
@@ -674,12 +725,24 @@ class GameService:
                 self._loading.pop(game_id, None)
 
     async def _load(self, game_id: int) -> LiveGame:
-        """The game as stored: its row, and the actions up to the row's version."""
-        record, actions = await self.store.load_game(game_id)
+        """The game as stored: its row, its snapshot if any, and the actions logged
+        after that up to the row's version (``server.live``, "Snapshots")."""
+        record, snapshot, actions = await self.store.restore_game(game_id)
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
+        live = None
         try:
-            live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
+            if snapshot is not None:
+                tail = actions[: record.version - snapshot.v]
+                try:
+                    live = LiveGame.rebuild(record, tail, self.history_keep, snapshot)
+                except BadSnapshot as exc:
+                    log.warning("%s; rebuilding it from its log", exc)
+                    record, actions = await self.store.load_game(game_id)
+                    if record is None:
+                        raise _fail("not_found", f"There is no game {game_id}.") from None
+            if live is None:
+                live = LiveGame.rebuild(record, actions[: record.version], self.history_keep)
         except Unreplayable as exc:
             if game_id not in self._unreplayable:  # once: each request would say it again
                 self._unreplayable.add(game_id)
@@ -688,6 +751,15 @@ class GameService:
         if live.game.won and live.batches:
             live.batches[-1] = await self._add_stats(live, live.batches[-1])
         return live
+
+    async def _complete_log(self, live: LiveGame) -> None:
+        """Call holding the lock: read the log's first actions a restored game lacks."""
+        if not live.log_missing:
+            return
+        record, actions = await self.store.load_game(live.id)
+        if record is None or len(actions) < live.log_missing:
+            raise StoreUnavailable(f"game {live.id}'s log is shorter than its snapshot")
+        live.complete_log(actions)
 
     def _remember(self, live: LiveGame) -> None:
         self._games[live.id] = live
@@ -701,6 +773,44 @@ class GameService:
             if other is not live and not other.lock.locked() and not self.hub.count(game_id):
                 del self._games[game_id]
                 excess -= 1
+                if _snapshot_due(other):
+                    self._queue_snapshot(other)
+
+    def _queue_snapshot(self, live: LiveGame) -> None:
+        """Have ``live``'s snapshot written soon, in the background, with others due."""
+        self._snapshots_due[live.id] = live
+        if not self._snapshotting:
+            self._snapshotting = True
+            task = asyncio.create_task(self._write_queued())
+            self._saves.add(task)
+            task.add_done_callback(self._saves.discard)
+
+    async def _write_queued(self) -> None:
+        """Write the snapshots queued meanwhile, until none are left."""
+        try:
+            while self._snapshots_due:
+                due = list(self._snapshots_due.values())
+                self._snapshots_due.clear()
+                await self._write_snapshots(due)
+        finally:
+            self._snapshotting = False
+
+    async def _write_snapshots(self, games: list[LiveGame]) -> None:
+        """Store the snapshots of ``games`` still due (best effort: a failure is logged).
+
+        Each is packed here, with no await before the write is queued: of the committed
+        game as it is now, which is true of its version whatever happens next."""
+        games = [live for live in games if _snapshot_due(live)]
+        for first in range(0, len(games), SNAPSHOTS_AT_ONCE):
+            chunk = games[first : first + SNAPSHOTS_AT_ONCE]
+            items = [(live.id, live.log_version, live.snapshot()) for live in chunk]
+            try:
+                await self.store.save_snapshots(items)
+            except StoreError:
+                log.warning("%d games' snapshots not written", len(items), exc_info=True)
+                return
+            for live, (_id, v, _data) in zip(chunk, items, strict=True):
+                live.snapshot_v = max(live.snapshot_v, v)
 
     def _forget(self, live: LiveGame) -> None:
         """Drop a game whose memory cannot be brought in line with the store.
@@ -907,6 +1017,11 @@ class GameService:
             live = await self._owned(session, request)
         since = request.opt_int("since")
         async with live.lock:
+            if since is not None and live.needs_log(since):
+                try:
+                    await self._complete_log(live)
+                except StoreError:  # then the reply is a snapshot rather than the events
+                    log.warning("game %d: its log cannot be read to catch up", live.id)
             _still(session, player)
             self.hub.send(session.outbox, self._opening(live, request.id, since))
             self._watch(session, live)
@@ -1128,6 +1243,8 @@ class GameService:
         self._sync_clock(live)
         if not won and events and events[0].get("type") != "hint":
             self._check_lost(live)
+        if live.log_version - live.snapshot_v >= SNAPSHOT_EVERY:
+            self._queue_snapshot(live)
 
     async def _commit(self, live: LiveGame, write: GameWrite) -> Committed:
         """``store.commit``; on any failure the store may be ahead of us: catch up."""
@@ -1175,6 +1292,9 @@ class GameService:
             self._check_fresh(live)
             t = self._play_time(live)
             self._check_room(live)
+            await self._complete_log(live)  # the advisor counts the positions seen
+            self._check_open(session, live)
+            self._check_fresh(live)
             suggestion: Hinted = await self.advisor.hint(live)
             self._check_open(session, live)  # signed out while the solver searched
             self._check_fresh(live)
@@ -1275,6 +1395,7 @@ class GameService:
         async with live.lock:
             if not live.finished:
                 return build.replay(request.id, game=live.id, replay=None, result=None)
+            await self._complete_log(live)
             record = live.record
             result = build.result(
                 won=live.status is GameStatus.WON,

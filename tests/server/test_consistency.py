@@ -154,7 +154,7 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
     game = (await on_a.request("new_game", level="hard", deal=1))["game"]
     store_b = node_b.server.store
     assert store_b is not None and store_b._pg_reader is not None
-    load_query = store_b._pg_reader._loading  # B reads the game's row and its log
+    load_query = store_b._pg_reader._restoring  # B reads the game's row, snapshot and log
     original = pg_reader._rows
     loading, release = asyncio.Event(), asyncio.Event()
 

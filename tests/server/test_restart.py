@@ -114,14 +114,17 @@ async def test_a_game_loaded_for_opening_is_read_once(
     store = server.server.store
     assert store is not None
     reads = 0
-    load_game = store.load_game
 
-    async def counted(*args: Any) -> Any:
-        nonlocal reads
-        reads += 1
-        return await load_game(*args)
+    def counting(read: Any) -> Any:
+        async def counted(*args: Any) -> Any:
+            nonlocal reads
+            reads += 1
+            return await read(*args)
 
-    monkeypatch.setattr(store, "load_game", counted)
+        return counted
+
+    monkeypatch.setattr(store, "load_game", counting(store.load_game))
+    monkeypatch.setattr(store, "restore_game", counting(store.restore_game))
     again = await server.connect()
     await again.hello(token)
     assert (await again.request("open_game", game=start["game"]))["v"] == 1
