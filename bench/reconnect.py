@@ -4,12 +4,15 @@ Builds an SQLite database in a temporary directory: one player plays a game
 of ``--log`` (100) actions through the full server (on ``DEAL``, a deal such as
 the server draws; a legal move and its undo, alternately, as ``bench.load``
 plays), then SQLite copies that player,
-game and log ``--players`` times (each copy with a token of its own). Then
-the server starts afresh on that file, so no game is in its memory, and
-every player, at once: connects, says ``hello`` with its token (the welcome
-lists its unfinished game) and sends ``open_game``, which has the server
-read the game and its log and replay the log through the engine. A player is
-playing again when the ``game`` reply arrives.
+game and log ``--players`` times (each copy with a token of its own). The
+template server stops as a server does at a restart, writing the game's
+snapshot (``server.live``, "Snapshots"), and the copies keep it; with
+``--no-snapshots`` they have none, as after a crash. Then the server starts
+afresh on that file, so no game is in its memory, and every player, at once:
+connects, says ``hello`` with its token (the welcome lists its unfinished game)
+and sends ``open_game``, which has the server read the game and restore its
+snapshot (or, without one, read its whole log and replay it through the
+engine). A player is playing again when the ``game`` reply arrives.
 
 The clients start a hundred at a time, one turn of their event loop apart
 (``STARTED_TOGETHER``), all within the first second or two. Started all in
@@ -99,6 +102,9 @@ DEAL = 3_141_592_653_589
 Twister, not the LCG of the classic deals); every rebuild lays the deal out again."""
 _OPTIONS: dict[str, Any] = {"lost_budget_ms": 0, "easy_pool": 0, "winnable_pool": 0}
 _OPTIONS |= {"hello_timeout_ms": 600_000, "cache_size": 1_000_000}
+SNAPSHOT_COLUMNS = {"snapshot", "snapshot_v"}
+FORGET_SNAPSHOTS = "UPDATE games SET snapshot = NULL, snapshot_v = NULL"
+COUNT_SNAPSHOTS = "SELECT count(*) FROM games WHERE snapshot IS NOT NULL"
 
 
 async def _template(url: str, log: int) -> None:
@@ -113,8 +119,9 @@ async def _template(url: str, log: int) -> None:
     await ws.close()
 
 
-def _copy(path: Path, players: int) -> list[str]:
-    """Copy the template player, game and log until there are ``players``; their tokens."""
+def _copy(path: Path, players: int, snapshots: bool) -> tuple[list[str], int]:
+    """Copy the template player, game and log until there are ``players``: their tokens,
+    and how many games have a snapshot (none unless ``snapshots``)."""
     tokens = [secrets.token_urlsafe(32) for _ in range(players)]
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -123,6 +130,9 @@ def _copy(path: Path, players: int) -> list[str]:
         ((player,),) = conn.execute("SELECT id FROM players").fetchall()
         ((game,),) = conn.execute("SELECT id FROM games").fetchall()
         conn.execute("DELETE FROM tokens")
+        stored = [row[1] for row in conn.execute("PRAGMA table_info(games)")]
+        if set(stored) >= SNAPSHOT_COLUMNS and not snapshots:
+            conn.execute(FORGET_SNAPSHOTS)
         last = players - 1
         series = f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {last})"
         conn.execute(
@@ -153,9 +163,12 @@ def _copy(path: Path, players: int) -> list[str]:
         )
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        restored = 0
+        if set(stored) >= SNAPSHOT_COLUMNS:
+            ((restored,),) = conn.execute(COUNT_SNAPSHOTS).fetchall()
     finally:
         conn.close()
-    return tokens
+    return tokens, restored
 
 
 RETRY_S = 0.5  # a client's pause before resending a request answered ``unavailable``
@@ -204,7 +217,7 @@ async def _come_back(
     return playing - sent, playing, reconnects + retried + again, connected, ws
 
 
-async def _copy_postgresql(url: URL, players: int) -> list[str]:
+async def _copy_postgresql(url: URL, players: int, snapshots: bool) -> tuple[list[str], int]:
     """``_copy`` on PostgreSQL: the template player, game and log copied by the database."""
     tokens = [secrets.token_urlsafe(32) for _ in range(players)]
     conn = await asyncpg.connect(asyncpg_dsn(url))
@@ -213,6 +226,9 @@ async def _copy_postgresql(url: URL, players: int) -> list[str]:
             player = await conn.fetchval("SELECT id FROM players")
             game = await conn.fetchval("SELECT id FROM games")
             await conn.execute("DELETE FROM tokens")
+            stored = set(await _columns(conn, "games"))
+            if stored >= SNAPSHOT_COLUMNS and not snapshots:
+                await conn.execute(FORGET_SNAPSHOTS)
             # Copy i gets id i, or i + 1 from the template's id on (ids are 32-bit for players).
             series = f"generate_series(1, {players - 1}) AS i"
             new_player = f"(i + (i >= {player})::int)"
@@ -246,9 +262,10 @@ async def _copy_postgresql(url: URL, players: int) -> list[str]:
                 ],
             )
         await conn.execute("VACUUM ANALYZE")
+        restored = await conn.fetchval(COUNT_SNAPSHOTS) if stored >= SNAPSHOT_COLUMNS else 0
     finally:
         await conn.close()
-    return tokens
+    return tokens, restored
 
 
 async def _columns(conn: asyncpg.Connection, table: str) -> list[str]:
@@ -278,9 +295,12 @@ async def run_reconnect(
     wrapper: list[str] | None = None,
     timed: Callable[[int], contextlib.AbstractContextManager[None]] | None = None,
     target: str = "server",
+    snapshots: bool = True,
 ) -> dict[str, Any]:
     """One storm of ``players`` on SQLite, or in a database beside ``database_url``;
     or, ``target="echo"``, the same clients' storm against the ceiling (``bench.echo``).
+    Without ``snapshots`` the games are stored as after a crash: each is rebuilt from
+    its whole log.
 
     As ``bench.load.run_load``: ``source``, a tree whose server is run instead of
     this checkout's; ``wrapper``, a command the storm's server runs under; and
@@ -307,11 +327,15 @@ async def run_reconnect(
             with started(server_command(port, data, url, _OPTIONS, source), source):
                 await wait_for_port(port, time.monotonic() + 30)
                 await _template(f"ws://127.0.0.1:{port}/", log)
-            tokens = _copy(path, players) if made is None else await _copy_postgresql(made, players)
+            if made is None:
+                tokens, restored = _copy(path, players, snapshots)
+            else:
+                tokens, restored = await _copy_postgresql(made, players, snapshots)
             port = free_port()
             command = [*(wrapper or []), *server_command(port, data, url, _OPTIONS, source)]
             report = await _storm(command, port, tokens, log, within, False, source, timed, wrapper)
-            return report | {"store": "sqlite" if made is None else "postgresql"}
+            store = "sqlite" if made is None else "postgresql"
+            return report | {"store": store, "snapshots": restored}
     finally:
         if made is not None:
             await drop_postgresql(made)
@@ -381,6 +405,13 @@ def format_reconnect(report: dict[str, Any]) -> str:
     else:
         head = f"{report['store']}: {players:,} {_plural(players, 'player')} with unfinished games "
         head += f"of {report['log']} actions "
+        restored = report.get("snapshots", 0)
+        if not restored:
+            head += "and no snapshots (each rebuilt from its whole log, as after a crash) "
+        elif restored == players:
+            head += "with snapshots (as after a restart) "
+        else:
+            head += f"({restored:,} with a snapshot) "
     if report["all_playing_s"] is not None:
         games_per_s = players / report["all_playing_s"]
         what = "answered" if echo else "playing"
@@ -415,6 +446,11 @@ def main() -> int:
         help="PostgreSQL (postgresql+asyncpg://...): the database is made beside this one",
     )
     parser.add_argument(
+        "--no-snapshots",
+        action="store_true",
+        help="store the games without snapshots, as after a crash: each rebuilt from its log",
+    )
+    parser.add_argument(
         "--target",
         choices=("server", "echo"),
         default="server",
@@ -428,7 +464,14 @@ def main() -> int:
     if args.target == "echo" and args.database_url:
         parser.error("--target echo has no store: leave out --database-url")
     report = asyncio.run(
-        run_reconnect(args.players, args.log, args.within, args.database_url, target=args.target)
+        run_reconnect(
+            args.players,
+            args.log,
+            args.within,
+            args.database_url,
+            target=args.target,
+            snapshots=not args.no_snapshots,
+        )
     )
     print(format_reconnect(report))
     return 0

@@ -20,7 +20,8 @@ player: easy deals, and solver-won deals per other level, default 200 / 100; 0 e
 skips), ``BENCH_STORED`` (stored games beside few, ``bench.stored``, default
 1000000; 0 skips), ``BENCH_RECONNECT`` (players reconnecting at once after a
 restart, ``bench.reconnect``, default 2000, after the same storm against the
-echo ceiling; 0 skips; on PostgreSQL as well when ``SCORPION_BENCH_DATABASE_URL``
+echo ceiling; each store with the games' snapshots, then without, as after a
+crash; 0 skips; on PostgreSQL as well when ``SCORPION_BENCH_DATABASE_URL``
 is set),
 ``SCORPION_BENCH_DATABASE_URL`` (also load-test on that PostgreSQL
 database, measure how fast an action reaches a device on another node,
@@ -254,11 +255,14 @@ def reconnect_section(players: int, database_url: str | None = None) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = _load()
     reports = [asyncio.run(run_reconnect(players, 100, target="echo"))]
-    reports.append(asyncio.run(run_reconnect(players, 100)))
-    stores = "SQLite"
+    for snapshots in (True, False):
+        reports.append(asyncio.run(run_reconnect(players, 100, snapshots=snapshots)))
+    stores = "SQLite, with the games' snapshots and with `--no-snapshots`"
     if database_url:
-        reports.append(asyncio.run(run_reconnect(players, 100, database_url=database_url)))
-        stores = "SQLite, then PostgreSQL with `--database-url`"
+        for snapshots in (True, False):
+            storm = run_reconnect(players, 100, database_url=database_url, snapshots=snapshots)
+            reports.append(asyncio.run(storm))
+        stores = f"{stores}; then PostgreSQL with `--database-url`, the same two ways"
     return "\n".join(
         [
             RECONNECT_START,
