@@ -214,10 +214,14 @@ class LiveGame:
         return since < self.base and bool(self.unbuilt) and bool(self.log_missing)
 
     def complete_log(self, actions: Sequence[LoggedAction]) -> None:
-        """Fill in the log's missing first actions from the store's (its first ones)."""
+        """Fill in the log's missing first actions from the store's (its first ones).
+        Raises ``Unreplayable`` when one of them is not an action."""
         missing = self.log_missing
         if missing:
-            self.game.actions.fill([to_action(each) for each in actions[:missing]])
+            try:
+                self.game.actions.fill([to_action(each) for each in actions[:missing]])
+            except Exception as exc:  # a card's name, a count: as ``rebuild`` says
+                raise Unreplayable(self.id, exc) from exc
 
     def add(self, batches: Sequence[list[EventDict]]) -> None:
         """Append the events of the next versions, forgetting those beyond ``keep``."""

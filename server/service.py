@@ -569,7 +569,7 @@ class GameService:
             if told is not None and live.needs_log(told):
                 try:
                     await self._complete_log(live)
-                except StoreError:  # the watchers get a snapshot instead of the events
+                except (StoreError, Unreplayable):  # the watchers get a snapshot instead
                     log.warning("game %d: its log cannot be read for its watchers", game_id)
             self._announce_since(live, told)
             self._sync_clock(live)
@@ -757,9 +757,17 @@ class GameService:
         if not live.log_missing:
             return
         record, actions = await self.store.load_game(live.id)
-        if record is None or len(actions) < live.log_missing:
-            raise StoreUnavailable(f"game {live.id}'s log is shorter than its snapshot")
-        live.complete_log(actions)
+        try:
+            if record is None or len(actions) < live.log_missing:
+                raise ValueError(f"{len(actions)} actions logged, snapshot of {live.log_missing}")
+            live.complete_log(actions)
+        except ValueError as exc:
+            raise Unreplayable(live.id, exc) from exc
+        except Unreplayable as exc:
+            if live.id not in self._unreplayable:  # once, as for a load
+                self._unreplayable.add(live.id)
+                log.error("%s; it plays on from its snapshot", exc)
+            raise
 
     def _remember(self, live: LiveGame) -> None:
         self._games[live.id] = live
@@ -1020,7 +1028,7 @@ class GameService:
             if since is not None and live.needs_log(since):
                 try:
                     await self._complete_log(live)
-                except StoreError:  # then the reply is a snapshot rather than the events
+                except (StoreError, Unreplayable):  # the reply is a snapshot, not the events
                     log.warning("game %d: its log cannot be read to catch up", live.id)
             _still(session, player)
             self.hub.send(session.outbox, self._opening(live, request.id, since))

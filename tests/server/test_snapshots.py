@@ -262,3 +262,33 @@ async def test_a_long_game_has_its_snapshot_written_as_it_plays(start: Start) ->
         await asyncio.sleep(0.02)
     assert snapshot is not None and snapshot.v == SNAPSHOT_EVERY
     assert _cached(server, played.game).snapshot_v == SNAPSHOT_EVERY
+
+
+async def test_a_damaged_old_action_behind_a_snapshot_spoils_only_what_reads_it(
+    start: Start, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Play goes on from the snapshot; a catch-up from before it is answered with the
+    position, and a hint (which reads every position seen) as for any log that does not
+    replay."""
+    server = await start()
+    jo = await server.player("jo")
+    played = await _started(jo, 9)
+    await played.play(20)
+    token = jo.token
+    await server.stop()
+    with sqlite3.connect(tmp_path / "scorpion.db") as conn:
+        update = "UPDATE game_actions SET type = 'move', card = 'ZZ' WHERE game_id = ? AND seq = 3"
+        assert conn.execute(update, (played.game,)).rowcount == 1
+    conn.close()
+    server = await start()
+    played.client = again = await server.connect()
+    await again.hello(token)
+    assert await _view(again, played.game) == played.expected()
+    caught = await again.request("open_game", game=played.game, since=1)
+    assert caught["type"] == "game" and caught["v"] == played.v
+    with caplog.at_level(logging.ERROR, logger="server.service"):
+        hint = await again.request("hint", game=played.game)
+    assert hint["code"] == "internal" and "cannot be restored" in hint["message"]
+    assert "it plays on from its snapshot" in caplog.text
+    await played.play(5)
+    assert await _view(again, played.game) == played.expected()
