@@ -209,11 +209,29 @@ LOG_QUERY: Final = (
 )
 
 
+def status_is(status: GameStatus) -> ColumnElement[bool]:
+    """``games.status = '<status>'`` with the value in the statement's text, not bound.
+
+    SQLite decides when it prepares a statement whether the partial index on active
+    games (``uq_games_active_player``) serves it, and with the status bound, that
+    depends on the value: so it prepared the statement anew on every execution
+    (about 250,000 instructions, a sixth of a returning player's sign-in). The value
+    is one of ``GameStatus``'s, never input.
+    """
+    return GameRow.status == literal_column(f"'{GameStatus(status).value}'")
+
+
 def _snapshot_columns() -> tuple[ColumnElement[Any], ColumnElement[Any]]:
     """The row's snapshot version and data where the row vouches for them (both
-    stored, at a version the game has reached), else NULL: a snapshot ahead of its
-    game (a bug's, or a hand's) is never read, and its blob never sent."""
-    held = and_(GAMES.c.snapshot.is_not(None), GAMES.c.snapshot_v <= GAMES.c.version)
+    stored, at a version the game has reached, of a game still active), else NULL: a
+    snapshot ahead of its game, or of a finished one (a bug's, or a hand's), is never
+    read, and its blob never sent. A finished game is rebuilt from its whole log, so
+    the log a restore reads must be all of it."""
+    held = and_(
+        GAMES.c.snapshot.is_not(None),
+        GAMES.c.snapshot_v.between(0, GAMES.c.version),
+        status_is(GameStatus.ACTIVE),
+    )
     return (
         case((held, GAMES.c.snapshot_v)).label("snapshot_v"),
         case((held, GAMES.c.snapshot)).label("snapshot"),
@@ -236,18 +254,6 @@ def stored_snapshot(v: int | None, data: bytes | None) -> StoredSnapshot | None:
     """A restore's snapshot columns as a record (None without one), the data as
     ``bytes`` whatever the driver gave (some give a ``memoryview``)."""
     return None if v is None or data is None else StoredSnapshot(v, bytes(data))
-
-
-def status_is(status: GameStatus) -> ColumnElement[bool]:
-    """``games.status = '<status>'`` with the value in the statement's text, not bound.
-
-    SQLite decides when it prepares a statement whether the partial index on active
-    games (``uq_games_active_player``) serves it, and with the status bound, that
-    depends on the value: so it prepared the statement anew on every execution
-    (about 250,000 instructions, a sixth of a returning player's sign-in). The value
-    is one of ``GameStatus``'s, never input.
-    """
-    return GameRow.status == literal_column(f"'{GameStatus(status).value}'")
 
 
 def games_query(status: GameStatus | None, limit: int | None) -> Select[*tuple[Any, ...]]:

@@ -170,7 +170,11 @@ async def test_a_snapshot_the_row_does_not_vouch_for_is_not_read(
     """Only a whole snapshot (both columns) of a version the game has reached is read."""
     game = await played(store, 3)
     whole = await store.load_game(game.id)
-    for values in ("snapshot_v = 5, snapshot = :data", "snapshot_v = NULL, snapshot = :data"):
+    for values in (
+        "snapshot_v = 5, snapshot = :data",
+        "snapshot_v = -1, snapshot = :data",
+        "snapshot_v = NULL, snapshot = :data",
+    ):
         async with engine.begin() as conn:
             await conn.execute(
                 text(f"UPDATE games SET {values} WHERE id = :id"), {"id": game.id, "data": b"x"}
@@ -180,6 +184,21 @@ async def test_a_snapshot_the_row_does_not_vouch_for_is_not_read(
         sql = "UPDATE games SET snapshot_v = 2, snapshot = NULL WHERE id = :id"
         await conn.execute(text(sql), {"id": game.id})
     assert await store.restore_game(game.id) == (whole[0], None, whole[1])
+
+
+async def test_a_finished_games_snapshot_is_not_read(store: Store, engine: AsyncEngine) -> None:
+    """Ending a game drops its snapshot; one put back (by hand, from a copy of an older
+    row) is not read: a finished game is rebuilt from its whole log, read in full."""
+    game = await played(store, 3)
+    await store.save_snapshots([(game.id, 2, b"two")])
+    resign = GameWrite(game.id, 3, Progress(moves=3), ending=Ending.RESIGNED)
+    await store.commit(resign)
+    async with engine.begin() as conn:
+        sql = "UPDATE games SET snapshot_v = 2, snapshot = :data WHERE id = :id"
+        await conn.execute(text(sql), {"id": game.id, "data": b"two"})
+    record, snapshot, log = await store.restore_game(game.id)
+    assert record is not None and record.finished
+    assert snapshot is None and len(log) == record.version == 3
 
 
 async def test_a_missing_game_restores_as_nothing(store: Store) -> None:
