@@ -146,9 +146,9 @@ class LiveGame:
         With ``snapshot`` (an unfinished game's), ``actions`` are those logged after
         it: the snapshot is restored and only they are replayed (module docstring).
         An unfinished game's events are left to ``history_since`` (class docstring).
-        Raises ``BadSnapshot`` when the engine refuses the snapshot, and
-        ``Unreplayable`` when the rules refuse the stored log, or when it holds
-        fewer actions than the row's version counts (the caller cuts off any beyond).
+        Raises ``BadSnapshot`` when the engine refuses the snapshot or the actions after
+        it, and ``Unreplayable`` when the rules refuse the whole stored log, or when it
+        holds fewer actions than the row's version counts (the caller cuts off any beyond).
         """
         active = record.status is GameStatus.ACTIVE
         if snapshot is not None and active:
@@ -193,7 +193,11 @@ class LiveGame:
                 )
             game.replay(map(to_action, actions))
         except Exception as exc:  # as in ``rebuild``
-            raise Unreplayable(record.id, exc) from exc
+            # The snapshot may be the wrong one (another history of the same deal, an older
+            # row's) and the log sound: the whole log decides (Unreplayable if it is bad).
+            kind = getattr(exc, "code", None) or type(exc).__name__
+            message = f"game {record.id}'s snapshot does not fit the log after it ({kind})"
+            raise BadSnapshot(message) from exc
         live = cls(record, game, [], keep)
         live.base = live.unbuilt = record.version
         live.snapshot_v = snapshot.v

@@ -3,11 +3,14 @@ contents): the server serves the game its log says, or says it cannot, never ano
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import Start
-from tests.server.test_snapshots import _started
+from tests.server.test_snapshots import _started, _view
 
 
 def _sql(database: Path, statement: str, *values: object) -> list[tuple[object, ...]]:
@@ -54,3 +57,37 @@ async def test_a_finished_game_holding_a_snapshot_is_opened_and_replayed_from_it
     assert opened["type"] == "game" and opened["view"]["status"] == "lost"
     replay = await third.request("replay", game=played.game)
     assert replay["type"] == "replay" and len(replay["replay"]["actions"]) == played.v
+
+
+async def test_another_histories_snapshot_of_the_same_deal_is_ignored(
+    start: Start, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A snapshot of the same deal played otherwise restores, but the log after it
+    does not replay on it: the log is the truth, so the game is rebuilt from it."""
+    server = await start(rate_registrations="off")
+    jo, ann = await server.player("jo"), await server.player("ann")
+    mine, other = await _started(jo, 12), await _started(ann, 13)
+    await mine.play(40)
+    await other.play(30)
+    token = jo.token
+    await server.stop()
+    database = tmp_path / "scorpion.db"
+    ((blob, snapshot_v),) = _sql(
+        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", other.game
+    )
+    assert snapshot_v == other.v
+    _sql(
+        database,
+        "UPDATE games SET snapshot = ?, snapshot_v = ? WHERE id = ?",
+        blob,
+        snapshot_v,
+        mine.game,
+    )
+    server = await start()
+    mine.client = again = await server.connect()
+    await again.hello(token)
+    with caplog.at_level(logging.WARNING, logger="server.service"):
+        assert await _view(again, mine.game) == mine.expected()
+    assert "snapshot does not fit the log after it" in caplog.text
+    await mine.play(5)
+    assert await _view(again, mine.game) == mine.expected()
