@@ -641,12 +641,20 @@ def _read_state(layout: Deal, parts: list[Any] | tuple[Any, ...]) -> State:
 
 def _check_face_down(state: State, layout: Deal, what: str) -> None:
     """Face-down cards never move (R7) and a top card is face up (R12): each column's are
-    some of the deal's bottom face-down cards, under at least one face-up card."""
+    some of the deal's bottom face-down cards, under at least one face-up card. Nor do
+    the stock's, until dealt all at once, nor the reserve's but to leave it: the stock is
+    the deal's or empty, the reserve the deal's less some of its cards, in its order.
+    (The counts and the deal's cards overall are checked by the caller.)"""
     for n, (col, hidden) in enumerate(zip(state.cols, state.down, strict=True)):
         if hidden > len(col) or (col and hidden == len(col)):
             raise SnapshotError(f"{what}'s column {n + 1} is face-down to the top")
         if hidden > layout.face_down[n] or col[:hidden] != list(layout.columns[n][:hidden]):
             raise SnapshotError(f"{what}'s column {n + 1} has face-down cards not the deal's")
+    if state.stock and state.stock != list(layout.stock):
+        raise SnapshotError(f"{what}'s stock is not the deal's")
+    left = iter(layout.reserve)
+    if not all(card in left for card in state.reserve):  # a subsequence, in order
+        raise SnapshotError(f"{what}'s reserve is not the deal's")
 
 
 def _ints(value: object, what: str, high: int, length: int | None = None) -> list[int]:

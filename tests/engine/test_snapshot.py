@@ -595,3 +595,45 @@ def test_a_malformed_snapshot_is_refused_with_a_message(change: str, mentions: s
 def test_the_format_number_is_the_first_element() -> None:
     assert SNAPSHOT_FORMAT == 1
     assert Game(LEVELS["easy"], 1).snapshot()[0] == SNAPSHOT_FORMAT
+
+
+def _hidden_shuffled(game: Game) -> Iterator[tuple[str, list[Any]]]:
+    """``game``'s snapshot with the cards it holds in the stock or reserve put in another
+    order, or changed for a face-up card: every card is still the deal's."""
+    data = game.snapshot()
+    for part, name in ((11, "stock"), (12, "reserve")):
+        if len(data[part]) > 1:
+            changed = copy.deepcopy(data)
+            changed[part].reverse()
+            yield f"{name} reordered", changed
+        if data[part]:
+            changed = copy.deepcopy(data)
+            top = next(col for col in changed[9] if col)
+            changed[part][0], top[-1] = top[-1], changed[part][0]
+            yield f"{name} card changed", changed
+
+
+@pytest.mark.parametrize("level", ["hard", "three-blind-mice"])
+def test_a_stock_or_reserve_not_the_deals_is_refused(level: str) -> None:
+    """The stock, until dealt, is the deal's, in its order; the reserve keeps the deal's
+    cards that have not left it, in their order. Another would deal or show cards the
+    game never held there, and the check needs no log."""
+    game = Game(LEVELS[level], 7)
+    changes = list(_hidden_shuffled(game))
+    assert changes
+    for what, changed in changes:
+        with pytest.raises(ValueError):
+            Game.restore(LEVELS[level], 7, changed)
+            pytest.fail(f"a snapshot with its {what} was restored")
+
+
+def test_a_history_that_undoes_a_deal_into_another_stock_is_refused() -> None:
+    """After a deal, the dealt cards are face up on the columns: two of them swapped is a
+    position play can reach, but undoing the deal would make a stock not the deal's."""
+    game = Game(LEVELS["classic"], 7)
+    game.deal(0)
+    data = game.snapshot()
+    cols = data[9]
+    cols[0][-1], cols[1][-1] = cols[1][-1], cols[0][-1]
+    with pytest.raises(ValueError, match="stock"):
+        Game.restore(LEVELS["classic"], 7, data)
