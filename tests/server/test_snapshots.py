@@ -21,9 +21,10 @@ from engine.levels import get_level
 from engine.moves import legal_moves
 from engine.state import RESERVE
 from engine.view import public_view
+from server import service as service_module
 from server.live import LiveGame
 from server.service import SNAPSHOT_EVERY, SNAPSHOT_MIN_ACTIONS
-from server.store import Store
+from server.store import Store, StoredSnapshot
 from tests.server.client import Client
 from tests.server.conftest import Running, Start
 
@@ -237,31 +238,54 @@ async def test_a_game_evicted_from_memory_leaves_a_snapshot(start: Start) -> Non
     await jo.request("close_game", game=played.game)
     ann = await server.player("ann")
     await ann.request("new_game", level="hard", deal=2)  # the only place in memory
-    store = _store(server)
-    for _ in range(100):
-        _record, snapshot, _tail = await store.restore_game(played.game)
-        if snapshot is not None:
-            break
-        await asyncio.sleep(0.02)
+    snapshot = await _written(_store(server), played.game)
     assert snapshot is not None and snapshot.v == played.v
     assert await _view(jo, played.game) == played.expected()
     assert _cached(server, played.game).log_missing == played.v
 
 
-async def test_a_long_game_has_its_snapshot_written_as_it_plays(start: Start) -> None:
+async def test_a_long_game_has_its_snapshot_written_as_it_plays(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """So that after a crash, too, no game replays more than SNAPSHOT_EVERY actions."""
+    assert SNAPSHOT_EVERY >= 100  # the write is separate from the actions': not too often
+    monkeypatch.setattr(service_module, "SNAPSHOT_EVERY", 40)
     server = await start()
     jo = await server.player("jo")
     played = await _started(jo, 8)
-    await played.play(SNAPSHOT_EVERY)
+    await played.play(40)
     store = _store(server)
+    snapshot = await _written(store, played.game)
+    assert snapshot is not None and snapshot.v == 40
+    assert _cached(server, played.game).snapshot_v == 40
+
+
+async def test_a_game_its_last_connection_closes_has_its_snapshot_written(
+    server: Running,
+) -> None:
+    jo = await server.player("jo")
+    played = await _started(jo, 10)
+    await played.play(SNAPSHOT_MIN_ACTIONS)
+    watcher = await server.connect()
+    await watcher.hello(jo.token)
+    await watcher.request("open_game", game=played.game)
+    await jo.request("close_game", game=played.game)
+    store = _store(server)
+    _record, snapshot, _tail = await store.restore_game(played.game)
+    assert snapshot is None  # still open on another connection
+    await watcher.close()
+    snapshot = await _written(store, played.game)
+    assert snapshot is not None and snapshot.v == played.v
+
+
+async def _written(store: Store, game: int) -> StoredSnapshot | None:
+    """The game's snapshot once the background write stored it (None after 2 s)."""
     for _ in range(100):
-        _record, snapshot, _tail = await store.restore_game(played.game)
+        _record, snapshot, _tail = await store.restore_game(game)
         if snapshot is not None:
-            break
+            return snapshot
         await asyncio.sleep(0.02)
-    assert snapshot is not None and snapshot.v == SNAPSHOT_EVERY
-    assert _cached(server, played.game).snapshot_v == SNAPSHOT_EVERY
+    return None
 
 
 async def test_a_damaged_old_action_behind_a_snapshot_spoils_only_what_reads_it(
