@@ -117,10 +117,12 @@ class SqliteReader:
             if not rows:
                 return None, None, []
             row = rows[0]
-            snapshot = stored_snapshot(*row[SNAPSHOT_AT:])
+            record, snapshot = game_record(row[:SNAPSHOT_AT]), stored_snapshot(*row[SNAPSHOT_AT:])
+            if snapshot is not None and snapshot.v == record.version:
+                return record, snapshot, []  # as after a restart: nothing logged since
             after = 0 if snapshot is None else snapshot.v
             log = _rows(conn, self._log, game_id=game_id, after_seq=after)
-            return game_record(row[:SNAPSHOT_AT]), snapshot, logged_actions(log)
+            return record, snapshot, logged_actions(log)
 
     def close(self) -> None:
         """Close the connection; later reads are refused."""
