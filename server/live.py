@@ -32,9 +32,10 @@ so it stays true whichever node wrote it and whatever was appended since.
 actions logged after ``v``; the restored game's log holds those alone, its
 first ``v`` entries not loaded (``log_missing``). Play needs none of them.
 What does (a hint's positions seen, a replay, a catch-up from before the
-rebuild) has the service read the log first (``complete_log``); until then
-``history_since`` answers None, which callers turn into a ``game`` snapshot
-as they do for any history out of reach. A snapshot the engine refuses (a
+rebuild) has the service read the log first (``complete_log``, which checks that
+the log reaches the snapshot's position: only the log can tell a snapshot of
+another history of the same deal); until then ``history_since`` answers None,
+which callers turn into a ``game`` snapshot as they do for any history out of reach. A snapshot the engine refuses (a
 format of another release, damage) is ignored: the game is rebuilt from the
 whole log instead (the service's ``_load``).
 """
@@ -42,6 +43,7 @@ whole log instead (the service's ``_load``).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -64,7 +66,7 @@ from server.store import (
     unpack_hint,
 )
 
-__all__ = ["BadSnapshot", "LiveGame", "Unreplayable", "strings_in"]
+__all__ = ["BadSnapshot", "LiveGame", "SnapshotMismatch", "Unreplayable", "strings_in"]
 
 EventDict = dict[str, Any]
 
@@ -91,6 +93,16 @@ class Unreplayable(Exception):
 
 class BadSnapshot(Exception):
     """A stored snapshot the engine refuses: the game is to be rebuilt from its whole log."""
+
+
+class SnapshotMismatch(ValueError):
+    """The log's first actions reach another position than the snapshot a game was
+    restored from: the snapshot was not this game's (a database changed by other hands).
+    Only reading the log tells; play reads none of it (module docstring)."""
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class LiveGame:
@@ -132,6 +144,9 @@ class LiveGame:
         self.syncing = False  # catching up with another node's commits
         self.resync = False
         self.snapshot_v = 0  # the version of the store's snapshot, as far as this node knows
+        # A digest of the snapshot this game was restored from, checked against the log's
+        # position at its version once the log is read (``complete_log``).
+        self.restored_from: bytes | None = None
 
     @classmethod
     def rebuild(
@@ -201,6 +216,7 @@ class LiveGame:
         live = cls(record, game, [], keep)
         live.base = live.unbuilt = record.version
         live.snapshot_v = snapshot.v
+        live.restored_from = _digest(snapshot.data)
         return live
 
     def snapshot(self) -> bytes:
@@ -219,11 +235,28 @@ class LiveGame:
 
     def complete_log(self, actions: Sequence[LoggedAction]) -> None:
         """Fill in the log's missing first actions from the store's (its first ones).
-        Raises ``Unreplayable`` when one of them is not an action."""
+
+        They are replayed first: the position they reach must be the snapshot's this game
+        was restored from, or what was served since came from another game's snapshot,
+        and nothing made of both logs may be (a hint, a replay, a catch-up). Raises
+        ``Unreplayable`` when one of them is not an action, or for such a snapshot
+        (``SnapshotMismatch``). The replay costs what the restore saved, once, and only
+        for what reads the log anyway.
+        """
         missing = self.log_missing
         if missing:
             try:
-                self.game.actions.fill([to_action(each) for each in actions[:missing]])
+                prefix = [to_action(each) for each in actions[:missing]]
+                if self.restored_from is not None:
+                    replay = Game(self.game.rules, self.record.deal)
+                    replay.replay(prefix)
+                    if _digest(msgpack.packb(replay.snapshot())) != self.restored_from:
+                        raise SnapshotMismatch(
+                            f"game {self.id}'s snapshot is not the position its log reaches"
+                            f" at version {missing}"
+                        )
+                self.game.actions.fill(prefix)
+                self.restored_from = None
             except Exception as exc:  # a card's name, a count: as ``rebuild`` says
                 raise Unreplayable(self.id, exc) from exc
 

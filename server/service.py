@@ -141,6 +141,7 @@ from server.live import (
     BadSnapshot,
     EventDict,
     LiveGame,
+    SnapshotMismatch,
     Unreplayable,
     event_dicts,
     to_action,
@@ -768,7 +769,9 @@ class GameService:
         except Unreplayable as exc:
             if live.id not in self._unreplayable:  # once, as for a load
                 self._unreplayable.add(live.id)
-                log.error("%s; it plays on from its snapshot", exc)
+                # A mismatch's own message says what is wrong, and names no card.
+                reason = exc.reason if isinstance(exc.reason, SnapshotMismatch) else exc
+                log.error("%s; it plays on from its snapshot", reason)
             raise
 
     def _remember(self, live: LiveGame) -> None:

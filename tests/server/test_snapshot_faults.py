@@ -91,3 +91,36 @@ async def test_another_histories_snapshot_of_the_same_deal_is_ignored(
     assert "snapshot does not fit the log after it" in caplog.text
     await mine.play(5)
     assert await _view(again, mine.game) == mine.expected()
+
+
+async def test_another_histories_snapshot_at_the_games_version_is_found_out_by_its_log(
+    start: Start, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With nothing logged after it, such a snapshot restores and is served: only the
+    log could tell, and play reads none of it. What reads the log (a hint, a catch-up
+    from before the restore) finds the log's position at that version is not the
+    snapshot's, says so, and serves nothing made of the two."""
+    server = await start(rate_registrations="off")
+    jo, ann = await server.player("jo"), await server.player("ann")
+    mine, other = await _started(jo, 14), await _started(ann, 15)
+    await mine.play(30)
+    await other.play(30)
+    token = jo.token
+    await server.stop()
+    database = tmp_path / "scorpion.db"
+    ((blob, snapshot_v),) = _sql(
+        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", other.game
+    )
+    ((version,),) = _sql(database, "SELECT version FROM games WHERE id = ?", mine.game)
+    assert snapshot_v == version == 30
+    _sql(database, "UPDATE games SET snapshot = ? WHERE id = ?", blob, mine.game)
+    server = await start()
+    again = await server.connect()
+    await again.hello(token)
+    assert await _view(again, mine.game) == other.expected()  # cannot be told
+    caught = await again.request("open_game", game=mine.game, since=1)
+    assert caught["type"] == "game"  # not the log's events applied to another position
+    with caplog.at_level(logging.ERROR, logger="server.service"):
+        hint = await again.request("hint", game=mine.game)
+    assert hint["type"] == "error" and hint["code"] == "internal"
+    assert "snapshot is not the position its log reaches" in caplog.text
