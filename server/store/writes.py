@@ -599,7 +599,14 @@ _SAVE_SNAPSHOT: Final = (
         GAMES.c.id == bindparam("game_id"),
         status_is(GameStatus.ACTIVE),
         GAMES.c.version >= bindparam("v"),
-        or_(GAMES.c.snapshot_v.is_(None), GAMES.c.snapshot_v < bindparam("v")),
+        or_(
+            GAMES.c.snapshot_v.is_(None),
+            GAMES.c.snapshot_v < bindparam("v"),
+            # One the row does not vouch for (games.SNAPSHOT_COLUMNS) is never read:
+            # left, it would refuse every snapshot up to its version.
+            GAMES.c.snapshot_v > GAMES.c.version,
+            GAMES.c.snapshot.is_(None),
+        ),
     )
     .values(snapshot=bindparam("data"), snapshot_v=bindparam("v"))
 )
@@ -608,8 +615,9 @@ _SAVE_SNAPSHOT: Final = (
 async def save_snapshots(conn: AsyncConnection, snapshots: Sequence[tuple[int, int, bytes]]) -> int:
     """Keep each (game id, version, data) in its game's row where it is still true and
     newer: the game is active, has reached that version, and holds no snapshot of it
-    or a later one. So a save that lost a race with the game's end, or with a later
-    save, changes nothing. How many rows changed.
+    or a later one (one ahead of the game's version, or without data, is none). So a
+    save that lost a race with the game's end, or with a later save, changes nothing.
+    How many rows changed.
 
     A statement per snapshot, in game id order (the order the write path locks
     games in, ``apply_writes``): snapshots are saved now and then, not per action.

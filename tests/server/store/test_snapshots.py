@@ -103,6 +103,23 @@ async def test_only_a_newer_snapshot_replaces_one(store: Store) -> None:
     assert (await store.restore_game(game.id))[1] == StoredSnapshot(4, b"four")
 
 
+@pytest.mark.parametrize(
+    "held", ["snapshot_v = 50, snapshot = :data", "snapshot_v = 3, snapshot = NULL"]
+)
+async def test_a_snapshot_the_row_does_not_vouch_for_is_replaced(
+    store: Store, engine: AsyncEngine, held: str
+) -> None:
+    """One ahead of its game, or a version without data, is never read; left in place,
+    it refused every snapshot up to its version, so the game replayed its whole log."""
+    game = await played(store, 3)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(f"UPDATE games SET {held} WHERE id = :id"), {"id": game.id, "data": b"x"}
+        )
+    assert await store.save_snapshots([(game.id, 3, b"three")]) == 1
+    assert (await store.restore_game(game.id))[1] == StoredSnapshot(3, b"three")
+
+
 async def test_a_snapshot_ahead_of_the_game_is_not_saved(store: Store) -> None:
     game = await played(store, 2)
     assert await store.save_snapshots([(game.id, 3, b"ahead")]) == 0
