@@ -290,7 +290,7 @@ async def test_two_nodes_evicting_and_restoring_one_game_agree_with_its_log(
             steps.append(await play.step())
             await play.check(" / ".join(steps[-6:]))
         record, _truth_game = await play.truth()
-        assert record.version > 120, record.version  # past the undo limit and SNAPSHOT_EVERY
+        assert record.version > 120, record.version  # past classic's undo limit (100)
     finally:
         with contextlib.suppress(Exception):
             await store.close()
