@@ -160,7 +160,7 @@ class Play:
         if not device.open:
             await _open(device, self.game, rng)
         device.absorb()
-        _record, truth = await self.truth()
+        record, truth = await self.truth()
         v = max(0, device.board.v - (rng.randrange(1, 3) if rng.random() < 0.1 else 0))
         kind, fields = self.choose(truth)
         self.ids += 1  # ids unique across connections: a stale resend is not a retry
@@ -171,6 +171,9 @@ class Play:
         assert reply["type"] in ("ack", "hint", "error"), reply
         if reply["type"] == "error":
             assert reply["code"] in ("stale", "nothing_to_undo", "illegal_move"), reply
+            if reply["code"] == "nothing_to_undo" and v == record.version:
+                # A restored game undoes as far as one never restored (the undo limit).
+                assert not truth.undo_depth, "an undo the log's game allows was refused"
         return f"{kind} {device.node} v{v}: {reply.get('code', 'ack')}"
 
     def choose(self, truth: Game) -> tuple[str, Message]:
