@@ -357,7 +357,7 @@ class GameService:
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
         self._snapshots_due: dict[int, LiveGame] = {}  # snapshots to be written, by game id
-        self._snapshotting = False
+        self._snapshot_writer: asyncio.Task[None] | None = None  # writing them, while any
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
             "hello": self._hello,
             "register": self._register,
@@ -424,21 +424,28 @@ class GameService:
 
     async def close(self) -> None:
         """Stop every clock (banking its time), finish saves, cancel background checks,
-        and write the snapshots of the unfinished games held (within
-        ``SNAPSHOT_SHUTDOWN_S``: past it, those left are rebuilt from their logs)."""
+        and write the snapshots due of the unfinished games held, with those queued
+        (within ``SNAPSHOT_SHUTDOWN_S`` in all: past it, the rest are rebuilt from
+        their logs when next loaded)."""
         for live in list(self._games.values()):
             if live.clock.running:
                 live.clock.stop()
                 self._save_time(live)
         for task in list(self._tasks):
             task.cancel()
+        for live in self._games.values():
+            if _snapshot_due(live):
+                self._queue_snapshot(live)
         await asyncio.gather(*self._tasks, *self._saves, return_exceptions=True)
-        due = [live for live in self._games.values() if _snapshot_due(live)]
-        if due:
-            try:
-                await asyncio.wait_for(self._write_snapshots(due), SNAPSHOT_SHUTDOWN_S)
-            except TimeoutError:
-                log.warning("shutdown: not every game's snapshot was written in time")
+        writer = self._snapshot_writer
+        if writer is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(writer), SNAPSHOT_SHUTDOWN_S)
+        except TimeoutError:
+            log.warning("shutdown: not every game's snapshot was written in time")
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
 
     # -- other nodes ----------------------------------------------------------------
 
@@ -792,11 +799,8 @@ class GameService:
     def _queue_snapshot(self, live: LiveGame) -> None:
         """Have ``live``'s snapshot written soon, in the background, with others due."""
         self._snapshots_due[live.id] = live
-        if not self._snapshotting:
-            self._snapshotting = True
-            task = asyncio.create_task(self._write_queued())
-            self._saves.add(task)
-            task.add_done_callback(self._saves.discard)
+        if self._snapshot_writer is None:
+            self._snapshot_writer = asyncio.create_task(self._write_queued())
 
     async def _write_queued(self) -> None:
         """Write the snapshots queued meanwhile, until none are left."""
@@ -806,7 +810,7 @@ class GameService:
                 self._snapshots_due.clear()
                 await self._write_snapshots(due)
         finally:
-            self._snapshotting = False
+            self._snapshot_writer = None
 
     async def _write_snapshots(self, games: list[LiveGame]) -> None:
         """Store the snapshots of ``games`` still due (best effort: a failure is logged).

@@ -316,3 +316,26 @@ async def test_a_damaged_old_action_behind_a_snapshot_spoils_only_what_reads_it(
     assert "it plays on from its snapshot" in caplog.text
     await played.play(5)
     assert await _view(again, played.game) == played.expected()
+
+
+async def test_shutdown_waits_for_snapshots_no_longer_than_its_bound(
+    start: Start, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Those queued as connections close (every game a player had open) included."""
+    monkeypatch.setattr(service_module, "SNAPSHOT_SHUTDOWN_S", 0.3)
+    server = await start()
+    jo = await server.player("jo")
+    played = await _started(jo, 11)
+    await played.play(SNAPSHOT_MIN_ACTIONS)
+    store = _store(server)
+
+    async def stuck(items: Any) -> int:  # a database that no longer answers
+        await asyncio.sleep(60)
+        return 0
+
+    monkeypatch.setattr(store, "save_snapshots", stuck)
+    began = asyncio.get_running_loop().time()
+    with caplog.at_level(logging.WARNING, logger="server.service"):
+        await server.stop()
+    assert asyncio.get_running_loop().time() - began < 5
+    assert "not every game's snapshot was written in time" in caplog.text
