@@ -32,12 +32,14 @@ so it stays true whichever node wrote it and whatever was appended since.
 actions logged after ``v``; the restored game's log holds those alone, its
 first ``v`` entries not loaded (``log_missing``). Play needs none of them.
 What does (a hint's positions seen, a replay, a catch-up from before the
-rebuild) has the service read the log first (``complete_log``, which checks that
-the log reaches the snapshot's position: only the log can tell a snapshot of
-another history of the same deal); until then ``history_since`` answers None,
-which callers turn into a ``game`` snapshot as they do for any history out of reach. A snapshot the engine refuses (a
-format of another release, damage) is ignored: the game is rebuilt from the
-whole log instead (the service's ``_load``).
+rebuild) has the service read the log first (``complete_log``, which checks
+that the log reaches the snapshot's position: only the log can tell a
+snapshot of another history of the same deal); until then ``history_since``
+answers None, which callers turn into a ``game`` snapshot as they do for any
+history out of reach. A snapshot the engine refuses (a format of another
+release, damage), or on which the actions logged after it do not replay, is
+ignored: the game is rebuilt from the whole log instead (the service's
+``_load``).
 """
 
 from __future__ import annotations
