@@ -20,6 +20,20 @@ def _sql(database: Path, statement: str, *values: object) -> list[tuple[object, 
     return rows
 
 
+def _snapshot(database: Path, game: int) -> tuple[object, object]:
+    """The snapshot's data and version stored in ``game``'s row."""
+    ((blob, snapshot_v),) = _sql(
+        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", game
+    )
+    return blob, snapshot_v
+
+
+def _store_snapshot(database: Path, game: int, blob: object, snapshot_v: object) -> None:
+    """Put a snapshot into ``game``'s row behind the server's back."""
+    update = "UPDATE games SET snapshot = ?, snapshot_v = ? WHERE id = ?"
+    _sql(database, update, blob, snapshot_v, game)
+
+
 async def test_a_finished_game_holding_a_snapshot_is_opened_and_replayed_from_its_log(
     start: Start, tmp_path: Path
 ) -> None:
@@ -32,9 +46,7 @@ async def test_a_finished_game_holding_a_snapshot_is_opened_and_replayed_from_it
     token = jo.token
     await server.stop()
     database = tmp_path / "scorpion.db"
-    ((blob, snapshot_v),) = _sql(
-        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", played.game
-    )
+    blob, snapshot_v = _snapshot(database, played.game)
     assert blob is not None and snapshot_v == played.v
     server = await start()
     played.client = again = await server.connect()
@@ -43,13 +55,7 @@ async def test_a_finished_game_holding_a_snapshot_is_opened_and_replayed_from_it
     await played.play(5)
     assert (await again.request("resign", game=played.game))["type"] == "ack"
     await server.stop()
-    _sql(
-        database,
-        "UPDATE games SET snapshot = ?, snapshot_v = ? WHERE id = ?",
-        blob,
-        snapshot_v,
-        played.game,
-    )
+    _store_snapshot(database, played.game, blob, snapshot_v)
     server = await start()
     third = await server.connect()
     await third.hello(token)
@@ -72,17 +78,9 @@ async def test_another_histories_snapshot_of_the_same_deal_is_ignored(
     token = jo.token
     await server.stop()
     database = tmp_path / "scorpion.db"
-    ((blob, snapshot_v),) = _sql(
-        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", other.game
-    )
+    blob, snapshot_v = _snapshot(database, other.game)
     assert snapshot_v == other.v
-    _sql(
-        database,
-        "UPDATE games SET snapshot = ?, snapshot_v = ? WHERE id = ?",
-        blob,
-        snapshot_v,
-        mine.game,
-    )
+    _store_snapshot(database, mine.game, blob, snapshot_v)
     server = await start()
     mine.client = again = await server.connect()
     await again.hello(token)
@@ -108,9 +106,7 @@ async def test_another_histories_snapshot_at_the_games_version_is_found_out_by_i
     token = jo.token
     await server.stop()
     database = tmp_path / "scorpion.db"
-    ((blob, snapshot_v),) = _sql(
-        database, "SELECT snapshot, snapshot_v FROM games WHERE id = ?", other.game
-    )
+    blob, snapshot_v = _snapshot(database, other.game)
     ((version,),) = _sql(database, "SELECT version FROM games WHERE id = ?", mine.game)
     assert snapshot_v == version == 30
     _sql(database, "UPDATE games SET snapshot = ? WHERE id = ?", blob, mine.game)
