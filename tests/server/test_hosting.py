@@ -46,8 +46,10 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Coroutine
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -596,7 +598,8 @@ def test_an_unexpected_failure_is_logged_and_ends_in_one_line(
     another handler formatted first (here pytest's) carried its cached traceback into
     the text line."""
 
-    def broken(*_args: object) -> None:
+    def broken(serving: Coroutine[Any, Any, None], *_args: object) -> None:
+        serving.close()  # never started, as by a loop that failed first: no warning of it
         raise RuntimeError("a bug")
 
     monkeypatch.setattr("server.app.run_loop", broken)
