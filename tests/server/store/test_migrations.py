@@ -82,10 +82,9 @@ async def test_downgrade_to_base_then_upgrade_again(store: Store, engine: AsyncE
 WHEN = datetime(2026, 11, 30, tzinfo=UTC)
 
 
-async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
-    store: Store, engine: AsyncEngine
-) -> None:
-    await run_alembic(engine, "downgrade", "0001")
+async def insert_first_game(engine: AsyncEngine, time_ms: int = 0) -> None:
+    """Player 1 and its unfinished game 7 (hard, deal 5), in the columns of the first
+    schema, which every later one keeps: data for a migration to carry over."""
     async with engine.begin() as conn:
         await conn.execute(
             text("INSERT INTO players (id, name, name_key, created_at) VALUES (1, 'a', 'a', :t)"),
@@ -95,10 +94,17 @@ async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
             text(
                 "INSERT INTO games (id, player_id, level, deal, status, version, moves, score,"
                 " time_ms, hints, undos, suits_removed, created_at, updated_at)"
-                " VALUES (7, 1, 'hard', '5', 'active', 0, 0, 0, 1234, 0, 0, 0, :t, :t)"
+                " VALUES (7, 1, 'hard', '5', 'active', 0, 0, 0, :time_ms, 0, 0, 0, :t, :t)"
             ),
-            {"t": WHEN},
+            {"t": WHEN, "time_ms": time_ms},
         )
+
+
+async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
+    store: Store, engine: AsyncEngine
+) -> None:
+    await run_alembic(engine, "downgrade", "0001")
+    await insert_first_game(engine, time_ms=1234)
     await store.upgrade()
     game = await store.get_game(7)
     assert game is not None and game.paused is False and game.time_ms == 1234

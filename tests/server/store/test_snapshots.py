@@ -24,7 +24,7 @@ from server.store import games as game_reads
 from server.store.games import GAME_COLUMNS
 from server.store.schema import run_alembic
 from tests.server.store.conftest import move, new_game
-from tests.server.store.test_migrations import WHEN, differences
+from tests.server.store.test_migrations import differences, insert_first_game
 
 SNAPSHOT = bytes(range(256)) * 3  # every byte value, NUL included
 
@@ -257,19 +257,7 @@ async def test_upgrade_from_0006_adds_empty_snapshot_columns(
             lambda c: {x["name"] for x in inspect(c).get_columns("games")}
         )
     assert "snapshot" not in columns and "snapshot_v" not in columns
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("INSERT INTO players (id, name, name_key, created_at) VALUES (1, 'a', 'a', :t)"),
-            {"t": WHEN},
-        )
-        await conn.execute(
-            text(
-                "INSERT INTO games (id, player_id, level, deal, status, version, moves, score,"
-                " time_ms, hints, undos, suits_removed, created_at, updated_at)"
-                " VALUES (7, 1, 'hard', '5', 'active', 0, 0, 0, 0, 0, 0, 0, :t, :t)"
-            ),
-            {"t": WHEN},
-        )
+    await insert_first_game(engine)
     await store.upgrade()
     async with engine.connect() as conn:
         columns = await conn.run_sync(
