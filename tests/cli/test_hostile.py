@@ -19,7 +19,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -314,15 +314,25 @@ async def hostile_run(
     special: Handler, *args: str, lines: Iterable[str] = (), tmp_path: Path
 ) -> tuple[int, str, Hostile]:
     hostile = Hostile(special)
-    async with serve(
-        hostile.handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]
-    ) as running:
+    code, text = await cli_against(hostile.handle, args, lines, tmp_path)
+    return code, text, hostile
+
+
+async def cli_against(
+    handle: Callable[[ServerConnection], Awaitable[None]],
+    args: Sequence[str],
+    lines: Iterable[str],
+    tmp_path: Path,
+) -> tuple[int, str]:
+    """Run ``scorpion`` with ``args`` (and ``lines`` typed) against a server that answers
+    with ``handle``: its exit status and what it wrote."""
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
         port = next(iter(running.sockets)).getsockname()[1]
         options = parse_args(["--server", f"ws://127.0.0.1:{port}", *args], env={})
         out = io.StringIO()
         async with asyncio.timeout(SECONDS):
             code = await run(options, Terminal(out, list(lines)), config_dir=tmp_path)
-    return code, out.getvalue(), hostile
+    return code, out.getvalue()
 
 
 async def test_escape_sequences_in_a_servers_message_do_not_reach_the_terminal(
@@ -662,15 +672,8 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
             else:
                 await _send(ws, {"type": "ack", "re": re_, "game": started[-1], "v": 0})
 
-    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
-        port = next(iter(running.sockets)).getsockname()[1]
-        options = parse_args(
-            ["--server", f"ws://127.0.0.1:{port}", "play", "--new", "--level", "medium"], env={}
-        )
-        out = io.StringIO()
-        async with asyncio.timeout(SECONDS):
-            code = await run(options, Terminal(out, ["b"]), config_dir=tmp_path)
-    text = out.getvalue()
+    args = ["play", "--new", "--level", "medium"]
+    code, text = await cli_against(handle, args, ["b"], tmp_path)
     assert code == 0, text
     # one game started, not a second abandoning it, nor the earlier one opened instead
     assert dropped and started == ([4, 5] if earlier else [5]), text
@@ -709,15 +712,8 @@ async def test_a_resign_applied_before_a_drop_is_not_refused_as_game_over(tmp_pa
             else:
                 await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
 
-    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
-        port = next(iter(running.sockets)).getsockname()[1]
-        options = parse_args(
-            ["--server", f"ws://127.0.0.1:{port}", "play", "--new", "--level", "medium"], env={}
-        )
-        out = io.StringIO()
-        async with asyncio.timeout(SECONDS):
-            code = await run(options, Terminal(out, ["resign!"]), config_dir=tmp_path)
-    text = out.getvalue()
+    args = ["play", "--new", "--level", "medium"]
+    code, text = await cli_against(handle, args, ["resign!"], tmp_path)
     assert code == 0, text
     assert "resigned" in text or "gave" in text, text
     assert len(resigns) == 1 and "game_over" not in text, text
