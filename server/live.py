@@ -103,6 +103,12 @@ class SnapshotMismatch(ValueError):
     Only reading the log tells; play reads none of it (module docstring)."""
 
 
+def packed_snapshot(game: Game) -> bytes:
+    """``game``'s snapshot (``Game.snapshot``) packed as the store keeps it."""
+    packed: bytes = msgpack.packb(game.snapshot())
+    return packed
+
+
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
@@ -222,9 +228,8 @@ class LiveGame:
         return live
 
     def snapshot(self) -> bytes:
-        """This game's snapshot as the store keeps it (``Game.snapshot``, packed)."""
-        packed: bytes = msgpack.packb(self.game.snapshot())
-        return packed
+        """This game's snapshot as the store keeps it."""
+        return packed_snapshot(self.game)
 
     @property
     def log_missing(self) -> int:
@@ -252,7 +257,7 @@ class LiveGame:
                 if self.restored_from is not None:
                     replay = Game(self.game.rules, self.record.deal)
                     replay.replay(prefix)
-                    if _digest(msgpack.packb(replay.snapshot())) != self.restored_from:
+                    if _digest(packed_snapshot(replay)) != self.restored_from:
                         raise SnapshotMismatch(
                             f"game {self.id}'s snapshot is not the position its log reaches"
                             f" at version {missing}"
