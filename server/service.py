@@ -164,6 +164,7 @@ from server.store import (
     Player,
     Progress,
     Store,
+    StoredSnapshot,
     StoreError,
     StoreUnavailable,
     VersionConflict,
@@ -183,13 +184,12 @@ against a game that other nodes keep changing before it answers ``unavailable``.
 CATCH_UP_OVERHEAD = 256
 """Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
 LOADS_AT_ONCE: Final = 8
+"""Games rebuilt in one turn of the event loop at most (``_load``: some tens of
+milliseconds), on SQLite with their reads."""
 SNAPSHOT_MIN_ACTIONS: Final = 10  # actions beyond the stored snapshot that make a new one due
 SNAPSHOT_EVERY: Final = 1000  # a game this far ahead of its snapshot has one written as it plays
 SNAPSHOTS_AT_ONCE: Final = 500  # snapshots written in one transaction
 SNAPSHOT_SHUTDOWN_S: Final = 5.0  # how long shutdown spends writing snapshots at most
-"""Games read and replayed at once at most (``_live``): on SQLite, whose reads do not
-wait, in one turn of the event loop (some tens of milliseconds); on PostgreSQL, reads
-in flight, so a slow database is not asked for more than its pool serves."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
 
@@ -719,12 +719,7 @@ class GameService:
                 live = self._games.get(game_id)
                 if live is None:
                     self._changed_while_loading.discard(game_id)
-                    async with self._load_slots:
-                        live = await self._load(game_id)
-                        # Hold the slot over one turn of the loop: replaying a log takes
-                        # milliseconds, and after a restart thousands of loads arrive at
-                        # once; in between, the loop reads its sockets (keepalive pings).
-                        await asyncio.sleep(0)
+                    live = await self._load(game_id)
                     self._remember(live)
                     if game_id in self._changed_while_loading:
                         self._changed_while_loading.discard(game_id)
@@ -736,8 +731,32 @@ class GameService:
 
     async def _load(self, game_id: int) -> LiveGame:
         """The game as stored: its row, its snapshot if any, and the actions logged
-        after that up to the row's version (``server.live``, "Snapshots")."""
-        record, snapshot, actions = await self.store.restore_game(game_id)
+        after that up to the row's version (``server.live``, "Snapshots").
+
+        ``LOADS_AT_ONCE`` at most: each holds its slot over one turn of the loop
+        (rebuilding a game from its log takes milliseconds, and after a restart
+        thousands of loads arrive at once; in between, the loop reads its sockets,
+        keepalive pings too). A read on SQLite runs on this thread too, so it takes
+        its slot first; PostgreSQL's waits on the network, sent with the others
+        waiting (``Store.reads_batched``), and takes one only once it is back."""
+        if not self.store.reads_batched:
+            async with self._load_slots:
+                live = await self._rebuilt(game_id, await self.store.restore_game(game_id))
+                await asyncio.sleep(0)
+            return live
+        stored = await self.store.restore_game(game_id)
+        async with self._load_slots:
+            live = await self._rebuilt(game_id, stored)
+            await asyncio.sleep(0)
+        return live
+
+    async def _rebuilt(
+        self,
+        game_id: int,
+        stored: tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]],
+    ) -> LiveGame:
+        """``_load``'s game from what ``Store.restore_game`` read."""
+        record, snapshot, actions = stored
         if record is None:
             raise _fail("not_found", f"There is no game {game_id}.")
         live = None

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import Select, bindparam, delete, insert, select
+from sqlalchemy import ARRAY, Select, String, any_, bindparam, delete, insert, select
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -137,13 +137,16 @@ async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
     return int(result.rowcount)
 
 
-def token_query(expiring: bool) -> Select[int, str, datetime]:
+def token_query(expiring: bool, *, many: bool = False) -> Select[int, str, datetime]:
     """The player of a token's hash (``token_hash``); issued after ``issued_after`` if
-    ``expiring``. Also compiled by ``sqlite_reader`` for its own connection."""
+    ``expiring``. ``many``: of each of several (``token_hashes``, an array), for
+    ``compiled.signing_in_query``. Also compiled by ``sqlite_reader`` for its own
+    connection."""
+    hashes = any_(bindparam("token_hashes", type_=ARRAY(String()))) if many else None
     statement = (
         select(*_PLAYER_COLUMNS)
         .join(TokenRow, TokenRow.player_id == PlayerRow.id)
-        .where(TokenRow.token_hash == bindparam("token_hash"))
+        .where(TokenRow.token_hash == (bindparam("token_hash") if hashes is None else hashes))
     )
     if expiring:
         statement = statement.where(TokenRow.created_at > bindparam("issued_after"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
 
@@ -103,10 +103,12 @@ class _ReadGate:
         self._probing = False
 
     @asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
+    async def turn(self, *, pooled: bool = True) -> AsyncIterator[None]:
+        """A read's turn; ``pooled=False`` for a read that takes no connection from the
+        pool (``pg_reader``'s, which wait for their own connections), with no slot."""
         if self._down and self._probing:
             raise StoreUnavailable("the database is not answering; retry shortly")
-        async with self._slots:
+        async with self._slots if pooled else nullcontext():
             if self._down and self._probing:  # it went down while this read waited
                 raise StoreUnavailable("the database is not answering; retry shortly")
             probe = self._down
@@ -200,6 +202,13 @@ class Store:
         engine = create_engine(url, timeout=timeout, connect_timeout=connect_timeout, **options)
         busy_ms = sqlite_busy_ms(timeout if timeout is not None else connect_timeout)
         return cls(engine, max_batch=max_batch, clock=clock, busy_ms=busy_ms)
+
+    @property
+    def reads_batched(self) -> bool:
+        """Whether a returning player's reads wait on the network, sent together with
+        the others waiting (PostgreSQL's ``pg_reader``), rather than running at once on
+        the event loop's thread (SQLite's ``sqlite_reader``)."""
+        return self._pg_reader is not None
 
     @property
     def backend(self) -> str:
@@ -369,7 +378,7 @@ class Store:
         if self._sqlite_reader is not None:
             return self._sqlite_reader.sign_in(players.hash_token(token), issued_after)
         if self._pg_reader is not None:
-            async with self._turn():
+            async with self._turn(pooled=False):
                 return await self._pg_reader.sign_in(players.hash_token(token), issued_after)
         async with self._reading() as conn:
             player = await players.fetch_player_by_token(conn, token, issued_after)
@@ -400,7 +409,7 @@ class Store:
         if self._sqlite_reader is not None:
             return self._sqlite_reader.game_owner(game_id)
         if self._pg_reader is not None:
-            async with self._turn():
+            async with self._turn(pooled=False):
                 return await self._pg_reader.game_owner(game_id)
         async with self._reading() as conn:
             return await games.fetch_owner(conn, game_id)
@@ -434,7 +443,7 @@ class Store:
         if self._sqlite_reader is not None:
             return self._sqlite_reader.load_game(game_id, after_seq)
         if self._pg_reader is not None:
-            async with self._turn():
+            async with self._turn(pooled=False):
                 return await self._pg_reader.load_game(game_id, after_seq)
         async with self._reading() as conn:
             record = await games.fetch_game(conn, game_id)
@@ -452,7 +461,7 @@ class Store:
         if self._sqlite_reader is not None:
             return self._sqlite_reader.restore_game(game_id)
         if self._pg_reader is not None:
-            async with self._turn():
+            async with self._turn(pooled=False):
                 return await self._pg_reader.restore_game(game_id)
         async with self._reading() as conn:
             return await games.fetch_restore(conn, game_id)
@@ -634,8 +643,8 @@ class Store:
             yield conn
 
     @asynccontextmanager
-    async def _turn(self) -> AsyncIterator[None]:
+    async def _turn(self, *, pooled: bool = True) -> AsyncIterator[None]:
         """A read's turn (``_ReadGate``), its errors translated (``translate_errors``)."""
-        async with self._reads.turn():
+        async with self._reads.turn(pooled=pooled):
             with translate_errors():
                 yield

@@ -160,7 +160,7 @@ async def test_a_load_racing_a_change_ends_with_the_newer_state(
 
     async def held(driver: Any, query: Any, **values: Any) -> Any:
         rows = await original(driver, query, **values)
-        if query is load_query and values["game_id"] == game:  # only B loads it
+        if query is load_query and game in values["game_ids"]:  # only B loads it
             loading.set()  # what B read predates what follows
             await release.wait()
         return rows

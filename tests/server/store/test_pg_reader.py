@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 from typing import Any
 
 import asyncpg
@@ -12,7 +13,7 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store import SchemaOutdated, Store, StoreUnavailable, pg_reader
-from server.store.pg_reader import READS_HELD, PostgresReader
+from server.store.pg_reader import READ_BATCH, READS_HELD, PostgresReader
 from tests.server.store.conftest import move, new_game
 
 
@@ -119,3 +120,95 @@ async def test_a_connection_closed_under_a_read_is_unavailable_not_internal(
         await store.game_owner(game.id)
     assert sum(held._driver is None for held in reader_of(store)._all) == 1  # dropped
     assert await store.game_owner(game.id) == game.player_id
+
+
+def count_statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    """Each statement the kept connections send from now on: (query, its values)."""
+    sent: list[tuple[Any, dict[str, Any]]] = []
+    real = pg_reader._rows
+
+    async def counted(driver: Any, query: Any, **values: Any) -> Any:
+        sent.append((query, values))
+        return await real(driver, query, **values)
+
+    monkeypatch.setattr(pg_reader, "_rows", counted)
+    return sent
+
+
+async def test_restores_waiting_together_are_one_statement_each_read_as_alone(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = [await new_game(store, f"p{n}") for n in range(100)]
+    for n, game in enumerate(games):
+        for v in range(n % 4):
+            await store.commit(move(game.id, v))
+    alone = [await store.restore_game(game.id) for game in games]
+    wanted = [game.id for game in games] + [games[50].id, 10**9]  # one twice, one missing
+    sent = count_statements(monkeypatch)
+    found = await asyncio.gather(*(store.restore_game(game_id) for game_id in wanted))
+    assert found == [*alone, alone[50], (None, None, [])]
+    # The first reads go alone, one per kept connection; the rest wait and go together.
+    assert len(sent) <= READS_HELD + 2, [len(values["game_ids"]) for _q, values in sent]
+    assert max(len(values["game_ids"]) for _q, values in sent) <= READ_BATCH
+    asked = sorted(game_id for _q, values in sent for game_id in values["game_ids"])
+    assert asked == sorted({*wanted})  # each game read once: both asks of one waited
+
+
+async def test_sign_ins_waiting_together_are_one_statement_each_as_alone(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = []
+    for n in range(40):
+        player, token = await store.create_player(f"p{n}")
+        if n % 2:
+            await store.create_game(player.id, "classic", n)
+        tokens.append(token)
+    tokens += [tokens[3], "no such token"]
+    alone = [await store.sign_in(token) for token in tokens]
+    assert alone[-1] is None and alone[1] is not None and len(alone[1][1]) == 1
+    sent = count_statements(monkeypatch)
+    assert await asyncio.gather(*(store.sign_in(token) for token in tokens)) == alone
+    assert len(sent) <= READS_HELD + 1
+    day = timedelta(days=1)
+    expiring = await asyncio.gather(*(store.sign_in(token, max_age=day) for token in tokens))
+    assert expiring == alone
+    expired = timedelta(seconds=-1)
+    assert await asyncio.gather(*(store.sign_in(t, max_age=expired) for t in tokens)) == [
+        None
+    ] * len(tokens)
+
+
+async def test_a_failed_batch_fails_each_of_its_reads_and_the_next_ones_go_through(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = [await new_game(store, f"p{n}") for n in range(30)]
+    await asyncio.gather(*(store.game_owner(games[0].id) for _ in range(READS_HELD)))
+    reader = reader_of(store)
+    query = reader._restoring
+    sql, query.sql = query.sql, "SELECT * FROM no_such_table WHERE id = ANY($2::BIGINT[])"
+    found = await asyncio.gather(
+        *(store.restore_game(game.id) for game in games), return_exceptions=True
+    )
+    assert found and all(isinstance(each, SchemaOutdated) for each in found), found
+    assert len({id(each) for each in found}) == len(found)  # an error of its own each
+    query.sql = sql
+    found = await asyncio.gather(*(store.restore_game(game.id) for game in games))
+    assert [record.id for record, _snapshot, _log in found if record] == [g.id for g in games]
+
+
+async def test_a_reader_that_stops_waiting_leaves_the_others_their_answer(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = [await new_game(store, f"p{n}") for n in range(20)]
+    reads = [asyncio.ensure_future(store.restore_game(game.id)) for game in games * 2]
+    await asyncio.sleep(0)
+    for read in reads[::3]:
+        read.cancel()
+    for read, game in zip(reads, games * 2, strict=True):
+        if not read.cancelled():
+            try:
+                record, _snapshot, _log = await read
+            except asyncio.CancelledError:
+                continue
+            assert record is not None and record.id == game.id
+    assert len(reader_of(store)._free) == READS_HELD
