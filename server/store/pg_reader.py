@@ -20,12 +20,14 @@ with the game's snapshot and only the log after it).
 Reads of one kind that wait together are sent together: the sign-ins waiting
 for a connection are one statement for all their tokens, the restores one for
 all their games (up to ``READ_BATCH`` each), as the group committer does for
-writes. A statement costs the server about 65 us of asyncpg's CPU whatever it
-reads, and each row of a batch about 11 (64 restores of a 20-action game,
-timed alone); under light load every batch holds one read, and it goes out at
-once. A connection that comes free takes the kind whose first read has waited
-longest (first come, first served), and a read asked again while it waits (two
-devices opening one game) is read once.
+writes. A statement costs the server about 65 us of CPU (asyncpg's, and the
+kernel's for the socket) whatever it reads, and each game of a batch about 11
+(64 restores of a 20-action game, timed alone). A read goes out at the end of
+the turn of the event loop it was asked in, with the others asked in that turn
+(no timer: under light load, at once and alone). A connection that comes free
+takes the next batch of the kind whose first read has waited longest (the
+connections in turn, first come first served), and a read asked again while
+it waits (two devices opening one game) is read once.
 
 What a read sees is committed state: each statement runs alone, in its own
 snapshot, as each statement of a read transaction does at PostgreSQL's
@@ -42,6 +44,7 @@ connection's ``command_timeout``) is ``unavailable`` as there.
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import itertools
 from collections.abc import Awaitable, Callable, Hashable, Sequence
@@ -122,9 +125,10 @@ class PostgresReader:
         self._loading = CompiledQuery(loading_query(), engine.dialect)
         self._restoring = CompiledQuery(restoring_query(), engine.dialect)
         self._all = [HeldConnection(engine) for _ in range(held)]
-        self._free = list(self._all)
+        self._free = collections.deque(self._all)  # taken in turn: each stays in use
         self._turns = itertools.count()
         self._batches: set[asyncio.Task[None]] = set()
+        self._sending = False  # a ``_send`` is due at the end of this turn of the loop
         self._sign_ins: _Kind[str, SignedIn] = _Kind(self._sign_in, None)
         self._expiring: _Kind[tuple[str, datetime], SignedIn] = _Kind(self._sign_in_expiring, None)
         self._owners: _Kind[int, int | None] = _Kind(self._owner_of, None, most=1)
@@ -216,16 +220,20 @@ class PostgresReader:
 
     async def _ask(self, kind: _Kind[K, T], key: K) -> T:
         """``key``'s answer, read with the others of its kind waiting with it."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
         if key in kind.waiting:
             kind.waiting[key][1].append(future)
         else:
             kind.waiting[key] = next(self._turns), [future]
-        self._send()
+        if not self._sending:  # at the end of this turn: the reads asked in it go together
+            self._sending = True
+            loop.call_soon(self._send)
         return await future
 
     def _send(self) -> None:
         """Give each free connection the next batch: of the kind that has waited longest."""
+        self._sending = False
         while self._free:
             waiting = [
                 (turn, n)
@@ -236,7 +244,7 @@ class PostgresReader:
                 return
             kind = self._kinds[min(waiting)[1]]
             batch = kind.take()
-            held = self._free.pop()
+            held = self._free.popleft()
             task = asyncio.get_running_loop().create_task(self._run(held, kind, batch))
             self._batches.add(task)
             task.add_done_callback(self._batches.discard)
