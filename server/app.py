@@ -343,6 +343,8 @@ class ScorpionServer:
         """Close every connection with 1001, then the service, solver and store."""
         await stop_task(self._heartbeat)
         self._heartbeat = None
+        if self.service is not None:
+            self.service.stop_clocks()  # the time played ends now, not as each device answers
         if self._listener is not None:
             await self._listener.close()
             self._listener = None

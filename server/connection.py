@@ -620,6 +620,8 @@ class Listener:
             ssl=tls,
             ping_interval=keepalive,
             ping_timeout=keepalive,
+            # The closes at shutdown (``close``) wait for a peer no longer than ours do.
+            close_timeout=CLOSE_WAIT_S,
             # A browser always sends Origin; other clients need not (None lets them in).
             origins=None if origins is None else [*(Origin(o) for o in origins), None],
             backlog=backlog,
@@ -631,7 +633,8 @@ class Listener:
         return int(next(iter(self._server.sockets)).getsockname()[1])
 
     async def close(self) -> None:
-        """Stop accepting and close every connection with 1001 (going away)."""
+        """Stop accepting and close every connection with 1001 (going away), each
+        waiting for its peer's close at most ``CLOSE_WAIT_S``."""
         self._server.close(close_connections=True)
         await self._server.wait_closed()
 

@@ -422,15 +422,21 @@ class GameService:
                 async with live.lock:
                     self._sync_clock(live)
 
+    def stop_clocks(self) -> None:
+        """Stop every game's clock, banking its time: at shutdown, before the connections
+        close (a device that never answers the close would otherwise be playing
+        until it is cut off)."""
+        for live in list(self._games.values()):
+            if live.clock.running:
+                live.clock.stop()
+                self._save_time(live)
+
     async def close(self) -> None:
         """Stop every clock (banking its time), finish saves, cancel background checks,
         and write the snapshots due of the unfinished games held, with those queued
         (within ``SNAPSHOT_SHUTDOWN_S`` in all: past it, the rest are rebuilt from
         their logs when next loaded)."""
-        for live in list(self._games.values()):
-            if live.clock.running:
-                live.clock.stop()
-                self._save_time(live)
+        self.stop_clocks()
         for task in list(self._tasks):
             task.cancel()
         for live in self._games.values():

@@ -22,6 +22,7 @@ from engine.moves import legal_moves
 from engine.state import RESERVE
 from engine.view import public_view
 from server import service as service_module
+from server.connection import CLOSE_WAIT_S
 from server.live import LiveGame
 from server.service import SNAPSHOT_EVERY, SNAPSHOT_MIN_ACTIONS
 from server.store import Store, StoredSnapshot
@@ -339,3 +340,27 @@ async def test_shutdown_waits_for_snapshots_no_longer_than_its_bound(
         await server.stop()
     assert asyncio.get_running_loop().time() - began < 5
     assert "not every game's snapshot was written in time" in caplog.text
+
+
+async def test_a_client_that_stops_reading_holds_shutdown_up_no_longer_than_a_close_wait(
+    start: Start,
+) -> None:
+    """A frozen device never answers the close: shutdown stops its game's clock at once,
+    waits for its close no longer than any close the server makes, and writes the
+    snapshot, all well inside a supervisor's usual 10 s."""
+    loop = asyncio.get_running_loop()
+    server = await start()
+    jo = await server.player("jo")
+    began = loop.time()
+    played = await _started(jo, 13)
+    await played.play(SNAPSHOT_MIN_ACTIONS)
+    jo.ws.transport.pause_reading()  # the server's close frame is never read, nor answered
+    stopping = loop.time()
+    await server.server.stop()
+    assert loop.time() - stopping < CLOSE_WAIT_S + 1.5
+    jo.ws.transport.abort()
+    played_ms = (stopping - began) * 1000
+    server = await start()
+    record, snapshot, _log = await _store(server).restore_game(played.game)
+    assert record is not None and record.time_ms <= played_ms + 50, (record, played_ms)
+    assert snapshot is not None and snapshot.v == played.v
