@@ -1132,13 +1132,20 @@ class GameService:
             paused = request.type == "pause"
             if live.clock.paused != paused and not live.finished:
                 self._check_fresh(live)
-                await self.store.set_paused(live.id, paused)
+                # A pause stores the play time reached with it: were it saved after the
+                # ack, a crash in between would keep the game paused, at an older time.
+                t = live.clock.now_ms()
+                banked = None
+                if paused and live.clock.running and not live.game.won:
+                    banked = (live.log_version, t, live.game.score(t))
+                await self.store.set_paused(live.id, paused, banked)
                 live.clock.paused = paused
-                self._sync_clock(live)  # a stopping clock banks its time
+                self._sync_clock(live, stop_at=t if banked is not None else None)
             return build.ack(request.id, game=live.id, v=live.version)
 
-    def _sync_clock(self, live: LiveGame) -> None:
-        """Run the clock iff watched, not paused and unfinished; push each change."""
+    def _sync_clock(self, live: LiveGame, stop_at: int | None = None) -> None:
+        """Run the clock iff watched, not paused and unfinished; push each change.
+        ``stop_at``: a clock that stops stops at that play time (one already stored)."""
         should_run = bool(self.hub.count(live.id)) and not live.clock.paused and not live.finished
         should_run = should_run and not live.game.won
         if should_run == live.clock.running:
@@ -1148,8 +1155,9 @@ class GameService:
         else:
             # A finished game's clock stops at its recorded time, so the clock
             # event, the view, the summary and the replay give one figure.
-            live.clock.stop(live.record.time_ms if live.finished else None)
-            self._save_time(live)
+            live.clock.stop(live.record.time_ms if live.finished else stop_at)
+            if stop_at is None:
+                self._save_time(live)
             if not self.hub.count(live.id) and _snapshot_due(live):
                 self._queue_snapshot(live)  # its players left it: write what a crash would lose
         # A won game's play time is the win's (the view's), not when its clock stopped.

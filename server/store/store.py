@@ -512,10 +512,17 @@ class Store:
                 await notify_changes(conn, self.node_id, changed)
             return saved
 
-    async def set_paused(self, game_id: int, paused: bool) -> bool:
-        """Record that the player paused (or resumed) an active game; False if it is over."""
+    async def set_paused(
+        self, game_id: int, paused: bool, banked: tuple[int, int, int] | None = None
+    ) -> bool:
+        """Record that the player paused (or resumed) an active game; False if it is over.
+
+        ``banked``: (version, time_ms, score), the play time reached, saved in the same
+        transaction as ``save_play_time`` would (the clock stops with the pause)."""
         async with self._transaction() as conn:
             changed = await games.set_paused(conn, game_id, paused)
+            if changed and banked is not None:
+                await writes.save_play_times(conn, [(game_id, *banked)])
             if changed and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])
             return changed

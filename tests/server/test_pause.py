@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
+import pytest
+
 from tests.server.conftest import Running
 
 
@@ -45,3 +50,28 @@ async def test_resigning_a_paused_game_is_allowed(server: Running) -> None:
     game = (await sam.request("new_game", level="hard", deal=1))["game"]
     await sam.request("pause", game=game)
     assert (await sam.request("resign", game=game))["type"] == "ack"
+
+
+async def test_the_play_time_reached_is_stored_with_the_pause_itself(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in a save after the ack: a crash right after it would keep the game paused
+    with the time of its last action."""
+    pia = await server.player("pia")
+    start = await pia.request("new_game", level="hard", deal=1)
+    game = start["game"]
+    assert (await pia.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    await asyncio.sleep(0.3)
+    store = server.server.store
+    assert store is not None
+
+    async def lost(*_: Any) -> bool:  # the process dies before any later save lands
+        return False
+
+    monkeypatch.setattr(store, "save_play_time", lost)
+    assert (await pia.request("pause", game=game))["type"] == "ack"
+    view = (await pia.request("open_game", game=game))["view"]
+    record = await store.get_game(game)
+    assert record is not None and record.paused
+    assert view["running"] is False and view["time_ms"] >= 300
+    assert (record.time_ms, record.score) == (view["time_ms"], view["score"])
