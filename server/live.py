@@ -68,7 +68,14 @@ from server.store import (
     unpack_hint,
 )
 
-__all__ = ["BadSnapshot", "LiveGame", "SnapshotMismatch", "Unreplayable", "strings_in"]
+__all__ = [
+    "BadSnapshot",
+    "LiveGame",
+    "SnapshotMismatch",
+    "Unreplayable",
+    "packed_snapshot",
+    "strings_in",
+]
 
 EventDict = dict[str, Any]
 

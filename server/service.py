@@ -87,17 +87,16 @@ of ours triggers a catch-up, so a lost notification is repaired. Each node runs
 its own clock for its own connections; play time never goes backwards (the
 highest stored time wins).
 
-An unfinished game has a snapshot written to the store when it has moved on
-since the store's last (``server.live``, "Snapshots") and its last connection
-closes it, or it leaves memory (evicted from the cache, or held at shutdown);
-and every ``SNAPSHOT_EVERY`` actions as it is played, so that after a crash
-too no game replays more than that many. (Every 100 actions, the separate
-write cost a lone player 2.4% more instructions per action; every 1,000,
-a tenth of that.) Loaded again, on any node, a game is
+An unfinished game has a snapshot written to the store every
+``SNAPSHOT_EVERY`` actions, with the action that reaches it, in the same
+transaction (``GameWrite.snapshot``), so that after a crash too no game
+replays more than that many; and when it has moved on since the store's last
+(``server.live``, "Snapshots") and its last connection closes it, or it
+leaves memory (evicted from the cache, or held at shutdown), in the
+background, after the actions' own commits, best effort (a failure is
+logged; the log is still the truth). Loaded again, on any node, a game is
 restored from its snapshot and replays only what was logged after, which
 after a restart is most of what each returning player would otherwise cost.
-The writes are in the background, after the actions' own commits, and best
-effort (a failure is logged; the log is still the truth).
 A hint, a replay or a catch-up from before a restored game's rebuild reads
 its log once (``_complete_log``); a snapshot the engine refuses is ignored
 and the game rebuilt from its whole log.
@@ -144,6 +143,7 @@ from server.live import (
     SnapshotMismatch,
     Unreplayable,
     event_dicts,
+    packed_snapshot,
     to_action,
 )
 from server.sessions import SignedIn
@@ -187,7 +187,7 @@ LOADS_AT_ONCE: Final = 8
 """Games rebuilt in one turn of the event loop at most (``_load``: some tens of
 milliseconds), on SQLite with their reads."""
 SNAPSHOT_MIN_ACTIONS: Final = 10  # actions beyond the stored snapshot that make a new one due
-SNAPSHOT_EVERY: Final = 1000  # a game this far ahead of its snapshot has one written as it plays
+SNAPSHOT_EVERY: Final = 100  # a game this far ahead of its snapshot has one with its action
 SNAPSHOTS_AT_ONCE: Final = 500  # snapshots written in one transaction
 SNAPSHOT_SHUTDOWN_S: Final = 5.0  # how long shutdown spends writing snapshots at most
 log = logging.getLogger(__name__)
@@ -1279,6 +1279,9 @@ class GameService:
         and whatever is served if the store refuses the write, is the committed game.
         """
         won = trial.won
+        # Every SNAPSHOT_EVERY actions the game's snapshot goes with its action, in the
+        # same transaction: after a crash no game replays more than that many.
+        due = not won and live.log_version + 1 - live.snapshot_v >= SNAPSHOT_EVERY
         write = GameWrite(
             live.id,
             live.log_version,
@@ -1286,6 +1289,7 @@ class GameService:
             live.last_action(trial),
             request_id=request_id,
             ending=Ending.WON if won else None,
+            snapshot=packed_snapshot(trial) if due else None,
         )
         committed = await self._commit(live, write)
         if won:
@@ -1295,8 +1299,8 @@ class GameService:
         self._sync_clock(live)
         if not won and events and events[0].get("type") != "hint":
             self._check_lost(live)
-        if live.log_version - live.snapshot_v >= SNAPSHOT_EVERY:
-            self._queue_snapshot(live)
+        if due:
+            live.snapshot_v = write.new_version
 
     async def _commit(self, live: LiveGame, write: GameWrite) -> Committed:
         """``store.commit``; on any failure the store may be ahead of us: catch up."""

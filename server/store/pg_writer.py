@@ -105,10 +105,12 @@ class PostgresWriter:
             statement = POSTGRESQL_ONE
             arguments += game_row(ordered[0])[:PLAIN_GAME_WIDTH]
             arguments += records[ordered[0].game_id]  # an ActionRecord is its row
+            arguments.append(ordered[0].snapshot)
         else:
             statement = POSTGRESQL_ALONE
             games = [game_row(write) for write in ordered]
             arguments += [list(column) for column in zip(*games, strict=True)]
+            arguments.append([write.snapshot for write in ordered])
             arguments += [list(column) for column in zip(*records.values(), strict=True)]
             assert len(arguments) == _ARITY
         driver = await self._held.driver()

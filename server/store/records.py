@@ -303,6 +303,9 @@ class GameWrite:
       change in the same transaction.
     - ``then_start``: a game to start for the same player in the same
       transaction (R17: abandoning a game to start another is atomic).
+    - ``snapshot``: the game's snapshot after this write (at ``new_version``),
+      kept in the same transaction where it is newer (``save_snapshots``' guard);
+      for an action that leaves its game active.
     """
 
     game_id: int
@@ -312,6 +315,7 @@ class GameWrite:
     request_id: str | None = None
     ending: Ending | None = None
     then_start: NewGame | None = None
+    snapshot: bytes | None = None
 
     def __post_init__(self) -> None:
         if self.ending is not None:  # accept "won" as well as Ending.WON
@@ -326,6 +330,8 @@ class GameWrite:
             raise ValueError(f"request id {self.request_id!r} is empty or too long")
         if self.then_start is not None and self.ending is None:
             raise ValueError("a new game starts only when this one ends (R17)")
+        if self.snapshot is not None and (self.action is None or self.ending is not None):
+            raise ValueError("a snapshot goes with an action that leaves its game active")
 
     @property
     def seq(self) -> int | None:

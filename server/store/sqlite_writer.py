@@ -65,6 +65,7 @@ from server.store.writes import (
     PLAIN_GAME_WIDTH,
     SQLITE_ONE_STATEMENTS,
     SQLITE_PLAIN_STATEMENTS,
+    SQLITE_SNAPSHOT,
     WriteOutcome,
     action_record,
     column_types,
@@ -278,6 +279,9 @@ class SqliteWriter:
             if game not in logged:  # the log ran ahead of the game: spoil the transaction
                 raise VersionConflict(game, step.versions[game])
         moved_ids = set(ids)
+        for snapshot_of, v, data in step.snapshots:  # now and then: a statement each
+            if snapshot_of in moved_ids:
+                conn.execute(SQLITE_SNAPSHOT, (data, v, snapshot_of, v))
         missing = [game for game in step.versions if game not in moved_ids]
         refused: dict[int, Any] = {}
         if missing:
@@ -297,19 +301,27 @@ class _Round(NamedTuple):
     all_actions: str
     versions: dict[int, int]  # each game's expected version
     one: tuple[tuple[Any, ...], ActionRecord] | None = None
+    snapshots: tuple[tuple[int, int, bytes], ...] = ()  # (game, version, data), now and then
 
 
 def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> _Round:
     versions = {write.game_id: write.version for write in writes}
+    snapshots = tuple(
+        (write.game_id, write.new_version, write.snapshot)
+        for write in writes
+        if write.snapshot is not None
+    )
     if len(writes) == 1:
         (write,) = writes
         game = game_row(write)[:PLAIN_GAME_WIDTH]
-        return _Round("", {}, "", versions, (game, actions[write.game_id]))
+        return _Round("", {}, "", versions, (game, actions[write.game_id]), snapshots)
     return _Round(
         compact_json([game_row(write) for write in writes]),
         actions,
         compact_json(list(actions.values())),  # one encoding for all: ActionRecord is a row
         versions,
+        None,
+        snapshots,
     )
 
 

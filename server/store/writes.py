@@ -77,7 +77,7 @@ from server.store.stats import record_game_end
 
 __all__ = ["WriteOutcome", "apply_write", "apply_writes", "save_play_times", "save_snapshots"]
 # Also used by ``sqlite_writer`` (the same statements on SQLite's plain driver):
-# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with PLAIN_GAME_WIDTH),
+# SQLITE_PLAIN_STATEMENTS, SQLITE_ONE_STATEMENTS (with PLAIN_GAME_WIDTH), SQLITE_SNAPSHOT,
 # column_types, compact_json, game_row, game_record, action_record, rounds;
 # and by ``pg_writer``: POSTGRESQL_ALONE (with its POSTGRESQL_ALONE_PARAMETERS) and
 # POSTGRESQL_ONE (with PLAIN_GAME_WIDTH).
@@ -121,7 +121,9 @@ _ENDING_COLUMNS: Final = ("status", "lost_reason")
 _SNAPSHOT: Final = ("snapshot", "snapshot_v")
 
 
-def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]:
+def _set(
+    value: Callable[[str], str], *, ending: bool = True, carried: bool = False
+) -> tuple[str, ...]:
     """The guarded update's assignments, the new values read by ``value(column)``.
 
     ``ending=False``: for writes that end no game, whose status stays active,
@@ -129,19 +131,29 @@ def _set(value: Callable[[str], str], *, ending: bool = True) -> tuple[str, ...]
     the index entries even when the value does not change (``games``' status is
     in two indexes): two more pages in the WAL per commit, twice the pages. The
     snapshot's columns are left out too: a write that ends its game sets them to
-    NULL, one that leaves it active keeps them.
+    NULL, one that leaves it active keeps them, unless ``carried``: the row has a
+    ``snapshot`` too (PostgreSQL's statements of ``pg_writer``), NULL but now and
+    then (``GameWrite.snapshot``), when it becomes the game's at the new version.
     """
     counters = (
         f"{name} = {value(name)}"
         for name, _type in _GAME_ROW[2:]
         if ending or name not in _ENDING_COLUMNS
     )
+    kept = {name: f"games.{name}" for name in _SNAPSHOT}
+    if carried:
+        data, version = value("snapshot"), value("version")
+        kept = {
+            "snapshot": f"COALESCE({data}, games.snapshot)",
+            "snapshot_v": f"CASE WHEN {data} IS NULL THEN games.snapshot_v ELSE {version} END",
+        }
     if not ending:
-        return (*counters, "updated_at = :now")
+        carries = (f"{name} = {kept[name]}" for name in _SNAPSHOT if carried)
+        return (*counters, "updated_at = :now", *carries)
     active = f"{value('status')} = '{_ACTIVE}'"
     finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
     # A game that ends drops its snapshot: a finished game is never restored from one.
-    dropped = (f"{name} = CASE WHEN {active} THEN games.{name} END" for name in _SNAPSHOT)
+    dropped = (f"{name} = CASE WHEN {active} THEN {kept[name]} END" for name in _SNAPSHOT)
     return (*counters, "updated_at = :now", finished, *dropped)
 
 
@@ -226,11 +238,15 @@ which are last, as a write that ends no game leaves them alone (``_set``)."""
 assert tuple(name for name, _type in _GAME_ROW[PLAIN_GAME_WIDTH:]) == _ENDING_COLUMNS
 
 
+_CARRIED_ROW: Final = (*_GAME_ROW, ("snapshot", "BYTEA"))
+"""``pg_writer``'s game row: ``game_row``'s columns, then the snapshot the write carries
+(``GameWrite.snapshot``; NULL but now and then)."""
+
 # The parameters of ``POSTGRESQL_ALONE``, in order ($1, $2, ...).
 POSTGRESQL_ALONE_PARAMETERS: Final = (
     "now",
     "node",
-    *(name for name, _kind in _GAME_ROW),
+    *(name for name, _kind in _CARRIED_ROW),
     *(name for name, _kind in _ACTION_ROW),
 )
 
@@ -254,9 +270,10 @@ def _postgresql_alone() -> str:
         return f"${position[name]}"
 
     now = "CAST($1 AS TIMESTAMP WITH TIME ZONE)"
+    assignments = _set(lambda name: f"v.{name}", carried=True)
     advance = _ADVANCE.format(
-        set=", ".join(_SET).replace(":now", now),
-        rows=_rows_source("postgresql", _GAME_ROW, "v", mark),
+        set=", ".join(assignments).replace(":now", now),
+        rows=_rows_source("postgresql", _CARRIED_ROW, "v", mark),
     )
     columns = ", ".join(f"a.{name}" for name, _kind in _ACTION_ROW)
     append = _APPEND.format(columns=columns, now=now, rows="a JOIN moved ON moved.id = a.game_id")
@@ -273,8 +290,11 @@ def _postgresql_alone() -> str:
 
 def _advance_one(game: dict[str, str], now: str) -> str:
     """Step 1 for one plain action (``_set``'s ``ending=False``), each of the game row's
-    columns read from its placeholder in ``game``, the time from ``now``."""
-    assignments = ", ".join(_set(game.__getitem__, ending=False)).replace(":now", now)
+    columns read from its placeholder in ``game``, the time from ``now``; the snapshot
+    the write carries too, if ``game`` has a placeholder for it."""
+    carried = "snapshot" in game
+    assignments = ", ".join(_set(game.__getitem__, ending=False, carried=carried))
+    assignments = assignments.replace(":now", now)
     return (
         f"UPDATE games SET {assignments}"
         f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
@@ -285,15 +305,17 @@ def _advance_one(game: dict[str, str], now: str) -> str:
 def _postgresql_one() -> str:
     """PostgreSQL: ``POSTGRESQL_ALONE`` for a batch of one plain action, with a
     parameter per value where that one has an array per column: ``$1`` the time,
-    ``$2`` the node, then ``game_row(write)[:PLAIN_GAME_WIDTH]`` and the action's
-    record, in column order. asyncpg encodes a one-element array at several times
-    the cost of its value, and a lone action has 20 of them."""
+    ``$2`` the node, then ``game_row(write)[:PLAIN_GAME_WIDTH]``, the action's
+    record, in column order, and last the snapshot the write carries (or NULL).
+    asyncpg encodes a one-element array at several times the cost of its value,
+    and a lone action has 20 of them."""
     game = {
         name: f"CAST(${n} AS {kind})"
         for n, (name, kind) in enumerate(_GAME_ROW[:PLAIN_GAME_WIDTH], start=3)
     }
     start = 3 + PLAIN_GAME_WIDTH
     action = [f"CAST(${n} AS {kind})" for n, (_name, kind) in enumerate(_ACTION_ROW, start=start)]
+    game["snapshot"] = f"CAST(${start + len(_ACTION_ROW)} AS BYTEA)"
     now = "CAST($1 AS TIMESTAMP WITH TIME ZONE)"
     advance = _advance_one(game, now)
     append = (
@@ -333,6 +355,11 @@ def _sqlite_one() -> tuple[str, str]:
 
 
 SQLITE_ONE_STATEMENTS: Final = _sqlite_one()
+SQLITE_SNAPSHOT: Final = (
+    "UPDATE games SET snapshot = ?, snapshot_v = ? WHERE id = ? AND version = ?"
+)
+"""SQLite: keep a snapshot a write carries (``GameWrite.snapshot``), in its transaction,
+after the write moved its game to that version: ``(data, v, game id, v)``."""
 ACTION_ROW_NAMES: Final = tuple(name for name, _type in _ACTION_ROW)
 
 
@@ -642,7 +669,21 @@ async def apply_writes(
     for indexes in rounds(writes):
         done = await _apply_round(conn, [writes[index] for index in indexes], now)
         outcomes.update(zip(indexes, done, strict=True))
-    return [outcomes[index] for index in range(len(writes))]
+    found = [outcomes[index] for index in range(len(writes))]
+    await save_snapshots(conn, snapshots_of(writes, found))
+    return found
+
+
+def snapshots_of(
+    writes: Sequence[GameWrite], outcomes: Sequence[object]
+) -> list[tuple[int, int, bytes]]:
+    """The (game id, version, data) of the snapshots that ``writes`` carry and whose
+    write committed (``outcomes``, in the same order), to keep in the same transaction."""
+    return [
+        (write.game_id, write.new_version, write.snapshot)
+        for write, outcome in zip(writes, outcomes, strict=True)
+        if write.snapshot is not None and isinstance(outcome, Committed)
+    ]
 
 
 async def apply_write(conn: AsyncConnection, write: GameWrite, now: datetime) -> WriteOutcome:

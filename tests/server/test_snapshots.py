@@ -245,20 +245,38 @@ async def test_a_game_evicted_from_memory_leaves_a_snapshot(start: Start) -> Non
     assert _cached(server, played.game).log_missing == played.v
 
 
-async def test_a_long_game_has_its_snapshot_written_as_it_plays(
-    start: Start, monkeypatch: pytest.MonkeyPatch
+async def test_every_snapshot_every_actions_the_snapshot_goes_with_the_action(
+    server: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """So that after a crash, too, no game replays more than SNAPSHOT_EVERY actions."""
-    assert SNAPSHOT_EVERY >= 100  # the write is separate from the actions': not too often
+    """In the action's own transaction, so that after a crash, too, no game replays more
+    than SNAPSHOT_EVERY actions."""
+    assert SNAPSHOT_EVERY <= 100
     monkeypatch.setattr(service_module, "SNAPSHOT_EVERY", 40)
-    server = await start()
     jo = await server.player("jo")
     played = await _started(jo, 8)
-    await played.play(40)
     store = _store(server)
-    snapshot = await _written(store, played.game)
+
+    async def lost(items: Any) -> int:  # no write in the background, as after kill -9
+        return 0
+
+    monkeypatch.setattr(store, "save_snapshots", lost)
+    await played.play(39)
+    _record, snapshot, _tail = await store.restore_game(played.game)
+    assert snapshot is None
+    await played.play(1)
+    _record, snapshot, _tail = await store.restore_game(played.game)  # at the ack already
     assert snapshot is not None and snapshot.v == 40
     assert _cached(server, played.game).snapshot_v == 40
+    await played.play(45)
+    token = jo.token
+    await server.restart()
+    _record, snapshot, tail = await _store(server).restore_game(played.game)
+    assert snapshot is not None and snapshot.v == 80 and len(tail) == 5
+    played.client = again = await server.connect()
+    await again.hello(token)
+    assert await _view(again, played.game) == played.expected()
+    await played.play(5)
+    assert await _view(again, played.game) == played.expected()
 
 
 async def test_a_game_its_last_connection_closes_has_its_snapshot_written(

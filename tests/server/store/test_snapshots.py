@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,6 +20,7 @@ from server.store import (
     SchemaOutdated,
     Store,
     StoredSnapshot,
+    VersionConflict,
 )
 from server.store import games as game_reads
 from server.store.games import GAME_COLUMNS
@@ -160,6 +162,62 @@ async def test_moves_keep_the_snapshot(store: Store, engine: AsyncEngine) -> Non
     record, snapshot, log = await store.restore_game(game.id)
     assert record is not None and record.version == 7
     assert snapshot == StoredSnapshot(2, b"two") and len(log) == 5
+
+
+def carrying(write: GameWrite, data: bytes) -> GameWrite:
+    """``write`` with the game's snapshot after it."""
+    return dataclasses.replace(write, snapshot=data)
+
+
+async def test_a_snapshot_an_action_carries_is_kept_with_it_on_every_write_path(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """The hot writer's lone write and batch, the general path's batch; each with its
+    action's version, another game's snapshot left alone."""
+    game = await played(store, 2)
+    other = await played(store, 2, "bert")
+    assert await store.save_snapshots([(other.id, 2, b"other")]) == 1
+    await store.commit(carrying(move(game.id, 2), b"three"))  # a batch of one
+    assert await stored_snapshot(engine, game.id) == (3, b"three")
+    await store.commit(move(game.id, 3))  # one without: the snapshot stays
+    assert await stored_snapshot(engine, game.id) == (3, b"three")
+    await asyncio.gather(  # one batch, one write carrying a snapshot
+        store.commit(carrying(move(game.id, 4), b"five")), store.commit(move(other.id, 2))
+    )
+    assert await stored_snapshot(engine, game.id) == (5, b"five")
+    assert await stored_snapshot(engine, other.id) == (2, b"other")
+    await store.append_actions([carrying(move(game.id, 5), b"six"), move(game.id, 6)])
+    assert await stored_snapshot(engine, game.id) == (6, b"six")
+    record, snapshot, log = await store.restore_game(game.id)
+    assert record is not None and record.version == 7
+    assert snapshot == StoredSnapshot(6, b"six") and len(log) == 1
+    big = SNAPSHOT * 4  # past PostgreSQL's inline size: kept out of line, read back whole
+    await asyncio.gather(
+        store.commit(carrying(move(game.id, 7), big)),
+        store.commit(carrying(move(other.id, 3), b"four")),
+    )
+    assert await stored_snapshot(engine, game.id) == (8, big)
+    assert await stored_snapshot(engine, other.id) == (4, b"four")
+
+
+async def test_a_refused_write_keeps_no_snapshot(store: Store, engine: AsyncEngine) -> None:
+    game = await played(store, 2)
+    with pytest.raises(VersionConflict):
+        await store.commit(carrying(move(game.id, 1), b"stale"))
+    both = await asyncio.gather(
+        store.commit(carrying(move(game.id, 0), b"stale")),
+        store.commit(carrying(move(game.id, 2), b"three")),
+        return_exceptions=True,
+    )
+    assert isinstance(both[0], VersionConflict) and not isinstance(both[1], BaseException)
+    assert await stored_snapshot(engine, game.id) == (3, b"three")
+
+
+def test_only_an_action_that_leaves_its_game_active_carries_a_snapshot() -> None:
+    with pytest.raises(ValueError, match="snapshot"):
+        GameWrite(1, 2, Progress(moves=3), ending=Ending.RESIGNED, snapshot=b"x")
+    with pytest.raises(ValueError, match="snapshot"):
+        carrying(dataclasses.replace(move(1, 2), ending=Ending.WON), b"x")
 
 
 @pytest.mark.parametrize("ending", list(Ending))
