@@ -7,7 +7,10 @@ plays), then SQLite copies that player,
 game and log ``--players`` times (each copy with a token of its own). The
 template server stops as a server does at a restart, writing the game's
 snapshot (``server.live``, "Snapshots"), and the copies keep it; with
-``--no-snapshots`` they have none, as after a crash. Then the server starts
+``--crash`` it is killed instead, and the copies keep the snapshot that the
+game's 100th action carried (with ``--log 199``, 99 actions to replay after
+it: the most a crash leaves); with ``--no-snapshots`` they have none, as for
+games stored before snapshots. Then the server starts
 afresh on that file, so no game is in its memory, and every player, at once:
 connects, says ``hello`` with its token (the welcome lists its unfinished game)
 and sends ``open_game``, which has the server read the game and restore its
@@ -104,7 +107,7 @@ _OPTIONS: dict[str, Any] = {"lost_budget_ms": 0, "easy_pool": 0, "winnable_pool"
 _OPTIONS |= {"hello_timeout_ms": 600_000, "cache_size": 1_000_000}
 SNAPSHOT_COLUMNS = {"snapshot", "snapshot_v"}
 FORGET_SNAPSHOTS = "UPDATE games SET snapshot = NULL, snapshot_v = NULL"
-COUNT_SNAPSHOTS = "SELECT count(*) FROM games WHERE snapshot IS NOT NULL"
+COUNT_SNAPSHOTS = "SELECT count(*), max(snapshot_v) FROM games WHERE snapshot IS NOT NULL"
 
 
 async def _template(url: str, log: int) -> None:
@@ -119,9 +122,9 @@ async def _template(url: str, log: int) -> None:
     await ws.close()
 
 
-def _copy(path: Path, players: int, snapshots: bool) -> tuple[list[str], int]:
+def _copy(path: Path, players: int, snapshots: bool) -> tuple[list[str], int, int | None]:
     """Copy the template player, game and log until there are ``players``: their tokens,
-    and how many games have a snapshot (none unless ``snapshots``)."""
+    how many games have a snapshot (none unless ``snapshots``), and its version."""
     tokens = [secrets.token_urlsafe(32) for _ in range(players)]
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -163,12 +166,12 @@ def _copy(path: Path, players: int, snapshots: bool) -> tuple[list[str], int]:
         )
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        restored = 0
+        restored, at = 0, None
         if set(stored) >= SNAPSHOT_COLUMNS:
-            ((restored,),) = conn.execute(COUNT_SNAPSHOTS).fetchall()
+            ((restored, at),) = conn.execute(COUNT_SNAPSHOTS).fetchall()
     finally:
         conn.close()
-    return tokens, restored
+    return tokens, restored, at
 
 
 RETRY_S = 0.5  # a client's pause before resending a request answered ``unavailable``
@@ -217,7 +220,9 @@ async def _come_back(
     return playing - sent, playing, reconnects + retried + again, connected, ws
 
 
-async def _copy_postgresql(url: URL, players: int, snapshots: bool) -> tuple[list[str], int]:
+async def _copy_postgresql(
+    url: URL, players: int, snapshots: bool
+) -> tuple[list[str], int, int | None]:
     """``_copy`` on PostgreSQL: the template player, game and log copied by the database."""
     tokens = [secrets.token_urlsafe(32) for _ in range(players)]
     conn = await asyncpg.connect(asyncpg_dsn(url))
@@ -262,10 +267,14 @@ async def _copy_postgresql(url: URL, players: int, snapshots: bool) -> tuple[lis
                 ],
             )
         await conn.execute("VACUUM ANALYZE")
-        restored = await conn.fetchval(COUNT_SNAPSHOTS) if stored >= SNAPSHOT_COLUMNS else 0
+        restored, at = 0, None
+        if stored >= SNAPSHOT_COLUMNS:
+            counted = await conn.fetchrow(COUNT_SNAPSHOTS)
+            assert counted is not None  # an aggregate's one row
+            restored, at = counted
     finally:
         await conn.close()
-    return tokens, restored
+    return tokens, restored, at
 
 
 async def _columns(conn: asyncpg.Connection, table: str) -> list[str]:
@@ -296,11 +305,13 @@ async def run_reconnect(
     timed: Callable[[int], contextlib.AbstractContextManager[None]] | None = None,
     target: str = "server",
     snapshots: bool = True,
+    crash: bool = False,
 ) -> dict[str, Any]:
     """One storm of ``players`` on SQLite, or in a database beside ``database_url``;
     or, ``target="echo"``, the same clients' storm against the ceiling (``bench.echo``).
-    Without ``snapshots`` the games are stored as after a crash: each is rebuilt from
-    its whole log.
+    Without ``snapshots`` the games are stored with none: each is rebuilt from its whole
+    log. With ``crash`` the template's server is killed (SIGKILL) after its last
+    action, not stopped: its game keeps only the snapshot its actions' commits carried.
 
     As ``bench.load.run_load``: ``source``, a tree whose server is run instead of
     this checkout's; ``wrapper``, a command the storm's server runs under; and
@@ -324,18 +335,21 @@ async def run_reconnect(
             if made is not None:
                 url = made.render_as_string(hide_password=False)
             port = free_port()
-            with started(server_command(port, data, url, _OPTIONS, source), source):
+            with started(server_command(port, data, url, _OPTIONS, source), source) as template:
                 await wait_for_port(port, time.monotonic() + 30)
                 await _template(f"ws://127.0.0.1:{port}/", log)
+                if crash:
+                    template.kill()
+                    template.wait()
             if made is None:
-                tokens, restored = _copy(path, players, snapshots)
+                tokens, restored, at = _copy(path, players, snapshots)
             else:
-                tokens, restored = await _copy_postgresql(made, players, snapshots)
+                tokens, restored, at = await _copy_postgresql(made, players, snapshots)
             port = free_port()
             command = [*(wrapper or []), *server_command(port, data, url, _OPTIONS, source)]
             report = await _storm(command, port, tokens, log, within, False, source, timed, wrapper)
             store = "sqlite" if made is None else "postgresql"
-            return report | {"store": store, "snapshots": restored}
+            return report | {"store": store, "snapshots": restored, "snapshot_v": at}
     finally:
         if made is not None:
             await drop_postgresql(made)
@@ -406,10 +420,13 @@ def format_reconnect(report: dict[str, Any]) -> str:
         head = f"{report['store']}: {players:,} {_plural(players, 'player')} with unfinished games "
         head += f"of {report['log']} actions "
         restored = report.get("snapshots", 0)
+        at = report.get("snapshot_v")
         if not restored:
-            head += "and no snapshots (each rebuilt from its whole log, as after a crash) "
-        elif restored == players:
+            head += "and no snapshots (each rebuilt from its whole log) "
+        elif restored == players and at == report["log"]:
             head += "with snapshots (as after a restart) "
+        elif restored == players:
+            head += f"with snapshots of version {at} (as after a crash) "
         else:
             head += f"({restored:,} with a snapshot) "
     if report["all_playing_s"] is not None:
@@ -448,7 +465,13 @@ def main() -> int:
     parser.add_argument(
         "--no-snapshots",
         action="store_true",
-        help="store the games without snapshots, as after a crash: each rebuilt from its log",
+        help="store the games without snapshots: each rebuilt from its whole log",
+    )
+    parser.add_argument(
+        "--crash",
+        action="store_true",
+        help="kill the template's server (SIGKILL) after its last action: only the snapshot"
+        " its actions' commits carried (every 100th action) is kept",
     )
     parser.add_argument(
         "--target",
@@ -471,6 +494,7 @@ def main() -> int:
             args.database_url,
             target=args.target,
             snapshots=not args.no_snapshots,
+            crash=args.crash,
         )
     )
     print(format_reconnect(report))

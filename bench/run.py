@@ -251,16 +251,23 @@ def stored_section(many: int, few: int = 100, actions: int = 2000) -> str:
     )
 
 
+CRASH_LOG = 199
+"""The unfinished games' length in ``make bench``'s storm after a crash: the snapshot of
+the 100th action, and 99 actions logged after it (``service.SNAPSHOT_EVERY``)."""
+
+
 def reconnect_section(players: int, database_url: str | None = None) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = _load()
     reports = [asyncio.run(run_reconnect(players, 100, target="echo"))]
-    for snapshots in (True, False):
-        reports.append(asyncio.run(run_reconnect(players, 100, snapshots=snapshots)))
-    stores = "SQLite, with the games' snapshots and with `--no-snapshots`"
+    # After a restart; and the worst a crash leaves: 99 actions after the last snapshot.
+    storms = [(100, False), (CRASH_LOG, True)]
+    for log, crash in storms:
+        reports.append(asyncio.run(run_reconnect(players, log, crash=crash)))
+    stores = f"SQLite, as after a restart and with `--crash --log {CRASH_LOG}`"
     if database_url:
-        for snapshots in (True, False):
-            storm = run_reconnect(players, 100, database_url=database_url, snapshots=snapshots)
+        for log, crash in storms:
+            storm = run_reconnect(players, log, database_url=database_url, crash=crash)
             reports.append(asyncio.run(storm))
         stores = f"{stores}; then PostgreSQL with `--database-url`, the same two ways"
     return "\n".join(
