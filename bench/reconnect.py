@@ -8,8 +8,8 @@ game and log ``--players`` times (each copy with a token of its own). The
 template server stops as a server does at a restart, writing the game's
 snapshot (``server.live``, "Snapshots"), and the copies keep it; with
 ``--crash`` it is killed instead, and the copies keep the snapshot that the
-game's 100th action carried (with ``--log 199``, 99 actions to replay after
-it: the most a crash leaves); with ``--no-snapshots`` they have none, as for
+game's last 50th action carried (with ``--log 149``, 49 actions to replay
+after the 100th's: the most a crash leaves); with ``--no-snapshots`` they have none, as for
 games stored before snapshots. Then the server starts
 afresh on that file, so no game is in its memory, and every player, at once:
 connects, says ``hello`` with its token (the welcome lists its unfinished game)
@@ -471,7 +471,7 @@ def main() -> int:
         "--crash",
         action="store_true",
         help="kill the template's server (SIGKILL) after its last action: only the snapshot"
-        " its actions' commits carried (every 100th action) is kept",
+        " its actions' commits carried (every 50th action) is kept",
     )
     parser.add_argument(
         "--target",

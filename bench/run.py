@@ -251,9 +251,10 @@ def stored_section(many: int, few: int = 100, actions: int = 2000) -> str:
     )
 
 
-CRASH_LOG = 199
+CRASH_LOG = 149
 """The unfinished games' length in ``make bench``'s storm after a crash: the snapshot of
-the 100th action, and 99 actions logged after it (``service.SNAPSHOT_EVERY``)."""
+the 100th action, and 49 actions logged after it, the most there are after a crash
+(``service.SNAPSHOT_EVERY``)."""
 
 
 def reconnect_section(players: int, database_url: str | None = None) -> str:

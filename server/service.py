@@ -187,7 +187,7 @@ LOADS_AT_ONCE: Final = 8
 """Games rebuilt in one turn of the event loop at most (``_load``: some tens of
 milliseconds), on SQLite with their reads."""
 SNAPSHOT_MIN_ACTIONS: Final = 10  # actions beyond the stored snapshot that make a new one due
-SNAPSHOT_EVERY: Final = 100  # a game this far ahead of its snapshot has one with its action
+SNAPSHOT_EVERY: Final = 50  # a game this far ahead of its snapshot has one with its action
 SNAPSHOTS_AT_ONCE: Final = 500  # snapshots written in one transaction
 SNAPSHOT_SHUTDOWN_S: Final = 5.0  # how long shutdown spends writing snapshots at most
 log = logging.getLogger(__name__)

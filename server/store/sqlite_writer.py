@@ -306,15 +306,17 @@ class _Round(NamedTuple):
 
 def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> _Round:
     versions = {write.game_id: write.version for write in writes}
+    if len(writes) == 1:  # a lone action: no generator to make
+        (write,) = writes
+        game = game_row(write)[:PLAIN_GAME_WIDTH]
+        snapshot = write.snapshot
+        carried = () if snapshot is None else ((write.game_id, write.new_version, snapshot),)
+        return _Round("", {}, "", versions, (game, actions[write.game_id]), carried)
     snapshots = tuple(
         (write.game_id, write.new_version, write.snapshot)
         for write in writes
         if write.snapshot is not None
     )
-    if len(writes) == 1:
-        (write,) = writes
-        game = game_row(write)[:PLAIN_GAME_WIDTH]
-        return _Round("", {}, "", versions, (game, actions[write.game_id]), snapshots)
     return _Round(
         compact_json([game_row(write) for write in writes]),
         actions,
