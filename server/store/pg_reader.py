@@ -258,11 +258,15 @@ class PostgresReader:
                 driver = await held.driver()
                 found = await kind.read(driver, list(batch))
             except BaseException as exc:
-                await held.drop()
                 for asked in batch.values():
                     for future in asked:
-                        if not future.done():
+                        if future.done():
+                            continue
+                        if isinstance(exc, Exception):
                             future.set_exception(_translated(exc))
+                        else:  # this batch was cancelled (the loop is ending): so are they
+                            future.cancel()
+                await held.drop()
                 if not isinstance(exc, Exception):
                     raise
                 return
@@ -288,15 +292,13 @@ def _signed_in(rows: Sequence[Sequence[Any]]) -> dict[str, SignedIn]:
     return signed_in
 
 
-def _translated(exc: BaseException) -> BaseException:
+def _translated(exc: Exception) -> Exception:
     """A read's error as the general path's (SQLAlchemy's), a new one for each reader."""
     if isinstance(exc, asyncpg.PostgresError):
         return sa_exc.DBAPIError("read", None, exc)
     if isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError):
         # InternalClientError: a connection the server closed under a statement
         return sa_exc.InterfaceError("read", None, exc)
-    if isinstance(exc, asyncio.CancelledError):
-        return asyncio.CancelledError()
     try:  # one exception raised in several tasks would gather all their tracebacks
         return copy.copy(exc)
     except Exception:
