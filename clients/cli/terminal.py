@@ -50,6 +50,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
 __all__ = [
@@ -64,6 +66,17 @@ __all__ = [
 ]
 
 Words = Callable[[], Iterable[str]]
+
+_NO_MOUSE = KeyBindings()
+
+
+@_NO_MOUSE.add(Keys.Vt100MouseEvent)
+def _no_mouse(event: KeyPressEvent) -> None:
+    """Drop what the line editor's input parser takes for a mouse report. The client asks
+    the terminal for none, so it is an escape sequence typed or pasted (``ESC [ 3 1 m``,
+    colour in copied text), on which prompt_toolkit's own handler fails with a traceback.
+    """
+
 
 STAND_IN = "scorpion-stand-in"
 STAND_INS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "·": "-", "⋮": ":", "▒": "#", "…": "..."}
@@ -258,6 +271,7 @@ class Terminal:
                 completer=WordCompleter(lambda: self.words()),
                 complete_while_typing=False,
                 refresh_interval=1.0,
+                key_bindings=_NO_MOUSE,
             )
         status = self.status
         toolbar = None if status is None else (lambda: ANSI(self._shown(status())))

@@ -276,3 +276,19 @@ async def test_an_ascii_terminal_shows_suit_letters(
         await shown.keys("7c 5", "Enter")
         text = await shown.wait_for("moved 7C")
         assert "10H" in text and "?" not in text.replace("? for help", "")
+
+
+@pytest.mark.parametrize("sequence", ["\x1b[31m", "\x1b[0m", "\x1b[1;2;3M"])
+async def test_a_pasted_escape_sequence_is_no_mouse_and_no_traceback(
+    server: Running, tmp_path: Path, ada: str, sequence: str
+) -> None:
+    """The line editor's input parser reads ``ESC [ 3 1 m`` (colour codes in pasted text)
+    as a terminal's mouse report, which the editor's own handler failed on."""
+    err = tmp_path / "err.txt"
+    async with launch(server, tmp_path, "play", "--level", "hard", "--deal", "1", err=err) as shown:
+        await shown.wait_for(r"(?m)^>")
+        await shown.keys("-l", sequence)  # literally, as a paste would type it
+        await shown.keys("7c 5", "Enter")
+        text = await shown.wait_for("moved 7♣")
+    assert "Unhandled exception" not in text and "Traceback" not in text, text
+    assert "Traceback" not in err.read_text()
