@@ -4,10 +4,11 @@ import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
 import { drag, expect, shot, startGame, test, uniqueName } from "./fixtures";
 
+/** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
-  en: /must go onto a card/,
-  fi: /on siirrettävä/,
-  ru: /можно положить только/,
+  en: /^2♦ must go onto a card/,
+  fi: /^2♦ on siirrettävä/,
+  ru: /^Карту 2♦ можно положить только/,
 };
 
 /** English strings of ours on the page (header, screen and notices, not the language menu). */

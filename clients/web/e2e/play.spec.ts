@@ -37,7 +37,7 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   const board = await columns(page);
   const wrong = board.findIndex((cards, i) => i + 1 !== twoFrom && cards.length > 0 && cards.at(-1) !== "3D") + 1;
   await drag(page, "2D", wrong);
-  await expect(page.locator(".toast.error")).toContainText("must go onto a card");
+  await expect(page.locator(".toast.error")).toContainText("2♦ must go onto a card"); // the card as the table shows it
   expect(await version(page)).toBe(2);
   expect(await columnOf(page, "2D")).toBe(twoFrom);
   await expect(page.locator('.card.up[data-card="2D"]')).not.toHaveClass(/dragging/);

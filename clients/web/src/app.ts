@@ -24,7 +24,7 @@ import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale }
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { forget, load, save } from "./storage";
-import { hintText, levelRows, lostText } from "./words";
+import { errorText, hintText, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
   EventBatch,
@@ -397,7 +397,7 @@ export class App {
   private failed(reply: ServerMessage): void {
     if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
     if (reply.code === "unauthenticated") return this.signedOut(reply.message);
-    this.say(reply.message);
+    this.say(errorText(reply));
   }
 
   /** The token no longer works (revoked from another device, or expired): sign in again. */

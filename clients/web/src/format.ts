@@ -24,6 +24,18 @@ export function cardLabel(card: string): string {
   return face.rank + SUIT_SYMBOL[face.suit];
 }
 
+/** A card as the server spells it in its messages' text ("7C"): a rank and a suit, standing alone. */
+const WIRE_CARD = /\b[2-9TJQKA][SHDC]\b/g;
+
+/**
+ * A server message with the cards it names as the page shows cards:
+ * "7C has nowhere to go." → "7♣ has nowhere to go." (the server words a rule's
+ * refusal in the player's language, but names cards in the wire's spelling).
+ */
+export function cardsInText(text: string): string {
+  return text.replace(WIRE_CARD, (card) => cardLabel(card));
+}
+
 /** Play time as m:ss, or h:mm:ss from an hour on. */
 export function clock(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));

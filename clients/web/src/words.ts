@@ -8,11 +8,41 @@
  * game asked for as winnable, those games (`winnable: true`). The two are never
  * added up: a winnable streak is not the level's streak.
  */
-import { cardLabel } from "./format";
+import { cardLabel, cardsInText } from "./format";
 import { t } from "./i18n";
-import type { HintEvent, StatsRow } from "./wire";
+import type { ErrorReply, HintEvent, StatsRow, VerifyResultRejectedAction } from "./wire";
 
 type Level = StatsRow["level"];
+type RuleCode = VerifyResultRejectedAction["code"];
+
+/** The rule codes (PROTOCOL.md section 9): the server words them in the hello's locale. */
+const RULE_CODES: Record<RuleCode, true> = {
+  not_face_up: true,
+  bad_column: true,
+  same_column: true,
+  empty_column_kings_only: true,
+  not_one_lower: true,
+  same_suit_required: true,
+  no_destination: true,
+  stock_empty: true,
+  stock_not_allowed: true,
+  nothing_to_undo: true,
+  game_over: true,
+};
+
+export function isRuleCode(code: string): code is RuleCode {
+  return Object.hasOwn(RULE_CODES, code);
+}
+
+/**
+ * A refusal as the page says it. A rule's refusal is the server's message,
+ * already in the player's language, with its cards shown as the table shows
+ * them ("7♣", not "7C").
+ */
+export function errorText(reply: Pick<ErrorReply, "code" | "message">): string {
+  if (isRuleCode(reply.code)) return cardsInText(reply.message);
+  return reply.message;
+}
 
 /** The hint as a sentence: a move, the deal, or why there is no move to give. */
 export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reason">): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cardFace, cardLabel, clock, percent } from "../src/format";
+import { cardFace, cardLabel, cardsInText, clock, percent } from "../src/format";
 import { STRINGS, preferredLocale } from "../src/i18n";
 
 describe("format", () => {
@@ -9,6 +9,15 @@ describe("format", () => {
     expect(cardLabel("QD")).toBe("Q♦");
     expect(cardLabel("4C")).toBe("4♣");
     expect(() => cardFace("1X")).toThrow();
+  });
+
+  it("shows the cards a server message names as the table does, and nothing else", () => {
+    expect(cardsInText("7C has nowhere to go.")).toBe("7♣ has nowhere to go.");
+    expect(cardsInText("Карту QH можно положить только на карту ровно на ранг старше.")).toBe(
+      "Карту Q♥ можно положить только на карту ровно на ранг старше.",
+    );
+    expect(cardsInText("KS, TD and 2H")).toBe("K♠, 10♦ and 2♥");
+    expect(cardsInText("There is no column 12. ABS 1S 7CS")).toBe("There is no column 12. ABS 1S 7CS");
   });
 
   it("shows play time as m:ss and h:mm:ss", () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { setLocale, STRINGS } from "../src/i18n";
 import type { StatsRow } from "../src/wire";
-import { hintText, levelRows, lostText } from "../src/words";
+import { errorText, hintText, levelRows, lostText } from "../src/words";
 
 function row(level: StatsRow["level"], winnable: boolean, games: number): StatsRow {
   return {
@@ -66,5 +66,19 @@ describe("a level's stats rows", () => {
     expect(levelRows(stats, "classic").random?.games).toBe(0);
     expect(levelRows(stats, "classic").winnable).toBeUndefined();
     expect(levelRows(stats, "relaxed")).toEqual({ random: undefined, winnable: undefined });
+  });
+});
+
+describe("a rule's refusal", () => {
+  it("names its card as the table shows cards, in every language", () => {
+    // the server's words for no_destination in en, fi and ru (engine/errors.py)
+    expect(errorText({ code: "no_destination", message: "7C has nowhere to go." })).toBe("7♣ has nowhere to go.");
+    expect(errorText({ code: "no_destination", message: "Kortille 7S ei ole paikkaa." })).toBe("Kortille 7♠ ei ole paikkaa.");
+    expect(errorText({ code: "no_destination", message: "Карту 5S некуда переложить." })).toBe("Карту 5♠ некуда переложить.");
+    expect(errorText({ code: "same_column", message: "TH is already in column 3." })).toBe("10♥ is already in column 3.");
+    expect(errorText({ code: "not_one_lower", message: "AD must go onto a card exactly one rank higher." })).toBe(
+      "A♦ must go onto a card exactly one rank higher.",
+    );
+    expect(errorText({ code: "nothing_to_undo", message: "There is nothing left to undo." })).toBe("There is nothing left to undo.");
   });
 });
