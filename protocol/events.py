@@ -222,7 +222,8 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
         "lost_position",
         "The solver proved that the position can no longer be won. Checked when a game "
         "starts (so a deal that cannot be won is said at once), after each action and at the "
-        "first open_game of a game the server had not checked.",
+        "first open_game of a game the server had not checked; a connection that opens a "
+        "game already proved lost at its current version is told again.",
         {"from_deal": False},
         Field(
             "from_deal",

@@ -155,6 +155,7 @@ class LiveGame:
         self.status = record.status
         self.checking = False  # a lost-position check is in flight
         self.recheck = False
+        self.lost_at: tuple[int, bool] | None = None  # (version, from the deal) proved lost
         self.broken = False  # a commit failed: memory may be ahead of the store
         self.syncing = False  # catching up with another node's commits
         self.resync = False

@@ -1070,7 +1070,18 @@ class GameService:
             self._sync_clock(live)
             if not live.finished and not self.lost_checks.seen(live):
                 self._check_lost(live)
+            elif not live.finished and live.lost_at and live.lost_at[0] == live.version:
+                # Proved lost already: said again to this connection (a page reloaded).
+                self.hub.send(session.outbox, self._lost_position(live))
         return None
+
+    @staticmethod
+    def _lost_position(live: LiveGame) -> Reply:
+        """The ``lost_position`` event of ``live``'s current version (``lost_at``)."""
+        assert live.lost_at is not None
+        version, from_deal = live.lost_at
+        event = build.lost_position(from_deal=from_deal)
+        return build.events(game=live.id, v=version, events=[event])
 
     def _opening(self, live: LiveGame, re: RequestId, since: int | None) -> Reply:
         """A catch_up from ``since`` when the history allows, else a snapshot.
@@ -1411,9 +1422,8 @@ class GameService:
                 lost = await self.lost_checks.check(live)
                 current = live.version == version and self._games.get(live.id) is live
                 if lost is not None and current and not live.finished:
-                    event = build.lost_position(from_deal=lost)
-                    message = build.events(game=live.id, v=version, events=[event])
-                    self.hub.push(live.id, message)
+                    live.lost_at = version, lost
+                    self.hub.push(live.id, self._lost_position(live))
                 if not live.recheck:
                     return
         finally:

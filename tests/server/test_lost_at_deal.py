@@ -91,3 +91,27 @@ async def test_the_deal_verdict_is_searched_once_per_database(checking: Running)
         await lost_pushes(ned, checking, game)
     assert checking.server.service is not None
     assert checking.server.service.solver.lost_searches == 1
+
+
+async def test_a_connection_that_opens_a_game_proved_lost_is_told_so_too(
+    checking: Running,
+) -> None:
+    """A page reloaded after the announcement: the check is not run again, its verdict is
+    said again to the connection that opens the game; not once the game has moved on."""
+    kim = await checking.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+    assert len(await lost_pushes(kim, checking, game)) == 1
+    again = await checking.connect()
+    await again.hello(kim.token)
+    assert (await again.request("open_game", game=game))["v"] == 0
+    assert await lost_pushes(again, checking, game) == [
+        {"v": 0, "type": "lost_position", "from_deal": True}
+    ]
+    assert await lost_pushes(kim, checking, game) == []  # said to the one that opened it
+    assert (await kim.request("deal", game=game, v=0))["type"] == "ack"
+    await lost_pushes(kim, checking, game)
+    third = await checking.connect()
+    await third.hello(kim.token)
+    assert (await third.request("open_game", game=game))["v"] == 1
+    pushes = await lost_pushes(third, checking, game)
+    assert all(push["v"] == 1 for push in pushes), pushes  # never the old version's

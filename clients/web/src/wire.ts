@@ -984,7 +984,7 @@ running: boolean
 time_ms: number
 }
 /**
- * The solver proved that the position can no longer be won. Checked when a game starts (so a deal that cannot be won is said at once), after each action and at the first open_game of a game the server had not checked.
+ * The solver proved that the position can no longer be won. Checked when a game starts (so a deal that cannot be won is said at once), after each action and at the first open_game of a game the server had not checked; a connection that opens a game already proved lost at its current version is told again.
  */
 export interface LostPositionEvent {
 /**
