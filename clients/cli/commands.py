@@ -159,7 +159,7 @@ def _new(words: list[str], force: bool) -> Command:
             if deal is not None:  # two deals
                 raise CommandError(_("command.usage_new"))
             deal = parse_deal(word)
-        elif word.lstrip("-").isdigit():  # digits of any script: a number, not a level
+        elif word.lstrip("-").isdigit() or level is not None:  # a number, or after a level
             raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))
         else:
             raise CommandError(_("command.bad_level", level=word, levels=", ".join(LEVELS)))

@@ -215,8 +215,7 @@ async def test_a_column_that_is_not_ascii_digits_is_a_usage_error(
     code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
     assert code == 0, out
     assert "usage: 7c [column]" in out
-    wrong = "unknown level x" if column == "x" else f"{column} is not a deal number"
-    assert wrong in out
+    assert f"{column} is not a deal number" in out  # after a level, the deal is wrong
 
 
 @pytest.mark.parametrize("text", ["²", "①", "３", "٣", "1" * 5000, "0"])

@@ -39,6 +39,10 @@ def test_commands() -> None:
     assert parse("r") == Command("restart") and parse("p") == Command("pause")
     assert parse("n") == Command("new")
     assert parse("n hard") == Command("new", level="hard")
+    with pytest.raises(CommandError, match="unknown level abc"):
+        parse("n abc")
+    with pytest.raises(CommandError, match="abc is not a deal number"):
+        parse("n hard abc")  # after a level, what follows is the deal
     assert parse("n! easy") == Command("new", level="easy", force=True)
     assert parse("s") == Command("stats") and parse("?") == Command("help")
     assert parse("q") == Command("quit") and parse("  ") is None
