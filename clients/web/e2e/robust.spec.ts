@@ -512,3 +512,44 @@ test("a connection the server closes as too many, or as abuse, says why while it
   await expect(page.locator("form.register")).toBeVisible();
   await expect(page.locator(".toast.refused")).toHaveCount(0);
 });
+
+test("the clock holds still while the connection is lost, and takes the server's time on reconnecting", async ({ page, server }) => {
+  // the server stops a game's clock when no connection has it open (PROTOCOL.md section 6)
+  let down = false;
+  let latest: { close: () => void } = { close: () => {} };
+  const resyncs: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    if (down) {
+      void ws.close({ code: 1001 });
+      return;
+    }
+    latest = { close: () => void ws.close({ code: 1001 }) };
+    const send = (message: Message) => ws.send(Buffer.from(encode(message)));
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "hello") send(welcome(message));
+      else if (message.type === "open_game" && message.since === undefined) send({ type: "game", re: message.id, game: 42, v: 0, view: VIEW });
+      else if (message.type === "open_game") {
+        resyncs.push(message);
+        send({ type: "catch_up", re: message.id, game: 42, v: 0, events: [], time_ms: 300_000, running: true });
+      } else send({ type: "ack", re: message.id, game: 42, v: 0 });
+    });
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  const clock = page.locator(".status .clock");
+  await expect(clock).toHaveText("0:01"); // running
+  down = true;
+  latest.close();
+  await expect(page.locator(".toast.offline")).toBeVisible();
+  const shown = await clock.textContent();
+  await page.waitForTimeout(2500);
+  await expect(page.locator(".toast.offline")).toBeVisible();
+  expect(await clock.textContent()).toBe(shown); // still, while nothing counts it
+  await expect(page.locator(".paused")).toHaveCount(0); // a lost connection is no pause
+  down = false;
+  await expect(clock).toHaveText(/^5:0[0-9]$/); // the server's time, once the page has its game again
+  expect(resyncs).toHaveLength(1);
+  await expect(page.locator(".paused")).toHaveCount(0);
+  await expect(page.locator(".toast.offline")).toHaveCount(0);
+});

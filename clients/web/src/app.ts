@@ -15,7 +15,7 @@
  * acknowledged, or an action refused with `paused` (another device paused it),
  * settles it at once: the board is hidden and the refusal is not an error.
  */
-import { boardFrom, catchUp, receive, scoreAt, timeAt, type GameBoard } from "./board";
+import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { ProtocolError } from "./checks";
 import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
@@ -151,6 +151,8 @@ export class App {
       onPush: (push) => this.push(push),
       onState: (state) => {
         this.online = state;
+        // the server stops the clock of a game no connection has open: so does the page, until its resync
+        if (state !== "open" && this.board) this.board = holdClock(this.board, performance.now());
         // the language was changed while the connection's hello was on its way: say the new one
         if (state === "open" && this.helloLocale !== locale()) this.sayLocale();
         this.render();
@@ -733,7 +735,8 @@ export class App {
 
   private paused(): boolean {
     const board = this.board;
-    if (!board || board.view.status !== "active" || board.view.running) return false;
+    // a clock held by the page while the connection was lost is no pause
+    if (!board || board.view.status !== "active" || board.view.running || board.held) return false;
     if (this.knownPaused) return true;
     return performance.now() - this.openedAt >= PAUSE_GRACE_MS && this.online === "open";
   }

@@ -19,6 +19,13 @@ export interface GameBoard {
   view: View;
   /** performance.now() (or any monotonic ms) when view.time_ms was current. */
   clockAt: number;
+  /**
+   * The clock was stopped here, not by the server: the connection was lost,
+   * and the server stops a game's clock when no connection has it open
+   * (section 6). It stays still until the server's time comes again (a
+   * resync, or a `clock` or `snapshot` event).
+   */
+  held?: boolean;
 }
 
 function cloneColumns(columns: Column[]): Column[] {
@@ -158,13 +165,15 @@ export function boardFrom(game: number, v: number, view: View, now: number): Gam
 function applyAll(board: GameBoard, events: Event[], now: number): GameBoard {
   let view = board.view;
   let clockAt = board.clockAt;
+  let held = board.held;
   for (const event of events) {
     if (event.type === "clock" || event.type === "snapshot" || event.type === "won") {
       clockAt = now;
+      held = false;
     }
     view = applyEvent(view, event);
   }
-  return { ...board, view, clockAt };
+  return { ...board, view, clockAt, held };
 }
 
 export type Received =
@@ -214,7 +223,18 @@ export function catchUp(board: GameBoard, reply: CatchUpReply, now: number): Gam
   }
   fits(next.v >= reply.v, `the catch-up stops at version ${next.v}, short of ${reply.v}`);
   const view = { ...next.view, time_ms: reply.time_ms, running: reply.running };
-  return { ...next, v: reply.v, view, clockAt: now };
+  return { ...next, v: reply.v, view, clockAt: now, held: false };
+}
+
+/**
+ * The board with its clock held still at `now`: the connection is lost, and
+ * the server has stopped the game's clock (section 6), so the page shows the
+ * time reached rather than count on; the server's time comes back with the
+ * resync after reconnecting.
+ */
+export function holdClock(board: GameBoard, now: number): GameBoard {
+  if (!board.view.running) return board;
+  return { ...board, view: { ...board.view, running: false, time_ms: timeAt(board, now) }, clockAt: now, held: true };
 }
 
 /** Play time at `now` (section 6): the view's, plus the time since while running. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyEvent, boardFrom, catchUp, receive, scoreAt, timeAt } from "../src/board";
+import { applyEvent, boardFrom, catchUp, holdClock, receive, scoreAt, timeAt } from "../src/board";
 import type { Event, EventsPush } from "../src/wire";
 import { view } from "./fixtures";
 
@@ -180,5 +180,26 @@ describe("versions and the clock", () => {
     expect(scoreAt(points, 999_999)).toBe(100);
     const won = { ...board, view: { ...board.view, status: "won" as const, score: 2652 } };
     expect(scoreAt(won, 999_999)).toBe(2652);
+  });
+
+  it("holds the clock still while the connection is lost, and takes the server's time again", () => {
+    const board = boardFrom(42, 1, view({ time_ms: 29_000, running: true, earned: 100 }), 1000);
+    const held = holdClock(board, 3000); // lost at 31 s of play
+    expect(held.held).toBe(true);
+    expect(timeAt(held, 3000)).toBe(31_000);
+    expect(timeAt(held, 60_000)).toBe(31_000); // a minute offline counts nothing
+    expect(scoreAt(held, 60_000)).toBe(70);
+    expect(holdClock(held, 90_000)).toBe(held); // lost again before the resync: still the same time
+    // the resync after reconnecting: the server's time, running from then on
+    const back = catchUp(held, { type: "catch_up", re: 1, game: 42, v: 1, events: [], time_ms: 31_200, running: true }, 61_000);
+    expect(back.held).toBe(false);
+    expect(timeAt(back, 61_000)).toBe(31_200);
+    expect(timeAt(back, 62_000)).toBe(32_200);
+    // or a clock event of the server's, as a snapshot would be
+    const clocked = receive(held, { type: "events", game: 42, v: 1, events: [{ type: "clock", running: true, time_ms: 31_100 }] }, 70_000);
+    expect(clocked.kind === "applied" && [clocked.board.held, timeAt(clocked.board, 71_000)]).toEqual([false, 32_100]);
+    // a clock already stopped (a paused game) is the server's own, not held
+    const paused = boardFrom(42, 1, view({ time_ms: 5000, running: false }), 0);
+    expect(holdClock(paused, 9000)).toBe(paused);
   });
 });
