@@ -3,7 +3,7 @@
 // answered, then gives it back.
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
-import { expect, register, startGame, test, uniqueName } from "./fixtures";
+import { atVersion, expect, register, startGame, tap, test, uniqueName } from "./fixtures";
 
 /** The focused element, as tag and the attribute that names it. */
 function focused(page: Page): Promise<string> {
@@ -89,4 +89,32 @@ test("a question keeps the focus until answered, then gives it back", async ({ p
   await expect(page.locator(".dialog")).toHaveCount(0);
   expect(await focused(page)).toBe("button[data-action=resign]");
   await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+});
+
+/** A key pressed on a keyboard whose layout types `key` there: the physical key is `code` (KeyD). */
+async function pressOnLayout(page: Page, key: string, code: string): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  const keyCode = code.charCodeAt(3); // KeyD: the D key's virtual key code, 68
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key, code, text: key, windowsVirtualKeyCode: keyCode });
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key, code, windowsVirtualKeyCode: keyCode });
+  await cdp.detach();
+}
+
+test("the D, U, H and P keys work on a Russian keyboard layout", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("йцукен"));
+  await startGame(page, "medium", knownDeal());
+  await pressOnLayout(page, "р", "KeyH"); // the key marked H types р
+  await atVersion(page, 1);
+  await expect(page.locator(".banner.hint")).toBeVisible();
+  await tap(page, "QD");
+  await atVersion(page, 2);
+  await pressOnLayout(page, "г", "KeyU"); // U
+  await atVersion(page, 3);
+  await pressOnLayout(page, "в", "KeyD"); // D: the stock is dealt
+  await atVersion(page, 4);
+  await expect(page.locator(".stock")).toBeDisabled();
+  await pressOnLayout(page, "з", "KeyP"); // P: paused, and P again goes on
+  await expect(page.locator(".paused")).toBeVisible();
+  await pressOnLayout(page, "з", "KeyP");
+  await expect(page.locator(".table")).toBeVisible();
 });

@@ -20,6 +20,7 @@ import { ProtocolError } from "./checks";
 import { Connection, Disconnected } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
+import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
@@ -1326,8 +1327,8 @@ export class App {
     if (this.screen !== "game") return;
     if ((event.target as HTMLElement).closest("input, select, textarea")) return;
     const focused = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
-    if (focused && /^[0-9]$/.test(event.key)) {
-      const to = event.key === "0" ? 10 : Number(event.key);
+    const to = columnKey(event);
+    if (focused && to !== null) {
       void this.move(focused.dataset.card ?? "", to);
       event.preventDefault();
       return;
@@ -1338,7 +1339,9 @@ export class App {
       h: () => void this.act({ type: "hint" }),
       p: () => void this.act({ type: this.paused() ? "resume" : "pause" }),
     };
-    const action = actions[event.key.toLowerCase()];
+    // the keys marked D, U, H and P on any layout (src/keys.ts)
+    const letter = shortcutLetter(event);
+    const action = letter === null ? undefined : actions[letter];
     if (action) {
       action();
       event.preventDefault();
