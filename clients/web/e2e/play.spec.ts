@@ -277,3 +277,18 @@ test("the hint's outline leaves the cards on the hinted card on top", async ({ p
   });
   expect(found).toEqual([["7S", "7S"], ["JS", "JS"], ["4C", "4C"]]);
 });
+
+test("a long name is cut in the header: the page never scrolls sideways at 360 px", async ({ page, server }) => {
+  const name = uniqueName("W").padEnd(32, "W"); // the longest name there is, of wide letters
+  const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await register(page, server.url, name);
+  await expect(page.locator("header .who")).toHaveAttribute("title", name); // the whole name, on hovering
+  expect(await sideways()).toBe(0);
+  expect(await page.locator("header .who").evaluate((node) => node.scrollWidth > node.clientWidth)).toBe(true); // cut
+  await shot(page, "lobby-long-name");
+  await page.setViewportSize({ width: 360, height: 740 });
+  await startGame(page, "medium", knownDeal());
+  expect(await sideways()).toBe(0);
+  await shot(page, "game-long-name");
+});

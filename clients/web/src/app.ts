@@ -789,7 +789,8 @@ export class App {
       {},
       h("h1", {}, h("span.logo", { "aria-hidden": "true" }, "♠"), t("title")),
       nav,
-      h("span.who", {}, this.player?.name ?? ""),
+      // a long name is cut with an ellipsis (style.css): the whole of it on hovering
+      h("span.who", { title: this.player?.name ?? "" }, this.player?.name ?? ""),
       select,
     );
   }
