@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
-import { drag, expect, shot, startGame, test, uniqueName } from "./fixtures";
+import { drag, expect, register, shot, startGame, test, uniqueName } from "./fixtures";
 
 /** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
@@ -95,4 +95,27 @@ test("a language chosen while the connection says hello is the one the server sp
   await startGame(page, "medium", knownDeal());
   await drag(page, "2D", 5);
   await expect(page.locator(".toast.error")).toHaveText(REFUSED.ru);
+});
+
+test("a refusal that is no rule's is said in the page's language, never in the server's words", async ({ page, server }) => {
+  const name = uniqueName("taken");
+  await register(page, server.url, name);
+  await page.addInitScript(() => {
+    if (sessionStorage.getItem("seeded")) return;
+    sessionStorage.setItem("seeded", "1");
+    localStorage.setItem("scorpion.locale", "fi");
+    localStorage.setItem("scorpion.token", "an-unknown-token"); // read, but the server has no such token
+  });
+  await page.goto(server.url);
+  await expect(page.locator("p.error")).toHaveText(STRINGS.fi.badToken);
+  expect(await english(page, "fi")).toEqual([]);
+  await page.locator("#name").fill("   "); // only spaces: no name
+  await page.locator("form.register button").click();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.fi.badName);
+  await page.locator("select.language").selectOption("ru");
+  await page.locator("#name").fill(name); // another player's
+  await page.locator("form.register button").click();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.ru.error_duplicate_name);
+  expect(await english(page, "ru")).toEqual([]);
+  await shot(page, "refused-name-ru");
 });

@@ -6,6 +6,7 @@ import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { view } from "../test/fixtures";
+import { STRINGS } from "../src/i18n";
 import { atVersion, expect, register, startGame, still, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
@@ -87,7 +88,7 @@ test("a stored token the server cannot read is forgotten: sign in again, asked o
   });
   await page.goto(server.url);
   await expect(page.locator("form.register")).toBeVisible();
-  await expect(page.locator("p.error")).toContainText("token");
+  await expect(page.locator("p.error")).toHaveText(STRINGS.en.badToken);
   await page.waitForTimeout(1500); // time for any hello more
   expect(hellos.map((hello) => "token" in hello)).toEqual([true, false]);
   expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
@@ -102,7 +103,7 @@ test("a refused hello is said on the page, and asked again after a growing delay
     message.type === "hello" ? [refusal(message, "unavailable", "The server is starting; try again soon.")] : [],
   );
   await page.goto(server.url);
-  await expect(page.locator(".toast.refused")).toHaveText("The server is starting; try again soon.");
+  await expect(page.locator(".toast.refused")).toHaveText(STRINGS.en.error_unavailable);
   await page.waitForTimeout(3000);
   // 0.25 s, 0.5 s, 1 s, 2 s: at most five hellos in the first three seconds, not one every 0.25 s
   expect(wire.sockets).toBeGreaterThanOrEqual(3);
@@ -128,7 +129,7 @@ test("an unfinished game that cannot be opened leads to the lobby, which offers 
   await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
   await page.goto(server.url);
   await expect(page.locator("main.lobby")).toBeVisible();
-  await expect(page.locator(".toast.error")).toHaveText("The game store is slow; try again.");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.error_unavailable); // said by its code, not the server's words
   refuse = false;
   await page.locator('[data-action="continue"]').click();
   await expect(page.locator("main.game")).toBeVisible();
@@ -319,7 +320,7 @@ test("a list the server fails to give is said, not shown as empty", async ({ pag
   await page.goto(server.url);
   await expect(page.locator("main.lobby")).toBeVisible();
   await page.locator("nav button", { hasText: "Past games" }).click();
-  await expect(page.locator(".toast.error")).toHaveText("The game store is slow; try again.");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.error_unavailable); // said by its code, not the server's words
   await expect(page.locator("main.history")).not.toContainText("No games yet.");
   await expect(page.locator("main.history p")).toHaveCount(0);
 });
@@ -439,7 +440,7 @@ test("a game the server no longer has leads back to the lobby, said", async ({ p
   await expect(page.locator("main.game")).toBeVisible();
   wire.close(); // the page reconnects, and its resync is refused
   await expect(page.locator("main.lobby")).toBeVisible();
-  await expect(page.locator(".toast.error")).toHaveText("No such game.");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.error_not_found);
   await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
 });
 

@@ -1,4 +1,5 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
+import { STRINGS } from "../src/i18n";
 import { knownDeal, TestServer } from "./server";
 import { atVersion, drag, expect, register, startGame, tap, test, uniqueName, watch, type Watch } from "./fixtures";
 
@@ -76,7 +77,7 @@ test("a second device signs in with the token and continues the game", async ({ 
   await other.locator("details.other-device summary").click();
   await other.locator("#token").fill("not-a-token");
   await other.locator("form.token button").click();
-  await expect(other.locator("p.error")).toBeVisible(); // the server's unauthenticated message
+  await expect(other.locator("p.error")).toHaveText(STRINGS.en.badToken); // refused as unauthenticated
   await expect(other.locator("#token")).toHaveValue("not-a-token"); // still open, as typed
   await other.locator("#token").fill(token);
   await other.locator("form.token button").click();

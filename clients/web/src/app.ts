@@ -191,7 +191,7 @@ export class App {
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
     if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
-      this.signInError = reply.message;
+      this.signInError = errorText(reply, "hello");
       this.forgetToken();
       this.player = null;
       this.board = null;
@@ -204,7 +204,7 @@ export class App {
     }
     if (reply.type !== "welcome") {
       // Said on the page, and asked again after the connection's growing delay.
-      this.refused = reply.type === "error" ? reply.message : `hello: ${reply.type}`;
+      this.refused = reply.type === "error" ? errorText(reply) : `hello: ${reply.type}`;
       this.render();
       throw new Error(`hello refused: ${this.refused}`);
     }
@@ -399,7 +399,7 @@ export class App {
    */
   private failed(reply: ServerMessage): void {
     if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
-    if (reply.code === "unauthenticated") return this.signedOut(reply.message);
+    if (reply.code === "unauthenticated") return this.signedOut(errorText(reply));
     this.say(errorText(reply));
   }
 
@@ -676,7 +676,7 @@ export class App {
       this.registering = false;
     }
     if (reply.type === "error") {
-      this.signInError = reply.message;
+      this.signInError = errorText(reply, "register");
       this.render();
       return;
     }

@@ -1,7 +1,9 @@
 /**
- * The client's own strings in English, Finnish and Russian. Error messages are
- * the server's, already in the hello's locale (PROTOCOL.md section 9), so none
- * are kept here. `t(key, values)` fills `{name}` placeholders.
+ * The client's own strings in English, Finnish and Russian. A rule's refusal
+ * is the server's message, already in the hello's locale (PROTOCOL.md section
+ * 9); every other error is said here, by its code (`error_<code>`), never in
+ * the server's words, which may be English or meant for developers
+ * (`src/words.ts`, `errorText`). `t(key, values)` fills `{name}` placeholders.
  */
 export type Locale = "en" | "fi" | "ru";
 export const LOCALES: Locale[] = ["en", "fi", "ru"];
@@ -120,6 +122,24 @@ const en = {
   emptyColumn: "empty",
   keys: "Keys: Enter moves the focused card where it fits, 1–9 and 0 to that column; D deal, U undo, H hint, P pause.",
   back: "Back",
+  error_bad_request: "The server could not understand this page's request.",
+  error_hello_required: "The server expected this page to introduce itself first; try again.",
+  error_unsupported_version: "The server speaks another version of the game's protocol: reload the page.",
+  error_already_signed_in: "This connection already plays as someone: reload the page to change player.",
+  error_not_open: "The game was not open on this page; it is being opened again: try once more.",
+  error_id_reused: "The server has already done another request of this page's with the same number; nothing was done.",
+  error_not_found: "There is no such game.",
+  error_forbidden: "A deal number cannot be chosen on the easy level.",
+  error_stale: "The game changed elsewhere; the board is being brought up to date.",
+  error_paused: "The game is paused: continue it first.",
+  error_duplicate_name: "Another player already has that name: choose another.",
+  error_unauthenticated: "The server does not know this player (the sign-in token was revoked or has expired): sign in again.",
+  error_rate_limited: "Too many requests: wait a moment and try again.",
+  error_game_too_long: "This game has as many actions as a game may have here: resign it or start a new game.",
+  error_unavailable: "The server cannot do this just now; try again in a moment.",
+  error_internal: "Something went wrong on the server; try again.",
+  badName: "A name is 1 to 32 printable characters, not only spaces.",
+  badToken: "The sign-in token kept on this device is not valid (revoked, expired or unreadable): sign in again.",
 } as const;
 
 export type Key = keyof typeof en;
@@ -239,6 +259,24 @@ const fi: Strings = {
   emptyColumn: "tyhjä",
   keys: "Näppäimet: Enter siirtää valitun kortin sopivaan paikkaan, 1–9 ja 0 siihen sarakkeeseen; D jaa, U peru, H vihje, P tauko.",
   back: "Takaisin",
+  error_bad_request: "Palvelin ei ymmärtänyt tämän sivun pyyntöä.",
+  error_hello_required: "Palvelin odotti sivun esittäytyvän ensin; yritä uudelleen.",
+  error_unsupported_version: "Palvelin puhuu pelin protokollan toista versiota: lataa sivu uudelleen.",
+  error_already_signed_in: "Tämä yhteys pelaa jo jonkun nimissä: lataa sivu uudelleen vaihtaaksesi pelaajaa.",
+  error_not_open: "Peli ei ollut auki tällä sivulla; se avataan uudelleen: yritä vielä kerran.",
+  error_id_reused: "Palvelin on jo toteuttanut tämän sivun toisen pyynnön samalla numerolla; mitään ei tehty.",
+  error_not_found: "Tällaista peliä ei ole.",
+  error_forbidden: "Helpolla tasolla jaon numeroa ei voi valita.",
+  error_stale: "Peli muuttui toisaalla; pöytä päivitetään.",
+  error_paused: "Peli on tauolla: jatka sitä ensin.",
+  error_duplicate_name: "Nimi on jo toisella pelaajalla: valitse toinen.",
+  error_unauthenticated: "Palvelin ei tunne tätä pelaajaa (kirjautumisavain on peruttu tai vanhentunut): kirjaudu uudelleen.",
+  error_rate_limited: "Liikaa pyyntöjä: odota hetki ja yritä uudelleen.",
+  error_game_too_long: "Tässä pelissä on jo niin monta siirtoa kuin peliin täällä saa tulla: luovuta tai aloita uusi peli.",
+  error_unavailable: "Palvelin ei voi tehdä tätä juuri nyt; yritä hetken päästä uudelleen.",
+  error_internal: "Palvelimella tapahtui odottamaton virhe; yritä uudelleen.",
+  badName: "Nimessä on 1–32 näkyvää merkkiä, ei pelkkiä välilyöntejä.",
+  badToken: "Tälle laitteelle tallennettu kirjautumisavain ei kelpaa (peruttu, vanhentunut tai lukukelvoton): kirjaudu uudelleen.",
 };
 
 const ru: Strings = {
@@ -355,6 +393,24 @@ const ru: Strings = {
   emptyColumn: "пусто",
   keys: "Клавиши: Enter перекладывает выбранную карту, куда она подходит, 1–9 и 0 — в эту колонку; D раздать, U отменить, H подсказка, P пауза.",
   back: "Назад",
+  error_bad_request: "Сервер не понял запрос этой страницы.",
+  error_hello_required: "Сервер ждал, что страница сначала представится; попробуйте снова.",
+  error_unsupported_version: "Сервер говорит на другой версии протокола игры: перезагрузите страницу.",
+  error_already_signed_in: "Это подключение уже играет под чьим-то именем: перезагрузите страницу, чтобы сменить игрока.",
+  error_not_open: "Игра не была открыта на этой странице; она открывается снова: попробуйте ещё раз.",
+  error_id_reused: "Сервер уже выполнил другой запрос этой страницы с тем же номером; ничего не сделано.",
+  error_not_found: "Такой игры нет.",
+  error_forbidden: "На лёгком уровне номер расклада выбрать нельзя.",
+  error_stale: "Игра изменилась на другом устройстве; стол обновляется.",
+  error_paused: "Игра на паузе: сначала продолжите её.",
+  error_duplicate_name: "Это имя уже занято другим игроком: выберите другое.",
+  error_unauthenticated: "Сервер не знает этого игрока (ключ входа отозван или истёк): войдите снова.",
+  error_rate_limited: "Слишком много запросов: подождите немного и попробуйте снова.",
+  error_game_too_long: "В этой игре уже столько действий, сколько здесь допускается: сдайтесь или начните новую игру.",
+  error_unavailable: "Сервер сейчас не может это выполнить; попробуйте чуть позже.",
+  error_internal: "На сервере произошла непредвиденная ошибка; попробуйте снова.",
+  badName: "Имя — от 1 до 32 печатных символов, не одни пробелы.",
+  badToken: "Ключ входа, сохранённый на этом устройстве, недействителен (отозван, истёк или не читается): войдите снова.",
 };
 
 export const STRINGS: Record<Locale, Strings> = { en, fi, ru };

@@ -9,7 +9,7 @@
  * added up: a winnable streak is not the level's streak.
  */
 import { cardLabel, cardsInText } from "./format";
-import { t } from "./i18n";
+import { t, type Key } from "./i18n";
 import type { ErrorReply, HintEvent, StatsRow, VerifyResultRejectedAction } from "./wire";
 
 type Level = StatsRow["level"];
@@ -34,14 +34,44 @@ export function isRuleCode(code: string): code is RuleCode {
   return Object.hasOwn(RULE_CODES, code);
 }
 
+type ProtocolCode = Exclude<ErrorReply["code"], RuleCode>;
+
+/** The page's own words for every other code (PROTOCOL.md section 9), in every language. */
+const ERROR_KEYS: Record<ProtocolCode, Key> = {
+  bad_request: "error_bad_request",
+  hello_required: "error_hello_required",
+  unsupported_version: "error_unsupported_version",
+  already_signed_in: "error_already_signed_in",
+  not_open: "error_not_open",
+  id_reused: "error_id_reused",
+  not_found: "error_not_found",
+  forbidden: "error_forbidden",
+  stale: "error_stale",
+  paused: "error_paused",
+  duplicate_name: "error_duplicate_name",
+  unauthenticated: "error_unauthenticated",
+  rate_limited: "error_rate_limited",
+  game_too_long: "error_game_too_long",
+  unavailable: "error_unavailable",
+  internal: "error_internal",
+};
+
 /**
- * A refusal as the page says it. A rule's refusal is the server's message,
- * already in the player's language, with its cards shown as the table shows
- * them ("7♣", not "7C").
+ * A refusal as the page says it, in the page's language. A rule's refusal is
+ * the server's message, already in the player's language, with its cards
+ * shown as the table shows them ("7♣", not "7C"). Every other code is said in
+ * the page's own words, never the server's (English, or meant for developers:
+ * "register.name must be printable string of 1..32 chars"); a code this page
+ * does not know is said like `internal` (section 9). `during` words a code
+ * for what was asked: a name refused as `bad_request` is a name that is no
+ * name, a stored token refused by the hello is one to forget.
  */
-export function errorText(reply: Pick<ErrorReply, "code" | "message">): string {
-  if (isRuleCode(reply.code)) return cardsInText(reply.message);
-  return reply.message;
+export function errorText(reply: Pick<ErrorReply, "code" | "message">, during?: "register" | "hello"): string {
+  const code: string = reply.code;
+  if (isRuleCode(code)) return cardsInText(reply.message);
+  if (during === "register" && code === "bad_request") return t("badName");
+  if (during === "hello" && (code === "unauthenticated" || code === "bad_request")) return t("badToken");
+  return t(Object.hasOwn(ERROR_KEYS, code) ? ERROR_KEYS[code as ProtocolCode] : "error_internal");
 }
 
 /** The hint as a sentence: a move, the deal, or why there is no move to give. */

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { setLocale, STRINGS } from "../src/i18n";
 import type { StatsRow } from "../src/wire";
@@ -80,5 +81,49 @@ describe("a rule's refusal", () => {
       "A♦ must go onto a card exactly one rank higher.",
     );
     expect(errorText({ code: "nothing_to_undo", message: "There is nothing left to undo." })).toBe("There is nothing left to undo.");
+  });
+});
+
+/** Every error code the protocol has (protocol/schema.json, the error reply's `code`). */
+const SCHEMA = JSON.parse(readFileSync(new URL("../../../protocol/schema.json", import.meta.url), "utf8"));
+const CODES: string[] = SCHEMA.$defs["reply-error"].properties.code.oneOf.map((each: { const: string }) => each.const);
+const RULES = ["not_face_up", "bad_column", "same_column", "empty_column_kings_only", "not_one_lower", "same_suit_required",
+  "no_destination", "stock_empty", "stock_not_allowed", "nothing_to_undo", "game_over"];
+
+describe("any other refusal", () => {
+  it("is said in the page's language by its code, never in the server's words", () => {
+    expect(CODES).toContain("duplicate_name");
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      const said = new Set<string>();
+      for (const code of CODES.filter((each) => !RULES.includes(each))) {
+        const text = errorText({ code, message: "English words of the server's" } as never);
+        expect(text, code).not.toContain("server's");
+        expect(text, code).toBe(STRINGS[locale][`error_${code}` as keyof typeof STRINGS.en]);
+        said.add(text);
+      }
+      expect(said.size).toBe(CODES.length - RULES.length); // each code its own words
+    }
+  });
+
+  it("words a refused name, a refused stored token and a code it does not know", () => {
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      const strings = STRINGS[locale];
+      // a name of only spaces, as the tester saw it
+      const name = { code: "bad_request", message: "register.name must be printable string of 1..32 chars, got ''" } as const;
+      expect(errorText(name, "register")).toBe(strings.badName);
+      expect(errorText({ code: "duplicate_name", message: "Another player already has that name." }, "register")).toBe(
+        strings.error_duplicate_name,
+      );
+      expect(errorText({ code: "unauthenticated", message: "Unknown, revoked or expired token." }, "hello")).toBe(strings.badToken);
+      expect(errorText({ code: "bad_request", message: "hello.token must be string of 1..128 chars" }, "hello")).toBe(strings.badToken);
+      expect(errorText({ code: "unauthenticated", message: "Unknown, revoked or expired token." })).toBe(strings.error_unauthenticated);
+      expect(errorText({ code: "teapot", message: "I'm a teapot" } as never)).toBe(strings.error_internal);
+    }
+    setLocale("fi");
+    expect(errorText({ code: "duplicate_name", message: "Another player already has that name." })).toBe(
+      "Nimi on jo toisella pelaajalla: valitse toinen.",
+    );
   });
 });
