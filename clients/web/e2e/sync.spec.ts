@@ -156,3 +156,33 @@ test("continuing a game another tab has ended since shows its results", async ({
   await expect(page.locator("main.lobby")).toBeVisible();
   await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
 });
+
+test("a name pressed while the server is down is said as waiting, and registered once it is back", async ({ page, watch }) => {
+  const server = new TestServer();
+  await server.start();
+  try {
+    await page.goto(server.url);
+    await expect(page.locator("main.signin")).toBeVisible();
+    // the browser notes each refused connection while the server is down
+    watch.allow.push(/WebSocket connection to .* failed/);
+    await server.stop();
+    // the sign-in page says the connection is lost, as a game does
+    await expect(page.locator(".toast.offline")).toHaveText("Connection lost: reconnecting…");
+    const name = uniqueName("down");
+    await page.locator("#name").fill(name);
+    await page.locator("form.register button[type=submit]").click();
+    await expect(page.locator("main.signin p.error")).toHaveText(
+      "The server cannot be reached: trying again. You will be signed up as soon as it answers.",
+    );
+    await page.waitForTimeout(1000);
+    await expect(page.locator("main.signin p.error")).toBeVisible(); // still waiting, still said
+    await server.start();
+    // registered without pressing again
+    await expect(page.locator("main.lobby")).toBeVisible({ timeout: 20_000 });
+    await expect(page.locator("header .who")).toHaveText(name);
+    await expect(page.locator(".toast.offline")).toHaveCount(0);
+    await expect(page.locator("p.error")).toHaveCount(0);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -137,6 +137,8 @@ export class App {
   private choosing = false;
   /** A register on its way. */
   private registering = false;
+  /** A name to register once the connection is back (pressed while the server could not be reached). */
+  private waitingName: string | null = null;
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
@@ -157,6 +159,8 @@ export class App {
         // the language was changed while the connection's hello was on its way: say the new one
         if (state === "open" && this.helloLocale !== locale()) this.sayLocale();
         this.render();
+        // a name pressed while the server could not be reached: registered now it answers
+        if (state === "open") this.registerWaiting();
       },
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
       // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
@@ -672,9 +676,18 @@ export class App {
     let reply: ServerMessage;
     try {
       reply = await this.conn.request({ type: "register", name });
+    } catch (error) {
+      if (!(error instanceof Disconnected)) throw error;
+      // the server cannot be reached: said, and the name is sent as the connection opens again
+      this.waitingName = name;
+      this.signInError = t("registerWaiting");
+      this.render();
+      if (this.online === "open") this.registerWaiting(); // it opened again meanwhile
+      return;
     } finally {
       this.registering = false;
     }
+    this.waitingName = null;
     if (reply.type === "error") {
       this.signInError = errorText(reply, "register");
       this.render();
@@ -690,7 +703,15 @@ export class App {
     await this.loadStats();
   }
 
+  /** Registers the name pressed while the server could not be reached, if the sign-in page still waits for it. */
+  private registerWaiting(): void {
+    const name = this.waitingName;
+    this.waitingName = null;
+    if (name !== null && this.player === null && this.screen === "signin") void this.register(name);
+  }
+
   private signInWithToken(token: string): void {
+    this.waitingName = null;
     this.token = token;
     save(TOKEN_KEY, token);
     this.signInError = null;
@@ -1274,7 +1295,8 @@ export class App {
   }
 
   private noticeBar(): HTMLElement {
-    const offline = this.online !== "open" && this.player !== null;
+    // signed in, or signing in: the sign-in page says a lost connection too
+    const offline = this.online !== "open" && (this.player !== null || this.screen === "signin");
     return h(
       "div.notices",
       { "aria-live": "polite" },
