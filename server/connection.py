@@ -288,8 +288,12 @@ class ConnectionHandler:
                 frame = await ws.recv()
             finally:
                 self._waiting.pop(ws, None)
-            if await self._respond(session, peer, frame):
+            code = await self._respond(session, peer, frame)
+            if code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic()):
                 return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
+            if code == "unavailable" and not session.greeted:
+                # The store could not answer (an outage): the peer did say hello, and retries.
+                hello_by = time.monotonic() + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
 
     def _start_sweeper(self) -> None:
@@ -325,16 +329,13 @@ class ConnectionHandler:
         await stop_task(self._sweeper)
         self._sweeper = None
 
-    async def _respond(self, session: Session, peer: Peer, frame: bytes | str) -> bool:
-        """Answer one frame; True when its reply was the strike that closes the connection."""
+    async def _respond(self, session: Session, peer: Peer, frame: bytes | str) -> str | None:
+        """Answer one frame; the reply's error code, if it was one."""
         reply = await self._answer(session, peer, frame)
         if reply is not None:
             self.hub.send(session.outbox, reply)
         session.outbox.flush()  # the reply and this request's pushes leave in this loop turn
-        if reply is None:
-            return False
-        code = reply.get("code")
-        return code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic())
+        return None if reply is None else reply.get("code")
 
     async def _answer(
         self, session: Session, peer: Peer, frame: bytes | str

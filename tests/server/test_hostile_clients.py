@@ -36,7 +36,7 @@ from websockets.exceptions import ConnectionClosed
 import server.service as service_module
 from protocol import MAX_SERVER_FRAME_BYTES
 from server.service import GameService
-from server.store import Store
+from server.store import Store, StoreUnavailable
 from tests.server.client import Client
 from tests.server.conftest import OPEN, Running, Start
 from tests.server.raw import RawClient
@@ -344,3 +344,28 @@ async def test_games_lists_the_newest_games_only(
     assert [summary["game"] for summary in listed] == started[:1:-1]  # the newest 3
     lost = (await ada.request("games", status="lost"))["games"]
     assert [summary["game"] for summary in lost] == started[-2::-1][:3]
+
+
+async def test_a_hello_answered_unavailable_gives_the_client_a_new_hello_deadline(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1008 "no hello in time" is for a peer that says nothing, not for one whose every
+    hello the database could not answer (an outage): it retries on the same connection."""
+    server = await start(hello_timeout_ms=400)
+    ada = await server.player("ada")
+    token = ada.token
+    store = the_store(server)
+    sign_in = store.sign_in
+
+    async def down(*_: Any, **__: Any) -> Any:
+        raise StoreUnavailable("the database is not answering; retry shortly")
+
+    monkeypatch.setattr(store, "sign_in", down)
+    again = await server.connect()
+    for _ in range(8):  # 1.2 s of retries: three times the deadline
+        reply = await again.request("hello", protocol=1, client="test", locale="en", token=token)
+        assert reply["code"] == "unavailable", reply
+        await asyncio.sleep(0.15)
+    monkeypatch.setattr(store, "sign_in", sign_in)
+    welcome = await again.request("hello", protocol=1, client="test", locale="en", token=token)
+    assert welcome["type"] == "welcome", welcome
