@@ -180,6 +180,45 @@ test("a dead end says so and offers the ways out", async ({ page, server }) => {
   await expect(page.locator(".banner.dead-end")).toHaveCount(0);
 });
 
+test("a phone on its side keeps every column's cards inside the window, the dead-end banner open too", async ({ page, server }) => {
+  // hard deal 637: dealing the stock at once leaves no useful move, so the banner opens
+  await register(page, server.url, uniqueName("side"));
+  await startGame(page, "hard", 637);
+  const lowest = () =>
+    page.evaluate(() => {
+      const cards = [...document.querySelectorAll(".table .card, .table .stock, .table .foundation")];
+      return {
+        bottom: Math.max(...cards.map((card) => card.getBoundingClientRect().bottom)),
+        right: Math.max(...cards.map((card) => card.getBoundingClientRect().right)),
+        height: window.innerHeight,
+        width: window.innerWidth,
+        scroll: document.documentElement.scrollHeight,
+      };
+    });
+  for (const banner of [false, true]) {
+    if (banner) {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.locator('.tools [data-action="deal"]').click();
+      await atVersion(page, 1);
+      await expect(page.locator(".banner.dead-end")).toBeVisible();
+    }
+    for (const [width, height] of [[667, 375], [740, 360], [844, 390], [915, 412]]) {
+      await page.setViewportSize({ width, height });
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await settled(page);
+      const found = await lowest();
+      const at = `${width}x${height}${banner ? " with the banner" : ""}`;
+      expect(found.bottom, `lowest card's bottom at ${at}`).toBeLessThanOrEqual(found.height);
+      expect(found.right, `rightmost card at ${at}`).toBeLessThanOrEqual(found.width);
+      expect(found.scroll, `the page's height at ${at}`).toBeLessThanOrEqual(found.height);
+      await expect(page.locator(".tools [data-action='hint']")).toBeInViewport();
+      if (banner) await expect(page.locator(".banner.dead-end [data-action='new']")).toBeInViewport();
+      await page.screenshot({ path: join(SHOTS, `game-side-${width}x${height}${banner ? "-banner" : ""}.png`) });
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+});
+
 test("a drag survives the board being drawn again under it", async ({ page, server }) => {
   // the page's timers run only when the test says so: the redraw comes in the middle of the drag
   await page.clock.install();
