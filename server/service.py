@@ -356,6 +356,7 @@ class GameService:
         self._hellos_reading = 0
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
+        self._clocks_stopped = False  # shutting down: no clock runs again (``stop_clocks``)
         self._snapshots_due: dict[int, LiveGame] = {}  # snapshots to be written, by game id
         self._snapshot_writer: asyncio.Task[None] | None = None  # writing them, while any
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
@@ -423,9 +424,10 @@ class GameService:
                     self._sync_clock(live)
 
     def stop_clocks(self) -> None:
-        """Stop every game's clock, banking its time: at shutdown, before the connections
-        close (a device that never answers the close would otherwise be playing
-        until it is cut off)."""
+        """Stop every game's clock, banking its time, for good: at shutdown, before the
+        connections close (a device that never answers the close would otherwise be
+        playing until it is cut off, and a request still arriving would start one)."""
+        self._clocks_stopped = True
         for live in list(self._games.values()):
             if live.clock.running:
                 live.clock.stop()
@@ -1158,7 +1160,7 @@ class GameService:
         """Run the clock iff watched, not paused and unfinished; push each change.
         ``stop_at``: a clock that stops stops at that play time (one already stored)."""
         should_run = bool(self.hub.count(live.id)) and not live.clock.paused and not live.finished
-        should_run = should_run and not live.game.won
+        should_run = should_run and not live.game.won and not self._clocks_stopped
         if should_run == live.clock.running:
             return
         if should_run:

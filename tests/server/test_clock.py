@@ -92,3 +92,26 @@ async def test_a_paused_game_stays_paused_after_a_restart(server: Running) -> No
     assert await clock_events(again) == []  # opened, but paused: the clock does not start
     await again.request("resume", game=game)
     assert [running for running, _ in await clock_events(again)] == [True]
+
+
+async def test_once_shutdown_has_stopped_the_clocks_no_request_starts_one(
+    server: Running,
+) -> None:
+    """Requests still arriving while the connections close (an open_game, a move) leave
+    the clock where the signal stopped it: the time played ends at the signal."""
+    lee = await server.player("lee")
+    game = (await lee.request("new_game", level="hard", deal=1))["game"]
+    service = server.server.service
+    assert service is not None
+    live = service.cached(game)
+    assert live is not None and live.clock.running
+    service.stop_clocks()
+    stopped_at = live.clock.now_ms()
+    again = await server.connect()
+    await again.hello(lee.token)
+    assert (await again.request("open_game", game=game))["view"]["running"] is False
+    assert (await lee.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    await lee.request("close_game", game=game)
+    assert not live.clock.running
+    await asyncio.sleep(0.1)
+    assert live.clock.now_ms() == stopped_at
