@@ -31,7 +31,8 @@ a lost connection), nothing of the batch was stored and the committer retries
 every write of it alone, one transaction each, so only the culprit fails.
 When it failed with ``StoreUnavailable`` (the database is down, refusing or
 timed out) there is no culprit: every write of the batch gets that error at
-once, rather than waiting out the timeout once per write.
+once, rather than waiting out the timeout once per write; but not for a
+``StoreConflict`` (a deadlock with a concurrent transaction), retried alone.
 
 ``observe(on_batch, on_commit)`` reports each transaction's batch size and
 each write's time from ``submit`` to its outcome (for ``server.metrics``).
@@ -50,7 +51,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from server.store.errors import StoreUnavailable
+from server.store.errors import StoreConflict, StoreUnavailable
 
 __all__ = ["BatchWriter", "CommitStats", "GroupCommitter"]
 
@@ -188,7 +189,7 @@ class GroupCommitter(Generic[W, R]):
             if len(batch) == 1:
                 self._settle(batch[0], exc)
                 return
-            if isinstance(exc, StoreUnavailable):
+            if isinstance(exc, StoreUnavailable) and not isinstance(exc, StoreConflict):
                 for pending in batch:
                     self._settle(pending, _own_copy(exc))
                 return

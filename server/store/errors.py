@@ -39,6 +39,7 @@ __all__ = [
     "SchemaForeign",
     "SchemaNewer",
     "SchemaOutdated",
+    "StoreConflict",
     "StoreError",
     "StoreUnavailable",
     "VersionConflict",
@@ -144,6 +145,12 @@ class StoreUnavailable(StoreError):
     """The database cannot be used right now; retrying later may succeed."""
 
 
+class StoreConflict(StoreUnavailable):
+    """The database gave the transaction up for a conflict with a concurrent one (a
+    deadlock, a serialization failure): nothing of it was kept, and the same work may
+    succeed at once (the group committer retries each write alone)."""
+
+
 def integrity_kind(exc: sa_exc.IntegrityError) -> str:
     """Which constraint ``exc`` broke: 'unique', 'foreign_key', 'check', 'not_null' or ''.
 
@@ -202,6 +209,9 @@ def _missing_table(exc: sa_exc.DBAPIError) -> bool:
     return "no such table" in str(exc.orig)  # SQLite has no finer code for this
 
 
+_CONFLICT_STATES: Final = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+
+
 def _transient_sqlstate(exc: sa_exc.DBAPIError) -> bool:
     """True when PostgreSQL's SQLSTATE says the work was refused for now, not for good."""
     sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
@@ -213,6 +223,8 @@ def _translate(exc: Exception) -> StoreError | None:
     if isinstance(exc, sa_exc.DBAPIError) and _missing_table(exc):
         return SchemaOutdated("the database has no schema, or an incomplete one")
     if isinstance(exc, sa_exc.DBAPIError) and _transient_sqlstate(exc):
+        if getattr(exc.orig, "sqlstate", None) in _CONFLICT_STATES:
+            return StoreConflict("the database gave the work up for a concurrent one")
         return StoreUnavailable("the database refused the work for now")
     if isinstance(exc, sa_exc.IntegrityError):
         return StoreError("the database refused the change as inconsistent")

@@ -611,7 +611,7 @@ async def save_play_times(
         other = kept.get(save[0])
         if other is None or save[1:3] > other[1:3]:
             kept[save[0]] = save
-    rows = list(kept.values())
+    rows = sorted(kept.values())  # in game id order, the order the write path locks games in
     dialect = conn.dialect.name
     sql = text(_SAVE_TIMES.format(rows=_rows_source(dialect, _TIME_ROW, "t")))
     postgresql = dialect == "postgresql"

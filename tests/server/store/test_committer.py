@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from server.store import GroupCommitter, StoreUnavailable, VersionConflict
+from server.store import GroupCommitter, StoreConflict, StoreUnavailable, VersionConflict
 
 
 class FakeWriter:
@@ -130,6 +130,23 @@ async def test_an_unavailable_database_fails_the_batch_at_once() -> None:
     assert all(isinstance(r, StoreUnavailable) for r in results)
     assert len({id(r) for r in results}) == 5  # each submitter raises its own
     assert batches == [[0, 1, 2, 3, 4]] and committer.stats.retried == 0
+    await committer.close()
+
+
+async def test_a_batch_given_up_for_a_deadlock_is_retried_write_by_write() -> None:
+    """A deadlock has no culprit either, but nothing is down: each write goes again alone."""
+
+    async def deadlocked_once(writes: Sequence[int]) -> list[int | Exception]:
+        batches.append(list(writes))
+        if len(writes) > 1:
+            raise StoreConflict("the database gave the work up for a concurrent one")
+        return [n * 10 for n in writes]
+
+    batches: list[list[int]] = []
+    committer: GroupCommitter[int, int] = GroupCommitter(deadlocked_once)
+    results = await asyncio.gather(*(committer.submit(n) for n in range(4)))
+    assert results == [0, 10, 20, 30]
+    assert batches == [[0, 1, 2, 3], [0], [1], [2], [3]] and committer.stats.retried == 4
     await committer.close()
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import exc as sa_exc
 
-from server.store import NameTaken, Store, StoreError, StoreUnavailable, VersionConflict
+from server.store import (
+    NameTaken,
+    Store,
+    StoreConflict,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+)
 from server.store.errors import translate_errors
 from tests.server.fake_pg import FakePostgres
 from tests.server.store.conftest import move, new_game
@@ -129,6 +136,19 @@ def _driver_error(sqlstate: str) -> sa_exc.DBAPIError:
 def test_transient_sqlstates_are_unavailable(sqlstate: str) -> None:
     with pytest.raises(StoreUnavailable), translate_errors():
         raise _driver_error(sqlstate)
+
+
+@pytest.mark.parametrize("sqlstate", ["40001", "40P01"])
+def test_a_deadlock_or_serialization_failure_is_a_conflict(sqlstate: str) -> None:
+    with pytest.raises(StoreConflict), translate_errors():
+        raise _driver_error(sqlstate)
+
+
+@pytest.mark.parametrize("sqlstate", ["57014", "57P01", "08006"])
+def test_an_outage_is_no_conflict(sqlstate: str) -> None:
+    with pytest.raises(StoreUnavailable) as caught, translate_errors():
+        raise _driver_error(sqlstate)
+    assert not isinstance(caught.value, StoreConflict)
 
 
 @pytest.mark.parametrize("sqlstate", ["42601", "22003", "XX000"])
