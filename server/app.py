@@ -344,7 +344,7 @@ class ScorpionServer:
         await stop_task(self._heartbeat)
         self._heartbeat = None
         if self.service is not None:
-            self.service.stop_clocks()  # the time played ends now, not as each device answers
+            self.service.stop_clocks()  # if the signal's handler did not: not as each device answers
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -410,6 +410,8 @@ async def run(settings: Settings) -> None:
 
     def on_signal(signum: signal.Signals) -> None:
         received.append(signum.name)
+        if server.service is not None:  # the time played ends now, before any queued request
+            server.service.stop_clocks()
         stop.set()
 
     for signum in STOP_SIGNALS:
