@@ -1048,7 +1048,7 @@ export class App {
     const notices: HTMLElement[] = [];
     if (hint) {
       const none = hint.action === "none";
-      notices.push(h(`p.banner.hint${none ? ".none" : ""}`, { role: "status", "data-reason": hint.reason ?? "" }, hintText(hint)));
+      notices.push(h(`p.banner.hint${none ? ".none" : ""}`, { role: "status", "data-reason": hint.reason ?? "" }, hintText(hint, view.undo_depth === 0)));
     }
     const lost = this.lost && this.lost.v === board.v ? this.lost : null;
     if (view.stuck || lost) {

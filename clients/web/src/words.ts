@@ -74,13 +74,17 @@ export function errorText(reply: Pick<ErrorReply, "code" | "message">, during?: 
   return t(Object.hasOwn(ERROR_KEYS, code) ? ERROR_KEYS[code as ProtocolCode] : "error_internal");
 }
 
-/** The hint as a sentence: a move, the deal, or why there is no move to give. */
-export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reason">): string {
+/**
+ * The hint as a sentence: a move, the deal, or why there is no move to give.
+ * `atDeal`: the position hinted is the deal (nothing to undo), where no move
+ * can be blamed for a loss, nor undone or restarted: a new game is the way on.
+ */
+export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reason">, atDeal = false): string {
   if (hint.action === "move" && hint.card) return t("hintMove", { card: cardLabel(hint.card), to: hint.to ?? "" });
   if (hint.action === "deal") return t("hintDeal");
   switch (hint.reason) {
     case "lost":
-      return t("hintLost");
+      return atDeal ? t("hintLostDeal") : t("hintLost");
     case "seen":
       return t("hintSeen");
     case "stuck":

@@ -43,6 +43,21 @@ describe("hint wording", () => {
     const en = STRINGS.en;
     expect(new Set([en.hintLost, en.hintSeen, en.hintStuck, en.hintMove, en.hintDeal]).size).toBe(5);
   });
+
+  it("blames no move at the deal: a lost deal is said as such, with a new game as the way on", () => {
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      const strings = STRINGS[locale];
+      expect(hintText({ action: "none", reason: "lost" }, true)).toBe(strings.hintLostDeal);
+      expect(strings.hintLostDeal).not.toBe(strings.hintLost);
+      // the other reasons are worded alike anywhere
+      expect(hintText({ action: "none", reason: "stuck" }, true)).toBe(strings.hintStuck);
+    }
+    setLocale("en");
+    const atDeal = hintText({ action: "none", reason: "lost" }, true);
+    expect(atDeal).toBe("No move can win this deal, whatever is played: start a new game to try another deal.");
+    expect(atDeal).not.toMatch(/undo|restart|any more/i);
+  });
 });
 
 describe("lost wording", () => {
