@@ -125,7 +125,7 @@ describe("any other refusal", () => {
     for (const locale of ["en", "fi", "ru"] as const) {
       setLocale(locale);
       const strings = STRINGS[locale];
-      // a name of only spaces, as the tester saw it
+      // a name of only spaces, as the server words its refusal
       const name = { code: "bad_request", message: "register.name must be printable string of 1..32 chars, got ''" } as const;
       expect(errorText(name, "register")).toBe(strings.badName);
       expect(errorText({ code: "duplicate_name", message: "Another player already has that name." }, "register")).toBe(
