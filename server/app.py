@@ -344,7 +344,7 @@ class ScorpionServer:
         await stop_task(self._heartbeat)
         self._heartbeat = None
         if self.service is not None:
-            self.service.stop_clocks()  # if the signal's handler did not: not as each device answers
+            self.service.stop_clocks()  # unless the signal's handler did: not as devices answer
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
