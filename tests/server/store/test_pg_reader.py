@@ -194,11 +194,11 @@ async def test_a_failed_batch_fails_each_of_its_reads_and_the_next_ones_go_throu
     reader = reader_of(store)
     query = reader._restoring
     sql, query.sql = query.sql, "SELECT * FROM no_such_table WHERE id = ANY($2::BIGINT[])"
-    found = await asyncio.gather(
+    failed = await asyncio.gather(
         *(store.restore_game(game.id) for game in games), return_exceptions=True
     )
-    assert found and all(isinstance(each, SchemaOutdated) for each in found), found
-    assert len({id(each) for each in found}) == len(found)  # an error of its own each
+    assert failed and all(isinstance(each, SchemaOutdated) for each in failed), failed
+    assert len({id(each) for each in failed}) == len(failed)  # an error of its own each
     query.sql = sql
     found = await asyncio.gather(*(store.restore_game(game.id) for game in games))
     assert [record.id for record, _snapshot, _log in found if record] == [g.id for g in games]
