@@ -333,6 +333,7 @@ class GameSession:
                 self.paused = not board.running and not board.finished
 
     def _report(self, v: int, events: list[dict[str, Any]]) -> None:
+        board = self.board
         for event in events:
             if self.json_mode:
                 self.terminal.json({"game": self.game, "v": v, **event})
@@ -342,7 +343,7 @@ class GameSession:
                 if self.terminal.interactive:
                     self.terminal.say(_("game.after_win"))
                 continue
-            line = describe_event(event)
+            line = describe_event(event, undoable=board is None or board.undo_depth > 0)
             if line is not None:
                 self.terminal.say(line)
         changed = any(event.get("type") in _SHOWN for event in events)

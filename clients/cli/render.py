@@ -303,8 +303,10 @@ def _where(place: Any) -> str:
     return _("where.reserve") if place == "reserve" else _("where.column", column=place)
 
 
-def describe_event(event: dict[str, Any]) -> str | None:
-    """One line about an event, or None for those the board shows by itself."""
+def describe_event(event: dict[str, Any], *, undoable: bool = True) -> str | None:
+    """One line about an event, or None for those the board shows by itself.
+
+    ``undoable``: whether undo can take anything back now (a hint's advice)."""
     kind = event.get("type")
     if kind == "moved":
         count = int(event["count"])
@@ -335,20 +337,21 @@ def describe_event(event: dict[str, Any]) -> str | None:
     if kind == "game_lost":
         return _("event.game_lost", reason=_(f"lost.{event.get('reason', 'resigned')}"))
     if kind == "hint":
-        return render_hint(event)
+        return render_hint(event, undoable=undoable)
     if kind == "won":
         return _("event.won")
     return None
 
 
-def render_hint(hint: dict[str, Any]) -> str:
+def render_hint(hint: dict[str, Any], *, undoable: bool = True) -> str:
+    """A hint's line; with nothing to undo (at the deal), a lost position is the deal's."""
     action = hint.get("action")
     if action == "move":
         return _("hint.move", card=card_text(str(hint.get("card"))), column=hint.get("to"))
     if action == "deal":
         return _("hint.deal")
     if hint.get("reason") == "lost":
-        return _("hint.none_lost")
+        return _("hint.none_lost" if undoable else "hint.none_lost_deal")
     if hint.get("reason") == "seen":
         return _("hint.none_seen")
     return _("hint.none")
