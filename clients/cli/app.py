@@ -519,32 +519,28 @@ class App:
         """
         rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
         self.say(_("menu.title"))
-        for place, level in enumerate(LEVEL_ORDER, 1):
-            self.say(f"  {place}  {menu_line(level, rows.get(level))}")
-        chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
-        if chosen is None:
-            return None
-        level = DEFAULT_LEVEL
-        if chosen:
-            if (index := number(chosen, len(LEVEL_ORDER))) is not None:
-                level = LEVEL_ORDER[index - 1]
-            elif chosen in LEVEL_ORDER:
-                level = chosen
-            elif chosen in (names := {level_name(each).lower(): each for each in LEVEL_ORDER}):
-                level = names[chosen]
-            else:
-                self.notice("menu.bad_level", level=level_name(DEFAULT_LEVEL))
+        for place, each in enumerate(LEVEL_ORDER, 1):
+            self.say(f"  {place}  {menu_line(each, rows.get(each))}")
+        level: str | None = None
+        while level is None:  # a typo is asked again, not taken for the default
+            chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))
+            if chosen is None:
+                return None
+            level = _menu_level(chosen)
+            if level is None:
+                self.notice("menu.bad_level", count=len(LEVEL_ORDER))
         if level == "easy":
             self.notice("menu.easy_winnable")
             return level, None, False
-        answer = await self._ask(_("menu.deal_prompt"))
-        if answer is None:
-            return None
-        if (deal := number(answer, MAX_DEAL)) is not None:
-            return level, deal, False
-        if answer and answer not in WINNABLE:
-            self.notice("menu.random_deal")
-        return level, None, answer in WINNABLE
+        while True:
+            answer = await self._ask(_("menu.deal_prompt"))
+            if answer is None:
+                return None
+            if (deal := number(answer, MAX_DEAL)) is not None:
+                return level, deal, False
+            if not answer or answer in WINNABLE:
+                return level, None, answer in WINNABLE
+            self.notice("menu.bad_deal", limit=MAX_DEAL)
 
     async def _ask(self, question: str) -> str | None:
         answer = await self.readline(question)
@@ -721,3 +717,16 @@ class App:
             return
         if await self.new_game(command.level or self._level(), command.deal):
             self.session.show()
+
+
+def _menu_level(chosen: str) -> str | None:
+    """The level the menu's answer names (its number, key or name in the language shown;
+    Enter: the default); None for anything else."""
+    if not chosen:
+        return DEFAULT_LEVEL
+    if (index := number(chosen, len(LEVEL_ORDER))) is not None:
+        return LEVEL_ORDER[index - 1]
+    if chosen in LEVEL_ORDER:
+        return chosen
+    names = {level_name(each).lower(): each for each in LEVEL_ORDER}
+    return names.get(chosen)

@@ -176,6 +176,25 @@ async def test_the_level_menu_and_a_chosen_deal(server: Running, tmp_path: Path,
         await shown.wait_for("Tyhjään sarakkeeseen käy vain kuningas.")
 
 
+async def test_the_level_menu_asks_again_after_a_typo(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """Neither a level nor a deal that is none is taken for the default."""
+    async with launch(server, tmp_path, "play") as shown:
+        await shown.wait_for(r"level \(number or name")
+        await shown.keys("0", "Enter")
+        text = await shown.wait_for(r"no such level: type its number \(1\.\.6\) or its name")
+        assert text.count("level (number or name") == 2 and "deal number" not in text
+        await shown.keys("hrad", "Enter")
+        await shown.wait_for(r"(?s)no such level.*no such level")
+        await shown.keys("hard", "Enter")
+        await shown.wait_for("deal number")
+        await shown.keys("0", "Enter")
+        await shown.wait_for(r"not a deal number \(1\.\.\d+\): type one, w, or Enter")
+        await shown.keys("5", "Enter")
+        await shown.wait_for("hard · deal 5")
+
+
 async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: str) -> None:
     async with launch(server, tmp_path, "--lang", "fi", "play", "--level", "hard") as shown:
         await shown.wait_for(r"(?m)^>")
