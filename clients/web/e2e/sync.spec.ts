@@ -186,3 +186,53 @@ test("a name pressed while the server is down is said as waiting, and registered
     await server.dispose();
   }
 });
+
+test("an action while the connection is lost is refused and said, and nothing is sent once it is back", async ({ page, watch }) => {
+  const server = new TestServer();
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("offline"));
+    await startGame(page, "medium", knownDeal());
+    await tap(page, "QD");
+    await atVersion(page, 1);
+    const before = await page.locator(".columns").innerHTML();
+    const deal = page.locator('.tools [data-action="deal"]');
+    const undo = page.locator('.tools [data-action="undo"]');
+    await expect(undo).toBeEnabled();
+
+    // the browser notes each refused connection while the server is down
+    watch.allow.push(/WebSocket connection to .* failed/);
+    await server.stop();
+    await expect(page.locator(".toast.offline")).toHaveText(STRINGS.en.reconnecting);
+    // the action buttons wait for the connection
+    await expect(deal).toBeDisabled();
+    await expect(undo).toBeDisabled();
+    await expect(page.locator('.tools [data-action="hint"]')).toBeDisabled();
+    await expect(page.locator('.tools [data-action="menu"]')).toBeEnabled();
+
+    // a key, the stock, a tap and a drag are refused at once, and said
+    await page.locator("body").press("u");
+    await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.offlineAction);
+    await page.locator("body").press("d");
+    await page.locator(".stock").click();
+    await tap(page, "9D");
+    await drag(page, "9D", 1);
+    await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.offlineAction);
+    // the dragged card went back where it was
+    await expect(page.locator('.column[data-column="3"] .card.up[data-card="9D"]:not(.returning)')).toBeVisible();
+    await expect(page.locator('.column[data-column="1"] .card.up[data-card="9D"]')).toHaveCount(0);
+
+    await server.start();
+    await expect(page.locator(".toast.offline")).toHaveCount(0, { timeout: 20_000 });
+    await expect(undo).toBeEnabled();
+    // none of them was kept to be sent now
+    await page.waitForTimeout(2000);
+    await atVersion(page, 1);
+    expect(await page.locator(".columns").innerHTML()).toBe(before);
+
+    await undo.click();
+    await atVersion(page, 2);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -438,9 +438,16 @@ export class App {
       | { type: "move"; card: string; to?: number }
       | { type: "deal" | "undo" | "restart" }
       | { type: "hint" | "pause" | "resume" | "resign" },
-  ): Promise<ErrorReply | "nothing" | null> {
+  ): Promise<ErrorReply | "nothing" | "offline" | null> {
     const board = this.board;
     if (!board) return null;
+    // While the connection is lost (or its hello is on its way) the action is
+    // refused at once and said, never kept to be sent later against a board
+    // that may have changed on another device meanwhile.
+    if (this.online !== "open") {
+      this.say(t("offlineAction"));
+      return "offline";
+    }
     const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
     // A second action at the version one on its way carries would be refused
     // as stale (and resync); a second hint would be counted: a double click, or
@@ -1022,8 +1029,10 @@ export class App {
     const hint = this.hint && this.hint.v === board.v ? this.hint.hint : null;
     const highlight: Highlight = hint ? { card: hint.card, to: hint.to, deal: hint.action === "deal" } : {};
     const paused = this.paused();
+    // the game's actions wait for the connection: one pressed while it is lost would not be done
+    const online = this.online === "open";
     const button = (action: string, key: Key, onclick: () => void, disabled = false) =>
-      h("button.tool", { type: "button", "data-action": action, onclick, disabled: disabled || !active }, t(key));
+      h("button.tool", { type: "button", "data-action": action, onclick, disabled: disabled || !active || !online }, t(key));
     const tools = h(
       "div.tools",
       {},
