@@ -86,7 +86,8 @@ export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reaso
     case "lost":
       return atDeal ? t("hintLostDeal") : t("hintLost");
     case "seen":
-      return t("hintSeen");
+      // nothing to undo: undo cannot help, nor a restart (the deal is where it would go back to)
+      return atDeal ? t("hintSeenDeal") : t("hintSeen");
     case "stuck":
       return t("hintStuck");
     default:

@@ -50,6 +50,8 @@ describe("hint wording", () => {
       const strings = STRINGS[locale];
       expect(hintText({ action: "none", reason: "lost" }, true)).toBe(strings.hintLostDeal);
       expect(strings.hintLostDeal).not.toBe(strings.hintLost);
+      expect(hintText({ action: "none", reason: "seen" }, true)).toBe(strings.hintSeenDeal);
+      expect(strings.hintSeenDeal).not.toBe(strings.hintSeen);
       // the other reasons are worded alike anywhere
       expect(hintText({ action: "none", reason: "stuck" }, true)).toBe(strings.hintStuck);
     }
@@ -57,6 +59,16 @@ describe("hint wording", () => {
     const atDeal = hintText({ action: "none", reason: "lost" }, true);
     expect(atDeal).toBe("No move can win this deal, whatever is played: start a new game to try another deal.");
     expect(atDeal).not.toMatch(/undo|restart|any more/i);
+    const seenAtDeal = hintText({ action: "none", reason: "seen" }, true);
+    expect(seenAtDeal).toBe(
+      "Every move left leads back to a position this game has already been in: start a new game to try another deal.",
+    );
+    expect(seenAtDeal).not.toMatch(/undo|restart/i);
+    setLocale("fi");
+    expect(hintText({ action: "none", reason: "seen" }, true)).not.toMatch(/kumoa|alusta/i);
+    setLocale("ru");
+    expect(hintText({ action: "none", reason: "seen" }, true)).not.toMatch(/отмените|заново/i);
+    setLocale("en");
   });
 });
 
