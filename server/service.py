@@ -747,13 +747,10 @@ class GameService:
         keepalive pings too). A read on SQLite runs on this thread too, so it takes
         its slot first; PostgreSQL's waits on the network, sent with the others
         waiting (``Store.reads_batched``), and takes one only once it is back."""
-        if not self.store.reads_batched:
-            async with self._load_slots:
-                live = await self._rebuilt(game_id, await self.store.restore_game(game_id))
-                await asyncio.sleep(0)
-            return live
-        stored = await self.store.restore_game(game_id)
+        stored = await self.store.restore_game(game_id) if self.store.reads_batched else None
         async with self._load_slots:
+            if stored is None:
+                stored = await self.store.restore_game(game_id)
             live = await self._rebuilt(game_id, stored)
             await asyncio.sleep(0)
         return live
