@@ -15,7 +15,7 @@ response and is still the only module that imports it):
   (also when its SQLite file was removed or replaced under it: logged, since
   what it writes then is gone at the next start);
 - ``/metrics``: ``server.metrics`` in Prometheus' text format;
-- ``/``: the web client (``server.webclient``) when it is built, else a short
+- ``/`` (and ``/index.html``): the web client (``server.webclient``) when it is built, else a short
   page naming the server, its endpoints and how to build the client;
 - ``/assets/<name>``: the built client's files, cached for a year (their
   names change with their content);
@@ -139,7 +139,7 @@ class HttpRoutes:
             return await self.ready()
         if path == "/metrics":
             return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
-        if path == "/":
+        if path in ("/", "/index.html"):  # the page by the name its file has, too
             if self.web.page is not None:
                 return _file(self.web.page, INDEX_CACHE, accept_encoding)
             return _text(200, self._index())

@@ -111,8 +111,10 @@ async def test_the_built_client_is_served_with_its_caching(tmp_path: Path) -> No
     assert script.content_type.startswith("text/javascript")
     assert script.cache_control == "public, max-age=31536000, immutable"
     assert (await http.answer("/assets/index-ab12.css")).content_type.startswith("text/css")
-    for path in ("/assets/missing.js", "/assets/../index.html", "/assets/", "/index.html"):
+    for path in ("/assets/missing.js", "/assets/../index.html", "/assets/", "/index.htm"):
         assert (await http.answer(path)).status == 404, path
+    by_name = await http.answer("/index.html")
+    assert (by_name.status, by_name.body, by_name.cache_control) == (200, index.body, "no-cache")
 
 
 async def test_the_client_is_sent_compressed_to_who_accepts_gzip(tmp_path: Path) -> None:
