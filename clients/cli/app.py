@@ -70,6 +70,9 @@ YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
 NAME_TRIES = 5
 WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемая"
 SIZE_POLL_SECONDS = 0.25
+# ``new_game`` answered ``unavailable`` (no winnable deal ready yet, or the store down for a
+# moment) is asked again after each of these waits, then the refusal is shown.
+NEW_GAME_RETRY_S = (1.0, 2.0, 4.0)
 
 
 class NoServer(Exception):
@@ -572,6 +575,13 @@ class App:
                 reply = {"type": "error", "code": "bad_request"}
             if reply.get("code") == "bad_request" and fields.pop("winnable", False):
                 self.notice("menu.no_winnable")  # a server without the option: a random deal
+                reply = await self._start(fields)
+            for wait in NEW_GAME_RETRY_S:  # PROTOCOL.md: "unavailable: retry shortly"
+                if reply.get("code") != "unavailable":
+                    break
+                key = "menu.winnable_retry" if fields.get("winnable") else "menu.new_game_retry"
+                self.notice(key, seconds=f"{wait:g}")
+                await asyncio.sleep(wait)
                 reply = await self._start(fields)
             if reply.get("type") != "game":
                 self.rejected(reply)

@@ -22,6 +22,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.typing import Subprotocol
 
+from clients.cli import app
 from clients.cli.app import run
 from clients.cli.checks import MAX_CARDS, check_server_message
 from clients.cli.connection import Connection, ConnectionFailed, decode
@@ -63,6 +64,8 @@ class Fake:
         self.hint_card = "7C"
         self.push: dict[str, Any] | None = None  # sent right after the game reply
         self.padding = 0  # bytes of an unknown field added to the game reply
+        self.unavailable = 0  # new_game requests answered unavailable before one is served
+        self.asked: list[dict[str, Any]] = []  # the new_game requests, in order
 
     async def handle(self, ws: ServerConnection) -> None:
         async for frame in ws:
@@ -76,6 +79,11 @@ class Fake:
             if self.garbage is not None:
                 await ws.send(self.garbage)
             if kind == "new_game":
+                self.asked.append(request)
+                if len(self.asked) <= self.unavailable:
+                    error = {"type": "error", "re": re_, "code": "unavailable", "message": "none"}
+                    await self.send(ws, error)
+                    continue
                 view = _view()
                 if self.mutate is not None:
                     self.mutate(view)
@@ -181,6 +189,35 @@ async def test_a_frame_over_the_limit_ends_the_command(
     assert capsys.readouterr().err == (
         f"scorpion: cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
     )
+
+
+# -- a new game the server cannot start yet -----------------------------------
+
+
+@pytest.mark.parametrize("winnable", [True, False])
+async def test_a_new_game_answered_unavailable_is_asked_again(
+    fake: tuple[Fake, str], play: FakeRunner, monkeypatch: pytest.MonkeyPatch, winnable: bool
+) -> None:
+    """PROTOCOL.md: no winnable deal ready yet (or the store down a moment) is
+    ``unavailable``, "retry shortly"; the client does, saying so, then plays."""
+    monkeypatch.setattr(app, "NEW_GAME_RETRY_S", (0.0, 0.01, 0.02))
+    fake[0].unavailable = 3
+    code, out = await play("play", "--level", "hard", *(["--winnable"] * winnable), lines=["h"])
+    assert code == 0, out
+    said = "no winnable deal is ready yet" if winnable else "cannot start a game just now"
+    assert out.count(said) == 3 and "asking again in 0.02 s" in out, out
+    assert "Scorpion · game 5" in out
+    assert [r.get("winnable", False) for r in fake[0].asked] == [winnable] * 4
+
+
+async def test_a_new_game_still_unavailable_is_shown_as_refused(
+    fake: tuple[Fake, str], play: FakeRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app, "NEW_GAME_RETRY_S", (0.0, 0.0))
+    fake[0].unavailable = 10
+    code, out = await play("play", "--level", "hard", "--winnable")
+    assert len(fake[0].asked) == 3 and out.count("asking again") == 2, out
+    assert code == 1 and "unavailable" in out, out
 
 
 # -- replies of the wrong shape or size ---------------------------------------
