@@ -152,6 +152,7 @@ class Peer:
 
     address: str
     buckets: ConnectionBuckets
+    came_early: bool = False  # its last rate_limited request came before it was told it might
 
 
 class ConnectionHandler:
@@ -289,12 +290,20 @@ class ConnectionHandler:
             finally:
                 self._waiting.pop(ws, None)
             code = await self._respond(session, peer, frame)
-            if code in _STRIKES and self.limits.book.strike(peer.address, time.monotonic()):
+            if code in _STRIKES and self._struck(peer, code):
                 return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
             if code == "unavailable" and not session.greeted:
                 # The store could not answer (an outage): the peer did say hello, and retries.
                 hello_by = time.monotonic() + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
+
+    def _struck(self, peer: Peer, code: str) -> bool:
+        """Count a strike on ``peer``'s address for a reply of ``code``: True once past
+        the abuse limit. A ``rate_limited`` is one only when the connection came back
+        sooner than it was told (``_admit``)."""
+        if code == "rate_limited" and not peer.came_early:
+            return False
+        return self.limits.book.strike(peer.address, time.monotonic())
 
     def _start_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
@@ -416,6 +425,7 @@ class ConnectionHandler:
             return None
         self.metrics.rate_limited.labels(kind).inc()
         retry = max(1, math.ceil(wait * 1000))
+        peer.came_early = peer.buckets.refused(kind, now, retry / 1000)
         return build.error(
             "rate_limited",
             f"Too many {kind} requests; retry in {retry} ms.",
@@ -425,7 +435,7 @@ class ConnectionHandler:
 
 
 _STRIKES: Final = frozenset({"bad_request", "rate_limited"})
-"""Reply codes that are a strike on the sender's address."""
+"""Reply codes that may be a strike on the sender's address (``_struck``)."""
 
 _LOGGED_ELSEWHERE: Final = frozenset({1000, CLOSE_GOING_AWAY, CLOSE_POLICY_VIOLATION})
 """Close codes sent with their own log line (or normal): not logged again at the end."""

@@ -21,7 +21,9 @@ token; otherwise nothing is taken and the caller answers ``rate_limited`` with
 the time until the emptiest bucket has one again.
 
 **Strikes** are kept per address, not per connection, so they survive a
-reconnect: every ``bad_request`` or ``rate_limited`` reply is one, and more than
+reconnect: every ``bad_request`` is one, and so is every ``rate_limited`` reply
+to a request sent before the connection's last ``retry_after_ms`` had passed
+(one that waited as told is not: ``ConnectionBuckets.refused``); more than
 ``abuse_limit`` within ``abuse_window`` seconds close the connection (1008);
 while that is still true (strikes age out of the window), a new connection
 from the address is closed at once too.
@@ -72,6 +74,10 @@ KIND_OF: Final[Mapping[str, str]] = {
     "register": "register",
 }
 """Request type -> kind; every other request type (hello, ping, reads) is ``read``."""
+
+EARLY_GRACE_S: Final = 0.002
+"""How much sooner than told a request may come and still count as having waited
+(a client's timer that fires a little early)."""
 
 PRUNE_EVERY: Final = 4096
 """How many bucket uses between two sweeps of the full (forgettable) buckets."""
@@ -192,15 +198,26 @@ class LimitSettings:
 
 
 class ConnectionBuckets:
-    """One connection's own buckets (dropped with the connection)."""
+    """One connection's own buckets, and when it was told it may send each kind again
+    (dropped with the connection)."""
 
     def __init__(self, rates: Mapping[str, Rate | None], now: float) -> None:
         self._buckets = {
             kind: TokenBucket(rate, now) for kind, rate in rates.items() if rate is not None
         }
+        self._told: dict[str, float] = {}
 
     def get(self, kind: str) -> TokenBucket | None:
         return self._buckets.get(kind)
+
+    def refused(self, kind: str, now: float, retry_after: float) -> bool:
+        """A request of ``kind`` refused, the connection told to wait ``retry_after``
+        seconds: True (a strike) when it came before the time it was last told it might
+        send that kind again. A client that waits as told meets the limit again at full
+        speed, and is no abuser for it."""
+        early = now < self._told.get(kind, now) - EARLY_GRACE_S
+        self._told[kind] = now + retry_after
+        return early
 
 
 class AddressBook:

@@ -271,6 +271,28 @@ async def test_strikes_close_and_survive_a_reconnect(start: Start) -> None:
     assert again.ws.close_code == 1008
 
 
+async def test_a_client_that_waits_as_told_is_never_struck(start: Start) -> None:
+    """PROTOCOL.md: wait ``retry_after_ms`` before sending that kind again. A client that
+    does so at full speed meets the limit on every other request; those refusals are no
+    strikes (it backed off as told), where a client that comes back early is struck."""
+    server = await start(rate_reads="50,5", rate_hints="50,5", abuse_limit=5, abuse_window_s=60)
+    polite = await server.player("ada")
+    answers: dict[str, int] = {}
+    for _ in range(60):
+        reply = await polite.request("ping")
+        answers[reply["type"]] = answers.get(reply["type"], 0) + 1
+        if reply["type"] == "error":
+            assert reply["code"] == "rate_limited", reply
+            await asyncio.sleep(reply["retry_after_ms"] / 1000)
+    assert answers.get("error", 0) > 5 and answers["pong"] >= 30, answers  # limited, not closed
+    assert polite.ws.close_code is None
+    rude = await server.player("bob")
+    for n in range(20):  # comes back at once: struck from its second refusal on
+        await rude.send_raw(encode({"type": "ping", "id": f"p{n}"}))
+    await asyncio.wait_for(rude.ws.wait_closed(), 5)
+    assert rude.ws.close_code == 1008
+
+
 async def test_connections_per_address_are_capped(start: Start) -> None:
     server = await start(max_connections_per_address=3)
     clients = [await server.connect() for _ in range(3)]
