@@ -618,6 +618,10 @@ class GameService:
             found = await self._read_token(token)
             if found is None:
                 self._switch_player(session, None)  # a failed hello signs the connection out
+                # ...and leaves it greeted, signed out, as a hello without a token would:
+                # it may register, or say hello again, until its idle timeout.
+                session.greeted = True
+                session.locale = request.get_str("locale")
                 raise _fail("unauthenticated", "Unknown, revoked or expired token.")
             player, records = found
         signed_in = session.player

@@ -327,6 +327,21 @@ async def test_the_hello_deadline_and_the_idle_timeout(start: Start) -> None:
     assert talker.ws.close_code == 1001
 
 
+async def test_a_refused_token_leaves_the_connection_greeted_past_the_hello_deadline(
+    start: Start,
+) -> None:
+    """PROTOCOL.md: after ``unauthenticated`` the connection stays open, signed out. A
+    client whose token expired, showing its register form, is not closed as one that
+    never said hello (1008) while its player types a name."""
+    server = await start(hello_timeout_ms=300, idle_timeout_ms=60_000)
+    stale = await server.connect()
+    assert (await stale.hello("an-expired-token"))["code"] == "unauthenticated"
+    await asyncio.sleep(0.9)  # three hello deadlines
+    assert stale.ws.close_code is None
+    assert (await stale.request("register", name="eve"))["type"] == "registered"
+    assert (await stale.request("games"))["type"] == "games"
+
+
 async def test_registrations_per_address_are_limited(start: Start) -> None:
     server = await start(rate_registrations="0.01,3", abuse_limit=1000)
     codes = []
