@@ -463,6 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     another server serves. Each ends in one line, the last one written: in the log's
     format, so a JSON line with ``--log-format json`` (``logs.fatal_line``).
     """
+    _hold_standard_streams()
     fmt = requested_log_format(argv, os.environ)
     try:
         settings = load_settings(argv, os.environ)
@@ -481,6 +482,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if message is not None:
         _say(message, settings.log_format, status)
     return status
+
+
+def _hold_standard_streams() -> None:
+    """Open the null device on each of descriptors 0, 1 and 2 that is closed.
+
+    A supervisor may start the server with one closed. Its sockets and files would
+    then take those numbers, and uvloop aborts the process when it closes a
+    descriptor below 3 (exit 134 after a clean stop); a write meant for stderr could
+    land in a client's socket. ``os.open`` takes the lowest free number, so opening
+    in order fills the gaps; Python's ``sys`` stream of a closed one is None, and
+    is given the null device too.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)  # the lowest free number: ``fd``
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115 (for the process' life)
 
 
 def _say(message: str, fmt: str, status: int) -> None:

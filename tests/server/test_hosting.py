@@ -40,6 +40,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -358,6 +359,43 @@ def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
         assert process.wait(timeout=30) == 0
         assert process.stderr is not None
         assert process.stderr.read().rstrip().endswith("INFO server: stopped")
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize("closed", [0, 1, 2])
+def test_a_server_started_with_a_standard_stream_closed_stops_cleanly(
+    tmp_path: Path, closed: int
+) -> None:
+    """A supervisor may start the server with stdin (or stdout, or stderr) closed: its
+    sockets then took the free low descriptors, and uvloop's close of descriptor 0 at
+    the stop aborted the process (exit 134, a core dump) after a clean shutdown."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [*QUICK, "--port", str(port), "--data-dir", str(tmp_path), "--event-loop", "auto"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(closed),  # in the child, before it runs anything
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        told = process.stderr.read().decode()
+        assert "Assertion" not in told and "leaked" not in told, told
     finally:
         process.kill()
         process.wait()
