@@ -28,7 +28,11 @@ and a push that breaks the protocol, are skipped and reported to
 whatever stops it fails every request still waiting (``ConnectionFailed``),
 and every later one, so that nothing waits for a reply that cannot come. A
 frame over the size limit (``MAX_SERVER_FRAME_BYTES``) fails them too: the
-server would only send it again.
+server would only send it again. Standard output gone while the reader prints
+a push (``BrokenPipeError``: the reader of a pipe went away; ``OutputError``)
+is no failure of the connection: the requests fail with that error itself, so
+that the command ends as it does when its own task meets it (``__main__``:
+quietly, with 141, for a closed pipe).
 
 Request ids count up from a random start, so that they stay unique within a
 game (section 5) across the player's devices and runs of the client: the
@@ -63,7 +67,7 @@ from websockets.typing import Subprotocol
 from clients.cli import VERSION
 from clients.cli.checks import check_server_message
 from clients.cli.i18n import _
-from clients.cli.terminal import printable
+from clients.cli.terminal import OutputError, printable
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
     PROTOCOL_VERSION,
@@ -93,6 +97,9 @@ _ACTIONS = frozenset(
     {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
 )  # the requests PROTOCOL.md section 10 counts as actions
 _NOT_RESENT = frozenset({"new_game", "resign"})  # no ``v``: the server cannot see a retry
+# Standard output gone, met while printing a push: raised again as it is, not as a failure
+# of the connection (``__main__`` ends quietly after a closed pipe).
+OUTPUT_GONE = (BrokenPipeError, OutputError)
 
 Message = dict[str, Any]
 PushHandler = Callable[[Message], None]
@@ -242,7 +249,7 @@ class Connection:
         self._reader: asyncio.Task[None] | None = None
         self._online = asyncio.Event()
         self._closing = False
-        self._failed: Exception | None = None
+        self._failed: ConnectionFailed | BrokenPipeError | OutputError | None = None
         self.lost = asyncio.Event()  # set once the connection has failed for good
         self.frames = 0  # frames read so far: a push's or reply's place in arrival order
         self._paces: dict[str, float] = {}  # seconds between requests of a kind (_pace)
@@ -280,10 +287,14 @@ class Connection:
         return self._online.is_set()
 
     @property
-    def failure(self) -> ConnectionFailed | None:
-        """Why the connection failed for good, once it has (``lost`` is set then)."""
+    def failure(self) -> Exception | None:
+        """Why the connection failed for good, once it has (``lost`` is set then).
+
+        A ``ConnectionFailed``, or the ``OUTPUT_GONE`` error the reader met while
+        printing a push, to be raised in the command's task.
+        """
         failed = self._failed
-        return None if failed is None else ConnectionFailed(str(failed))
+        return None if failed is None else _again(failed)
 
     # -- requests --------------------------------------------------------
 
@@ -298,7 +309,7 @@ class Connection:
         address, and too many close the connection.
         """
         if self._failed is not None:
-            raise ConnectionFailed(str(self._failed))
+            raise _again(self._failed)
         kind = _rate_kind(type_)
         message = new_request(type_, next(self._ids), **fields).to_message()
         await self._pace(kind)
@@ -333,7 +344,7 @@ class Connection:
         action's first reply instead of ``stale``, and applies nothing twice.
         """
         if self._failed is not None:
-            raise ConnectionFailed(str(self._failed))
+            raise _again(self._failed)
         request_id = message["id"]
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (message, future, 0)
@@ -364,7 +375,7 @@ class Connection:
         """Read until closed; whatever else ends it fails the requests waiting."""
         try:
             await self._read_frames()
-        except ConnectionFailed as exc:
+        except (ConnectionFailed, *OUTPUT_GONE) as exc:
             self._fail(exc)
         except Exception as exc:  # a bug: nobody may wait for a reply that cannot come
             self._fail(ConnectionFailed(_("connection.reader_failed", reason=_reason(exc))))
@@ -393,14 +404,16 @@ class Connection:
             except Exception as exc:  # gave up: fail everyone waiting
                 raise ConnectionFailed(_reason(exc)) from exc
 
-    def _fail(self, exc: ConnectionFailed) -> None:
-        """Fail every request waiting, and every later one, with ``exc``'s reason."""
+    def _fail(self, exc: ConnectionFailed | BrokenPipeError | OutputError) -> None:
+        """Fail every request waiting, and every later one, with ``exc`` (``_again``)."""
+        if self._failed is not None:
+            return  # the first reason stands
         self._failed = exc
         self._online.clear()
         self.lost.set()
         for _message, future, _tries in list(self._pending.values()):
             if not future.done():
-                future.set_exception(ConnectionFailed(str(exc)))
+                future.set_exception(_again(exc))
 
     def _take(self, frame: bytes | str) -> None:
         """One frame: decoded, checked, then dispatched (or skipped, or failing its request)."""
@@ -476,10 +489,13 @@ class Connection:
 
     async def _resync(self, retries: list[Message]) -> None:
         if self.on_reconnect is not None:
-            with contextlib.suppress(
-                ConnectionFailed, TimeoutError, ServerError, InvalidServerMessage
-            ):
+            try:
                 await self.on_reconnect()
+            except (ConnectionFailed, TimeoutError, ServerError, InvalidServerMessage):
+                pass
+            except OUTPUT_GONE as exc:  # printing the catch-up: the command ends
+                self._fail(exc)
+                return
         for message in retries:
             entry = self._pending.get(message["id"])
             if message["type"] in _NOT_RESENT and entry is not None:
@@ -534,6 +550,18 @@ class Connection:
         if message.get("type") == "error":
             raise ServerError(message)
         return message
+
+
+def _again(failed: ConnectionFailed | BrokenPipeError | OutputError) -> Exception:
+    """What a request raises once the connection has failed with ``failed``.
+
+    Standard output gone is raised as it is, for ``__main__`` to end the
+    command as it always does for it; a failure of the connection as a new
+    ``ConnectionFailed`` with its reason.
+    """
+    if isinstance(failed, OUTPUT_GONE):
+        return failed
+    return ConnectionFailed(str(failed))
 
 
 def _rate_kind(type_: str) -> str:

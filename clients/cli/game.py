@@ -36,7 +36,7 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from clients.cli.board import Board
-from clients.cli.connection import Connection, Message
+from clients.cli.connection import Connection, ConnectionFailed, Message
 from clients.cli.i18n import _
 from clients.cli.render import Style, describe_event, render_board, render_results, render_status
 from clients.cli.terminal import Terminal
@@ -351,19 +351,34 @@ class GameSession:
             self.show()
 
     async def until(self, v: int, timeout: float = 10.0) -> None:
-        """Wait until version ``v`` has been applied (resync if it does not come)."""
+        """Wait until version ``v`` has been applied (resync if it does not come).
+
+        A connection that fails for good meanwhile ends the wait at once with its
+        failure (``Connection.failure``: also standard output gone, met by the
+        reader while it printed a push): no push can come any more.
+        """
         deadline = time.monotonic() + timeout
         while self.v < v:
             self._changed.clear()
+            self._raise_if_lost()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 await self.resync()  # the push went missing: ask for it
                 return
+            waits = [asyncio.ensure_future(self._changed.wait())]
+            if self.conn is not None:
+                waits.append(asyncio.ensure_future(self.conn.lost.wait()))
             try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                continue
+                await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
         await self.settle()
+
+    def _raise_if_lost(self) -> None:
+        conn = self.conn
+        if conn is not None and conn.lost.is_set():
+            raise conn.failure or ConnectionFailed(_("connection.lost", url=conn.url))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)

@@ -14,8 +14,11 @@ import pytest
 from clients.cli.__main__ import main
 from clients.cli.app import run
 from clients.cli.commands import CommandError, number, parse
+from clients.cli.connection import Connection
+from clients.cli.game import GameSession
 from clients.cli.options import parse_args
-from clients.cli.terminal import Terminal
+from clients.cli.render import Style
+from clients.cli.terminal import OutputError, Terminal
 from protocol.constants import MAX_DEAL
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
@@ -256,3 +259,65 @@ async def test_a_hint_at_a_deal_that_cannot_be_won_says_so_not_undo_or_restart(
     assert "no move can win this deal, whatever is played" in first, out
     assert "(undo or restart)" not in first
     assert "this position can no longer be won (undo or restart)" in after_deal, out
+
+
+class _ClosingOutput(io.StringIO):
+    """Standard output that fails (``error``) from the first line that holds ``word`` on."""
+
+    def __init__(self, word: str, error: OSError) -> None:
+        super().__init__()
+        self.word = word
+        self.error = error
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        if self.failed or self.word in text:
+            self.failed = True
+            raise self.error
+        return super().write(text)
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+async def test_a_closed_pipe_noticed_while_printing_a_push_ends_quietly(
+    server: Running, config_dir: Path, json_mode: bool
+) -> None:
+    """The move's events are pushes, printed by the connection's reader: the closed pipe
+    it meets there ends the command as one met by the command itself (exit 141,
+    ``__main__``), not as a connection that failed."""
+    options = parse_args(["--server", server.url, "register", "ada"], env={})
+    assert await run(options, Terminal(io.StringIO(), []), config_dir=config_dir) == 0
+    flags = ["--json"] if json_mode else []
+    argv = [*flags, "--server", server.url, "play", "--level", "hard", "--deal", "1"]
+    out = _ClosingOutput('"moved"' if json_mode else "moved 7", BrokenPipeError(32, "Broken pipe"))
+    terminal = Terminal(out, ["7c 5", "u", "b"])
+    async with asyncio.timeout(5):  # at once, not after the wait for the move's events
+        with pytest.raises(BrokenPipeError):
+            await run(parse_args(argv, env={}), terminal, config_dir=config_dir)
+    assert out.failed
+
+
+async def test_a_full_output_noticed_while_printing_a_push_is_said_as_such(
+    server: Running, config_dir: Path
+) -> None:
+    options = parse_args(["--server", server.url, "register", "ada"], env={})
+    assert await run(options, Terminal(io.StringIO(), []), config_dir=config_dir) == 0
+    argv = ["--server", server.url, "play", "--level", "hard", "--deal", "1"]
+    out = _ClosingOutput("moved 7", OSError(28, "No space left on device"))
+    async with asyncio.timeout(5):
+        with pytest.raises(OutputError, match="No space left on device"):
+            await run(parse_args(argv, env={}), Terminal(out, ["7c 5", "u"]), config_dir=config_dir)
+
+
+async def test_waiting_for_an_actions_events_ends_when_the_connection_has_failed() -> None:
+    """The reader that would have brought the events is gone (a closed pipe it met, or the
+    server for good): the wait ends at once with that failure, not after its 10 s."""
+    session = GameSession(Terminal(io.StringIO(), []), Style(color=False), json_mode=False)
+    conn = Connection("ws://127.0.0.1:9/")
+    session.conn = conn
+    session.game, session.v = 1, 3
+    waiting = asyncio.ensure_future(session.until(4))
+    await asyncio.sleep(0.05)
+    conn._fail(BrokenPipeError(32, "Broken pipe"))
+    async with asyncio.timeout(1):
+        with pytest.raises(BrokenPipeError):
+            await waiting
