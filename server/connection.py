@@ -212,7 +212,7 @@ class ConnectionHandler:
         refused = self.limits.admit(address, time.monotonic())
         if refused is not None:
             code = CLOSE_POLICY_VIOLATION if refused == "banned" else CLOSE_TRY_AGAIN_LATER
-            log.warning("refusing a connection from %s: %s (%d)", address, refused, code)
+            _log_close("refusing a", address, refused, code)
             self.metrics.closed(code)
             await _close(ws, code, refused, self.settings.drain_timeout)
             return
@@ -249,7 +249,7 @@ class ConnectionHandler:
             await writer.finish()
             outbox.release()
         if ending is not None:
-            log.warning("closing the connection from %s: %s (%d)", address, ending[1], ending[0])
+            _log_close("closing the", address, ending[1], ending[0])
             await _close(ws, *ending, bounds.drain_timeout)
         self._log_end(ws, address)
 
@@ -260,9 +260,7 @@ class ConnectionHandler:
         self.metrics.closed(code)
         received = ws.protocol.close_rcvd
         if sent is not None and code not in _LOGGED_ELSEWHERE and received is None:
-            log.warning(
-                "closed the connection from %s: %s (%d)", address, sent.reason or "-", sent.code
-            )
+            _log_close("closed the", address, sent.reason or "-", sent.code)
         elif sent is None and received is None:
             log.info("the connection from %s dropped without a close frame", address)
         else:
@@ -328,7 +326,7 @@ class ConnectionHandler:
                     if greeted
                     else (CLOSE_POLICY_VIOLATION, "no hello in time")
                 )
-                log.warning("closing the connection from %s: %s (%d)", address, reason, code)
+                _log_close("closing the", address, reason, code)
                 closing = asyncio.create_task(_close(ws, code, reason, bounds.drain_timeout))
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
@@ -385,7 +383,7 @@ class ConnectionHandler:
             return
         except TimeoutError:
             code, reason = CLOSE_POLICY_VIOLATION, "no hello in time"
-            log.warning("closing the connection from %s: %s (%d)", address, reason, code)
+            _log_close("closing the", address, reason, code)
             await _close(ws, code, reason, bounds.drain_timeout)
             return
         re: RequestId | None = None
@@ -530,6 +528,15 @@ class Writer:
             log.warning("closing a connection that does not read its frames (outbox full)")
             self.closing = True
             await _close(ws, CLOSE_GOING_AWAY, "too far behind: reconnect and resync", timeout)
+
+
+def _log_close(which: str, address: str, reason: str, code: int) -> None:
+    """The WARNING line for a connection the server refuses or closes: "``which``
+    connection from ADDRESS: REASON (CODE)". The code is part of the line's format,
+    not one of its values, so the log's counting of repeats (``logs.RateLimit``, by
+    format) keeps each code's lines apart, while the addresses and reasons of one
+    code are counted together."""
+    log.warning(f"{which} connection from %s: %s ({code:d})", address, reason)
 
 
 def _writable(ws: ServerConnection) -> bool:

@@ -14,6 +14,7 @@ import aiosqlite
 import pytest
 from sqlalchemy import event
 
+from protocol.constants import MAX_FRAME_BYTES
 from server.logs import RateLimit, describe_exception, make_handler
 from server.store import StoreError
 from server.store.errors import translate_errors
@@ -130,3 +131,28 @@ def test_repeats_are_counted_and_reported_once_per_window() -> None:
     limiter.flush()
     assert [r.getMessage() for r in out] == ["down (repeated 4 more times)"]
     assert limiter.filter(record) is True  # a new window
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_closes_of_different_codes_are_not_counted_as_repeats(
+    server: Running, json_log: tuple[io.StringIO, RateLimit]
+) -> None:
+    """A text frame that is not UTF-8 (1007) and a frame over the limit (1009) are two
+    failures: each has its own line, where counting repeats by the line's format alone
+    wrote the second as a repeat of the first, under the first's code."""
+    stream, limiter = json_log
+    for frame, code in ((b"\xff\xfe", 1007), (b"x" * (MAX_FRAME_BYTES + 1), 1009)):
+        client = await server.connect()
+        ws = client.ws
+        if code == 1007:
+            ws.protocol.send_text(frame)
+        else:
+            ws.protocol.send_binary(frame)
+        ws.transport.write(b"".join(ws.protocol.data_to_send()))
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == code
+    await asyncio.sleep(0.6)  # the rate limit's window ends
+    limiter.flush()
+    messages = [json.loads(line)["message"] for line in stream.getvalue().splitlines()]
+    closes = [m for m in messages if m.startswith("closed the connection from")]
+    assert [c[-6:] for c in closes] == ["(1007)", "(1009)"], messages
