@@ -314,7 +314,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "rotate_token",
         "Replaces the token this connection signed in with (hello or register) by a new one: "
-        "the old token stops working at once, on every node. Keep the new one.",
+        "the old token stops working at once, on every node. Keep the new one. When that token "
+        "no longer works (another device rotated it, or it was revoked), the reply is "
+        "`unauthenticated` and the connection is signed out, as after a refused hello.",
         ("token",),
         ("unauthenticated",),
         {"type": "rotate_token", "id": 22},

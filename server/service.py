@@ -690,8 +690,13 @@ class GameService:
         player = _player(session)
         old = self.signed_in.token(session)
         new = None if old is None else await self.store.rotate_token(old)
-        if new is None:
-            raise _fail("unauthenticated", "This connection's token is no longer valid.")
+        if new is None:  # rotated on another device, or revoked: gone for this one too
+            self._switch_player(session, None)  # signed out, as a refused hello leaves it
+            raise _fail(
+                "unauthenticated",
+                "This connection's token no longer works (rotated or revoked elsewhere);"
+                " the connection is signed out.",
+            )
         _still(session, player)  # signed out everywhere meanwhile: the new token is revoked
         self.signed_in.replace_token(session, new)
         return build.token(request.id, token=new)

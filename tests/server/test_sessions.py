@@ -55,3 +55,18 @@ async def test_a_failed_hello_leaves_the_connection_signed_out(server: Running) 
     assert refused["code"] == "unauthenticated"
     assert (await dan.request("games"))["code"] == "unauthenticated"
     assert (await dan.hello(dan.token))["type"] == "welcome"  # its own token still works
+
+
+async def test_rotating_a_token_another_device_rotated_signs_the_connection_out(
+    server: Running,
+) -> None:
+    """The answer is ``unauthenticated`` ("the request needs a player"): the connection
+    is signed out with it, not left playing on a token that no longer works."""
+    ada = await server.player("ada")
+    phone = await server.connect()
+    assert (await phone.hello(ada.token))["type"] == "welcome"
+    assert (await ada.request("rotate_token"))["type"] == "token"
+    refused = await phone.request("rotate_token")
+    assert refused["code"] == "unauthenticated" and "signed out" in refused["message"]
+    assert (await phone.request("games"))["code"] == "unauthenticated"
+    assert (await ada.request("games"))["type"] == "games"  # the rotating device plays on

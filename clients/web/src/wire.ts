@@ -347,7 +347,7 @@ type: "ping"
 id: (number | string)
 }
 /**
- * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node. Keep the new one.
+ * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node. Keep the new one. When that token no longer works (another device rotated it, or it was revoked), the reply is `unauthenticated` and the connection is signed out, as after a refused hello.
  */
 export interface RotateTokenRequest {
 /**
