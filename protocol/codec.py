@@ -269,7 +269,7 @@ def _unpack(frame: bytes | str) -> dict[str, Any]:
     except msgpack.ExtraData as exc:
         raise _bad("trailing bytes after the msgpack map", _peek_id(exc.unpacked)) from exc
     except (ValueError, TypeError) as exc:  # msgpack's format, limit, depth and UTF-8 errors
-        raise _bad(_decoder_problem(exc)) from exc
+        raise _bad(_decoder_problem(exc), _id_beside_bad_text(frame, exc)) from exc
     if _has_extension(data):
         raise _bad(
             "msgpack extension values (timestamps included) are not accepted", _peek_id(data)
@@ -299,6 +299,31 @@ def _unpack_flat(frame: bytes) -> dict[str, Any] | None:
         if type(key) is not str or type(value) not in _PLAIN:
             return None
     return data
+
+
+def _id_beside_bad_text(frame: bytes, exc: Exception) -> RequestId | None:
+    """The request id of a frame whose fault is a string that is not UTF-8, when the id
+    itself is sound: decoded again with the bad bytes kept as lone surrogates, which no
+    valid id holds (so the error's ``re`` can be encoded), else None."""
+    if not isinstance(exc, UnicodeDecodeError):
+        return None
+    try:
+        data = msgpack.unpackb(
+            frame,
+            object_pairs_hook=_Map,
+            ext_hook=_extension,
+            unicode_errors="surrogateescape",
+            **_UNPACK_OPTIONS,
+        )
+    except Exception:  # some other fault too: no id to give
+        return None
+    request_id = _peek_id(data)
+    if isinstance(request_id, str) and not request_id.isascii():
+        try:
+            request_id.encode()
+        except UnicodeEncodeError:  # the id was one of the bad strings
+            return None
+    return request_id
 
 
 def _peek_id(data: object) -> RequestId | None:

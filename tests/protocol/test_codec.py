@@ -50,6 +50,17 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
     ("not msgpack", b"\xc1", None),
     ("truncated map", PING[:-1], None),
     ("invalid UTF-8 in a string", b"\x81\xa4type\xa2\xff\xfe", None),
+    (
+        "invalid UTF-8 in a field, the id readable",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"), (b"\xa1x", b"\xa2\xff\xfe")),
+        7,
+    ),
+    (
+        "invalid UTF-8 in a key, the id readable",
+        raw_map((b"\xa2id", b"\xa1a"), (b"\xa2\xff\xfe", b"\x01")),
+        "a",
+    ),
+    ("invalid UTF-8 in the id", raw_map((b"\xa2id", b"\xa2\xff\xfe"),), None),
     ("an array, not a map", packed([1, 2]), None),
     ("a string, not a map", packed("ping"), None),
     ("an integer, not a map", packed(7), None),
