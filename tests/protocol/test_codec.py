@@ -60,7 +60,13 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
         raw_map((b"\xa2id", b"\xa1a"), (b"\xa2\xff\xfe", b"\x01")),
         "a",
     ),
-    ("invalid UTF-8 in the id", raw_map((b"\xa2id", b"\xa2\xff\xfe"),), None),
+    (
+        "invalid UTF-8 in the id",
+        raw_map(
+            (b"\xa2id", b"\xa2\xff\xfe"),
+        ),
+        None,
+    ),
     ("an array, not a map", packed([1, 2]), None),
     ("a string, not a map", packed("ping"), None),
     ("an integer, not a map", packed(7), None),
