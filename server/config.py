@@ -342,6 +342,9 @@ def _database_problems(settings: Settings) -> list[str]:
             ]
         return []
     label = _label("database_url")
+    port = _HOST_PORT.match(settings.database_url)
+    if port is not None and not (port[1].isdigit() and 1 <= int(port[1]) <= 65535):
+        return [f"{label}: port must be a number 1..65535, not {port[1]!r}"]
     try:
         url = async_url(settings.database_url)
     except (ArgumentError, ValueError):  # unparsable, or another backend
@@ -354,6 +357,10 @@ def _database_problems(settings: Settings) -> list[str]:
 
 
 _SQLITE_EXAMPLE: Final = "sqlite+aiosqlite:///path/to/scorpion.db"
+# A URL's port after its host (``scheme://[user[:password]@]host:PORT``), as written.
+_HOST_PORT: Final = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(?:\[[^\]/]*\]|[^:/?#]*):([^/?#]*)"
+)
 _HEADER_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")  # RFC 9110's token
 
 

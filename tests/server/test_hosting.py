@@ -182,6 +182,15 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
             {},
             "--database-url (SCORPION_DATABASE_URL): port must be a number 1..65535, not '5432x'",
         ),
+        *(
+            (
+                ["--database-url", f"postgresql+asyncpg://u:p:w@{host}:{port}/db"],
+                {},
+                f"--database-url (SCORPION_DATABASE_URL): port must be a number 1..65535, "
+                f"not {port!r}",
+            )
+            for host, port in (("h", "99999"), ("h", "0"), ("h", "abc"), ("[::1]", ""))
+        ),
         (
             ["--database-url", "postgresql+asyncpg://u@/db?host=a:5432&host=b:5432&port=5433"],
             {},
