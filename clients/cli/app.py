@@ -391,7 +391,7 @@ class App:
         fields = {"name": name, "token": token, "server": server, "path": str(path)}
         self.tell("app.not_saved", _("app.not_saved", reason=reason, **fields), **fields)
         self.tell("app.keep_token", _("app.keep_token", **fields), **fields)
-        text = json.dumps(entry, ensure_ascii=False)
+        text = json.dumps(entry, ensure_ascii=not self.terminal.unicode)  # a name as \u00e4
         self.tell("app.store_token", _("app.store_token", entry=text, **fields), **fields)
 
     async def register(self, name: str) -> int:

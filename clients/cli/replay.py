@@ -115,8 +115,15 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
         document = jsonable(reply["replay"])
         text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
         if options.export == "-":  # standard output, as the common convention has it
-            # with --json every line of it is one JSON object: the document on one line
-            terminal.say(json_line(document) if options.json else text)
+            # with --json every line of it is one JSON object: the document on one line;
+            # on an ASCII output what it lacks is escaped (\u00e4), not written as a stand-in
+            ascii_only = not terminal.unicode
+            if options.json:
+                terminal.say(json_line(document, ascii_only=ascii_only))
+            else:
+                terminal.say(
+                    json.dumps(document, indent=2, ensure_ascii=ascii_only, allow_nan=False)
+                )
             return 0
         try:
             Path(options.export).write_text(text + "\n", encoding="utf-8")

@@ -20,7 +20,9 @@ editor is an interrupt, as everywhere else: the program ends (exit 130).
 Standard streams never fail on a character (``tolerate_encodings``): what
 the output's encoding lacks is written as an ASCII stand-in (``♠`` as ``S``,
 the suit letter a player types; anything else as ``?``), and input that is
-not in the input's encoding is read with U+FFFD in its place. Text from
+not in the input's encoding is read with U+FFFD in its place. Under the C or
+POSIX locale the output is ASCII, though Python itself would write UTF-8
+there (``c_locale``); JSON lines escape what the output lacks instead. Text from
 elsewhere is shown with its control characters as escapes (``printable``;
 ``complain`` always does so), and ``json`` makes JSON of whatever a server
 sent (``jsonable``).
@@ -94,11 +96,45 @@ codecs.register_error(STAND_IN, _stand_in)
 
 
 def tolerate_encodings() -> None:
-    """Standard input, output and error that never fail on a character their encoding lacks."""
+    """Standard input, output and error that never fail on a character their encoding lacks.
+
+    Under the C or POSIX locale (``c_locale``) standard output and error are
+    ASCII, whatever Python chose: what they lack is written as its stand-in.
+    """
+    ascii_only = c_locale()
     streams = ((sys.stdin, "replace"), (sys.stdout, STAND_IN), (sys.stderr, STAND_IN))
     for stream, errors in streams:
         if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors=errors)
+            if ascii_only and stream is not sys.stdin:
+                stream.reconfigure(encoding="ascii", errors=errors)
+            else:
+                stream.reconfigure(errors=errors)
+
+
+def c_locale() -> bool:
+    """Whether the user's locale is C or POSIX (``LC_ALL=C``, or none set): an ASCII terminal.
+
+    Python writes UTF-8 there all the same (PEP 540's UTF-8 mode, and PEP 538
+    sets ``LC_CTYPE=C.UTF-8``, overwriting what the user had), which such a
+    terminal shows as mojibake. So UTF-8 mode that the user did not ask for
+    (``PYTHONUTF8=1``, ``-X utf8``) means the C locale. An encoding the user
+    chose for Python (``PYTHONIOENCODING``) is kept.
+    """
+    if not sys.flags.utf8_mode or "utf8" in sys._xoptions:
+        return False
+    if sys.flags.ignore_environment:
+        return True
+    return not (os.environ.get("PYTHONUTF8") or os.environ.get("PYTHONIOENCODING"))
+
+
+def _unicode(encoding: str | None) -> bool:
+    """Whether ``encoding`` holds every character (None: a stream of text, ``StringIO``)."""
+    if encoding is None:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -322,13 +358,24 @@ class Terminal:
         """``scorpion: text`` on this terminal's standard error (``complain``)."""
         complain(text, self._err if self._err is not None else self._redirected)
 
+    @property
+    def unicode(self) -> bool:
+        """Whether the output holds every character (UTF-8): not an ASCII terminal."""
+        out = sys.__stdout__ if self.editor else self.out
+        return _unicode(getattr(out, "encoding", None))
+
     def json(self, obj: Any) -> None:
-        self.say(json_line(obj))
+        """``obj`` as a line of JSON; on an output that is not UTF-8 (an ASCII terminal,
+        the C locale) with ``\\u`` escapes, which keep every character, not stand-ins."""
+        self.say(json_line(obj, ascii_only=not self.unicode))
 
 
-def json_line(obj: Any) -> str:
-    """``obj`` as one line of JSON, whatever a server put in it (``jsonable``)."""
-    return json.dumps(jsonable(obj), ensure_ascii=False, sort_keys=True, allow_nan=False)
+def json_line(obj: Any, *, ascii_only: bool = False) -> str:
+    """``obj`` as one line of JSON, whatever a server put in it (``jsonable``).
+
+    ``ascii_only``: what is not ASCII is written as ``\\u`` escapes.
+    """
+    return json.dumps(jsonable(obj), ensure_ascii=ascii_only, sort_keys=True, allow_nan=False)
 
 
 def jsonable(value: Any) -> Any:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from clients.cli.terminal import STAND_IN
 from tests.server.conftest import Running
@@ -51,3 +54,76 @@ def test_a_message_in_russian_on_an_ascii_output() -> None:
     process = scorpion(["--lang", "ru", "play", "--deal", "0"], b"", env)
     assert process.returncode == 2
     assert process.stderr.startswith(b"scorpion: ???????? --deal: '0' ") and b"\n" in process.stderr
+
+
+def _locale_env(tmp_path: Path, server: Running, **env: str) -> dict[str, str]:
+    """The environment of a user who set ``env`` (and no Python encoding of their own)."""
+    cleared = {name: "" for name in ("LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES")}
+    for name in ("PYTHONIOENCODING", "PYTHONUTF8"):
+        cleared[name] = ""
+    return {**cleared, "XDG_CONFIG_HOME": str(tmp_path), "SCORPION_SERVER": server.url, **env}
+
+
+def _scorpion_in(
+    args: list[str], stdin: bytes, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    """``scorpion`` with ``env`` as given: variables set to "" are left out, as unset."""
+    whole = {name: value for name, value in {**os.environ, **env}.items() if value != ""}
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=whole,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "env", [{"LC_ALL": "C"}, {"LANG": "C"}, {"LC_CTYPE": "POSIX"}, {}], ids=str
+)
+async def test_the_c_locale_gets_the_stand_ins(
+    server: Running, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Python writes UTF-8 under the C locale (its UTF-8 mode), but the user's terminal is
+    ASCII: the suits are the letters a move is typed with, as docs/cli.md says."""
+    args = ["play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(
+        _scorpion_in, args, b"ada\n7c 5\nq\n", _locale_env(tmp_path, server, **env)
+    )
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    out = process.stdout.decode("ascii")  # nothing but ASCII
+    assert "     10H      8H      2C      JH      7D      6D      8S\n" in out
+    assert "hard - moves 0 - time 0:00 - score 0\n" in out
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"LC_ALL": "C.UTF-8"},
+        {"LANG": "C.UTF-8"},
+        {"LC_ALL": "C", "PYTHONUTF8": "1"},  # asked for by the user: kept
+        {"LC_ALL": "C", "PYTHONIOENCODING": "utf-8"},
+    ],
+    ids=str,
+)
+async def test_a_utf8_locale_gets_the_suit_symbols(
+    server: Running, tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = _locale_env(tmp_path, server, **env)
+    args = ["play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(_scorpion_in, args, b"ada\nq\n", env)
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    assert "     10♥      8♥      2♣      J♥      7♦      6♦      8♠\n" in process.stdout.decode()
+
+
+async def test_json_under_the_c_locale_keeps_every_letter(server: Running, tmp_path: Path) -> None:
+    """JSON escapes what the output cannot hold (``\\u00e4``) rather than losing it to ``?``."""
+    env = _locale_env(tmp_path, server, LC_ALL="C")
+    args = ["--json", "--lang", "fi", "play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(_scorpion_in, args, b"ada\nq\n", env)
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    lines = [json.loads(line) for line in process.stdout.decode("ascii").splitlines()]
+    texts = [line["text"] for line in lines if line.get("type") == "notice"]
+    assert texts[0].startswith("rekisteröity nimellä ada; "), texts
