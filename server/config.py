@@ -561,26 +561,28 @@ def _tls_problems(settings: Settings) -> list[str]:
     try:
         settings.ssl_context()
     except (OSError, ssl.SSLError) as exc:
-        reason = _tls_reason(settings, exc)
-        return [f"{_label('certfile')}: cannot load the certificate and key ({reason})"]
+        name, reason = _tls_reason(settings, exc)
+        return [f"{_label(name)}: cannot load the certificate and key ({reason})"]
     return []
 
 
-def _tls_reason(settings: Settings, exc: OSError) -> str:
-    """Why ``load_cert_chain`` refused the files, in words (OpenSSL's are ``PEM lib``)."""
+def _tls_reason(settings: Settings, exc: OSError) -> tuple[str, str]:
+    """Why ``load_cert_chain`` refused the files, in words (OpenSSL's are ``PEM lib``),
+    and the setting of the file at fault (``keyfile`` when the key is given apart)."""
+    key = "keyfile" if settings.keyfile else "certfile"
     key_path = settings.keyfile or settings.certfile
     cert_text = Path(settings.certfile).read_bytes()
     key_text = Path(key_path).read_bytes()
     if isinstance(exc, _EncryptedKey) or b"ENCRYPTED" in key_text:
-        return f"the private key in {key_path!r} is encrypted; give it without a pass phrase"
+        return key, f"the private key in {key_path!r} is encrypted; give it without a pass phrase"
     if b"-----BEGIN CERTIFICATE-----" not in cert_text:
-        return f"no PEM certificate in {settings.certfile!r}"
+        return "certfile", f"no PEM certificate in {settings.certfile!r}"
     if b"PRIVATE KEY-----" not in key_text:
         where = "" if settings.keyfile else "; give the key with --keyfile"
-        return f"no PEM private key in {key_path!r}{where}"
+        return key, f"no PEM private key in {key_path!r}{where}"
     if getattr(exc, "reason", None) == "KEY_VALUES_MISMATCH":
-        return f"the private key in {key_path!r} does not match the certificate"
-    return str(getattr(exc, "reason", None) or exc.strerror or exc)
+        return key, f"the private key in {key_path!r} does not match the certificate"
+    return "certfile", str(getattr(exc, "reason", None) or exc.strerror or exc)
 
 
 class _EncryptedKey(OSError):

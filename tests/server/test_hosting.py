@@ -302,7 +302,14 @@ def test_an_encrypted_key_is_refused_without_asking_for_its_pass_phrase(tmp_path
         )
     with pytest.raises(SettingsError) as caught:
         load_settings(["--certfile", str(cert), "--keyfile", str(encrypted)])
+    assert caught.value.lines[0].startswith("--keyfile (SCORPION_KEYFILE): cannot load")
     assert "is encrypted; give it without a pass phrase" in caught.value.lines[0]
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--certfile", str(cert), "--keyfile", str(cert)])  # the key file's fault
+    assert caught.value.lines[0] == (
+        "--keyfile (SCORPION_KEYFILE): cannot load the certificate and key "
+        f"(no PEM private key in {str(cert)!r})"
+    )
     with pytest.raises(SettingsError) as caught:
         load_settings(["--certfile", str(cert)])  # the key is not in the certificate file
     assert caught.value.lines[0].endswith(
