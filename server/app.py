@@ -77,6 +77,7 @@ from server.store import (
     SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
+    SchemaStatus,
     Store,
     StoreError,
     StoreUnavailable,
@@ -444,10 +445,12 @@ async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> 
     return False
 
 
-async def migrate(settings: Settings) -> None:
-    """Upgrade the schema (``--migrate``), waiting for the database as serving does."""
+async def migrate(settings: Settings) -> bool:
+    """Upgrade the schema (``--migrate``), waiting for the database as serving does;
+    False when it was current already (nothing done)."""
     store = await prepare_store(settings, migrating=True)
     await store.close()
+    return store.schema_before is not SchemaStatus.CURRENT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -514,8 +517,10 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
-            asyncio.run(migrate(settings))
-            log.info("schema upgraded")
+            if asyncio.run(migrate(settings)):
+                log.info("schema upgraded")
+            else:
+                log.info("schema current already: nothing to do")
             return 0, None
         run_loop(run(settings), settings.event_loop)
     except KeyboardInterrupt:  # Ctrl-C during --migrate: its transaction is rolled back

@@ -160,20 +160,23 @@ async def read_schema_state(engine: AsyncEngine) -> SchemaState:
         return await connection.run_sync(_read_state)
 
 
-async def upgrade(engine: AsyncEngine) -> None:
+async def upgrade(engine: AsyncEngine) -> SchemaStatus:
     """``alembic upgrade head`` in one transaction, unless the database is another
-    program's (``SchemaForeign``, module docstring). Give it ``database.writing(engine)``:
+    program's (``SchemaForeign``, module docstring); the schema's status before it
+    (``CURRENT``: there was nothing to do). Give it ``database.writing(engine)``:
     on SQLite the transaction then takes the write lock first, so two upgrades at once
     wait for each other instead of one failing with "database is locked"."""
 
-    def run(connection: Connection) -> None:
-        problem = _read_state(connection).foreign()
+    def run(connection: Connection) -> SchemaStatus:
+        state = _read_state(connection)
+        problem = state.foreign()
         if problem is not None:
             raise SchemaForeign(problem)
         command.upgrade(alembic_config(connection), "head")
+        return state.status
 
     async with engine.begin() as connection:
-        await connection.run_sync(run)
+        return await connection.run_sync(run)
 
 
 async def run_alembic(engine: AsyncEngine, name: str, revision: str) -> None:

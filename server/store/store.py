@@ -149,6 +149,7 @@ class Store:
     ) -> None:
         self._engine = engine
         self._writing = writing(engine)  # on SQLite, transactions that take the lock first
+        self.schema_before: SchemaStatus | None = None  # what upgrade() found, once it ran
         self._clock = clock
         self._sqlite_writer: SqliteWriter | None = None
         self._sqlite_reader: SqliteReader | None = None
@@ -298,11 +299,13 @@ class Store:
                 raise SchemaNewer(newer)
             raise SchemaOutdated(state.describe())
 
-    async def upgrade(self) -> None:
+    async def upgrade(self) -> SchemaStatus:
         """Migrate the database to this code's head revision (``alembic upgrade head``);
-        ``SchemaForeign`` for another program's database (``schema.upgrade``)."""
+        ``SchemaForeign`` for another program's database (``schema.upgrade``). The
+        schema's status before, also kept as ``schema_before``."""
         with translate_errors():
-            await schema.upgrade(self._writing)
+            self.schema_before = await schema.upgrade(self._writing)
+        return self.schema_before
 
     async def check_writable(self) -> None:
         """Raise unless a write can be made: a database file the server may read but not

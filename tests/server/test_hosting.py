@@ -688,6 +688,19 @@ def test_another_programs_postgresql_database_is_refused_and_left_alone(
         run_isolated(lambda: _admin(url, *empty))
 
 
+def test_a_second_migrate_says_it_had_nothing_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/server.md: run twice, the second finds nothing to do; it said "schema
+    upgraded" again."""
+    argv = ["--migrate", "--data-dir", str(tmp_path)]
+    assert main(argv) == 0
+    assert "schema upgraded" in capsys.readouterr().err
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    assert "schema current already: nothing to do" in said and "upgraded" not in said
+
+
 async def test_a_serving_role_that_may_not_change_the_schema_version_serves(
     server_postgres_url: str | None, tmp_path: Path
 ) -> None:
