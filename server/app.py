@@ -320,7 +320,7 @@ class ScorpionServer:
             self.store.backend,
         )
         if web.index is None:
-            log.info("the web client is not built (make web): / shows how to build it")
+            log.info("the web client is not built (make web, or --web-dir): / says how to get it")
 
     def _watch(self, handler: ConnectionHandler) -> None:
         service, solver = self.service, self.solver

@@ -169,6 +169,8 @@ class HttpRoutes:
             f"{self.name}\n\n"
             "This port speaks the Scorpion protocol over WebSocket (subprotocol scorpion.v1);\n"
             "see protocol/PROTOCOL.md. Plain HTTP: /healthz, /readyz, /metrics.\n\n"
-            "The web client is not built: run `make web` (needs Node.js 20 and npm),\n"
-            "then restart the server and open this page again."
+            "The web client is not built. In a source checkout, run `make web` (needs\n"
+            "Node.js 20 and npm), then restart the server and open this page again.\n"
+            "Installed from a wheel built without it: build the wheel after `make web`,\n"
+            "or serve a build with --web-dir (SCORPION_WEB_DIR)."
         )
