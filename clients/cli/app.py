@@ -449,6 +449,7 @@ class App:
         assert self.conn is not None
         welcome = self.conn.welcome or {}
         unfinished = list(welcome.get("games", []))
+        first: str | None = None  # a script's first line, read before its game was started
         if unfinished and not self.options.new:
             chosen = unfinished[0]
             with self.session.held():
@@ -474,6 +475,13 @@ class App:
                 if chosen is None:  # input ended: as after ``q``, with no game started
                     return 0
                 level, deal, winnable = chosen
+            elif not self.terminal.interactive:
+                first, command = await self._first_command()
+                if command is not None and command.kind == "new":
+                    # The script starts its own game: starting another before it would
+                    # only have this one abandon it, a loss nobody played.
+                    level, deal, winnable = command.level or self._level(), command.deal, False
+                    first = None
             if not await self.new_game(level, deal, winnable=winnable):
                 return 1
         self.session.show()
@@ -481,7 +489,7 @@ class App:
             self.notice("app.help_hint")
         follow = asyncio.create_task(self.follow_size()) if self.terminal.editor else None
         try:
-            await self.loop()
+            await self.loop(first)
         finally:
             if follow is not None:
                 follow.cancel()
@@ -499,9 +507,30 @@ class App:
                 last = size
                 self.session.show()  # below what the old size garbled (no clear: see terminal)
 
-    async def loop(self) -> None:
+    async def _first_command(self) -> tuple[str | None, Command | None]:
+        """A script's first line that is not blank, and its command (None: not one).
+
+        Read before the script's game is started: a first ``n`` starts it instead.
+        """
         while True:
             line = await self.readline("> ")
+            if line is None:
+                return None, None
+            try:
+                command = parse(line)
+            except CommandError:
+                return line, None  # said by ``loop``, once the game is shown
+            if command is not None:
+                return line, command
+
+    async def loop(self, first: str | None = None) -> None:
+        """Read and run commands until ``q`` or the end of input (``first``: read already)."""
+        while True:
+            line: str | None = first
+            if first is not None:
+                first = None
+            else:
+                line = await self.readline("> ")
             if line is None:
                 return
             try:

@@ -197,3 +197,53 @@ async def test_a_finnish_taken_name(cli: CliRunner, server: Running) -> None:
     code, out = await cli("--lang", "fi", "register", "ada")
     assert code == 1
     assert out == "hylätty (duplicate_name): Nimi ada on jo toisella pelaajalla; valitse toinen.\n"
+
+
+async def _lost_games(cli: CliRunner) -> list[dict[str, object]]:
+    code, out = await cli("--json", "games")
+    assert code == 0, out
+    games = json.loads(out)["games"]
+    return [game for game in games if game["status"] == "lost"]
+
+
+async def test_a_script_that_starts_with_a_new_game_starts_no_other_first(cli: CliRunner) -> None:
+    """No unfinished game: the script's first ``n`` is the game played, not a second one
+    that abandons the default medium game (a loss the player never played)."""
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", lines=["n! three-blind-mice 7", "b", "q"])
+    assert code == 0, out
+    assert "abandoned" not in out and "medium" not in out, out
+    assert re.search(r"Scorpion · game \d+ · three blind mice · deal 7", out), out
+    assert await _lost_games(cli) == []
+
+
+async def test_a_scripts_first_new_game_asks_nothing_and_takes_the_level_given(
+    cli: CliRunner,
+) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", "--level", "hard", lines=["", "n 5", "q"])  # blank lines skipped
+    assert code == 0, out
+    assert "Start a new game?" not in out and "abandoned" not in out, out
+    assert re.search(r"Scorpion · game \d+ · hard · deal 5", out), out
+    code, out = await cli("--json", "games")
+    games = [(game["level"], game["deal"]) for game in json.loads(out)["games"]]
+    assert games == [("hard", 5)], games
+
+
+async def test_a_script_whose_first_new_game_is_refused_starts_none(cli: CliRunner) -> None:
+    """As ``play --level easy --deal 3`` would: the game the script needs is refused."""
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", lines=["n! easy 3", "b", "q"])
+    assert code == 1, out
+    assert "Scorpion · game" not in out, out
+    code, out = await cli("--json", "games")
+    assert json.loads(out)["games"] == []
+
+
+async def test_a_script_not_starting_with_a_new_game_plays_the_default(cli: CliRunner) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", lines=["", "b", "n! hard 2", "q"])
+    assert code == 0, out
+    assert re.search(r"Scorpion · game \d+ · medium", out), out
+    assert re.search(r"game \d+ was abandoned and counts as lost", out), out
+    assert [game["level"] for game in await _lost_games(cli)] == ["medium"]
