@@ -482,6 +482,8 @@ class App:
                     # only have this one abandon it, a loss nobody played.
                     level, deal, winnable = command.level or self._level(), command.deal, False
                     first = None
+                    if self._deal_not_chosen(level, deal):  # as the server would refuse it
+                        return 1
             if not await self.new_game(level, deal, winnable=winnable):
                 return 1
         self.session.show()
@@ -751,11 +753,23 @@ class App:
         self.notice("app.paused" if session.paused else "app.resumed")
 
     async def start_over(self, command: Command) -> None:
+        level = command.level or self._level()
+        if self._deal_not_chosen(level, command.deal):  # before asking to give a game up
+            return
         unfinished = not self.session.finished and self.session.game is not None
         if unfinished and not command.force and not await self.confirm("app.confirm_new"):
             return
-        if await self.new_game(command.level or self._level(), command.deal):
+        if await self.new_game(level, command.deal):
             self.session.show()
+
+    def _deal_not_chosen(self, level: str, deal: int | None) -> bool:
+        """A deal number on a level whose deals the server chooses (easy, as the level menu
+        knows): said, and True. The server would refuse it (``forbidden``)."""
+        found = info(level)
+        if deal is None or found is None or not found.winnable_only:
+            return False
+        self.notice("app.easy_no_deal")
+        return True
 
 
 def _menu_level(chosen: str) -> str | None:

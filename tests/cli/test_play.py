@@ -235,7 +235,7 @@ async def test_a_script_whose_first_new_game_is_refused_starts_none(cli: CliRunn
     assert (await cli("register", "ada"))[0] == 0
     code, out = await cli("play", lines=["n! easy 3", "b", "q"])
     assert code == 1, out
-    assert "Scorpion · game" not in out, out
+    assert "easy deals are chosen by the server" in out and "Scorpion · game" not in out, out
     code, out = await cli("--json", "games")
     assert json.loads(out)["games"] == []
 
@@ -247,3 +247,16 @@ async def test_a_script_not_starting_with_a_new_game_plays_the_default(cli: CliR
     assert re.search(r"Scorpion · game \d+ · medium", out), out
     assert re.search(r"game \d+ was abandoned and counts as lost", out), out
     assert [game["level"] for game in await _lost_games(cli)] == ["medium"]
+
+
+async def test_a_deal_number_on_easy_is_refused_before_asking(cli: CliRunner) -> None:
+    """Easy deals are chosen by the server: ``n easy 5`` is refused at once, and the
+    unfinished game is neither asked about nor lost."""
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["b", "n easy 5", "n! easy 5", "b", "q"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert "Start a new game?" not in out and "rejected (forbidden)" not in out, out
+    assert out.count("easy deals are chosen by the server: type n easy, without a deal") == 2
+    assert out.count("Scorpion · game") == 3 and out.count("hard · deal 1") == 3  # still hard 1
+    assert await _lost_games(cli) == []
