@@ -288,7 +288,7 @@ class ScorpionServer:
         web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
         routes = HttpRoutes(
             metrics,
-            self.store.schema_status,
+            self.store.readiness,
             timeout=settings.db_timeout_ms / 1000,
             name=SERVER_NAME,
             web=web,

@@ -10,7 +10,9 @@ response and is still the only module that imports it):
 
 - ``/healthz``: 200 while the process serves at all (liveness);
 - ``/readyz``: 200 once the database answered within ``timeout`` seconds
-  and its schema is this code's; 503 with a one-line reason otherwise, so a
+  and its schema is this code's (on PostgreSQL, and the locks a move's write
+  takes were had within ``PROBE_LOCK_MS``: ``Store.readiness``); 503 with a
+  one-line reason otherwise, so a
   load balancer stops sending players to a node that cannot store a move
   (also when its SQLite file was removed or replaced under it: logged, since
   what it writes then is gone at the next start);

@@ -72,6 +72,10 @@ _TOUCH: Final = text("UPDATE alembic_version SET version_num = version_num")
 # a row: an update of no row of games tells whether moves can be stored. A serving role
 # need not have the right to change alembic_version (the schema's owner migrates).
 _TOUCH_GAMES: Final = text("UPDATE games SET version = version WHERE false")
+# Readiness on PostgreSQL: the locks a move takes, each waited for a short while only.
+_TOUCH_ACTIONS: Final = text("INSERT INTO game_actions SELECT * FROM game_actions WHERE false")
+PROBE_LOCK_MS: Final = 500
+_PROBE_LOCK_TIMEOUT: Final = text(f"SET LOCAL lock_timeout = '{PROBE_LOCK_MS}ms'")
 
 
 TIME_SAVES_PER_TRANSACTION = 256
@@ -306,6 +310,26 @@ class Store:
         with translate_errors():
             self.schema_before = await schema.upgrade(self._writing)
         return self.schema_before
+
+    async def readiness(self) -> SchemaStatus:
+        """``schema_status``; on PostgreSQL, once it is current, also whether a move can
+        be stored now: the locks a move's write takes (an update of no row of ``games``,
+        an insert of none into ``game_actions``, rolled back), each waited for at most
+        ``PROBE_LOCK_MS``. A table locked by another (``LOCK TABLE``, a long migration)
+        makes every move wait and fail while reads still answer: ``StoreUnavailable``
+        then, so a load balancer sends players elsewhere (``/readyz``)."""
+        status = await self.schema_status()
+        if status is not SchemaStatus.CURRENT or self._sqlite_path is not None:
+            return status
+        with translate_errors():
+            async with self._engine.connect() as conn:
+                transaction = await conn.begin()
+                try:
+                    for statement in (_PROBE_LOCK_TIMEOUT, _TOUCH_GAMES, _TOUCH_ACTIONS):
+                        await conn.execute(statement)
+                finally:
+                    await transaction.rollback()
+        return status
 
     async def check_writable(self) -> None:
         """Raise unless a write can be made: a database file the server may read but not

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from prometheus_client import Histogram
 from prometheus_client.metrics_core import Metric
+from sqlalchemy import NullPool
+from sqlalchemy import text as sql
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.http import HttpRoutes
 from server.metrics import LoopHistogram, Metrics
@@ -367,3 +370,23 @@ async def test_empty_lines_before_the_request_line_are_ignored(server: Running) 
     port = server.server.port
     answer = await raw_answer(port, b"\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n"), answer
+
+
+@pytest.mark.parametrize("table", ["games", "game_actions"])
+@pytest.mark.parametrize("settings", ["postgresql"], indirect=True)
+async def test_not_ready_while_a_table_a_move_writes_is_locked(server: Running, table: str) -> None:
+    """Reads of the schema still answer while ``LOCK TABLE`` holds a table every move
+    writes, and every move waits and fails: a load balancer must send players to
+    another node, so ``/readyz`` is 503 until the lock goes."""
+    url = server.settings.database_url
+    engine = create_async_engine(url, poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            transaction = await conn.begin()
+            await conn.execute(sql(f"LOCK TABLE {table} IN EXCLUSIVE MODE"))
+            status, _, body = await http_get(server.server.port, "/readyz")
+            assert status == 503 and b"not ready" in body, body
+            await transaction.rollback()
+        assert (await http_get(server.server.port, "/readyz"))[:3:2] == (200, b"ready\n")
+    finally:
+        await engine.dispose()
