@@ -69,6 +69,8 @@ from server.store import (
 )
 
 __all__ = [
+    "CATCH_UP_WAIT_MAX_S",
+    "CATCH_UP_WAIT_S",
     "BadSnapshot",
     "LiveGame",
     "SnapshotMismatch",
@@ -82,6 +84,11 @@ EventDict = dict[str, Any]
 
 HISTORY_KEEP = 500
 """Versions of events kept per game by default (older catch-ups get a snapshot)."""
+
+CATCH_UP_WAIT_S = 1.0
+"""The wait before a catch-up the store could not answer is tried again; it doubles
+with each failure, up to ``CATCH_UP_WAIT_MAX_S``, and is this again after a success."""
+CATCH_UP_WAIT_MAX_S = 30.0
 
 
 class Unreplayable(Exception):
@@ -158,6 +165,7 @@ class LiveGame:
         self.lost_at: tuple[int, bool] | None = None  # (version, from the deal) proved lost
         self.broken = False  # a commit failed: memory may be ahead of the store
         self.syncing = False  # catching up with another node's commits
+        self.catch_up_wait = CATCH_UP_WAIT_S  # before a failed catch-up is tried again
         self.resync = False
         self.snapshot_v = 0  # the version of the store's snapshot, as far as this node knows
         # A digest of the snapshot this game was restored from, checked against the log's

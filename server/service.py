@@ -136,6 +136,8 @@ from protocol.version import version
 from server.advisor import HintAdvisor
 from server.hub import Hub, Outbox
 from server.live import (
+    CATCH_UP_WAIT_MAX_S,
+    CATCH_UP_WAIT_S,
     HISTORY_KEEP,
     BadSnapshot,
     EventDict,
@@ -479,8 +481,17 @@ class GameService:
             self._spawn(self._remote_loop(live))
 
     def remote_reset(self) -> None:
-        """Notifications may have been missed: recheck every game held or watched here."""
-        self.remote_changed(list(self._games.keys() | set(self.hub.watched())))
+        """Notifications may have been missed: recheck the unfinished games open here.
+
+        A finished game moves no more, and one that no connection here has open is
+        checked against the log when one opens it (``_open_game``): reading every game
+        held (the cache holds thousands) would load a database that has just come
+        back, or, while it is still down, retry a read for each of them.
+        """
+        watched = self.hub.watched()
+        self.remote_changed(
+            [g for g in watched if (live := self._games.get(g)) is None or not live.finished]
+        )
 
     async def _remote_loop(self, live: LiveGame) -> None:
         try:
@@ -500,10 +511,15 @@ class GameService:
             try:
                 record, actions = await self.store.load_game(live.id, live.log_version)
                 await self._replay_stored(live, record, actions)
+                live.catch_up_wait = CATCH_UP_WAIT_S
                 return
             except StoreError:
+                # Tried again later, each wait twice the last (up to a bound), spread out
+                # so that the games of a node do not all ask in the same instant.
                 log.warning("game %d: the store cannot be read to catch up; retrying", live.id)
-                self._spawn(self._catch_up_later(live.id))
+                delay = live.catch_up_wait
+                live.catch_up_wait = min(2 * delay, CATCH_UP_WAIT_MAX_S)
+                self._spawn(self._catch_up_later(live.id, delay * random.uniform(0.5, 1.0)))
                 return
             except (LookupError, RuleViolation):
                 log.warning("game %d: cannot catch up with the store; reloading", live.id)
@@ -525,7 +541,7 @@ class GameService:
         except (StoreError, LookupError, RuleViolation):
             self.remote_changed([live.id])
 
-    async def _catch_up_later(self, game_id: int, delay: float = 1.0) -> None:
+    async def _catch_up_later(self, game_id: int, delay: float) -> None:
         await asyncio.sleep(delay)
         self.remote_changed([game_id])
 

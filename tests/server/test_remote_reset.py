@@ -1,0 +1,57 @@
+"""Notifications from other nodes missed (the change listener reconnected): what is read.
+
+``GameService.remote_reset`` used to read every game in memory again, finished ones
+included, and a read the store could not answer was tried again every second: during
+an outage a node with 646 games cached asked the database 640 times a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from server.store import StoreUnavailable
+from tests.server.conftest import Running
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_a_reset_reads_only_open_unfinished_games_and_backs_off_in_an_outage(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, store = server.server.service, server.server.store
+    assert service is not None and store is not None
+    ada = await server.player("ada")
+    finished = []
+    for deal in (1, 2, 3):
+        game = (await ada.request("new_game", level="hard", deal=deal))["game"]
+        assert (await ada.request("resign", game=game))["type"] == "ack"
+        finished.append(game)
+    bob = await server.player("bob")  # one unfinished game a player: a new one loses it
+    closed = (await bob.request("new_game", level="hard", deal=4))["game"]
+    assert (await bob.request("close_game", game=closed))["type"] == "ack"
+    playing = (await ada.request("new_game", level="hard", deal=5))["game"]
+    assert all(service.cached(game) is not None for game in (*finished, closed, playing))
+
+    asked: list[tuple[int, float]] = []
+    loop = asyncio.get_running_loop()
+
+    async def down(game_id: int, *args: Any, **kwargs: Any) -> Any:
+        asked.append((game_id, loop.time()))
+        raise StoreUnavailable("down")
+
+    monkeypatch.setattr(store, "load_game", down)
+    start = loop.time()
+    service.remote_reset()
+    await asyncio.sleep(3.2)
+    assert {game for game, _ in asked} == {playing}, asked  # the finished and closed: none
+    assert 2 <= len(asked) <= 3, asked  # at once, within 1 s, then within 2 s more
+    gaps = [b - a for (_, a), (_, b) in zip([(0, start), *asked], asked, strict=False)]
+    assert gaps[0] < 0.5 and all(gap >= 0.45 for gap in gaps[1:]), gaps
+    assert service.cached(closed) is not None  # checked against the log when opened
+
+    monkeypatch.undo()  # the store is back: the game plays on, and the closed one opens
+    assert (await ada.request("deal", game=playing, v=0))["type"] == "ack"
+    reopened = await bob.request("open_game", game=closed)
+    assert reopened["type"] == "game" and reopened["v"] == 0
