@@ -66,4 +66,4 @@ def test_a_key_that_does_not_match_is_refused_at_start(tmp_path: Path) -> None:
     _, other_key = self_signed(tmp_path / "b")
     with pytest.raises(SettingsError) as caught:
         load_settings(["--certfile", str(cert), "--keyfile", str(other_key)])
-    assert caught.value.lines[0].startswith("--certfile (SCORPION_CERTFILE): cannot load")
+    assert caught.value.lines[0].startswith("--keyfile (SCORPION_KEYFILE): cannot load")
