@@ -617,7 +617,7 @@ def requested_log_format(argv: Sequence[str] | None, environ: Mapping[str, str])
             given = flags[index + 1]
         elif flag.startswith(_flag("log_format") + "="):
             given = flag.partition("=")[2]
-    return "json" if given == "json" else "text"
+    return "json" if given is not None and given.lower() == "json" else "text"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -672,6 +672,9 @@ def load_settings(
                 bad.append(f"{_label(name)}: no home directory for {values[name]!r}")
     if bad:
         raise SettingsError(bad)
+    for name in ("log_format", "event_loop"):  # words, read as --log-level is: any case
+        if isinstance(values.get(name), str):
+            values[name] = values[name].lower()
     settings = Settings(**values)
     if found := problems(settings):
         raise SettingsError(found)

@@ -57,7 +57,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from server.app import ListenError, ScorpionServer, main, may_pass, migrate
-from server.config import SettingsError, load_settings
+from server.config import SettingsError, load_settings, requested_log_format
 from server.http import HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
@@ -686,6 +686,14 @@ def test_another_programs_postgresql_database_is_refused_and_left_alone(
         assert "--migrate`" not in last  # not the upgrade hint: it would not help
     finally:
         run_isolated(lambda: _admin(url, *empty))
+
+
+def test_the_log_format_and_loop_are_read_in_any_case_as_the_log_level_is() -> None:
+    settings = load_settings(
+        ["--log-format", "JSON", "--event-loop", "AsyncIO", "--log-level", "debug"]
+    )
+    assert (settings.log_format, settings.event_loop) == ("json", "asyncio")
+    assert requested_log_format(["--log-format=Json", "--port", "x"], {}) == "json"
 
 
 def test_a_second_migrate_says_it_had_nothing_to_do(
