@@ -461,9 +461,15 @@ def _limit_problems(settings: Settings) -> list[str]:
         except ValueError as exc:
             found.append(f"{_label(name)} {exc}, not {getattr(settings, name)!r}")
     try:
-        parse_networks(settings.trusted_proxies)
+        networks = parse_networks(settings.trusted_proxies)
     except ValueError as exc:
         found.append(f"{_label('trusted_proxies')}: {exc}")
+    else:
+        if settings.trusted_proxies and not networks:  # " " or ",": a typo, not "none"
+            found.append(
+                f"{_label('trusted_proxies')}: {settings.trusted_proxies!r} lists no address; "
+                "leave it empty to trust no proxy"
+            )
     if not _HEADER_NAME.fullmatch(settings.forwarded_header):
         found.append(
             f"{_label('forwarded_header')} must name a header (letters, digits, '-'), "

@@ -173,6 +173,11 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
             "'application_name'",
         ),
         (
+            ["--trusted-proxies", ","],
+            {},
+            "--trusted-proxies (SCORPION_TRUSTED_PROXIES): ',' lists no address; leave it empty",
+        ),
+        (
             ["--database-url", "postgresql+asyncpg://u@h/db?sslmode=maybe"],
             {},
             "--database-url (SCORPION_DATABASE_URL): sslmode must be one of disable, allow",
