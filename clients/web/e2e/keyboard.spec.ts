@@ -3,7 +3,7 @@
 // answered, then gives it back.
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
-import { atVersion, expect, register, startGame, tap, test, uniqueName } from "./fixtures";
+import { atVersion, drag, expect, register, startGame, tap, test, uniqueName } from "./fixtures";
 
 /** The focused element, as tag and the attribute that names it. */
 function focused(page: Page): Promise<string> {
@@ -117,4 +117,44 @@ test("the D, U, H and P keys work on a Russian keyboard layout", async ({ page, 
   await expect(page.locator(".paused")).toBeVisible();
   await pressOnLayout(page, "з", "KeyP");
   await expect(page.locator(".table")).toBeVisible();
+});
+
+/** A key held down: its first press, then `repeats` presses the keyboard repeats on its own (`event.repeat`). */
+async function holdKey(page: Page, key: string, repeats: number): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  const enter = key === "Enter";
+  const code = enter ? "Enter" : `Key${key.toUpperCase()}`;
+  const keyCode = enter ? 13 : key.toUpperCase().charCodeAt(0);
+  const text = enter ? "\r" : key;
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key, code, text, windowsVirtualKeyCode: keyCode });
+  for (let i = 0; i < repeats; i++) {
+    await page.waitForTimeout(40);
+    await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key, code, text, windowsVirtualKeyCode: keyCode, autoRepeat: true });
+  }
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key, code, windowsVirtualKeyCode: keyCode });
+  await cdp.detach();
+}
+
+test("a key held down acts once: H and Enter on Hint ask one hint, U undoes one move", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("held"));
+  await startGame(page, "medium", knownDeal());
+  await holdKey(page, "h", 25);
+  await atVersion(page, 1);
+  await page.waitForTimeout(500);
+  await atVersion(page, 1); // one hint, not one per repeat
+  await tap(page, "QD");
+  await atVersion(page, 2);
+  await drag(page, "9D", 1);
+  await atVersion(page, 3);
+  await holdKey(page, "u", 25);
+  await atVersion(page, 4);
+  await page.waitForTimeout(500);
+  await atVersion(page, 4); // one undo
+  await expect(page.locator(".tools [data-action=undo]")).toBeEnabled();
+  // Enter held on the focused Hint button: one hint
+  await page.locator(".tools [data-action=hint]").focus();
+  await holdKey(page, "Enter", 25);
+  await atVersion(page, 5);
+  await page.waitForTimeout(500);
+  await atVersion(page, 5);
 });

@@ -1358,6 +1358,13 @@ export class App {
     if (this.screen === "replay") return this.replayKey(event);
     if (this.screen !== "game") return;
     if ((event.target as HTMLElement).closest("input, select, textarea")) return;
+    // A key held down repeats its keydown: the game's keys act on its first
+    // press alone (held H would ask hint after hint, held U undo move after
+    // move), and so does Enter on a focused card or button.
+    if (event.repeat) {
+      if (event.key === "Enter" || shortcutLetter(event) !== null || columnKey(event) !== null) event.preventDefault();
+      return;
+    }
     const focused = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     const to = columnKey(event);
     if (focused && to !== null) {
