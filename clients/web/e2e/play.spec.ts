@@ -331,3 +331,34 @@ test("a long name is cut in the header: the page never scrolls sideways at 360 p
   expect(await sideways()).toBe(0);
   await shot(page, "game-long-name");
 });
+
+test("a notice over the columns lets a drop through, and is not drawn over the table", async ({ page, server }) => {
+  await page.setViewportSize({ width: 360, height: 560 }); // the columns reach down to the window's bottom
+  await register(page, server.url, uniqueName("toast"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD"); // uncovers 9D
+  await atVersion(page, 1);
+  await drag(page, "2D", 5); // refused: its reason is a notice
+  await expect(page.locator(".toast.error")).toBeVisible();
+  // the notice is kept off the columns' cards
+  const overlap = await page.evaluate(() => {
+    const notice = document.querySelector(".notices .toast")?.getBoundingClientRect();
+    if (!notice) return "no notice";
+    const hidden = [...document.querySelectorAll<HTMLElement>(".columns .card")].filter((card) => {
+      const box = card.getBoundingClientRect();
+      return box.left < notice.right && box.right > notice.left && box.top < notice.bottom && box.bottom > notice.top;
+    });
+    return hidden.map((card) => card.dataset.card ?? "down").join(" ");
+  });
+  expect(overlap, "cards under the notice").toBe("");
+  // wherever it is, a drop under it lands on the column below
+  const column = await page.locator('.column[data-column="1"]').boundingBox();
+  if (!column) throw new Error("cannot see column 1");
+  await page.addStyleTag({
+    content: `.notices { left: ${column.x}px !important; top: ${column.y + column.height - 40}px !important; bottom: auto !important; transform: none !important; width: 300px !important; }`,
+  });
+  await expect(page.locator(".toast.error")).toBeVisible();
+  await drag(page, "9D", 1);
+  await atVersion(page, 2);
+  expect(await columnOf(page, "9D")).toBe(1);
+});

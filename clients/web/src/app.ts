@@ -1306,8 +1306,9 @@ export class App {
   private noticeBar(): HTMLElement {
     // signed in, or signing in: the sign-in page says a lost connection too
     const offline = this.online !== "open" && (this.player !== null || this.screen === "signin");
+    // in a game, kept off the table (style.css): its columns reach down to the window's bottom
     return h(
-      "div.notices",
+      `div.notices${this.screen === "game" ? ".in-game" : ""}`,
       { "aria-live": "polite" },
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, this.refused) : null,
