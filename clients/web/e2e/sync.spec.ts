@@ -97,13 +97,20 @@ test("signing out forgets the token on every tab of the browser", async ({ page,
   await other.goto(server.url);
   await expect(other.locator("main.lobby")).toBeVisible();
 
+  await startGame(other, "medium", knownDeal()); // the other tab plays
+
   await page.locator("details.token-box summary").click();
   await page.locator('[data-action="sign-out"]').click();
   await expect(page.locator("form.register")).toBeVisible();
   await page.reload();
   await expect(page.locator("form.register")).toBeVisible();
 
-  // the other tab's connection keeps its session (section 3); its next page load has no token
+  // the other tab follows at once, saying why: signed out, its game gone from the page
+  await expect(other.locator("form.register")).toBeVisible();
+  await expect(other.locator("main.game")).toHaveCount(0);
+  await expect(other.locator("p.error")).toHaveText("You signed out in another tab of this browser.");
+  await expect(other.locator("header .who")).toHaveText("");
+  // and its next page load has no token
   await other.reload();
   await expect(other.locator("form.register")).toBeVisible();
   expect(found.problems).toEqual([]);

@@ -24,7 +24,7 @@ import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
-import { forget, load, save } from "./storage";
+import { forget, load, save, watchKey } from "./storage";
 import { errorText, hintText, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
@@ -167,6 +167,11 @@ export class App {
       onClosed: (code) => {
         this.refused = code === 1013 ? t("closedBusy") : code === 1008 ? t("closedRefused") : this.refused;
       },
+    });
+    // "Sign out on this device" in another tab of this browser forgot the
+    // token: this tab is signed out with it, not left playing on a revoked token
+    watchKey(TOKEN_KEY, (value) => {
+      if (value === null && this.token !== null) this.signedOut(t("signedOutElsewhere"));
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("resize", () => fitColumns(this.root));

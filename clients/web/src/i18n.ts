@@ -143,6 +143,7 @@ const en = {
   error_unavailable: "The server cannot do this just now; try again in a moment.",
   error_internal: "Something went wrong on the server; try again.",
   badName: "A name is 1 to 32 printable characters, not only spaces.",
+  signedOutElsewhere: "You signed out in another tab of this browser.",
   badToken: "The sign-in token kept on this device is not valid (revoked, expired or unreadable): sign in again.",
 } as const;
 
@@ -284,6 +285,7 @@ const fi: Strings = {
   error_unavailable: "Palvelin ei voi tehdä tätä juuri nyt; yritä hetken päästä uudelleen.",
   error_internal: "Palvelimella tapahtui odottamaton virhe; yritä uudelleen.",
   badName: "Nimessä on 1–32 näkyvää merkkiä, ei pelkkiä välilyöntejä.",
+  signedOutElsewhere: "Kirjauduit ulos tämän selaimen toisessa välilehdessä.",
   badToken: "Tälle laitteelle tallennettu kirjautumisavain ei kelpaa (peruttu, vanhentunut tai lukukelvoton): kirjaudu uudelleen.",
 };
 
@@ -422,6 +424,7 @@ const ru: Strings = {
   error_unavailable: "Сервер сейчас не может это выполнить; попробуйте чуть позже.",
   error_internal: "На сервере произошла непредвиденная ошибка; попробуйте снова.",
   badName: "Имя — от 1 до 32 печатных символов, не одни пробелы.",
+  signedOutElsewhere: "Вы вышли из игры в другой вкладке этого браузера.",
   badToken: "Ключ входа, сохранённый на этом устройстве, недействителен (отозван, истёк или не читается): войдите снова.",
 };
 

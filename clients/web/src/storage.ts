@@ -45,3 +45,17 @@ export function forget(key: string): void {
     // refused: this page has forgotten it
   }
 }
+
+/**
+ * Calls `changed` with the new value (null: forgotten) whenever another page
+ * of this origin (another tab) changes `key`; this page's own changes are not
+ * told (browsers send the `storage` event to the other pages only).
+ */
+export function watchKey(key: string, changed: (value: string | null) => void): void {
+  window.addEventListener("storage", (event) => {
+    if (event.storageArea !== storage() || (event.key !== key && event.key !== null)) return;
+    const value = event.key === null ? null : event.newValue; // null key: the whole storage cleared
+    memory.set(key, value);
+    changed(value);
+  });
+}
