@@ -77,7 +77,7 @@ KIND_OF: Final[Mapping[str, str]] = {
 
 EARLY_GRACE_S: Final = 0.002
 """How much sooner than told a request may come and still count as having waited
-(a client's timer that fires a little early)."""
+(a client's timer that fires a little early), at most half the wait it was told."""
 
 PRUNE_EVERY: Final = 4096
 """How many bucket uses between two sweeps of the full (forgettable) buckets."""
@@ -215,8 +215,12 @@ class ConnectionBuckets:
         seconds: True (a strike) when it came before the time it was last told it might
         send that kind again. A client that waits as told meets the limit again at full
         speed, and is no abuser for it."""
-        early = now < self._told.get(kind, now) - EARLY_GRACE_S
-        self._told[kind] = now + retry_after
+        early = now < self._told.get(kind, now)
+        # From then on a request has waited as told: the wait, less a grace for a timer
+        # that fires a little early, never more than half the wait (a wait of 2 ms or
+        # less, a rate of 500/s or more, would otherwise have none a pipelined request
+        # could miss).
+        self._told[kind] = now + retry_after - min(EARLY_GRACE_S, retry_after / 2)
         return early
 
 

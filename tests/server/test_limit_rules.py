@@ -8,6 +8,7 @@ from server.config import SettingsError, limit_settings, load_settings, origins
 from server.hub import Budget, Outbox
 from server.limits import (
     AddressBook,
+    ConnectionBuckets,
     Limits,
     LimitSettings,
     Rate,
@@ -36,6 +37,21 @@ def test_a_refused_request_takes_no_token_anywhere() -> None:
     assert limits.check("read", 0.0, two, "a") > 0  # the address's bucket is empty
     assert limits.check("read", 0.0, two, "b") == 0.0  # another address is not
     assert limits.check("read", 1.0, two, "a") == 0.0
+
+
+@pytest.mark.parametrize("wait", [0.001, 0.002, 0.05, 2.0])
+def test_a_refusal_is_a_strike_only_when_the_request_came_before_it_was_told(
+    wait: float,
+) -> None:
+    """Whatever the wait (a rate of 1,000/s tells 1 ms), a request sent at once again is
+    early; one sent after the wait, or a little before it (a timer firing early), is not."""
+    own = ConnectionBuckets({}, 0.0)
+    assert not own.refused("read", 10.0, wait)  # the first refusal: nothing was told yet
+    assert own.refused("read", 10.0, wait)  # pipelined: no wait at all
+    assert own.refused("read", 10.0 + wait / 3, wait)
+    near = wait - min(0.001, wait / 4)  # a timer firing a little early
+    assert not own.refused("read", 10.0 + wait / 3 + near, wait)
+    assert not own.refused("hint", 10.0, wait)  # each kind is told apart
 
 
 def test_strikes_age_out_of_their_window() -> None:
