@@ -153,6 +153,7 @@ class Peer:
     address: str
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
+    limited_hello: bool = False  # ... and it was a hello
 
 
 class ConnectionHandler:
@@ -290,8 +291,11 @@ class ConnectionHandler:
             code = await self._respond(session, peer, frame)
             if code in _STRIKES and self._struck(peer, code):
                 return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
-            if code == "unavailable" and not session.greeted:
-                # The store could not answer (an outage): the peer did say hello, and retries.
+            if not session.greeted and (
+                code == "unavailable" or (code == "rate_limited" and peer.limited_hello)
+            ):
+                # The peer did say hello, and was told to try again (an outage, or a limit
+                # it is to wait for): it gets a whole hello deadline for that.
                 hello_by = time.monotonic() + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
 
@@ -424,6 +428,7 @@ class ConnectionHandler:
         self.metrics.rate_limited.labels(kind).inc()
         retry = max(1, math.ceil(wait * 1000))
         peer.came_early = peer.buckets.refused(kind, now, retry / 1000)
+        peer.limited_hello = request.type == "hello"
         return build.error(
             "rate_limited",
             f"Too many {kind} requests; retry in {retry} ms.",

@@ -93,6 +93,10 @@ ID_START_BITS = 52  # the first id is below 2^52: 2^52 more requests fit below 2
 RATE_RETRIES = 5  # a rate-limited request is sent again at most this many times
 MAX_RATE_WAIT = 10.0  # seconds: a longer retry_after_ms is answered as it came
 MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
+# A hello answered rate_limited or unavailable is said again on the same connection after
+# its retry_after_ms (at most HELLO_WAIT_MAX_S), or else after each of these waits.
+HELLO_WAITS_S = (1.0, 2.0, 4.0)
+HELLO_WAIT_MAX_S = 6.0
 _ACTIONS = frozenset(
     {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
 )  # the requests PROTOCOL.md section 10 counts as actions
@@ -532,6 +536,20 @@ class Connection:
         }
         if self.token is not None:
             fields["token"] = self.token
+        waits = iter(HELLO_WAITS_S)
+        while True:
+            message = await self._say_hello(ws, fields)
+            if message.get("type") != "error":
+                return message
+            wait = next(waits, None)
+            if wait is None or message.get("code") not in ("rate_limited", "unavailable"):
+                raise ServerError(message)
+            # Told to wait (a limit, or an outage): the connection stays, and so may we.
+            told = message.get("retry_after_ms")
+            await asyncio.sleep(min(HELLO_WAIT_MAX_S, told / 1000) if told else wait)
+
+    async def _say_hello(self, ws: ClientConnection, fields: dict[str, Any]) -> Message:
+        """One ``hello`` and its reply, checked."""
         hello_id = next(self._ids)
         await ws.send(encode(new_request("hello", hello_id, **fields).to_message()))
         async with asyncio.timeout(self.timeout):
@@ -547,8 +565,6 @@ class Connection:
             check_server_message(message)
         except InvalidMessage as exc:
             raise InvalidServerMessage(str(exc)) from exc
-        if message.get("type") == "error":
-            raise ServerError(message)
         return message
 
 

@@ -66,6 +66,8 @@ class Fake:
         self.padding = 0  # bytes of an unknown field added to the game reply
         self.unavailable = 0  # new_game requests answered unavailable before one is served
         self.asked: list[dict[str, Any]] = []  # the new_game requests, in order
+        self.hello_limited = 0  # hellos answered rate_limited before one is welcomed
+        self.hellos = 0
 
     async def handle(self, ws: ServerConnection) -> None:
         async for frame in ws:
@@ -73,6 +75,12 @@ class Fake:
             request = msgpack.unpackb(frame)
             kind, re_ = request["type"], request["id"]
             if kind == "hello":
+                self.hellos += 1
+                if self.hellos <= self.hello_limited:
+                    limited = {"type": "error", "re": re_, "code": "rate_limited",
+                               "message": "wait", "retry_after_ms": 20}  # fmt: skip
+                    await self.send(ws, limited)
+                    continue
                 welcome = {"server": "fake/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
                 await self.send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
                 continue
@@ -189,6 +197,29 @@ async def test_a_frame_over_the_limit_ends_the_command(
     assert capsys.readouterr().err == (
         f"scorpion: cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
     )
+
+
+# -- a hello told to wait -------------------------------------------------------
+
+
+async def test_a_hello_told_to_wait_is_said_again_after_the_wait(
+    fake: tuple[Fake, str], play: FakeRunner
+) -> None:
+    """A device behind an address whose refused tokens are over their limit is answered
+    ``rate_limited``: the client waits as told and says hello again, where it gave up."""
+    fake[0].hello_limited = 2
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 0 and "Scorpion · game 5" in out, out
+    assert fake[0].hellos == 3
+
+
+async def test_a_hello_still_limited_after_the_tries_is_refused(
+    fake: tuple[Fake, str], play: FakeRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake[0].hello_limited = 10
+    code, _ = await play("play", "--level", "hard")
+    assert code == 1 and fake[0].hellos == 4
+    assert "rate_limited" in capsys.readouterr().err
 
 
 # -- a new game the server cannot start yet -----------------------------------

@@ -342,6 +342,23 @@ async def test_a_refused_token_leaves_the_connection_greeted_past_the_hello_dead
     assert (await stale.request("games"))["type"] == "games"
 
 
+async def test_a_hello_limited_for_refused_tokens_gives_a_new_hello_deadline(start: Start) -> None:
+    """A device behind the same address as one retrying a stale token is told to wait
+    (``rate_limited``) before its own hello with a token: waiting as told, on the same
+    connection, it was closed as one that never said hello (1008)."""
+    server = await start(hello_timeout_ms=1000, rate_auth_failures="1.25,1", abuse_limit=1000)
+    ada = await server.player("ada")
+    stale = await server.connect()
+    assert (await stale.hello("a-revoked-token"))["code"] == "unauthenticated"
+    device = await server.connect()
+    await asyncio.sleep(0.75)  # most of its hello deadline gone already
+    limited = await device.hello(ada.token)
+    assert limited["code"] == "rate_limited" and limited["retry_after_ms"] <= 800, limited
+    await asyncio.sleep(0.8)  # as told: past the first deadline (and the sweep), within a new one
+    assert device.ws.close_code is None
+    assert (await device.hello(ada.token))["type"] == "welcome"
+
+
 async def test_registrations_per_address_are_limited(start: Start) -> None:
     server = await start(rate_registrations="0.01,3", abuse_limit=1000)
     codes = []
