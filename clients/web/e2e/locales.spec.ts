@@ -119,3 +119,24 @@ test("a refusal that is no rule's is said in the page's language, never in the s
   expect(await english(page, "ru")).toEqual([]);
   await shot(page, "refused-name-ru");
 });
+
+test("a notice shown when the language changes is said in the new one, or goes", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("switch"));
+  // the page's own words: said again in the new language
+  await page.locator('button.level[data-level="hard"]').click();
+  await page.locator("#deal").fill("0");
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.badDeal);
+  await page.locator("select.language").selectOption("fi");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.fi.badDeal);
+  await page.locator("select.language").selectOption("en");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.badDeal);
+  // the server's reason for a refused move is in the language it was asked in: it goes
+  await page.locator("#deal").fill(String(knownDeal()));
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+  await drag(page, "2D", 5);
+  await expect(page.locator(".toast.error")).toHaveText(REFUSED.en);
+  await page.locator("select.language").selectOption("ru");
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+});

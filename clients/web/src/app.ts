@@ -25,7 +25,7 @@ import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale }
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { forget, load, save, watchKey } from "./storage";
-import { errorText, hintText, levelRows, lostText } from "./words";
+import { errorText, hintText, isRuleCode, levelRows, lostText } from "./words";
 import type {
   ErrorReply,
   EventBatch,
@@ -79,6 +79,22 @@ interface Confirm {
   from: string | null;
 }
 
+/**
+ * A text to show: the page's own words as a function, worded again in the
+ * language on show at each drawing, or a string in a language fixed when it
+ * came (a rule's refusal, which the server worded in the hello's locale).
+ */
+type Said = string | (() => string);
+
+function shown(said: Said): string {
+  return typeof said === "string" ? said : said();
+}
+
+/** A refusal as the page says it (`errorText`): in the page's own words, it follows the language. */
+function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
+  return isRuleCode(reply.code) ? errorText(reply, during) : () => errorText(reply, during);
+}
+
 /** The attributes that tell a focusable element of the page from the others, across drawings. */
 const FOCUS_KEYS = ["id", "data-card", "data-action", "data-level", "data-deal-kind", "data-step"];
 
@@ -119,13 +135,13 @@ export class App {
   private dealText = "";
   private ended: Ended | null = null;
   private replay: ReplayState | null = null;
-  private notice: string | null = null;
+  private notice: Said | null = null;
   private noticeTimer = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
-  private signInError: string | null = null;
+  private signInError: Said | null = null;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
-  private refused: string | null = null;
+  private refused: Said | null = null;
   /** The actions on their way (`act`): a game's version, or its hint. */
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
@@ -165,13 +181,13 @@ export class App {
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
       // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
       onClosed: (code) => {
-        this.refused = code === 1013 ? t("closedBusy") : code === 1008 ? t("closedRefused") : this.refused;
+        this.refused = code === 1013 ? () => t("closedBusy") : code === 1008 ? () => t("closedRefused") : this.refused;
       },
     });
     // "Sign out on this device" in another tab of this browser forgot the
     // token: this tab is signed out with it, not left playing on a revoked token
     watchKey(TOKEN_KEY, (value) => {
-      if (value === null && this.token !== null) this.signedOut(t("signedOutElsewhere"));
+      if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("resize", () => fitColumns(this.root));
@@ -200,7 +216,7 @@ export class App {
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
     if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
-      this.signInError = errorText(reply, "hello");
+      this.signInError = saidError(reply, "hello");
       this.forgetToken();
       this.player = null;
       this.board = null;
@@ -213,9 +229,9 @@ export class App {
     }
     if (reply.type !== "welcome") {
       // Said on the page, and asked again after the connection's growing delay.
-      this.refused = reply.type === "error" ? errorText(reply) : `hello: ${reply.type}`;
+      this.refused = reply.type === "error" ? saidError(reply) : `hello: ${reply.type}`;
       this.render();
-      throw new Error(`hello refused: ${this.refused}`);
+      throw new Error(`hello refused: ${shown(this.refused)}`);
     }
     this.refused = null;
     this.player = reply.player;
@@ -343,7 +359,7 @@ export class App {
    */
   private malformed(error: ProtocolError, lostEvents: boolean): void {
     console.error(`protocol error: ${error.message}`);
-    this.say(t("protocolError", { problem: error.message }));
+    this.say(() => t("protocolError", { problem: error.message }));
     if (lostEvents && this.board) void this.resync().catch(() => {});
   }
 
@@ -408,12 +424,12 @@ export class App {
    */
   private failed(reply: ServerMessage): void {
     if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
-    if (reply.code === "unauthenticated") return this.signedOut(errorText(reply));
-    this.say(errorText(reply));
+    if (reply.code === "unauthenticated") return this.signedOut(saidError(reply));
+    this.say(saidError(reply));
   }
 
   /** The token no longer works (revoked from another device, or expired): sign in again. */
-  private signedOut(message: string | null): void {
+  private signedOut(message: Said | null): void {
     this.forgetToken();
     this.player = null;
     this.board = null;
@@ -450,7 +466,7 @@ export class App {
     // refused at once and said, never kept to be sent later against a board
     // that may have changed on another device meanwhile.
     if (this.online !== "open") {
-      this.say(t("offlineAction"));
+      this.say(() => t("offlineAction"));
       return "offline";
     }
     const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
@@ -692,7 +708,7 @@ export class App {
       if (!(error instanceof Disconnected)) throw error;
       // the server cannot be reached: said, and the name is sent as the connection opens again
       this.waitingName = name;
-      this.signInError = t("registerWaiting");
+      this.signInError = () => t("registerWaiting");
       this.render();
       if (this.online === "open") this.registerWaiting(); // it opened again meanwhile
       return;
@@ -701,7 +717,7 @@ export class App {
     }
     this.waitingName = null;
     if (reply.type === "error") {
-      this.signInError = errorText(reply, "register");
+      this.signInError = saidError(reply, "register");
       this.render();
       return;
     }
@@ -734,6 +750,10 @@ export class App {
   private changeLocale(next: Locale): void {
     setLocale(next);
     save(LOCALE_KEY, next);
+    // what is on show is said again in the new language; what the server
+    // worded in the old one (a move's refusal) goes rather than stay in it
+    if (typeof this.notice === "string") this.notice = null;
+    if (typeof this.signInError === "string") this.signInError = null;
     this.render();
     // not yet open: the hello on its way says the old one, and "open" says the new one after it
     if (this.online === "open") this.sayLocale();
@@ -757,7 +777,7 @@ export class App {
     if (screen === "history") void this.loadGames();
   }
 
-  private say(message: string): void {
+  private say(message: Said): void {
     this.notice = message;
     clearTimeout(this.noticeTimer);
     this.noticeTimer = window.setTimeout(() => {
@@ -875,7 +895,7 @@ export class App {
         name,
         h("button.primary", { type: "submit", "data-action": "register" }, t("register")),
       ),
-      this.signInError ? h("p.error", { role: "alert" }, this.signInError) : null,
+      this.signInError ? h("p.error", { role: "alert" }, shown(this.signInError)) : null,
       h(
         "details.other-device",
         { open: typed.otherDevice, ontoggle: (event: Event) => (typed.otherDevice = (event.target as HTMLDetailsElement).open) } as never,
@@ -981,7 +1001,7 @@ export class App {
             const number = Number(typed);
             // a number the wire cannot carry is said here, not sent (nor replaced by a random deal)
             if (deal.validity.badInput || (typed !== "" && !(Number.isSafeInteger(number) && number >= 1))) {
-              this.say(t("badDeal"));
+              this.say(() => t("badDeal"));
               return;
             }
             void this.startNew(level, typed === "" ? undefined : number, winnable);
@@ -1316,8 +1336,8 @@ export class App {
       `div.notices${this.screen === "game" ? ".in-game" : ""}`,
       { "aria-live": "polite" },
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
-      this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, this.refused) : null,
-      this.notice ? h("p.toast.error", { role: "alert" }, this.notice) : null,
+      this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
+      this.notice ? h("p.toast.error", { role: "alert" }, shown(this.notice)) : null,
     );
   }
 
