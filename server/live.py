@@ -166,6 +166,8 @@ class LiveGame:
         self.broken = False  # a commit failed: memory may be ahead of the store
         self.syncing = False  # catching up with another node's commits
         self.catch_up_wait = CATCH_UP_WAIT_S  # before a failed catch-up is tried again
+        self.retry_at: float | None = None  # when the failed catch-up's retry is due
+        self.failed_at = 0.0  # when a catch-up last failed (the loop's clock)
         self.resync = False
         self.snapshot_v = 0  # the version of the store's snapshot, as far as this node knows
         # A digest of the snapshot this game was restored from, checked against the log's

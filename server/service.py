@@ -107,6 +107,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -474,6 +475,8 @@ class GameService:
                 if self.hub.count(game_id) and game_id not in self._loading:
                     self._spawn(self._rejoin(game_id))
                 continue
+            if live.retry_at is not None and time.monotonic() < live.failed_at + CATCH_UP_WAIT_S:
+                continue  # a read just failed: its retry, already set, reads this too
             if live.syncing:
                 live.resync = True
                 continue
@@ -515,11 +518,15 @@ class GameService:
                 return
             except StoreError:
                 # Tried again later, each wait twice the last (up to a bound), spread out
-                # so that the games of a node do not all ask in the same instant.
+                # so that the games of a node do not all ask in the same instant; one
+                # retry a game at a time, however many notifications come meanwhile.
                 log.warning("game %d: the store cannot be read to catch up; retrying", live.id)
-                delay = live.catch_up_wait
-                live.catch_up_wait = min(2 * delay, CATCH_UP_WAIT_MAX_S)
-                self._spawn(self._catch_up_later(live.id, delay * random.uniform(0.5, 1.0)))
+                live.failed_at = time.monotonic()
+                if live.retry_at is None:
+                    delay = live.catch_up_wait * random.uniform(0.5, 1.0)
+                    live.catch_up_wait = min(2 * live.catch_up_wait, CATCH_UP_WAIT_MAX_S)
+                    live.retry_at = live.failed_at + delay
+                    self._spawn(self._catch_up_later(live, delay))
                 return
             except (LookupError, RuleViolation):
                 log.warning("game %d: cannot catch up with the store; reloading", live.id)
@@ -541,9 +548,12 @@ class GameService:
         except (StoreError, LookupError, RuleViolation):
             self.remote_changed([live.id])
 
-    async def _catch_up_later(self, game_id: int, delay: float) -> None:
-        await asyncio.sleep(delay)
-        self.remote_changed([game_id])
+    async def _catch_up_later(self, live: LiveGame, delay: float) -> None:
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            live.retry_at = None
+        self.remote_changed([live.id])
 
     async def _replay_stored(
         self, live: LiveGame, record: GameRecord | None, actions: list[LoggedAction]

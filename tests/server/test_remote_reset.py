@@ -55,3 +55,37 @@ async def test_a_reset_reads_only_open_unfinished_games_and_backs_off_in_an_outa
     assert (await ada.request("deal", game=playing, v=0))["type"] == "ack"
     reopened = await bob.request("open_game", game=closed)
     assert reopened["type"] == "game" and reopened["v"] == 0
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_notifications_in_an_outage_add_no_reads_beyond_one_a_second(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each notification heard while the store could not be read started another
+    retry, and each retry went on by itself: twenty notifications, twenty reads at
+    once and twenty chains of retries that kept reading after the notifications
+    stopped. Now a game reads at most once a second for them, with one retry."""
+    service, store = server.server.service, server.server.store
+    assert service is not None and store is not None
+    ada = await server.player("ada")
+    game = (await ada.request("new_game", level="hard", deal=5))["game"]
+    asked: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def down(game_id: int, *args: Any, **kwargs: Any) -> Any:
+        asked.append(loop.time())
+        raise StoreUnavailable("down")
+
+    monkeypatch.setattr(store, "load_game", down)
+    start = loop.time()
+    for _ in range(20):  # another node commits every 0.1 s
+        service.remote_changed([game])
+        await asyncio.sleep(0.1)
+    during = len(asked)
+    assert 1 <= during <= 4, [round(t - start, 2) for t in asked]
+    await asyncio.sleep(3.0)  # quiet: only the one retry goes on, 2 then 4 s apart at most
+    after = len(asked) - during
+    assert after <= 2, [round(t - start, 2) for t in asked]
+    monkeypatch.undo()
+    service.remote_changed([game])  # the store is back: the next notification reads it
+    assert (await ada.request("deal", game=game, v=0))["type"] == "ack"
