@@ -1,6 +1,8 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { STRINGS } from "../src/i18n";
-import { knownDeal, TestServer } from "./server";
+import { knownDeal, ROOT, TestServer } from "./server";
 import { atVersion, drag, expect, register, startGame, tap, test, uniqueName, watch, type Watch } from "./fixtures";
 
 test("two tabs of one player stay in sync, and a reload continues the game", async ({ page, context, server }) => {
@@ -239,6 +241,33 @@ test("an action while the connection is lost is refused and said, and nothing is
 
     await undo.click();
     await atVersion(page, 2);
+  } finally {
+    await server.dispose();
+  }
+});
+
+test("a first visit while the server cannot be reached says so, keeps trying, and signs in once it is back", async ({ page, watch }) => {
+  const server = new TestServer();
+  await server.start();
+  await server.stop();
+  // the page itself is at hand (from the build), its server is not
+  const dir = process.env.SCORPION_WEB_DIR ?? join(ROOT, "server", "web");
+  await page.route(`${server.url}**`, async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    const file = join(dir, path === "/" ? "index.html" : path);
+    const type = file.endsWith(".js") ? "text/javascript" : file.endsWith(".css") ? "text/css" : "text/html";
+    await route.fulfill({ body: readFileSync(file), contentType: type });
+  });
+  watch.allow.push(/WebSocket connection to .* failed/);
+  // a page the test serves has no address of its own: Chromium asks before it reaches 127.0.0.1
+  await page.context().grantPermissions(["local-network-access"]);
+  try {
+    await page.goto(server.url);
+    await expect(page.locator("main.center")).toContainText("Connecting…");
+    await expect(page.locator("main.center .unreachable")).toHaveText(STRINGS.en.unreachable, { timeout: 15_000 });
+    await server.start();
+    await expect(page.locator("main.signin")).toBeVisible({ timeout: 20_000 });
+    await expect(page.locator(".unreachable")).toHaveCount(0);
   } finally {
     await server.dispose();
   }

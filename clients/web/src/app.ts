@@ -46,6 +46,8 @@ type Level = StatsRow["level"];
 const LEVELS: Level[] = ["easy", "medium", "hard", "classic", "relaxed", "three-blind-mice"];
 const CLIENT = "scorpion-web/0.1";
 const PAUSE_GRACE_MS = 600;
+/** How long the first connection may take before the page says the server cannot be reached. */
+const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
@@ -113,6 +115,8 @@ function focusSelector(node: Element | null): string | null {
 
 export class App {
   private screen: Screen = "loading";
+  /** When the page started connecting. */
+  private startedAt = 0;
   private conn: Connection;
   private token: string | null = load(TOKEN_KEY) || null;
   private player: Player | null = null;
@@ -201,8 +205,11 @@ export class App {
   }
 
   start(): void {
+    this.startedAt = performance.now();
     this.render();
     this.conn.start();
+    // still connecting by then: said (the connection keeps trying meanwhile)
+    setTimeout(() => this.render(), UNREACHABLE_AFTER_MS);
   }
 
   // ---- connection -------------------------------------------------------
@@ -855,7 +862,15 @@ export class App {
   private body(): HTMLElement {
     switch (this.screen) {
       case "loading":
-        return h("main.center", {}, h("p", {}, t("connecting")));
+        // the first connection has not opened for a while: the server is down, or not reached
+        return h(
+          "main.center",
+          {},
+          h("p", {}, t("connecting")),
+          this.online !== "open" && performance.now() - this.startedAt >= UNREACHABLE_AFTER_MS
+            ? h("p.unreachable", { role: "status" }, t("unreachable"))
+            : null,
+        );
       case "signin":
         return this.signInScreen();
       case "lobby":
