@@ -11,7 +11,8 @@ response and is still the only module that imports it):
 - ``/healthz``: 200 while the process serves at all (liveness);
 - ``/readyz``: 200 once the database answered within ``timeout`` seconds
   and its schema is this code's (on PostgreSQL, and the locks a move's write
-  takes were had within ``PROBE_LOCK_MS``: ``Store.readiness``); 503 with a
+  takes were had within ``PROBE_LOCK_MS``: ``Store.readiness``; one probe at a
+  time, its answer reused for ``READY_REUSE_S``); 503 with a
   one-line reason otherwise, so a
   load balancer stops sending players to a node that cannot store a move
   (also when its SQLite file was removed or replaced under it: logged, since
@@ -41,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
-from server.store import DatabaseReplaced, SchemaStatus, StoreError
+from server.store import DatabaseReplaced, SchemaStatus, StoreError, TablesLocked
 from server.webclient import ASSET_CACHE, INDEX_CACHE, Asset, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
@@ -53,6 +54,7 @@ HTML: Final = "text/html; charset=utf-8"
 
 
 METHODS: Final = ("GET", "HEAD")
+READY_REUSE_S: Final = 0.5  # a readiness answer serves the probes of this long after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,8 @@ class HttpRoutes:
         self._schema_status = schema_status
         self.timeout = timeout
         self.name = name
+        self._probing: asyncio.Future[HttpReply] | None = None
+        self._ready: tuple[float, HttpReply] | None = None  # the last answer, and when
 
     async def answer(self, path: str, method: str = "GET", accept_encoding: str = "") -> HttpReply:
         """The reply to ``method path`` (a request that does not ask for a WebSocket);
@@ -151,14 +155,31 @@ class HttpRoutes:
         return _text(404, "not found")
 
     async def ready(self) -> HttpReply:
-        """200 if the database answers in time with a current schema, else 503 and why."""
+        """200 if the database answers in time with a current schema, else 503 and why.
+
+        The probe holds a database connection while it runs (and on PostgreSQL may wait
+        for a lock): probes that come while one runs share its answer, and an answer
+        serves the probes of the next ``READY_REUSE_S`` too, so a flood of ``/readyz``
+        (the port is public) costs the database one probe at a time.
+        """
+        now = asyncio.get_running_loop().time()
+        if self._ready is not None and now < self._ready[0] + READY_REUSE_S:
+            return self._ready[1]
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.ensure_future(self._probe())
+        reply = await asyncio.shield(self._probing)
+        self._ready = (asyncio.get_running_loop().time(), reply)
+        return reply
+
+    async def _probe(self) -> HttpReply:
         try:
             async with asyncio.timeout(self.timeout):
                 status = await self._schema_status()
         except TimeoutError:
             return _text(503, f"not ready: the database did not answer within {self.timeout:g} s")
-        except DatabaseReplaced as exc:
-            log.error("%s", exc)  # what the node writes now is lost at its restart
+        except (DatabaseReplaced, TablesLocked) as exc:
+            if isinstance(exc, DatabaseReplaced):
+                log.error("%s", exc)  # what the node writes now is lost at its restart
             return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")

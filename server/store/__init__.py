@@ -119,6 +119,7 @@ from server.store.errors import (
     StoreConflict,
     StoreError,
     StoreUnavailable,
+    TablesLocked,
     VersionConflict,
 )
 from server.store.players import InvalidName, name_key
@@ -171,6 +172,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StoredSnapshot",
+    "TablesLocked",
     "VersionConflict",
     "name_key",
     "pack_hint",

@@ -267,6 +267,17 @@ def translate_errors() -> _Translating:
     return _TRANSLATING
 
 
+class TablesLocked(StoreUnavailable):
+    """A table a move writes was held by another transaction's lock past the readiness
+    probe's short wait (``Store.readiness``): moves would wait and fail."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a table a move writes (games, game_actions or level_stats) is locked by another "
+            "transaction"
+        )
+
+
 class DatabaseReplaced(StoreUnavailable):
     """The SQLite file the server opened is no longer at its path: deleted, moved or
     replaced (a restore while it runs). The server still writes to the file it opened,

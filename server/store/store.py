@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
 
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.store import deals, games, players, schema, stats, writes
@@ -43,6 +44,7 @@ from server.store.errors import (
     SchemaOutdated,
     StoreError,
     StoreUnavailable,
+    TablesLocked,
     translate_errors,
 )
 from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
@@ -74,7 +76,9 @@ _TOUCH: Final = text("UPDATE alembic_version SET version_num = version_num")
 _TOUCH_GAMES: Final = text("UPDATE games SET version = version WHERE false")
 # Readiness on PostgreSQL: the locks a move takes, each waited for a short while only.
 _TOUCH_ACTIONS: Final = text("INSERT INTO game_actions SELECT * FROM game_actions WHERE false")
+_TOUCH_STATS: Final = text("UPDATE level_stats SET games = games WHERE false")
 PROBE_LOCK_MS: Final = 500
+LOCK_NOT_AVAILABLE: Final = "55P03"  # the SQLSTATE of a lock_timeout
 _PROBE_LOCK_TIMEOUT: Final = text(f"SET LOCAL lock_timeout = '{PROBE_LOCK_MS}ms'")
 
 
@@ -313,20 +317,28 @@ class Store:
 
     async def readiness(self) -> SchemaStatus:
         """``schema_status``; on PostgreSQL, once it is current, also whether a move can
-        be stored now: the locks a move's write takes (an update of no row of ``games``,
-        an insert of none into ``game_actions``, rolled back), each waited for at most
-        ``PROBE_LOCK_MS``. A table locked by another (``LOCK TABLE``, a long migration)
-        makes every move wait and fail while reads still answer: ``StoreUnavailable``
-        then, so a load balancer sends players elsewhere (``/readyz``)."""
+        be stored now: the locks a move's write takes (an update of no row of ``games``
+        and of ``level_stats``, an insert of none into ``game_actions``, rolled back),
+        each waited for at most ``PROBE_LOCK_MS``. A table locked by another (``LOCK
+        TABLE``, a long migration) makes every move wait and fail while reads still
+        answer: ``TablesLocked`` then, so a load balancer sends players elsewhere
+        (``/readyz``)."""
         status = await self.schema_status()
         if status is not SchemaStatus.CURRENT or self._sqlite_path is not None:
             return status
+        touches = (_TOUCH_GAMES, _TOUCH_ACTIONS, _TOUCH_STATS)
         with translate_errors():
             async with self._engine.connect() as conn:
                 transaction = await conn.begin()
                 try:
-                    for statement in (_PROBE_LOCK_TIMEOUT, _TOUCH_GAMES, _TOUCH_ACTIONS):
-                        await conn.execute(statement)
+                    await conn.execute(_PROBE_LOCK_TIMEOUT)
+                    for statement in touches:
+                        try:
+                            await conn.execute(statement)
+                        except DBAPIError as exc:
+                            if getattr(exc.orig, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+                                raise TablesLocked() from None
+                            raise
                 finally:
                     await transaction.rollback()
         return status

@@ -34,6 +34,7 @@ it is given. What each test here keeps from coming back:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -58,7 +59,7 @@ from sqlalchemy.exc import DBAPIError
 
 from server.app import ListenError, ScorpionServer, main, may_pass, migrate
 from server.config import SettingsError, load_settings, requested_log_format
-from server.http import HttpRoutes
+from server.http import READY_REUSE_S, HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
@@ -780,6 +781,7 @@ async def test_readiness_fails_when_the_sqlite_file_is_taken_away(
         else:
             database.rename(tmp_path / "moved.db")
             shutil.copy(tmp_path / "moved.db", database)
+        await asyncio.sleep(READY_REUSE_S)  # the answer before serves no longer
         with caplog.at_level(logging.ERROR, logger="server.http"):
             status, _, body = await http_get(server.port, "/readyz")
         assert status == 503

@@ -14,7 +14,7 @@ from sqlalchemy import NullPool
 from sqlalchemy import text as sql
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from server.http import HttpRoutes
+from server.http import READY_REUSE_S, HttpRoutes
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
@@ -87,6 +87,26 @@ async def test_not_ready_without_the_database_or_its_schema() -> None:
     old = await routes(SchemaStatus.OUTDATED).answer("/readyz?verbose")
     assert old.status == 503 and b"outdated" in old.body
     assert (await routes(SchemaStatus.CURRENT).answer("/readyz")).status == 200
+
+
+async def test_probes_at_once_share_one_and_its_answer_serves_a_moment() -> None:
+    """``/readyz`` is on the public port, and a probe holds a database connection
+    (on PostgreSQL, up to half a second waiting for a lock): a flood of probes took the
+    pool from the players' reads."""
+    asked = 0
+
+    async def status() -> SchemaStatus:
+        nonlocal asked
+        asked += 1
+        await asyncio.sleep(0.05)
+        return SchemaStatus.CURRENT
+
+    http = HttpRoutes(Metrics(), status, timeout=1, name="test")
+    replies = await asyncio.gather(*(http.answer("/readyz") for _ in range(100)))
+    assert {r.status for r in replies} == {200} and asked == 1
+    assert (await http.answer("/readyz")).status == 200 and asked == 1  # just now: the same
+    await asyncio.sleep(READY_REUSE_S)
+    assert (await http.answer("/readyz")).status == 200 and asked == 2
 
 
 def test_each_server_has_its_own_registry() -> None:
@@ -372,7 +392,7 @@ async def test_empty_lines_before_the_request_line_are_ignored(server: Running) 
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n"), answer
 
 
-@pytest.mark.parametrize("table", ["games", "game_actions"])
+@pytest.mark.parametrize("table", ["games", "game_actions", "level_stats"])
 @pytest.mark.parametrize("settings", ["postgresql"], indirect=True)
 async def test_not_ready_while_a_table_a_move_writes_is_locked(server: Running, table: str) -> None:
     """Reads of the schema still answer while ``LOCK TABLE`` holds a table every move
@@ -385,8 +405,9 @@ async def test_not_ready_while_a_table_a_move_writes_is_locked(server: Running, 
             transaction = await conn.begin()
             await conn.execute(sql(f"LOCK TABLE {table} IN EXCLUSIVE MODE"))
             status, _, body = await http_get(server.server.port, "/readyz")
-            assert status == 503 and b"not ready" in body, body
+            assert status == 503 and b"locked by another transaction" in body, body
             await transaction.rollback()
+        await asyncio.sleep(READY_REUSE_S)  # the last answer serves no longer
         assert (await http_get(server.server.port, "/readyz"))[:3:2] == (200, b"ready\n")
     finally:
         await engine.dispose()
