@@ -158,3 +158,35 @@ test("a key held down acts once: H and Enter on Hint ask one hint, U undoes one 
   await page.waitForTimeout(500);
   await atVersion(page, 5);
 });
+
+test("the focus never falls to the page: registering, Play, Pause, Continue and an Undo that can undo no more move it on", async ({ page, server }) => {
+  await page.goto(server.url);
+  await page.locator("#name").fill(uniqueName("focus"));
+  await page.locator("#name").press("Enter");
+  await expect(page.locator("main.lobby")).toBeVisible();
+  expect(await focused(page)).toBe("button[data-action=play]");
+  await page.locator('button.level[data-level="medium"]').click();
+  await page.locator("#deal").fill(String(knownDeal()));
+  await page.locator('[data-action="play"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator("main.game")).toBeVisible();
+  await expect.poll(() => focused(page)).toBe("button[data-action=deal]"); // the first of the game's tools
+
+  // the pause screen is a dialog: its button takes the focus, and gives it back to Pause
+  await page.locator('.tools [data-action="pause"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".paused")).toBeVisible();
+  await expect.poll(() => focused(page)).toBe("button[data-action=resume-big]");
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".table")).toBeVisible();
+  await expect.poll(() => focused(page)).toBe("button[data-action=pause]");
+
+  // Undo disabled once nothing is left to undo: the focus goes to the next tool
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="undo"]').focus();
+  await page.keyboard.press("Enter");
+  await atVersion(page, 2);
+  await expect(page.locator('.tools [data-action="undo"]')).toBeDisabled();
+  await expect.poll(() => focused(page)).toBe("button[data-action=hint]");
+});

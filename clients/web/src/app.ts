@@ -812,20 +812,74 @@ export class App {
     if (whenReleased(() => this.render(focusOn))) return; // not under a pressed card
     const focused = document.activeElement;
     const selector = focusOn ?? focusSelector(focused);
+    // the focus was on the page (not nowhere, nor the language menu): it stays on the page
+    const inPage = focused instanceof HTMLElement && this.root.contains(focused) && focused.closest("header") === null;
+    const action = focused instanceof HTMLElement ? focused.dataset.action : undefined;
+    const wasPaused = Boolean(this.root.querySelector(".paused"));
     const caret =
       focused instanceof HTMLInputElement && focused.type === "text" ? [focused.selectionStart, focused.selectionEnd] : null;
     const page = [this.header(), this.body(), this.noticeBar()];
     if (this.confirm) page.forEach((part) => (part.inert = true));
     this.root.replaceChildren(...page, this.dialog());
     fitColumns(this.root);
-    const again = selector ? this.root.querySelector<HTMLElement>(selector) : null;
-    if (again && !again.closest("[inert]")) {
+    const found = selector ? this.root.querySelector<HTMLElement>(selector) : null;
+    const again = found && !found.closest("[inert]") && !found.matches(":disabled") ? found : null;
+    const paused = this.root.querySelector<HTMLElement>(".paused button");
+    if (paused && !wasPaused && (inPage || focused === document.body) && !this.confirm) {
+      paused.focus(); // the pause screen, a dialog, has just opened
+    } else if (again) {
       again.focus({ preventScroll: true });
       if (caret && again instanceof HTMLInputElement && caret[0] !== null && caret[1] !== null) again.setSelectionRange(caret[0], caret[1]);
     } else if (this.confirm) {
       this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
+    } else if (inPage || focusOn !== null) {
+      // what had the focus is gone (another screen, the pause's end) or disabled: a control near it, or the screen's first
+      this.nearFocus(found, action)?.focus({ preventScroll: true });
     }
     this.tick();
+  }
+
+  /**
+   * Where the focus goes when what had it is gone or disabled: the next
+   * enabled button beside a disabled one (Undo with nothing left to undo:
+   * Hint), Pause after the pause screen, else the screen's first control.
+   */
+  private nearFocus(disabled: HTMLElement | null, action: string | undefined): HTMLElement | null {
+    const enabled = (node: Element | null): node is HTMLElement => node instanceof HTMLButtonElement && !node.disabled;
+    if (disabled) {
+      for (let next = disabled.nextElementSibling; next; next = next.nextElementSibling) if (enabled(next)) return next;
+      for (let previous = disabled.previousElementSibling; previous; previous = previous.previousElementSibling) {
+        if (enabled(previous)) return previous;
+      }
+    }
+    const first = (...selectors: string[]) => {
+      for (const selector of selectors) {
+        const node = this.root.querySelector<HTMLElement>(selector);
+        if (node && !node.matches(":disabled")) return node;
+      }
+      return null;
+    };
+    if (action === "resume" || action === "resume-big") {
+      const pause = first('.tools [data-action="pause"]');
+      if (pause) return pause;
+    }
+    switch (this.screen) {
+      case "signin":
+        return first("#name");
+      case "lobby":
+        return first('[data-action="continue"]', '[data-action="play"]');
+      case "game":
+        return first(".paused button", ".tools button:enabled", ".banner button:enabled");
+      case "results":
+        return first('[data-action="new"]');
+      case "replay":
+        return first('[data-action="next"]', '[data-action="back"]');
+      case "stats":
+      case "history":
+        return first("main button", "header nav button");
+      default:
+        return null;
+    }
   }
 
   private header(): HTMLElement {
