@@ -140,3 +140,14 @@ test("a notice shown when the language changes is said in the new one, or goes",
   await page.locator("select.language").selectOption("ru");
   await expect(page.locator(".toast.error")).toHaveCount(0);
 });
+
+test("a column's label says how many of its cards are face down and face up, in each language", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("labels"));
+  await startGame(page, "medium", knownDeal());
+  const label = page.locator('.column[data-column="1"]');
+  await expect(label).toHaveAttribute("aria-label", "Column 1: 3 face down, 4 face up");
+  await page.locator("select.language").selectOption("fi");
+  await expect(label).toHaveAttribute("aria-label", "Sarake 1: 3 kuvapuoli alaspäin, 4 kuvapuoli ylöspäin");
+  await page.locator("select.language").selectOption("ru");
+  await expect(label).toHaveAttribute("aria-label", "Колонка 1: 3 рубашкой вверх, 4 лицом вверх");
+});

@@ -42,7 +42,7 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   const column = view.columns[index];
   const size = column.down + column.cards.length;
   const label = `${t("column", { n: number })}: ${column.down ? t("faceDown", { n: column.down }) + ", " : ""}${
-    size === 0 ? t("emptyColumn") : column.cards.length
+    size === 0 ? t("emptyColumn") : t("faceUp", { n: column.cards.length })
   }`;
   // The overlap of its face-up cards depends on how many there are (style.css, "fitting a column").
   const element = h("div.column", {
