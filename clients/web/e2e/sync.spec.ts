@@ -79,11 +79,14 @@ test("a second device signs in with the token and continues the game", async ({ 
   await other.locator("details.other-device summary").click();
   await other.locator("#token").fill("not-a-token");
   await other.locator("form.token button").click();
-  await expect(other.locator("p.error")).toHaveText(STRINGS.en.badToken); // refused as unauthenticated
+  // refused as unauthenticated: said as the token typed, not one this device kept, and not kept
+  await expect(other.locator("p.error")).toHaveText(STRINGS.en.badTypedToken);
+  expect(await other.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
   await expect(other.locator("#token")).toHaveValue("not-a-token"); // still open, as typed
   await other.locator("#token").fill(token);
   await other.locator("form.token button").click();
   await expect(other.locator("main.game")).toBeVisible();
+  expect(await other.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
   await expect(other.locator(".who")).toHaveText(name);
   await atVersion(other, 1);
   await expect(other.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();

@@ -162,6 +162,8 @@ export class App {
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
+  /** The token is one typed on the sign-in page, not yet taken by the server (nor stored). */
+  private tokenTyped = false;
   /** The sign-in screen's fields as typed, and whether "another device" is open. */
   private readonly typed = { name: "", token: "", otherDevice: false };
 
@@ -223,7 +225,9 @@ export class App {
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
     if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
-      this.signInError = saidError(reply, "hello");
+      // the token typed, or the one this device kept
+      this.signInError = this.tokenTyped ? () => t("badTypedToken") : saidError(reply, "hello");
+      this.tokenTyped = false;
       this.forgetToken();
       this.player = null;
       this.board = null;
@@ -242,6 +246,8 @@ export class App {
     }
     this.refused = null;
     this.player = reply.player;
+    if (this.player && token && this.tokenTyped) save(TOKEN_KEY, token);
+    this.tokenTyped = false;
     if (this.player) Object.assign(this.typed, { name: "", token: "", otherDevice: false });
     this.unfinished = reply.games;
     if (!this.player) {
@@ -260,6 +266,7 @@ export class App {
 
   private forgetToken(): void {
     this.token = null;
+    this.tokenTyped = false;
     forget(TOKEN_KEY);
   }
 
@@ -748,7 +755,8 @@ export class App {
   private signInWithToken(token: string): void {
     this.waitingName = null;
     this.token = token;
-    save(TOKEN_KEY, token);
+    // kept once the server has taken it (\`hello\`): a token mistyped is never stored
+    this.tokenTyped = true;
     this.signInError = null;
     this.conn.stop();
     this.conn.start();

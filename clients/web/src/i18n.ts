@@ -146,6 +146,7 @@ const en = {
   error_internal: "Something went wrong on the server; try again.",
   badName: "A name is 1 to 32 printable characters, not only spaces.",
   signedOutElsewhere: "You signed out in another tab of this browser.",
+  badTypedToken: "The sign-in token you entered is not valid (revoked, expired or mistyped): check it and try again.",
   badToken: "The sign-in token kept on this device is not valid (revoked, expired or unreadable): sign in again.",
 } as const;
 
@@ -290,6 +291,7 @@ const fi: Strings = {
   error_internal: "Palvelimella tapahtui odottamaton virhe; yritä uudelleen.",
   badName: "Nimessä on 1–32 näkyvää merkkiä, ei pelkkiä välilyöntejä.",
   signedOutElsewhere: "Kirjauduit ulos tämän selaimen toisessa välilehdessä.",
+  badTypedToken: "Antamasi kirjautumisavain ei kelpaa (peruttu, vanhentunut tai kirjoitettu väärin): tarkista se ja yritä uudelleen.",
   badToken: "Tälle laitteelle tallennettu kirjautumisavain ei kelpaa (peruttu, vanhentunut tai lukukelvoton): kirjaudu uudelleen.",
 };
 
@@ -431,6 +433,7 @@ const ru: Strings = {
   error_internal: "На сервере произошла непредвиденная ошибка; попробуйте снова.",
   badName: "Имя — от 1 до 32 печатных символов, не одни пробелы.",
   signedOutElsewhere: "Вы вышли из игры в другой вкладке этого браузера.",
+  badTypedToken: "Введённый ключ входа недействителен (отозван, истёк или набран с ошибкой): проверьте его и попробуйте снова.",
   badToken: "Ключ входа, сохранённый на этом устройстве, недействителен (отозван, истёк или не читается): войдите снова.",
 };
 
