@@ -599,6 +599,7 @@ class App:
             fields["winnable"] = True
         elif deal is not None:
             fields["deal"] = deal
+        known = {self.session.game, *_game_ids(self.conn.welcome)}
         with self.session.held():  # the new game's first clock push waits for its reply
             try:
                 reply = await self._start(fields)
@@ -613,7 +614,7 @@ class App:
                 key = "menu.winnable_retry" if fields.get("winnable") else "menu.new_game_retry"
                 self.notice(key, seconds=f"{wait:g}")
                 await asyncio.sleep(wait)
-                reply = await self._start(fields)
+                reply = await self._start_again(fields, known)
             if reply.get("type") != "game":
                 self.rejected(reply)
                 return False
@@ -640,6 +641,21 @@ class App:
             if started:
                 return await self.conn.request("open_game", game=started[0])
             return await self.conn.request("new_game", **fields)
+
+    async def _start_again(self, fields: dict[str, Any], known: set[int | None]) -> Message:
+        """``new_game`` once more after one answered ``unavailable``, unless that one
+        started a game after all (its commit landed as the server gave up waiting):
+        an unfinished game not known before is that one, and is opened. A new request
+        would abandon it, a loss the player never played. When the list cannot be
+        read either, its refusal is the answer (waited for again, or shown)."""
+        assert self.conn is not None
+        listed = await self.conn.request("games", status="active")
+        if listed.get("type") != "games":
+            return listed
+        started = [int(g["game"]) for g in listed.get("games", []) if g["game"] not in known]
+        if started:
+            return await self.conn.request("open_game", game=started[0])
+        return await self._start(fields)
 
     def _level(self) -> str:
         board = self.session.board

@@ -40,6 +40,12 @@ Mutation = Callable[[dict[str, Any]], None]
 FakeRunner = Callable[..., Awaitable[tuple[int, str]]]
 
 
+SUMMARY = {
+    "game": 5, "level": "hard", "status": "active", "v": 0, "moves": 0, "score": 0,
+    "time_ms": 0, "deal": 1, "started": "2026-12-05T09:00:00.000Z", "updated": "2026-12-05T09:00:00.000Z",
+}  # fmt: skip
+
+
 def _view() -> dict[str, Any]:
     return copy.deepcopy(EXAMPLE_VIEW)
 
@@ -68,6 +74,8 @@ class Fake:
         self.asked: list[dict[str, Any]] = []  # the new_game requests, in order
         self.hello_limited = 0  # hellos answered rate_limited before one is welcomed
         self.hellos = 0
+        self.started_anyway = False  # a new_game answered unavailable started game 5 all the same
+        self.opened: list[int] = []  # the games open_game asked for
 
     async def handle(self, ws: ServerConnection) -> None:
         async for frame in ws:
@@ -86,12 +94,19 @@ class Fake:
                 continue
             if self.garbage is not None:
                 await ws.send(self.garbage)
+            if kind == "games":
+                listed = [SUMMARY] if self.started_anyway and self.asked else []
+                await self.send(ws, {"type": "games", "re": re_, "games": listed})
+                continue
             if kind == "new_game":
                 self.asked.append(request)
                 if len(self.asked) <= self.unavailable:
                     error = {"type": "error", "re": re_, "code": "unavailable", "message": "none"}
                     await self.send(ws, error)
                     continue
+            if kind == "open_game":
+                self.opened.append(request["game"])
+            if kind in ("new_game", "open_game"):
                 view = _view()
                 if self.mutate is not None:
                     self.mutate(view)
@@ -239,6 +254,19 @@ async def test_a_new_game_answered_unavailable_is_asked_again(
     assert out.count(said) == 3 and "asking again in 0.02 s" in out, out
     assert "Scorpion · game 5" in out
     assert [r.get("winnable", False) for r in fake[0].asked] == [winnable] * 4
+
+
+async def test_a_new_game_answered_unavailable_that_started_all_the_same_is_opened(
+    fake: tuple[Fake, str], play: FakeRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its commit landed as the server gave up waiting: asking again would abandon it,
+    a loss the player never played. The unfinished game listed now is that one."""
+    monkeypatch.setattr(app, "NEW_GAME_RETRY_S", (0.0, 0.0))
+    fake[0].unavailable = 1
+    fake[0].started_anyway = True
+    code, out = await play("play", "--level", "hard", lines=["h"])
+    assert code == 0 and "Scorpion · game 5" in out, out
+    assert len(fake[0].asked) == 1 and fake[0].opened == [5]
 
 
 async def test_a_new_game_still_unavailable_is_shown_as_refused(
