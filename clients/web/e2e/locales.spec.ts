@@ -1,8 +1,9 @@
 // Every locale renders its own strings: no English left on a Finnish or Russian page.
 import type { Page } from "@playwright/test";
+import { join } from "node:path";
 import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
-import { drag, expect, register, shot, startGame, test, uniqueName } from "./fixtures";
+import { drag, expect, register, shot, SHOTS, startGame, test, uniqueName } from "./fixtures";
 
 /** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
@@ -150,4 +151,26 @@ test("a column's label says how many of its cards are face down and face up, in 
   await expect(label).toHaveAttribute("aria-label", "Sarake 1: 3 kuvapuoli alaspäin, 4 kuvapuoli ylöspäin");
   await page.locator("select.language").selectOption("ru");
   await expect(label).toHaveAttribute("aria-label", "Колонка 1: 3 рубашкой вверх, 4 лицом вверх");
+});
+
+test("the statistics on a narrow screen say they scroll sideways, and keep each row's level in sight", async ({ page, server }) => {
+  await page.setViewportSize({ width: 360, height: 740 });
+  await register(page, server.url, uniqueName("narrow"));
+  await page.locator("header nav button", { hasText: "Statistics" }).click();
+  const box = page.locator(".stats-page .scroll");
+  await expect(page.locator(".stats-page tbody tr").first()).toBeVisible();
+  await expect(page.locator(".scroll-note")).toBeVisible();
+  await expect(page.locator(".scroll-note")).toHaveText(STRINGS.en.scrollSideways);
+  await expect(box).toHaveClass(/more-right/);
+  // scrolled to its end: no more to show on the right, and the level still at the left edge
+  await box.evaluate((node) => node.scrollTo({ left: node.scrollWidth }));
+  await expect(box).not.toHaveClass(/more-right/);
+  const level = await page.locator(".stats-page tbody tr th").first().boundingBox();
+  const scroller = await box.boundingBox();
+  expect(level && scroller && Math.abs(level.x - scroller.x)).toBeLessThan(1);
+  await page.screenshot({ path: join(SHOTS, "stats-scrolled-360x740.png") });
+  // wide enough: nothing to say
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await expect(page.locator(".scroll-note")).toBeHidden();
+  await expect(box).not.toHaveClass(/scrolls/);
 });

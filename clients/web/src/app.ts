@@ -97,6 +97,16 @@ function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
   return isRuleCode(reply.code) ? errorText(reply, during) : () => errorText(reply, during);
 }
 
+/**
+ * Marks a box that scrolls sideways (a wide table on a narrow screen):
+ * `scrolls` when its content is wider than it, `more-right` while some of it
+ * is still out of sight on the right (style.css draws the cues).
+ */
+function markScroll(box: HTMLElement): void {
+  box.classList.toggle("scrolls", box.scrollWidth > box.clientWidth + 1);
+  box.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
+}
+
 /** The attributes that tell a focusable element of the page from the others, across drawings. */
 const FOCUS_KEYS = ["id", "data-card", "data-action", "data-level", "data-deal-kind", "data-step"];
 
@@ -196,7 +206,10 @@ export class App {
       if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
     });
     document.addEventListener("keydown", (event) => this.key(event));
-    window.addEventListener("resize", () => fitColumns(this.root));
+    window.addEventListener("resize", () => {
+      fitColumns(this.root);
+      this.root.querySelectorAll<HTMLElement>(".scroll").forEach(markScroll);
+    });
     // A request cut off by a dropped connection has no answer to show: the
     // banner says the connection dropped, and the reconnect resyncs the game.
     // One whose answer broke the protocol was said already (`malformed`).
@@ -830,6 +843,7 @@ export class App {
     if (this.confirm) page.forEach((part) => (part.inert = true));
     this.root.replaceChildren(...page, this.dialog());
     fitColumns(this.root);
+    this.root.querySelectorAll<HTMLElement>(".scroll").forEach(markScroll);
     const found = selector ? this.root.querySelector<HTMLElement>(selector) : null;
     const again = found && !found.closest("[inert]") && !found.matches(":disabled") ? found : null;
     const paused = this.root.querySelector<HTMLElement>(".paused button");
@@ -1243,9 +1257,11 @@ export class App {
       "main.panel.stats-page",
       {},
       h("h2", {}, t("statistics")),
+      // shown while the table is wider than the screen (style.css)
+      h("p.note.scroll-note", {}, t("scrollSideways")),
       h(
         "div.scroll",
-        {},
+        { onscroll: (event: Event) => markScroll(event.target as HTMLElement) } as never,
         h(
           "table",
           {},
