@@ -42,7 +42,8 @@ FakeRunner = Callable[..., Awaitable[tuple[int, str]]]
 
 SUMMARY = {
     "game": 5, "level": "hard", "status": "active", "v": 0, "moves": 0, "score": 0,
-    "time_ms": 0, "deal": 1, "started": "2026-12-05T09:00:00.000Z", "updated": "2026-12-05T09:00:00.000Z",
+    "time_ms": 0, "deal": 1,
+    "started": "2026-12-05T09:00:00.000Z", "updated": "2026-12-05T09:00:00.000Z",
 }  # fmt: skip
 
 
