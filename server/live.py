@@ -167,6 +167,7 @@ class LiveGame:
         self.syncing = False  # catching up with another node's commits
         self.catch_up_wait = CATCH_UP_WAIT_S  # before a failed catch-up is tried again
         self.retry_at: float | None = None  # when the failed catch-up's retry is due
+        self.retry_task: asyncio.Task[None] | None = None  # ... and the task waiting for it
         self.failed_at = 0.0  # when a catch-up last failed (the loop's clock)
         self.resync = False
         self.snapshot_v = 0  # the version of the store's snapshot, as far as this node knows

@@ -476,7 +476,10 @@ class GameService:
                     self._spawn(self._rejoin(game_id))
                 continue
             if live.retry_at is not None and time.monotonic() < live.failed_at + CATCH_UP_WAIT_S:
-                continue  # a read just failed: its retry, already set, reads this too
+                # A read just failed: the retry reads this too, a second after that failure
+                # at the latest (the backoff's may be due far later).
+                self._retry_catch_up(live, live.failed_at + CATCH_UP_WAIT_S)
+                continue
             if live.syncing:
                 live.resync = True
                 continue
@@ -525,8 +528,7 @@ class GameService:
                 if live.retry_at is None:
                     delay = live.catch_up_wait * random.uniform(0.5, 1.0)
                     live.catch_up_wait = min(2 * live.catch_up_wait, CATCH_UP_WAIT_MAX_S)
-                    live.retry_at = live.failed_at + delay
-                    self._spawn(self._catch_up_later(live, delay))
+                    self._retry_catch_up(live, live.failed_at + delay)
                 return
             except (LookupError, RuleViolation):
                 log.warning("game %d: cannot catch up with the store; reloading", live.id)
@@ -548,11 +550,21 @@ class GameService:
         except (StoreError, LookupError, RuleViolation):
             self.remote_changed([live.id])
 
+    def _retry_catch_up(self, live: LiveGame, at: float) -> None:
+        """Have the game's one retry of a failed catch-up run at ``at`` (monotonic time),
+        unless it is due sooner already."""
+        if live.retry_at is not None and live.retry_at <= at:
+            return
+        if live.retry_task is not None:
+            live.retry_task.cancel()
+        live.retry_at = at
+        live.retry_task = asyncio.create_task(self._catch_up_later(live, at - time.monotonic()))
+        self._tasks.add(live.retry_task)
+        live.retry_task.add_done_callback(self._tasks.discard)
+
     async def _catch_up_later(self, live: LiveGame, delay: float) -> None:
-        try:
-            await asyncio.sleep(delay)
-        finally:
-            live.retry_at = None
+        await asyncio.sleep(delay)
+        live.retry_at = live.retry_task = None
         self.remote_changed([live.id])
 
     async def _replay_stored(

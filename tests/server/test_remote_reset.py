@@ -89,3 +89,38 @@ async def test_notifications_in_an_outage_add_no_reads_beyond_one_a_second(
     monkeypatch.undo()
     service.remote_changed([game])  # the store is back: the next notification reads it
     assert (await ada.request("deal", game=game, v=0))["type"] == "ack"
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_a_notification_just_after_a_failed_read_is_read_within_a_second(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last move before the store came back was heard within a second of a failed
+    read: it was left to the backoff's retry, due up to 30 s later, and a watcher on
+    this node saw it that late."""
+    service, store = server.server.service, server.server.store
+    assert service is not None and store is not None
+    ada = await server.player("ada")
+    game = (await ada.request("new_game", level="hard", deal=5))["game"]
+    loop = asyncio.get_running_loop()
+    real = store.load_game
+    up = False
+    read_ok: list[float] = []
+
+    async def flaky(game_id: int, *args: Any, **kwargs: Any) -> Any:
+        if not up:
+            raise StoreUnavailable("down")
+        read_ok.append(loop.time())
+        return await real(game_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "load_game", flaky)
+    for _ in range(40):  # four seconds of moves elsewhere: the backoff grows
+        service.remote_changed([game])
+        await asyncio.sleep(0.1)
+    live = service.cached(game)
+    assert live is not None and live.retry_at is not None
+    up = True
+    heard = loop.time()
+    service.remote_changed([game])  # the last move, heard just after a failed read
+    await asyncio.sleep(1.3)
+    assert read_ok and read_ok[0] - heard <= 1.1, (read_ok, heard)
