@@ -153,7 +153,7 @@ class Peer:
     address: str
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
-    limited_hello: bool = False  # ... and it was a hello
+    limited_hello: bool = False  # ... and it was a hello, for the address's refused tokens
 
 
 class ConnectionHandler:
@@ -294,8 +294,10 @@ class ConnectionHandler:
             if not session.greeted and (
                 code == "unavailable" or (code == "rate_limited" and peer.limited_hello)
             ):
-                # The peer did say hello, and was told to try again (an outage, or a limit
-                # it is to wait for): it gets a whole hello deadline for that.
+                # The peer did say hello, and was told to try again (an outage, or the
+                # refused tokens of its address): it gets a whole hello deadline for that.
+                # (A hello refused for the read rate, which pings before hello use up, is
+                # not: that would keep a connection open that never says hello.)
                 hello_by = time.monotonic() + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
 
@@ -428,7 +430,7 @@ class ConnectionHandler:
         self.metrics.rate_limited.labels(kind).inc()
         retry = max(1, math.ceil(wait * 1000))
         peer.came_early = peer.buckets.refused(kind, now, retry / 1000)
-        peer.limited_hello = request.type == "hello"
+        peer.limited_hello = kind == "auth"  # a hello with a token, over the refused tokens
         return build.error(
             "rate_limited",
             f"Too many {kind} requests; retry in {retry} ms.",

@@ -22,8 +22,9 @@ the time until the emptiest bucket has one again.
 
 **Strikes** are kept per address, not per connection, so they survive a
 reconnect: every ``bad_request`` is one, and so is every ``rate_limited`` reply
-to a request sent before the connection's last ``retry_after_ms`` had passed
-(one that waited as told is not: ``ConnectionBuckets.refused``); more than
+to a request sent before the connection's last ``retry_after_ms`` had passed,
+beyond ``IN_FLIGHT`` such (one that waited as told is not:
+``ConnectionBuckets.refused``); more than
 ``abuse_limit`` within ``abuse_window`` seconds close the connection (1008);
 while that is still true (strikes age out of the window), a new connection
 from the address is closed at once too.
@@ -74,6 +75,10 @@ KIND_OF: Final[Mapping[str, str]] = {
     "register": "register",
 }
 """Request type -> kind; every other request type (hello, ping, reads) is ``read``."""
+
+IN_FLIGHT: Final = 4
+"""Requests of a kind a client may have sent before it heard of a refusal (pipelined,
+or a second device's worth on one connection): these are no strikes when early."""
 
 EARLY_GRACE_S: Final = 0.002
 """How much sooner than told a request may come and still count as having waited
@@ -205,7 +210,7 @@ class ConnectionBuckets:
         self._buckets = {
             kind: TokenBucket(rate, now) for kind, rate in rates.items() if rate is not None
         }
-        self._told: dict[str, float] = {}
+        self._told: dict[str, tuple[float, int]] = {}  # kind -> (from when, pardons left)
 
     def get(self, kind: str) -> TokenBucket | None:
         return self._buckets.get(kind)
@@ -213,15 +218,20 @@ class ConnectionBuckets:
     def refused(self, kind: str, now: float, retry_after: float) -> bool:
         """A request of ``kind`` refused, the connection told to wait ``retry_after``
         seconds: True (a strike) when it came before the time it was last told it might
-        send that kind again. A client that waits as told meets the limit again at full
-        speed, and is no abuser for it."""
-        early = now < self._told.get(kind, now)
+        send that kind again, beyond the first ``IN_FLIGHT`` such (requests the client
+        had sent before it heard the refusal). A client that waits as told meets the
+        limit again at full speed, and is no abuser for it; a pipelined flood is struck
+        from its ``IN_FLIGHT + 1``-th early request on, whatever the rate."""
+        told, pardons = self._told.get(kind, (now, IN_FLIGHT))
+        early = now < told
+        if early:
+            pardons -= 1
+        else:
+            pardons = IN_FLIGHT  # it waited: a new refusal may have requests in flight again
         # From then on a request has waited as told: the wait, less a grace for a timer
-        # that fires a little early, never more than half the wait (a wait of 2 ms or
-        # less, a rate of 500/s or more, would otherwise have none a pipelined request
-        # could miss).
-        self._told[kind] = now + retry_after - min(EARLY_GRACE_S, retry_after / 2)
-        return early
+        # that fires a little early, never more than half the wait.
+        self._told[kind] = (now + retry_after - min(EARLY_GRACE_S, retry_after / 2), pardons)
+        return early and pardons < 0
 
 
 class AddressBook:

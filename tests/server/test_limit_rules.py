@@ -7,6 +7,7 @@ import pytest
 from server.config import SettingsError, limit_settings, load_settings, origins
 from server.hub import Budget, Outbox
 from server.limits import (
+    IN_FLIGHT,
     AddressBook,
     ConnectionBuckets,
     Limits,
@@ -47,10 +48,13 @@ def test_a_refusal_is_a_strike_only_when_the_request_came_before_it_was_told(
     early; one sent after the wait, or a little before it (a timer firing early), is not."""
     own = ConnectionBuckets({}, 0.0)
     assert not own.refused("read", 10.0, wait)  # the first refusal: nothing was told yet
-    assert own.refused("read", 10.0, wait)  # pipelined: no wait at all
+    in_flight = [own.refused("read", 10.0, wait) for _ in range(IN_FLIGHT)]
+    assert not any(in_flight)  # sent before the client heard the first refusal
+    assert own.refused("read", 10.0, wait)  # pipelined beyond those: no wait at all
     assert own.refused("read", 10.0 + wait / 3, wait)
     near = wait - min(0.001, wait / 4)  # a timer firing a little early
     assert not own.refused("read", 10.0 + wait / 3 + near, wait)
+    assert not own.refused("read", 10.0 + wait / 3 + near, wait)  # its pardons are back
     assert not own.refused("hint", 10.0, wait)  # each kind is told apart
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import selectors
@@ -357,6 +358,23 @@ async def test_a_hello_limited_for_refused_tokens_gives_a_new_hello_deadline(sta
     await asyncio.sleep(0.8)  # as told: past the first deadline (and the sweep), within a new one
     assert device.ws.close_code is None
     assert (await device.hello(ada.token))["type"] == "welcome"
+
+
+async def test_pings_before_hello_do_not_hold_the_hello_deadline_off(start: Start) -> None:
+    """Pings before hello (answered ``hello_required``) use up the read rate, and a hello
+    then refused ``rate_limited`` for it must not start the deadline again: a
+    connection could stay open for ever without saying hello."""
+    server = await start(hello_timeout_ms=600, rate_reads="20,2", abuse_limit=1000)
+    idle = await server.connect()
+    async with asyncio.timeout(5):
+        while idle.ws.close_code is None:
+            with contextlib.suppress(ConnectionClosed):
+                for _ in range(3):  # the read rate's tokens gone: the hello is refused
+                    await idle.send_raw(encode({"type": "ping", "id": "p"}))
+                hello = {"type": "hello", "id": "h", "protocol": 1, "client": "c", "locale": "en"}
+                await idle.send_raw(encode(hello))
+            await asyncio.sleep(0.05)
+    assert idle.ws.close_code == 1008
 
 
 async def test_registrations_per_address_are_limited(start: Start) -> None:
