@@ -168,6 +168,11 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   const level = await page.locator(".stats-page tbody tr th").first().boundingBox();
   const scroller = await box.boundingBox();
   expect(level && scroller && Math.abs(level.x - scroller.x)).toBeLessThan(1);
+  // drawn again (here for a change of language): the table stays where it was scrolled
+  await page.locator("select.language").selectOption("fi");
+  await expect(page.locator(".scroll-note")).toHaveText(STRINGS.fi.scrollSideways);
+  expect(await box.evaluate((node) => node.scrollLeft)).toBeGreaterThan(0);
+  await page.locator("select.language").selectOption("en");
   await page.screenshot({ path: join(SHOTS, "stats-scrolled-360x740.png") });
   // wide enough: nothing to say
   await page.setViewportSize({ width: 1280, height: 800 });

@@ -125,6 +125,7 @@ function focusSelector(node: Element | null): string | null {
 
 export class App {
   private screen: Screen = "loading";
+  private drawn: Screen = "loading"; // the screen the page shows now (render)
   /** When the page started connecting. */
   private startedAt = 0;
   private conn: Connection;
@@ -839,11 +840,22 @@ export class App {
     const wasPaused = Boolean(this.root.querySelector(".paused"));
     const caret =
       focused instanceof HTMLInputElement && focused.type === "text" ? [focused.selectionStart, focused.selectionEnd] : null;
+    // A box scrolled sideways (the statistics on a phone) stays where the player put
+    // it when the same screen is drawn again (a reply, a push, a tick of the clock).
+    const scrolled = new Map<string, number>();
+    this.root.querySelectorAll<HTMLElement>(".scroll").forEach((box, index) => {
+      if (box.scrollLeft) scrolled.set(`${this.drawn}:${index}`, box.scrollLeft);
+    });
     const page = [this.header(), this.body(), this.noticeBar()];
     if (this.confirm) page.forEach((part) => (part.inert = true));
     this.root.replaceChildren(...page, this.dialog());
+    this.drawn = this.screen;
     fitColumns(this.root);
-    this.root.querySelectorAll<HTMLElement>(".scroll").forEach(markScroll);
+    this.root.querySelectorAll<HTMLElement>(".scroll").forEach((box, index) => {
+      const left = scrolled.get(`${this.drawn}:${index}`);
+      if (left !== undefined) box.scrollLeft = left;
+      markScroll(box);
+    });
     const found = selector ? this.root.querySelector<HTMLElement>(selector) : null;
     const again = found && !found.closest("[inert]") && !found.matches(":disabled") ? found : null;
     const paused = this.root.querySelector<HTMLElement>(".paused button");
