@@ -177,9 +177,10 @@ class HttpRoutes:
                 status = await self._schema_status()
         except TimeoutError:
             return _text(503, f"not ready: the database did not answer within {self.timeout:g} s")
-        except (DatabaseReplaced, TablesLocked) as exc:
-            if isinstance(exc, DatabaseReplaced):
-                log.error("%s", exc)  # what the node writes now is lost at its restart
+        except DatabaseReplaced as exc:
+            log.error("%s", exc)  # what the node writes now is lost at its restart
+            return _text(503, f"not ready: {exc}")
+        except TablesLocked as exc:
             return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")

@@ -558,9 +558,7 @@ class GameService:
         if live.retry_task is not None:
             live.retry_task.cancel()
         live.retry_at = at
-        live.retry_task = asyncio.create_task(self._catch_up_later(live, at - time.monotonic()))
-        self._tasks.add(live.retry_task)
-        live.retry_task.add_done_callback(self._tasks.discard)
+        live.retry_task = self._spawn(self._catch_up_later(live, at - time.monotonic()))
 
     async def _catch_up_later(self, live: LiveGame, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -1453,11 +1451,12 @@ class GameService:
         live.checking = True
         self._spawn(self._lost_loop(live))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run optional background work; ``close()`` cancels what is left."""
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _lost_loop(self, live: LiveGame) -> None:
         """Check the committed position; announce a proof only while it is still current."""
