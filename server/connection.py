@@ -372,8 +372,11 @@ class ConnectionHandler:
         failed = reply is not None and reply.get("type") == "error"
         code = str(reply.get("code")) if failed and reply else None
         if request.type == "hello" and code == "unauthenticated":
-            self.limits.auth_failed(peer.address, time.monotonic())
-            log.warning("a refused token from %s", peer.address)
+            token = request.fields.get("token")
+            if isinstance(token, str) and self.limits.auth_failed(
+                peer.address, token, time.monotonic()
+            ):
+                log.warning("a refused token from %s", peer.address)
         self.metrics.answered(request.type, code)
         return reply
 
@@ -422,8 +425,9 @@ class ConnectionHandler:
         kind = KIND_OF.get(request.type, "read")
         player = session.player.id if session.player is not None else None
         wait = self.limits.check(kind, now, peer.buckets, peer.address, player)
-        if wait == 0 and request.type == "hello" and "token" in request.fields:
-            wait = self.limits.auth_wait(peer.address, now)
+        token = request.fields.get("token") if request.type == "hello" else None
+        if wait == 0 and isinstance(token, str):
+            wait = self.limits.auth_wait(peer.address, token, now)
             kind = "auth" if wait else kind
         if wait == 0:
             return None

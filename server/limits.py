@@ -10,7 +10,10 @@ ignored, so a client cannot choose its own address.
 
 Requests are grouped by **kind** (``KIND_OF``): ``action`` (moves and other
 writes), ``hint`` (solver time), ``read`` (everything else that reads),
-``register`` (a new player) and ``auth`` (a ``hello`` whose token is refused).
+``register`` (a new player) and ``auth`` (a ``hello`` whose token is refused:
+only a token not refused before counts, so a device that retries one stale token
+does not use up its address's rate, and the players behind the same address can
+still sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed).
 Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
 An action, hint or read takes one token from three buckets: the connection's,
 the player's (the rate times ``player_factor``: a player's devices share it)
@@ -39,9 +42,10 @@ keeps memory proportional to the addresses and players active right now.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -288,6 +292,7 @@ class Limits:
             for kind, rate in rates.items()
             if rate is not None
         }
+        self._refused: OrderedDict[bytes, None] = OrderedDict()  # tokens' hashes, oldest first
 
     # -- connections ----------------------------------------------------------------
 
@@ -336,15 +341,28 @@ class Limits:
             bucket.tokens -= 1  # wait() refilled each at ``now``, and each has a token
         return 0.0
 
-    def auth_wait(self, address: str, now: float) -> float:
-        """Seconds until ``address`` may try another token (0.0: now)."""
+    def auth_wait(self, address: str, token: str, now: float) -> float:
+        """Seconds until ``address`` may try ``token`` (0.0: now). A token refused
+        before is no guess: it may be tried again at once (and is refused again)."""
         buckets = self._address.get("auth")
-        return 0.0 if buckets is None else buckets.get(address, now).wait(now)
+        if buckets is None or _hashed(token) in self._refused:
+            return 0.0
+        return buckets.get(address, now).wait(now)
 
-    def auth_failed(self, address: str, now: float) -> None:
+    def auth_failed(self, address: str, token: str, now: float) -> bool:
+        """Count ``token``'s refusal against ``address``; False if it was refused before
+        (and so not counted again)."""
+        key = _hashed(token)
+        if key in self._refused:
+            self._refused.move_to_end(key)
+            return False
+        self._refused[key] = None
+        if len(self._refused) > REFUSED_KEPT:
+            self._refused.popitem(last=False)
         buckets = self._address.get("auth")
         if buckets is not None:
             buckets.get(address, now).take(now)
+        return True
 
     def _buckets(
         self, kind: str, now: float, own: ConnectionBuckets, address: str, player: int | None
@@ -364,6 +382,14 @@ class Limits:
         """How many shared buckets and strike records are held (for tests and metrics)."""
         buckets = sum(len(m) for m in (*self._player.values(), *self._address.values()))
         return buckets + self.book.addresses_with_strikes()
+
+
+REFUSED_KEPT: Final = 4096
+"""How many refused tokens are remembered (their hashes, 32 bytes each), the last ones."""
+
+
+def _hashed(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
 _SHARED: Final = frozenset({"action", "hint", "read"})

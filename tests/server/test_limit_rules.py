@@ -8,6 +8,7 @@ from server.config import SettingsError, limit_settings, load_settings, origins
 from server.hub import Budget, Outbox
 from server.limits import (
     IN_FLIGHT,
+    REFUSED_KEPT,
     AddressBook,
     ConnectionBuckets,
     Limits,
@@ -28,6 +29,17 @@ def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:
     assert bucket.wait(0.0) == pytest.approx(0.5)
     assert bucket.wait(0.5) == 0.0
     assert bucket.full(100.0)
+
+
+def test_a_refused_token_counts_once_and_the_last_ones_are_kept() -> None:
+    limits = Limits(LimitSettings(rates={"auth": Rate(0.001, 1)}))
+    assert limits.auth_failed("a", "stale", 0.0)
+    assert not limits.auth_failed("a", "stale", 0.0)  # the same token again: not counted
+    assert limits.auth_wait("a", "stale", 0.0) == 0.0  # ... and may be said again
+    assert limits.auth_wait("a", "other", 0.0) > 0  # a new one is a guess, over the rate
+    for n in range(REFUSED_KEPT):
+        limits.auth_failed("b", f"guess{n}", 0.0)
+    assert limits.auth_failed("a", "stale", 0.0)  # forgotten: the oldest of REFUSED_KEPT + 1
 
 
 def test_a_refused_request_takes_no_token_anywhere() -> None:

@@ -401,6 +401,23 @@ async def test_refused_tokens_are_limited_per_address_and_logged(
     assert any("refused token" in record.getMessage() for record in caplog.records)
 
 
+async def test_a_stale_token_retried_does_not_lock_its_neighbours_out(start: Start) -> None:
+    """A device retrying one stale token as fast as it is told spends no more of its
+    address's refused-token rate after the first refusal: only new tokens are
+    guesses. A player behind the same address (a NAT) still signs in, and the stale
+    token is still refused, at the read rate."""
+    server = await start(rate_auth_failures="0.01,2", abuse_limit=1000)
+    ada = await server.player("ada")
+    stale = await server.connect()
+    codes = [(await stale.hello("a-revoked-token"))["code"] for _ in range(5)]
+    assert codes == ["unauthenticated"] * 5
+    neighbour = await server.connect()
+    assert (await neighbour.hello(ada.token))["type"] == "welcome"
+    guesser = await server.connect()
+    guesses = [(await guesser.hello(f"guess{n}"))["code"] for n in range(2)]
+    assert guesses == ["unauthenticated", "rate_limited"]  # the second new token is over
+
+
 async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:
     server = await start(trusted_proxies="127.0.0.1/32", max_connections_per_address=1)
     url = f"ws://127.0.0.1:{server.server.port}/"
