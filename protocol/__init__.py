@@ -11,7 +11,6 @@ generated from the catalogue in ``messages``, ``events`` and ``shapes``.
 from __future__ import annotations
 
 from protocol import build
-from protocol.abuse import AbuseMeter
 from protocol.codec import Request, decode_request, encode, new_request, validate_message
 from protocol.constants import (
     ABUSE_LIMIT,
@@ -70,7 +69,6 @@ __all__ = [
     "SERVER_MESSAGES",
     "SUBPROTOCOL",
     "SUPPORTED_VERSIONS",
-    "AbuseMeter",
     "InvalidMessage",
     "ProtocolError",
     "Request",

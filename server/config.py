@@ -27,6 +27,7 @@ from typing import Any, Final, NoReturn
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from protocol.constants import ABUSE_LIMIT, ABUSE_WINDOW_SECONDS
 from protocol.version import version
 from server.limits import LimitSettings, parse_networks, parse_rate
 from server.loop import LOOPS
@@ -83,8 +84,8 @@ class Settings:
     rate_auth_failures: str = "0.2,10"  # refused tokens, per address
     player_rate_factor: int = 2  # a player's devices share buckets this many times larger
     address_rate_factor: int = 16  # an address's connections share buckets this much larger
-    abuse_limit: int = 20  # bad_request/rate_limited replies to one address before 1008
-    abuse_window_s: int = 60  # ... within this many seconds
+    abuse_limit: int = ABUSE_LIMIT  # bad_request/rate_limited replies to one address before 1008
+    abuse_window_s: int = int(ABUSE_WINDOW_SECONDS)  # ... within this many seconds
     max_versions: int = 10_000  # a game's versions: beyond, game_too_long
     history_keep: int = 500  # versions of events kept in memory per game for catch_up
     trusted_proxies: str = ""  # CIDRs whose forwarded header names the client

@@ -50,6 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from protocol.constants import ABUSE_LIMIT, ABUSE_WINDOW_SECONDS
+
 __all__ = [
     "KINDS",
     "KIND_OF",
@@ -200,8 +202,8 @@ class LimitSettings:
     rates: Mapping[str, Rate | None]  # by kind; None: that kind is not limited
     player_factor: int = 2
     address_factor: int = 16
-    abuse_limit: int = 20
-    abuse_window: float = 60.0
+    abuse_limit: int = ABUSE_LIMIT
+    abuse_window: float = ABUSE_WINDOW_SECONDS
     max_per_address: int = 64
     max_total: int = 10_000
 
