@@ -25,6 +25,7 @@ from clients.cli import VERSION
 from clients.cli.commands import number
 from clients.cli.config import DEFAULT_SERVER
 from clients.cli.i18n import _, use
+from clients.cli.levels import info
 from clients.cli.terminal import OutputError
 from protocol import LEVELS, LOCALES
 from protocol.constants import MAX_DEAL
@@ -344,6 +345,9 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
             raise UsageError(_("args.environment", name="SCORPION_SERVER", message=exc)) from exc
     if getattr(args, "winnable", False) and getattr(args, "deal", None) is not None:
         raise UsageError(_("args.winnable_deal"))
+    level = info(getattr(args, "level", None) or "")
+    if level is not None and level.winnable_only and getattr(args, "deal", None) is not None:
+        raise UsageError(_("args.easy_deal"))  # before any connection: the server would refuse it
     return Options(
         command=args.command or "play",
         server=server or DEFAULT_SERVER,

@@ -245,6 +245,13 @@ def test_a_bad_server_url_from_the_environment() -> None:
     assert parse_args(["stats"], env={"SCORPION_SERVER": "wss://h:1/x"}).server == "wss://h:1/x"
 
 
+def test_a_deal_number_on_the_easy_level_is_a_usage_error() -> None:
+    """Easy deals are the server's choice: refused before connecting, or registering."""
+    with pytest.raises(UsageError, match="does not go with --deal"):
+        parse_args(["play", "--level", "easy", "--deal", "5"], env={})
+    assert parse_args(["play", "--level", "hard", "--deal", "5"], env={}).deal == 5
+
+
 def run_with_stdout(
     stdout: str | None, server: Running, home: Path
 ) -> subprocess.CompletedProcess[str]:
