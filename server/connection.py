@@ -255,15 +255,20 @@ class ConnectionHandler:
         self._log_end(ws, address)
 
     def _log_end(self, ws: ServerConnection, address: str) -> None:
-        """One line for a close the peer did not ask for (keepalive, protocol errors)."""
-        sent = ws.protocol.close_sent
-        code = sent.code if sent is not None else None
-        self.metrics.closed(code)
-        received = ws.protocol.close_rcvd
-        if sent is not None and code not in _LOGGED_ELSEWHERE and received is None:
+        """One line for a close the peer did not ask for (keepalive, protocol errors).
+
+        The metric counts the code the server chose: a close the client started is
+        ``none`` (its code, echoed back, is the client's choice: 3000..4999 would make
+        a series each). A connection dropped without a close frame is common (a phone
+        leaving its network) and costs a client nothing to repeat: a debug line only."""
+        protocol = ws.protocol
+        sent, received = protocol.close_sent, protocol.close_rcvd
+        ours = sent is not None and not protocol.close_rcvd_then_sent
+        self.metrics.closed(sent.code if ours and sent is not None else None)
+        if sent is not None and sent.code not in _LOGGED_ELSEWHERE and received is None:
             _log_close("closed the", address, sent.reason or "-", sent.code)
         elif sent is None and received is None:
-            log.info("the connection from %s dropped without a close frame", address)
+            log.debug("the connection from %s dropped without a close frame", address)
         else:
             log.debug("connection from %s closed (%s)", address, ws.close_code)
 

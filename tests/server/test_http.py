@@ -67,6 +67,29 @@ async def test_metrics_count_connections_requests_errors_and_commits(server: Run
         assert f"# TYPE {name}" in text
 
 
+async def test_closes_are_counted_by_the_servers_code_not_the_clients(server: Running) -> None:
+    """A client chooses its close code (3000..4999 are all valid): counted as ``none``,
+    the codes could make thousands of series. The server's own closes keep theirs."""
+    for code in (3001, 3002, 4999):
+        client = await server.connect()
+        await client.ws.close(code)
+    rude = await server.connect()
+    await rude.send_raw(b"\x00" * (70 * 1024))  # over the frame limit: the server closes, 1009
+
+    async def closes() -> dict[str, float]:
+        text = (await http_get(server.server.port, "/metrics"))[2].decode()
+        return {
+            line.split('"')[1]: float(line.split()[-1])
+            for line in text.splitlines()
+            if line.startswith("scorpion_connections_closed_total{")
+        }
+
+    async with asyncio.timeout(10):
+        while (counted := await closes()).get("none", 0) < 3 or "1009" not in counted:
+            await asyncio.sleep(0.05)
+    assert not any(code.startswith(("3", "4")) for code in counted), counted
+
+
 def routes(schema_status: object) -> HttpRoutes:
     async def status() -> SchemaStatus:
         if isinstance(schema_status, BaseException):
