@@ -78,9 +78,10 @@ _ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused", "g
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 HINT_REASON_DOC = (
-    "With action `none`, why: `lost` (the solver proved that no sequence of actions wins "
-    "from here), `seen` (every move not proved lost leads back to a position this game has "
-    "already been in: undo or restart to try another way), `stuck` (no move and no stock, R16)."
+    "With action `none`, why: `seen` (every move leads back to a position this game has "
+    "already been in: undo or restart to try another way), `stuck` (no move and no stock, "
+    "R16); `lost` (the solver proved that no sequence of actions wins from here) only in "
+    "hints recorded by earlier versions of the server, which gave no move there."
 )
 
 
@@ -235,8 +236,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "Asks for one useful move (R20). Hints are counted and recorded, so the version grows. "
         "Where the solver has a winning line the hint is its next step, so following the hints "
         "wins without meeting a position twice; otherwise it is the best move by the heuristic "
-        "that leads neither back to a position this game has been in nor into one proved lost, "
-        "and `none` (with a `reason`) when there is no such move. A whole column is never "
+        "that does not lead back to a position this game has been in, one not proved lost "
+        "before one that is. A position proved lost still gets a move while it has one (that "
+        "it is lost is said by `lost_position`); `none` (with a `reason`) only when every move "
+        "leads back, or there is none. A whole column is never "
         "hinted into an empty column, unless the stock is still to come and one of the two "
         "columns is among those the deal covers.",
         ("hint",),
@@ -323,11 +326,13 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(),
     _request(
         "sign_out",
-        "Forgets the token this connection signed in with (with `everywhere`: every token "
-        "of the player, so every device must register a name or use another token again). "
-        "The connection, and with `everywhere` every connection of the player on this "
-        "server node, is then signed out: its games are closed, and requests that need a "
-        "player answer `unauthenticated`.",
+        "Signs this connection out: its games are closed, and requests that need a player "
+        "answer `unauthenticated`. The token it signed in with keeps working: a player's "
+        "other devices may use the same token (it is entered on each), and this device may "
+        "sign in with it again; a client forgets it. With `everywhere`, every token of the "
+        "player is revoked and every connection of the player on this server node is signed "
+        "out too: use it for a token that may have leaked, knowing that no device can sign "
+        "in as the player again (`rotate_token` replaces a token and keeps the player).",
         ("signed_out",),
         ("unauthenticated",),
         {"type": "sign_out", "id": 23},
@@ -497,7 +502,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         "hint",
         "Answers hint (R20): `move` card `card` to column `to`, `deal` the stock, or `none`.",
         {"type": "hint", "re": 13, "game": 42, "v": 1, "action": "move", "card": "7C", "to": 5},
-        {"type": "hint", "re": 13, "game": 42, "v": 9, "action": "none", "reason": "lost"},
+        {"type": "hint", "re": 13, "game": 42, "v": 9, "action": "none", "reason": "seen"},
     )(
         _game(),
         _v("The game's version after the hint."),
@@ -553,7 +558,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     )(Field("token", _TOKEN, "The new secret; sent this once only.")),
     _reply(
         "signed_out",
-        "Answers sign_out: how many tokens were revoked.",
+        "Answers sign_out: how many tokens were revoked (0 without `everywhere`).",
         {"type": "signed_out", "re": 23, "revoked": 1},
     )(Field("revoked", Int(0), "Tokens that no longer work.")),
     _reply(

@@ -25,7 +25,7 @@ import weakref
 
 from engine.events import Hinted
 from engine.game import Game
-from engine.solver.plan import Advice, candidates
+from engine.solver.plan import Advice, advise, candidates
 from server.live import LiveGame
 from server.workers import SolverPool
 
@@ -82,8 +82,8 @@ class HintAdvisor:
             return step.hint
         if game.stuck:  # lost too, but "stuck" says more (PROTOCOL.md, the hint's reason)
             return Hinted("none", reason="stuck")
-        if self.solver.known_lost(rules, state.key()):
-            return Hinted("none", reason="lost")
+        if self.solver.known_lost(rules, state.key()):  # a move all the same (R20), no search
+            return advise(state, rules, seen=memory.seen(game), budget_ms=0).hint
         children = (child.key() for _hint, child in candidates(state, rules))
         known_lost = frozenset(key for key in children if self.solver.known_lost(rules, key))
         advice = await self.solver.advise(state, rules, memory.seen(game), known_lost)

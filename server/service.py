@@ -746,9 +746,8 @@ class GameService:
                 self._signed_out_at[player_id] = self._sign_outs
             for other in self.signed_in.of_player(player_id):
                 self._switch_player(other, None)
-        else:
-            token = self.signed_in.token(session)
-            revoked = int(token is not None and await self.store.revoke_token(token))
+        else:  # the token stays: the player's other devices may sign in with the same one
+            revoked = 0
         self._switch_player(session, None)
         return build.signed_out(request.id, revoked=revoked)
 

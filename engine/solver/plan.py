@@ -18,8 +18,10 @@ Theory of operation
 2. **Solver.** Otherwise ``solve`` runs on ``state`` with half the budget
    (``ROOT_SHARE``). A win is first shortened (``shorten``: a depth-first line
    on relaxed can run to thousands of needless moves), then used if it stays
-   off the positions already seen (``seen``). A ``lost`` verdict: the hint is
-   ``none``, reason ``lost``.
+   off the positions already seen (``seen``). After a ``lost`` verdict the
+   heuristic below still names a move, searching nothing (every move from a
+   lost position is lost too): a hint names a move while there is one (R20),
+   and the server says the position is lost apart from it (``lost_position``).
 3. **Heuristic.** With no usable line, the candidates are the useful moves and
    the deal in the heuristic's order (``candidates``: moves
    ``engine.hints.score_move`` scores above zero, then the deal, then the
@@ -27,13 +29,15 @@ Theory of operation
    is passed over; each other one is searched with a share of what is left of
    the budget (at least ``MIN_CANDIDATE_MS``). The first one proved won, on a
    line that stays off ``seen`` and ``state``, gives the hint and becomes the
-   plan (shortened too); otherwise the hint is the first one not proved lost.
-   ``budget_ms=0`` searches nothing: the first candidate not passed over.
+   plan (shortened too); otherwise the hint is the first one not proved lost,
+   and when every one is proved lost, the first of those not leading back to
+   ``seen``. ``budget_ms=0`` searches nothing: the first candidate not passed
+   over, else the first lost one not leading back.
 4. **Nothing left.** ``none`` with a reason (``Hinted.reason``, the same word
-   as ``basis``): ``lost`` when every candidate is lost (the position is then
-   lost too), ``seen`` when some lead only back to positions already seen,
-   ``stuck`` when there is no candidate at all (stock dealt, no useful move,
-   R16). A won position gets ``none`` with basis ``won`` and no reason.
+   as ``basis``): ``seen`` when every candidate leads back to a position
+   already seen, ``stuck`` when there is no candidate at all (stock dealt, no
+   useful move, R16). A won position gets ``none`` with basis ``won`` and no
+   reason.
 
 A **bare shuttle**, a whole column moved into an empty column, is never a
 candidate and never hinted unless the stock is still to be dealt and one of
@@ -77,7 +81,7 @@ HINT_BUDGET_MS = 300
 ROOT_SHARE = 0.5  # of the budget for the position itself; the rest for the candidates
 MIN_CANDIDATE_MS = 5.0
 
-REASONS = ("lost", "seen", "stuck")
+REASONS = ("seen", "stuck")
 """Why a hint is ``none`` (step 4 of the module docstring)."""
 
 Step = tuple[bytes, Hinted]
@@ -91,8 +95,8 @@ class Advice:
     - ``hint``: the action to name (``"move"``, ``"deal"``) or ``"none"`` (with
       its ``reason``).
     - ``basis``: ``"plan"`` (the next step of a winning line), ``"heuristic"``
-      (no winning line known), or, with ``none``, its reason (``"lost"``,
-      ``"seen"``, ``"stuck"``) or ``"won"``.
+      (no winning line known, or the position proved lost), or, with ``none``,
+      its reason (``"seen"``, ``"stuck"``) or ``"won"``.
     - ``line``: with ``"plan"``, the winning line from this position: each
       position on it with the step to take there (the first is this position
       and ``hint``). Pass the advice back as ``plan`` to follow it.
@@ -141,8 +145,8 @@ def advise(
         result, line = _won_line(state, rules, budget_ms * ROOT_SHARE, seen, ())
         if result == "won":
             return _plan(state, line)
-        if result == "lost":
-            return _none("lost", {root})
+        if result == "lost":  # every move is lost too: the heuristic's, searching nothing
+            return _heuristic(state, rules, options, seen, lost, None, frozenset({root}))
     return _heuristic(state, rules, options, seen, lost, end if budget_ms > 0 else None)
 
 
@@ -225,19 +229,23 @@ def _heuristic(
     seen: Collection[bytes],
     lost: Collection[bytes],
     end: float | None,
+    proved_here: frozenset[bytes] = frozenset(),
 ) -> Advice:
-    """Step 3 of the module docstring; ``end`` (perf_counter) None: no search."""
+    """Step 3 of the module docstring; ``end`` (perf_counter) None: no search.
+    ``proved_here``: keys already proved lost by this call (the position itself)."""
     root = state.key()
-    proved: set[bytes] = set()
+    proved: set[bytes] = set(proved_here)
     fallback: tuple[Hinted, bytes] | None = None
+    lost_fallback: tuple[Hinted, bytes] | None = None  # the first lost one not leading back
     revisits = False
     for index, (hinted, child) in enumerate(options):
         key = child.key()
-        if key in lost:
-            proved.add(key)
-            continue
         if key in seen:
             revisits = True
+            continue
+        if key in lost:
+            proved.add(key)
+            lost_fallback = lost_fallback or (hinted, key)
             continue
         if end is None:
             return Advice(hinted, "heuristic", after=key, proved_lost=frozenset(proved))
@@ -248,15 +256,17 @@ def _heuristic(
             return _plan(state, ((root, hinted), *line), frozenset(proved))
         if result == "lost":
             proved.add(key)
+            lost_fallback = lost_fallback or (hinted, key)
         elif fallback is None:
             fallback = (hinted, key)
             if time.perf_counter() >= end:
                 break
+    fallback = fallback or lost_fallback
     if fallback is not None:
+        if fallback is lost_fallback and not revisits:
+            proved.add(root)  # every move from here is lost: so is the position
         return Advice(fallback[0], "heuristic", after=fallback[1], proved_lost=frozenset(proved))
-    if revisits:
-        return _none("seen", proved)
-    return _none("lost", proved | {root})
+    return _none("seen", proved)
 
 
 def _won_line(

@@ -189,7 +189,7 @@ def test_reply_builders() -> None:
     assert build.game(4, game=43, v=0, view=view, lost=42) == example(REPLIES["game"], 1)
     assert build.ack(8, game=42, v=2) == example(REPLIES["ack"])
     assert build.hint(13, game=42, v=1, action="move", card="7C", to=5) == example(REPLIES["hint"])
-    assert build.hint(13, game=42, v=9, action="none", reason="lost") == example(REPLIES["hint"], 1)
+    assert build.hint(13, game=42, v=9, action="none", reason="seen") == example(REPLIES["hint"], 1)
     assert build.games(17, games=example(REPLIES["games"])["games"]) == example(REPLIES["games"])
     assert build.pong(21) == example(REPLIES["pong"])
     unfinished = build.replay(20, game=42, replay=None, result=None)

@@ -57,7 +57,8 @@ def test_levels_locales_and_rule_codes_match_the_engine() -> None:
 
 
 def test_the_hint_reasons_are_the_planners() -> None:
-    assert HINT_REASON.choices == HINT_REASONS
+    """The planner's reasons, and ``lost``, which earlier versions recorded in hints."""
+    assert HINT_REASON.choices == ("lost", *HINT_REASONS)
 
 
 def test_every_engine_event_is_declared() -> None:

@@ -95,12 +95,22 @@ async def test_after_an_undo_the_hint_avoids_the_move_into_a_known_loss(
     assert await advisor.hint(live) == options[1][0]
 
 
-async def test_a_position_known_lost_hints_none_at_once(pool: SolverPool) -> None:
+async def test_a_position_known_lost_still_hints_a_move_at_once(
+    pool: SolverPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R20: a hint names a move while there is one; that the position is lost is said
+    apart (``lost_position``). Nothing is searched for it."""
+
+    async def no_search(*args: Any) -> Advice:
+        raise AssertionError("a known lost position was searched")
+
+    monkeypatch.setattr(pool, "advise", no_search)
     advisor = HintAdvisor(pool)
     live = live_game("hard", 2)
-    pool.remember_lost(HARD, [live.game.state.key()])
+    state = live.game.state
+    pool.remember_lost(HARD, [state.key()])
     hinted = await advisor.hint(live)
-    assert (hinted.action, hinted.reason) == ("none", "lost")
+    assert hinted == candidates(state, HARD)[0][0] and hinted.action == "move"
 
 
 def stuck_game() -> LiveGame:

@@ -19,17 +19,24 @@ async def test_a_rotated_token_replaces_the_old_one(server: Running) -> None:
     assert again["type"] == "token"
 
 
-async def test_sign_out_forgets_this_connections_token(server: Running) -> None:
+async def test_sign_out_signs_this_connection_out_and_leaves_the_token_to_other_devices(
+    server: Running,
+) -> None:
+    """A player's devices share one token (it is entered on each): signing out on one
+    must not lock the others, or the player, out for good."""
     bea = await server.player("bea")
+    phone = await server.connect()
+    assert (await phone.hello(bea.token))["type"] == "welcome"
     game = (await bea.request("new_game", level="hard", deal=1))["game"]
     out = await bea.request("sign_out")
-    assert out == {"type": "signed_out", "re": out["re"], "revoked": 1}
+    assert out == {"type": "signed_out", "re": out["re"], "revoked": 0}
     assert (await bea.request("games"))["code"] == "unauthenticated"
     assert (await bea.request("move", game=game, v=0, card="7C", to=5))["code"] == (
         "unauthenticated"
     )
+    assert (await phone.request("games"))["type"] == "games"  # the other device plays on
     later = await server.connect()
-    assert (await later.hello(bea.token))["code"] == "unauthenticated"
+    assert (await later.hello(bea.token))["type"] == "welcome"  # and it signs in again
 
 
 async def test_sign_out_everywhere_signs_out_every_device(server: Running) -> None:

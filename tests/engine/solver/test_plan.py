@@ -157,15 +157,19 @@ def test_every_move_seen_gives_none_with_a_reason() -> None:
     repeats = advise(state, rules, seen=keys, budget_ms=0)
     assert repeats.hint == Hinted("none", reason="seen") and repeats.basis == "seen"
     lost = advise(state, rules, lost=keys, budget_ms=0)
-    assert lost.hint == Hinted("none", reason="lost") and lost.basis == "lost"
+    assert lost.hint == candidates(state, rules)[0][0] and lost.basis == "heuristic"
     assert state.key() in lost.proved_lost  # every move loses: so does the position
+    both = advise(state, rules, seen=keys, lost=keys, budget_ms=0)
+    assert both.hint == Hinted("none", reason="seen")
 
 
-def test_a_position_proved_lost_says_so() -> None:
-    state = Game(LEVELS["hard"], 1).state  # moves to make, but proved lost at the deal
-    assert candidates(state, LEVELS["hard"])
+def test_a_position_proved_lost_still_names_a_move() -> None:
+    """R20 (seed 003: a hint shows an available move): hard deal 1 is proved lost at
+    the deal, and its hint is still the heuristic's first move."""
+    state = Game(LEVELS["hard"], 1).state
+    options = candidates(state, LEVELS["hard"])
     advice = advise(state, LEVELS["hard"], seen={state.key()}, budget_ms=2000)
-    assert advice.hint == Hinted("none", reason="lost") and advice.basis == "lost"
+    assert advice.hint == options[0][0] and advice.basis == "heuristic"
     assert state.key() in advice.proved_lost
     # 5H waits for the 4S on the 6H, the 4S for the 5H on the 5S (hard): nothing moves.
     stuck = State([cards("6H 4S"), cards("5S 5H")], [0, 0], found=[2, 3])
