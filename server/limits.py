@@ -10,10 +10,11 @@ ignored, so a client cannot choose its own address.
 
 Requests are grouped by **kind** (``KIND_OF``): ``action`` (moves and other
 writes), ``hint`` (solver time), ``read`` (everything else that reads),
-``register`` (a new player) and ``auth`` (a ``hello`` whose token is refused:
-only a token not refused before counts, so a device that retries one stale token
-does not use up its address's rate, and the players behind the same address can
-still sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed).
+``register`` (the account's writes: a new player, ``rotate_token``,
+``sign_out``) and ``auth`` (a ``hello`` whose token is refused: only a token
+not refused before counts, so a device that retries one stale token does not
+use up its address's rate, and the players behind the same address can still
+sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed).
 Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
 An action, hint or read takes one token from three buckets: the connection's,
 the player's (the rate times ``player_factor``: a player's devices share it)
@@ -79,6 +80,8 @@ KIND_OF: Final[Mapping[str, str]] = {
     "resume": "action",
     "hint": "hint",
     "register": "register",
+    "rotate_token": "register",  # account writes, each its own transaction
+    "sign_out": "register",
 }
 """Request type -> kind; every other request type (hello, ping, reads) is ``read``."""
 

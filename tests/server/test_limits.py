@@ -377,6 +377,17 @@ async def test_pings_before_hello_do_not_hold_the_hello_deadline_off(start: Star
     assert idle.ws.close_code == 1008
 
 
+async def test_token_rotations_are_limited_as_the_accounts_writes(start: Start) -> None:
+    """Each rotate_token is a transaction of its own: at the read rate (50 a second per
+    connection, 16 times that per address) a few players kept the store's write lock
+    busy, and other players' moves waited seconds for it."""
+    server = await start(rate_registrations="0.01,3", abuse_limit=1000)
+    ada = await server.player("ada")
+    codes = [(await ada.request("rotate_token")).get("code", "ok") for _ in range(4)]
+    assert codes == ["ok", "ok", "rate_limited", "rate_limited"]  # registering took one
+    assert (await ada.request("games"))["type"] == "games"  # reads are not held back
+
+
 async def test_registrations_per_address_are_limited(start: Start) -> None:
     server = await start(rate_registrations="0.01,3", abuse_limit=1000)
     codes = []
