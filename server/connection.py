@@ -100,6 +100,7 @@ from server.limits import (
     Limits,
     LimitSettings,
     Network,
+    UnreadableHop,
     client_address,
     parse_networks,
 )
@@ -199,13 +200,20 @@ class ConnectionHandler:
         """The client's address (see ``server.limits``: a trusted proxy's header, or the peer)."""
         peer = _address(ws.remote_address)
         trusted = list(self.settings.trusted_proxies)
-        if not trusted:
-            return peer
-        if ws.request is None:
+        if not trusted or ws.request is None:
             return client_address(peer, None, trusted)
         # Each proxy may add a line of its own: the lines are one chain, in order.
         lines = ws.request.headers.get_all(self.settings.forwarded_header)
-        return client_address(peer, ", ".join(lines) or None, trusted)
+        try:
+            return client_address(peer, ", ".join(lines) or None, trusted)
+        except UnreadableHop as unread:
+            log.warning(
+                "the trusted proxy %s sent %s without a client address where one belongs:"
+                " its clients are counted as the proxy (check --forwarded-header)",
+                peer,
+                self.settings.forwarded_header,
+            )
+            return str(unread.args[0])
 
     async def __call__(self, ws: ServerConnection) -> None:
         connection_id.set(next(self._ids))

@@ -63,6 +63,8 @@ __all__ = [
     "Network",
     "Rate",
     "TokenBucket",
+    "UnreadableHop",
+    "address_key",
     "client_address",
     "parse_networks",
     "parse_rate",
@@ -402,24 +404,74 @@ _SHARED: Final = frozenset({"action", "hint", "read"})
 
 
 def client_address(peer: str, forwarded: str | None, trusted: list[Network]) -> str:
-    """The client's address: ``peer``, or from ``forwarded`` when ``peer`` is a trusted proxy."""
+    """The client's address: ``peer``, or from ``forwarded`` when ``peer`` is a trusted proxy;
+    as ``address_key`` gives it. ``forwarded`` is the chain of hops, comma-separated, as
+    ``X-Forwarded-For`` (an address, with a port or not) or RFC 7239's ``Forwarded``
+    (``for=...;proto=...``) write it. A hop that names no address (``unknown``, an
+    obfuscated name, junk) ends the walk: the proxy's own address is the client's, and
+    the caller should say so (``UnreadableHop``)."""
     if not trusted or not forwarded or not _is_in(peer, trusted):
-        return peer
-    hops = [hop.strip() for hop in forwarded.split(",")]
+        return address_key(peer)
+    hops = [_hop_address(hop) for hop in forwarded.split(",")]
     for hop in reversed(hops):
-        if not _valid(hop):
-            return peer  # a malformed chain: trust nothing beyond the proxy
-        if not _is_in(hop, trusted):
-            return hop
-    return hops[0]
+        if hop is None:
+            raise UnreadableHop(address_key(peer))
+        if not any(hop in network for network in trusted):
+            return address_key(str(hop))
+    first = hops[0]
+    assert first is not None
+    return address_key(str(first))
 
 
-def _valid(text: str) -> bool:
+class UnreadableHop(Exception):
+    """A trusted proxy's forwarded header names no address where the client's should be;
+    ``args[0]`` is the address to count the client under (the proxy's)."""
+
+
+def address_key(text: str) -> str:
+    """The address a client is counted under: an IPv4 address (also one written as IPv6,
+    ``::ffff:a.b.c.d``), or a global IPv6 address's /64, which one subscriber is given
+    whole (counting its addresses apart would give it 2^64). Other text as it is."""
     try:
-        ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return True
+        return text
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        if address.is_global:
+            return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def _hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address in one hop of a forwarded chain: ``192.0.2.1``, ``192.0.2.1:4711``,
+    ``2001:db8::1``, ``[2001:db8::1]:4711``, or an RFC 7239 element whose ``for`` is one
+    of those, quoted or not; None for anything else."""
+    text = hop.strip()
+    if "=" in text:  # RFC 7239: pairs separated by ';'
+        pairs = (pair.partition("=") for pair in text.split(";"))
+        found = [value for name, _, value in pairs if name.strip().lower() == "for"]
+        if len(found) != 1:
+            return None
+        text = found[0].strip().strip('"')
+    if text.startswith("["):
+        inner, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not _is_port(rest)):
+            return None
+        text = inner
+    elif text.count(":") == 1:  # IPv4 with a port (an IPv6 address has two colons at least)
+        text, _, port = text.partition(":")
+        if not _is_port(":" + port):
+            return None
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_port(text: str) -> bool:
+    return text.startswith(":") and text[1:].isdigit() and 0 < len(text) <= 6
 
 
 def _is_in(text: str, networks: list[Network]) -> bool:

@@ -15,6 +15,7 @@ from server.limits import (
     LimitSettings,
     Rate,
     TokenBucket,
+    UnreadableHop,
     client_address,
     parse_networks,
     parse_rate,
@@ -95,8 +96,36 @@ def test_the_client_address_comes_from_a_trusted_proxy_only() -> None:
         "198.51.100.1"  # the right-most hop that is not a proxy of ours
     )
     assert client_address("203.0.113.5", "198.51.100.1", trusted) == "203.0.113.5"
-    assert client_address("127.0.0.1", "not an address", trusted) == "127.0.0.1"
     assert client_address("127.0.0.1", "198.51.100.1", []) == "127.0.0.1"
+    assert client_address("127.0.0.1", "junk, 198.51.100.1", trusted) == "198.51.100.1"
+
+
+@pytest.mark.parametrize(
+    ("chain", "client"),
+    [
+        ("198.51.100.7:5555", "198.51.100.7"),  # a load balancer that writes the port
+        ("[2a01:4f8:c0c:1234::17]:4711", "2a01:4f8:c0c:1234::/64"),
+        ("2a01:4f8:c0c:1234::18", "2a01:4f8:c0c:1234::/64"),  # a subscriber's /64: one client
+        ("fd00::17", "fd00::17"),  # a private address is itself
+        ("::ffff:198.51.100.7", "198.51.100.7"),  # IPv4, written as IPv6
+        ("for=198.51.100.7;proto=https;by=10.0.0.1", "198.51.100.7"),  # RFC 7239
+        ('For="[2a01:4f8::17]:4711"', "2a01:4f8::/64"),
+        ("for=198.51.100.9, for=198.51.100.7", "198.51.100.7"),
+    ],
+)
+def test_forwarded_chains_as_proxies_write_them(chain: str, client: str) -> None:
+    assert client_address("127.0.0.1", chain, parse_networks("127.0.0.1")) == client
+
+
+@pytest.mark.parametrize(
+    "chain", ["not an address", "unknown", "for=_hidden", "for=unknown", "1.2.3.4:x", "[::1"]
+)
+def test_a_chain_that_names_no_client_is_said_not_guessed(chain: str) -> None:
+    """Counting such clients as the proxy, silently, let one of them get every client
+    behind it barred: the caller logs it."""
+    with pytest.raises(UnreadableHop) as unread:
+        client_address("127.0.0.1", chain, parse_networks("127.0.0.1"))
+    assert unread.value.args == ("127.0.0.1",)
 
 
 @pytest.mark.parametrize("text", ["", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3"])

@@ -477,6 +477,33 @@ async def test_a_forwarded_header_given_twice_is_read_as_one_chain(
     await first.close()
 
 
+async def test_rfc_7239_forwarded_is_read_and_an_unreadable_one_is_logged(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With ``--forwarded-header Forwarded`` every client was counted as the proxy (the
+    ``for=`` syntax was not read), silently: one client's strikes barred them all."""
+    server = await start(
+        trusted_proxies="127.0.0.1/32", forwarded_header="Forwarded", max_connections_per_address=1
+    )
+    url = f"ws://127.0.0.1:{server.server.port}/"
+    opened = []
+    for client in ("198.51.100.1", "198.51.100.2"):
+        header = {"Forwarded": f"for={client};proto=https"}
+        opened.append(await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                                    additional_headers=header))  # fmt: skip
+    for ws in opened:  # two clients, one connection each: neither closed
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(ws.recv(), 0.3)
+    with caplog.at_level(logging.WARNING):
+        hidden = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                               additional_headers={"Forwarded": "for=unknown"})  # fmt: skip
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(hidden.recv(), 0.3)  # served, as the proxy's address
+    assert any("without a client address" in r.getMessage() for r in caplog.records)
+    for ws in (*opened, hidden):
+        await ws.close()
+
+
 async def test_without_a_trusted_proxy_the_header_is_ignored(start: Start) -> None:
     server = await start(max_connections_per_address=1)
     url = f"ws://127.0.0.1:{server.server.port}/"
