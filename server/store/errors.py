@@ -196,6 +196,7 @@ _TRANSIENT_STATES: Final = frozenset(
         "40001",  # serialization failure
         "40P01",  # deadlock detected
         "55P03",  # lock not available (lock_timeout)
+        "55000",  # object not in prerequisite state: a database not accepting connections now
         "25006",  # read-only transaction: a standby, mid-failover
         "25P03",  # idle-in-transaction timeout
     }

@@ -108,6 +108,7 @@ def test_translation_leaves_other_exceptions_alone() -> None:
         ("57P03", "the database system is shutting down"),
         ("57P03", "the database system is starting up"),
         ("53300", "sorry, too many clients already"),
+        ("55000", 'database "scorpion" is not currently accepting connections'),
     ],
 )
 async def test_a_database_refusing_connections_for_now_is_unavailable(
