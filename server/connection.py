@@ -101,7 +101,9 @@ from server.limits import (
     LimitSettings,
     Network,
     UnreadableHop,
+    address_key,
     client_address,
+    in_networks,
     parse_networks,
 )
 from server.logs import connection_id, game_id
@@ -649,11 +651,15 @@ class Listener:
 
         base = _BodyDropping if routes is not None else _Bounded
         max_buffered = max(handler.settings.outbox_bytes, 2 * MAX_SERVER_FRAME_BYTES)
+        gate = SocketGate(
+            handler.limits.settings.max_per_address + HANDSHAKES_PER_ADDRESS,
+            list(handler.settings.trusted_proxies),
+        )
         server = await serve(
             handler,
             host,
             port,
-            create_connection=_bounded_class(base, max_buffered),
+            create_connection=_bounded_class(base, max_buffered, gate),
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             select_subprotocol=_select_subprotocol,
             max_size=MAX_FRAME_BYTES,
@@ -696,7 +702,25 @@ class _Bounded(ServerConnection):
     """
 
     max_buffered: int = 2 * MAX_SERVER_FRAME_BYTES
+    gate: SocketGate | None = None
     _behind: asyncio.Task[None] | None = None
+    _counted: str | None = None  # the address ``gate`` counts this socket under
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self.gate is None:
+            return
+        address = _address(transport.get_extra_info("peername"))
+        if self.gate.enter(address):
+            self._counted = address
+        else:  # the handshake, waiting for a request, sees the connection lost and ends
+            self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.gate is not None and self._counted is not None:
+            self.gate.leave(self._counted)
+            self._counted = None
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if self._behind is not None:
@@ -721,9 +745,60 @@ def _address(remote: object) -> str:
     return str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
 
 
-def _bounded_class(base: type[_Bounded], max_buffered: int) -> type[ServerConnection]:
-    """``base`` with the listener's bound on the bytes waiting for a socket."""
-    return type(base.__name__, (base,), {"max_buffered": max_buffered})
+def _bounded_class(
+    base: type[_Bounded], max_buffered: int, gate: SocketGate
+) -> type[ServerConnection]:
+    """``base`` with the listener's bound on the bytes waiting for a socket, and its gate."""
+    return type(base.__name__, (base,), {"max_buffered": max_buffered, "gate": gate})
+
+
+HANDSHAKES_PER_ADDRESS: Final = 16
+"""Sockets an address may hold beyond ``--max-connections-per-address``: handshakes in
+progress and plain HTTP requests (a page's assets), so that one over the cap of open
+connections still hears 1013 from a finished handshake."""
+
+
+class SocketGate:
+    """Open sockets per peer address, counted from the TCP accept.
+
+    The cap on connections per address (``Limits.admit``) counts a connection once its
+    handshake is done, and ``websockets`` gives a handshake 10 s: one address could hold
+    any number of sockets that never send a request, each a file descriptor, until the
+    server had none left for anyone. A socket beyond ``limit`` from one address is
+    closed at once, unread. A trusted proxy's sockets are not counted (they carry many
+    clients, each counted after its handshake by the forwarded address).
+    """
+
+    def __init__(self, limit: int, trusted: list[Network]) -> None:
+        self.limit = limit
+        self.trusted = trusted
+        self.open: dict[str, int] = {}
+
+    def enter(self, peer: str) -> bool:
+        """Count a new socket from ``peer``; False (not counted) when it is one too many."""
+        if self.trusted and in_networks(peer, self.trusted):
+            return True
+        key = address_key(peer)
+        held = self.open.get(key, 0)
+        if held >= self.limit:
+            log.warning(
+                "closed a connection from %s before its handshake: %d sockets open from it",
+                key,
+                held,
+            )
+            return False
+        self.open[key] = held + 1
+        return True
+
+    def leave(self, peer: str) -> None:
+        if self.trusted and in_networks(peer, self.trusted):
+            return
+        key = address_key(peer)
+        left = self.open.get(key, 1) - 1
+        if left > 0:
+            self.open[key] = left
+        else:
+            self.open.pop(key, None)
 
 
 MAX_HEAD_BYTES: Final = 64 * 1024

@@ -66,6 +66,7 @@ __all__ = [
     "UnreadableHop",
     "address_key",
     "client_address",
+    "in_networks",
     "parse_networks",
     "parse_rate",
 ]
@@ -410,7 +411,7 @@ def client_address(peer: str, forwarded: str | None, trusted: list[Network]) -> 
     (``for=...;proto=...``) write it. A hop that names no address (``unknown``, an
     obfuscated name, junk) ends the walk: the proxy's own address is the client's, and
     the caller should say so (``UnreadableHop``)."""
-    if not trusted or not forwarded or not _is_in(peer, trusted):
+    if not trusted or not forwarded or not in_networks(peer, trusted):
         return address_key(peer)
     hops = [_hop_address(hop) for hop in forwarded.split(",")]
     for hop in reversed(hops):
@@ -474,7 +475,8 @@ def _is_port(text: str) -> bool:
     return text.startswith(":") and text[1:].isdigit() and 0 < len(text) <= 6
 
 
-def _is_in(text: str, networks: list[Network]) -> bool:
+def in_networks(text: str, networks: list[Network]) -> bool:
+    """Whether ``text`` is an address in one of ``networks`` (False for no address)."""
     try:
         address = ipaddress.ip_address(text)
     except ValueError:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import msgpack
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -34,6 +35,7 @@ from engine.replay import parse_replay, rebuild
 from protocol import MAX_SERVER_FRAME_BYTES, REPLAY_PAGE_ACTIONS, SUBPROTOCOL, build, encode
 from server import logs
 from server import service as service_module
+from server.connection import HANDSHAKES_PER_ADDRESS
 from server.live import LiveGame
 from server.service import GameService
 from server.store import GameRecord, GameStatus
@@ -429,6 +431,41 @@ async def test_a_stale_token_retried_does_not_lock_its_neighbours_out(start: Sta
     assert guesses == ["unauthenticated", "rate_limited"]  # the second new token is over
 
 
+async def test_sockets_that_never_handshake_are_capped_per_address(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cap on connections per address counted only finished handshakes: one address
+    could hold any number of silent sockets for websockets' 10 s each, every one a file
+    descriptor, until the server had none left for other players."""
+    server = await start(max_connections_per_address=2)
+    port = server.server.port
+    beside = ("127.0.0.2", 0)  # another client address on this machine
+    silent = []
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2 + HANDSHAKES_PER_ADDRESS + 5):
+            silent.append(await asyncio.open_connection("127.0.0.1", port, local_addr=beside))
+
+        async def closed(reader: asyncio.StreamReader) -> bool:
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                return await asyncio.wait_for(reader.read(), 1) == b""
+            return False
+
+        # those beyond the cap are closed at once, unread; the others wait for a request
+        seen = await asyncio.gather(*(closed(reader) for reader, _writer in silent))
+    assert sum(seen) == 5 and not any(seen[: 2 + HANDSHAKES_PER_ADDRESS])
+    assert any("before its handshake" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    ada = await server.player("ada")  # another address is served meanwhile
+    assert (await ada.request("ping"))["type"] == "pong"
+    for _reader, writer in silent:
+        writer.close()
+    await asyncio.sleep(0.3)
+    url = f"ws://127.0.0.1:{port}/"
+    async with connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)], local_addr=beside) as ws:
+        await ws.send(encode({"type": "ping", "id": 1}))
+        assert msgpack.unpackb(await ws.recv())["code"] == "hello_required"
+
+
 async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:
     server = await start(trusted_proxies="127.0.0.1/32", max_connections_per_address=1)
     url = f"ws://127.0.0.1:{server.server.port}/"
@@ -576,8 +613,9 @@ def _handshakes_within(port: int, count: int, seconds: float) -> int:
 async def test_a_storm_of_connections_waits_in_the_listen_queue(start: Start) -> None:
     """Players reconnecting all at once after a restart: connections made while the
     loop is busy wait for it in the listen queue (``listen_backlog``), rather than
-    being dropped and retried a second later (asyncio's own backlog is 100)."""
-    server = await start()
+    being dropped and retried a second later (asyncio's own backlog is 100). (From
+    one address here: its cap raised above the storm.)"""
+    server = await start(max_connections_per_address=1000)
     assert _handshakes_within(server.server.port, 500, 0.8) == 500
     client = await server.player("anna")  # and the server serves on
     assert (await client.request("ping"))["type"] == "pong"
