@@ -397,17 +397,31 @@ class Game:
         """Record a hint request (R20) and name one move for the position.
 
         ``suggestion`` is a hint computed elsewhere (the solver, off the event
-        loop); by default the heuristic of ``engine.hints`` picks one.
+        loop); by default the heuristic of ``engine.hints`` picks one that does not
+        lead back to a position on the way here (``positions``), so following the
+        hints does not go round in a circle.
         """
         when = self._check_time(t)
         if suggestion is None:
-            suggestion = suggest(self.state, self.rules)
+            suggestion = suggest(self.state, self.rules, self.positions())
         self.hints += 1
         return self._after(Action("hint", t=when, hinted=suggestion), [suggestion])
 
     def suggestion(self) -> Hinted:
-        """The hint for the current position, without recording a request."""
+        """The heuristic's hint for the current position alone, without recording a
+        request (the one a recorded hint without its suggestion is taken to be)."""
         return suggest(self.state, self.rules)
+
+    def positions(self) -> set[bytes]:
+        """The keys (``State.key``) of this position and of those on the way to it that
+        undo can reach, found by undoing on a copy: time in proportion to the undo
+        history's depth. A restored game knows the same ones as the original."""
+        walk = self.state.copy()
+        seen = {walk.key()}
+        for record, _earned in reversed(self.history.entries()):
+            undo(walk, record)
+            seen.add(walk.key())
+        return seen
 
     # -- internals ------------------------------------------------------------
 

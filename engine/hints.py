@@ -15,14 +15,22 @@ the card goes to an empty column                         -30
 Ties go to the first move in ``legal_moves`` order. When no move scores above
 zero and the stock is still there, the hint is to deal it; when nothing is
 left, the hint says so. A hint only ever names face-up cards.
+
+Given ``seen`` (the keys of the positions a game has been in), a move leading
+back to one of them is passed over: by itself the heuristic has no memory, and
+on relaxed a card could shuttle between two hosts of the same rank, hint after
+hint. When every useful move leads back, the hint is ``none`` with reason
+``seen``, as the server's (``engine.solver.plan``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from engine.events import Hinted
 from engine.levels import Rules
 from engine.moves import Move, legal_moves
-from engine.state import State
+from engine.state import State, apply_move, undo
 
 __all__ = ["score_move", "suggest"]
 
@@ -51,17 +59,31 @@ def score_move(state: State, move: Move) -> int:
     return value
 
 
-def suggest(state: State, rules: Rules) -> Hinted:
-    """The heuristic's best action for ``state``."""
+def suggest(state: State, rules: Rules, seen: Collection[bytes] = ()) -> Hinted:
+    """The heuristic's best action for ``state``, not leading back to ``seen``."""
     best: tuple[int, Move] | None = None
+    revisits = False
     for move in legal_moves(state, rules, useful_only=True):
         value = score_move(state, move)
-        if best is None or value > best[0]:
-            best = (value, move)
+        if best is not None and value <= best[0]:
+            continue
+        if seen and _leads_to(state, move) in seen:
+            revisits = True
+            continue
+        best = (value, move)
     if state.stock and (best is None or best[0] <= 0):
         return Hinted("deal")
     if best is None:
-        return Hinted("none")
+        return Hinted("none", reason="seen") if revisits else Hinted("none")
     src, index, dst = best[1]
     card = state.reserve[index] if src < 0 else state.cols[src][index]
     return Hinted("move", card, dst + 1)
+
+
+def _leads_to(state: State, move: Move) -> bytes:
+    """The key of the position ``move`` leads to (``state`` is left as it was)."""
+    record = apply_move(state, *move)
+    try:
+        return state.key()
+    finally:
+        undo(state, record)

@@ -8,10 +8,21 @@ import pytest
 
 from engine import errors, moves
 from engine.cards import parse_card
-from engine.events import Dealt, Event, Flipped, Moved, Score, Stuck, SuitRemoved, Won
+from engine.events import (
+    Dealt,
+    Event,
+    Flipped,
+    Hinted,
+    Moved,
+    Score,
+    Stuck,
+    SuitRemoved,
+    Won,
+)
 from engine.game import Game
+from engine.hints import suggest
 from engine.levels import LEVELS, get_level
-from engine.state import State
+from engine.state import State, apply_move
 from tests.engine.conftest import custom_game
 
 # A spade run king..two, the ace elsewhere: one move from a removed set.
@@ -422,6 +433,34 @@ def test_hint_names_a_face_up_card(seed_game: Game) -> None:
 
 
 # -- R23 points ---------------------------------------------------------------------------
+
+
+def test_following_the_engines_hints_does_not_go_round_in_a_circle() -> None:
+    """Relaxed deal 4: the heuristic alone moved 3C between two hosts of its rank, hint
+    after hint (from the 35th on). A hint does not lead back to a position on the way."""
+    game = Game(LEVELS["relaxed"], 4)
+    seen = {game.state.key()}
+    for _ in range(80):
+        hinted = game.hint()[0]
+        assert isinstance(hinted, Hinted)
+        if hinted.action == "none" or game.won:
+            break
+        game.deal() if hinted.action == "deal" else game.move(hinted.card, hinted.to)
+        assert game.state.key() not in seen
+        seen.add(game.state.key())
+    assert game.positions() <= seen
+
+
+def test_a_hint_that_would_only_lead_back_is_none() -> None:
+    game = Game(LEVELS["hard"], 1)
+    game.deal()  # no stock left to fall back on
+    assert suggest(game.state, game.rules).action == "move"
+    every = {game.state.key()}
+    for move in moves.legal_moves(game.state, game.rules, useful_only=True):
+        fork = game.state.copy()
+        apply_move(fork, *move)
+        every.add(fork.key())
+    assert suggest(game.state, game.rules, every) == Hinted("none", reason="seen")
 
 
 def test_points_king_to_empty_column_earns_nothing() -> None:

@@ -12,7 +12,7 @@ from engine.cards import parse_card
 from engine.game import Game
 from engine.levels import LEVELS
 from engine.solver import solve
-from engine.solver.advice import proved_lost, solver_hint
+from engine.solver.advice import proved_lost
 from engine.solver.easy import WinnableDeals, find_winnable, shipped_easy_deals, verify_deal
 from engine.solver.prune import canonical_key, is_deadlocked
 from engine.state import State, apply_deal
@@ -107,22 +107,6 @@ def test_verdict_json_shape() -> None:
 
 
 # -- hints and lost positions --------------------------------------------------------
-
-
-def test_solver_hint_is_the_first_step_of_a_win() -> None:
-    game = Game(HARD, WON_HARD_DEAL)
-    hint = solver_hint(game.state, HARD)
-    first = solve(game.state, HARD).actions[0]
-    assert (hint.action, hint.card, hint.to) == (first.type, first.card, first.to)
-    game.hint(suggestion=hint)
-    assert game.hints == 1
-
-
-def test_solver_hint_falls_back_to_the_heuristic_and_names_a_face_up_card() -> None:
-    game = Game(HARD, 2)  # lost at once: the heuristic answers
-    hint = solver_hint(game.state, HARD)
-    assert hint.action == "move" and hint.card is not None
-    game.move(hint.card, hint.to)  # a legal move of a face-up card
 
 
 def test_proved_lost() -> None:
