@@ -28,7 +28,10 @@ Players
   not 1..32 printable characters. The token is returned once; only its
   SHA-256 is stored.
 - ``player_for_token(token) -> Player | None``; ``issue_token(player_id)``,
-  ``revoke_token(token)``, ``get_player(player_id)``.
+  ``revoke_token(token)``, ``rotate_token(token)``, ``revoke_tokens(player_id)``
+  (on PostgreSQL each revocation is told to the other nodes with its commit:
+  ``listen``'s ``on_revoked``), ``known_tokens(hashes)`` (which are not revoked),
+  ``get_player(player_id)``.
 
 Games (reads)
 -------------
@@ -122,7 +125,7 @@ from server.store.errors import (
     TablesLocked,
     VersionConflict,
 )
-from server.store.players import InvalidName, name_key
+from server.store.players import InvalidName, hash_token, name_key
 from server.store.records import (
     ActionRecord,
     Committed,
@@ -174,6 +177,7 @@ __all__ = [
     "StoredSnapshot",
     "TablesLocked",
     "VersionConflict",
+    "hash_token",
     "name_key",
     "pack_hint",
     "unpack_hint",

@@ -22,6 +22,21 @@ reconnects with a growing pause and, once it listens again, calls
 ``on_reset()``: notifications sent meanwhile are lost, so the node must
 recheck every game it holds.
 
+Revoked tokens take a second channel, ``SIGN_OUTS``: the transaction that
+revokes (``sign_out``, with ``everywhere`` or not, and ``rotate_token``) also
+runs ``pg_notify`` there, naming the writing node, the player and the token's
+SHA-256 as the store keeps it (``"<node> <player> <hash>"``), or no hash when
+every token of the player went (``"<node> <player>"``). A revoked token is no
+secret (it signs no one in), and anyone who may listen may read the tokens'
+hashes anyway. The listener calls ``on_revoked(player_id, token_hash)`` for
+another node's, and the node signs out the connections that acted on those
+tokens, as it signs out its own; a node's own it ignores: that node signed its
+connections out with the answer. Notifications lost while not listening are
+covered by the same ``on_reset()``: the node then checks the tokens of its
+connections against the store. (A second channel, not a second payload form on
+``CHANNEL``: a node that knows only game payloads never mistakes one for a
+game's, and each callback gets the one kind it handles.)
+
 SQLite has no such channel: one SQLite database is served by one node.
 """
 
@@ -30,9 +45,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import asyncpg
 from sqlalchemy import text
@@ -45,14 +61,20 @@ from server.store.database import connect_arguments
 __all__ = [
     "APPLICATION_NAME",
     "CHANNEL",
+    "SIGN_OUTS",
     "ChangeListener",
+    "Revocation",
     "format_payload",
+    "format_revocation",
     "new_node_id",
     "notify_changes",
+    "notify_revoked",
     "parse_payload",
+    "parse_revocation",
 ]
 
 CHANNEL: Final = "scorpion_games"
+SIGN_OUTS: Final = "scorpion_sign_outs"  # revoked tokens (module docstring)
 APPLICATION_NAME: Final = "scorpion-listener"  # how the connection shows in pg_stat_activity
 MAX_PAYLOAD: Final = 7900  # PostgreSQL refuses payloads of 8000 bytes or more
 RETRY_MIN_S: Final = 0.2
@@ -66,6 +88,22 @@ log = logging.getLogger(__name__)
 
 OnChange = Callable[[list[int]], None]
 OnReset = Callable[[], None]
+OnRevoked = Callable[[int, str | None], None]
+"""``on_revoked(player_id, token_hash)``: that token of the player was revoked, or
+every token of the player when ``token_hash`` is None."""
+_TOKEN_HASH: Final = re.compile(r"[0-9a-f]{64}")  # players.hash_token: SHA-256, hex
+
+
+class Revocation(NamedTuple):
+    """What a ``SIGN_OUTS`` payload says: which node revoked which tokens of a player."""
+
+    node: str
+    player_id: int
+    token_hash: str | None  # None: every token of the player
+
+
+def _ignore_revoked(_player_id: int, _token_hash: str | None) -> None:
+    pass
 
 
 def new_node_id() -> str:
@@ -100,6 +138,29 @@ def parse_payload(payload: str) -> tuple[str, list[int]] | None:
     return (node, ids) if node and ids else None
 
 
+def format_revocation(node: str, player_id: int, token_hash: str | None = None) -> str:
+    """The ``SIGN_OUTS`` payload for a revocation: one, well under PostgreSQL's limit
+    (a node id, a player id and a SHA-256 in hex: under 100 bytes)."""
+    if token_hash is not None and not _TOKEN_HASH.fullmatch(token_hash):
+        raise ValueError("a token's hash is a SHA-256 in lowercase hex")
+    payload = f"{node} {player_id}" if token_hash is None else f"{node} {player_id} {token_hash}"
+    assert len(payload) <= MAX_PAYLOAD
+    return payload
+
+
+def parse_revocation(payload: str) -> Revocation | None:
+    """What a ``SIGN_OUTS`` payload says; None if it is not one of ours."""
+    parts = payload.split(" ")
+    if len(parts) not in (2, 3) or not parts[0]:
+        return None
+    if not (parts[1].isascii() and parts[1].isdigit()):
+        return None
+    token_hash = parts[2] if len(parts) == 3 else None
+    if token_hash is not None and not _TOKEN_HASH.fullmatch(token_hash):
+        return None
+    return Revocation(parts[0], int(parts[1]), token_hash)
+
+
 async def notify_changes(conn: AsyncConnection, node: str, game_ids: Iterable[int]) -> None:
     """Queue the notification on ``conn``'s transaction: sent if and when it commits."""
     for payload in format_payload(node, game_ids):
@@ -108,8 +169,20 @@ async def notify_changes(conn: AsyncConnection, node: str, game_ids: Iterable[in
         )
 
 
+async def notify_revoked(
+    conn: AsyncConnection, node: str, player_id: int, token_hash: str | None = None
+) -> None:
+    """Queue the revocation's notification on ``conn``'s transaction (sent if it commits):
+    the token with ``token_hash`` of ``player_id``, or with None every token of theirs."""
+    payload = format_revocation(node, player_id, token_hash)
+    await conn.execute(
+        text("SELECT pg_notify(:channel, :payload)"), {"channel": SIGN_OUTS, "payload": payload}
+    )
+
+
 class ChangeListener:
-    """Listens on ``CHANNEL`` over its own connection until ``close()`` (module docstring)."""
+    """Listens on ``CHANNEL`` and ``SIGN_OUTS`` over its own connection until ``close()``
+    (module docstring)."""
 
     def __init__(
         self,
@@ -118,12 +191,14 @@ class ChangeListener:
         on_change: OnChange,
         on_reset: OnReset,
         in_doubt: set[int] | None = None,
+        on_revoked: OnRevoked | None = None,
     ) -> None:
         self._connect = connect_arguments(url)  # as the pool's: host, ssl, ... alike
         self._node = node
         self._in_doubt = in_doubt if in_doubt is not None else set()  # the owner's set
         self._on_change = on_change
         self._on_reset = on_reset
+        self._on_revoked = on_revoked if on_revoked is not None else _ignore_revoked
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
 
@@ -171,6 +246,7 @@ class ChangeListener:
         lost = asyncio.Event()
         connection.add_termination_listener(lambda _conn: lost.set())
         await connection.add_listener(CHANNEL, self._received)
+        await connection.add_listener(SIGN_OUTS, self._revoked)
         self._listening.set()
         if reset:
             self._on_reset()  # anything may have changed while we were not listening
@@ -190,3 +266,11 @@ class ChangeListener:
             if landed:
                 self._in_doubt.difference_update(landed)
                 self._on_change(landed)
+
+    def _revoked(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
+        parsed = parse_revocation(str(payload))
+        if parsed is None:
+            log.warning("ignoring a sign-out notification that is not ours: %r", payload)
+            return
+        if parsed.node != self._node:  # our own: its connections were signed out already
+            self._on_revoked(parsed.player_id, parsed.token_hash)

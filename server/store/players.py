@@ -35,6 +35,7 @@ __all__ = [
     "check_name",
     "delete_token",
     "delete_tokens",
+    "fetch_known_hashes",
     "fetch_player",
     "fetch_player_by_token",
     "hash_token",
@@ -126,15 +127,26 @@ async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> 
     return token
 
 
-async def delete_token(conn: AsyncConnection, token: str) -> bool:
-    result = await conn.execute(delete(TokenRow).where(TokenRow.token_hash == hash_token(token)))
-    return result.rowcount > 0
+async def delete_token(conn: AsyncConnection, token: str) -> int | None:
+    """Forget ``token``; the id of its player, None if it was not known."""
+    statement = (
+        delete(TokenRow)
+        .where(TokenRow.token_hash == hash_token(token))
+        .returning(TokenRow.player_id)
+    )
+    return (await conn.execute(statement)).scalar_one_or_none()
 
 
 async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
     """Forget every token of ``player_id``; how many there were."""
     result = await conn.execute(delete(TokenRow).where(TokenRow.player_id == player_id))
     return int(result.rowcount)
+
+
+async def fetch_known_hashes(conn: AsyncConnection, token_hashes: Sequence[str]) -> set[str]:
+    """Which of ``token_hashes`` are of tokens the store still has (not revoked)."""
+    statement = select(TokenRow.token_hash).where(TokenRow.token_hash.in_(token_hashes))
+    return set((await conn.execute(statement)).scalars())
 
 
 def token_query(expiring: bool, *, many: bool = False) -> Select[int, str, datetime]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
@@ -47,7 +47,15 @@ from server.store.errors import (
     TablesLocked,
     translate_errors,
 )
-from server.store.notify import ChangeListener, OnChange, OnReset, new_node_id, notify_changes
+from server.store.notify import (
+    ChangeListener,
+    OnChange,
+    OnReset,
+    OnRevoked,
+    new_node_id,
+    notify_changes,
+    notify_revoked,
+)
 from server.store.pg_reader import READS_HELD, PostgresReader
 from server.store.pg_writer import PostgresWriter
 from server.store.records import (
@@ -83,6 +91,7 @@ _PROBE_LOCK_TIMEOUT: Final = text(f"SET LOCAL lock_timeout = '{PROBE_LOCK_MS}ms'
 
 
 TIME_SAVES_PER_TRANSACTION = 256
+TOKENS_PER_READ = 1000  # token hashes one read of ``known_tokens`` checks at most
 READS_AT_ONCE = 10
 """Reads holding a pooled connection at once at most: the pool has 15 (SQLAlchemy's
 5 and 10 more; on PostgreSQL also the ``READS_HELD`` its kept reads hold), and
@@ -259,17 +268,26 @@ class Store:
                 await self._pg_reader.close()
         await self._engine.dispose()
 
-    async def listen(self, on_change: OnChange, on_reset: OnReset) -> None:
+    async def listen(
+        self, on_change: OnChange, on_reset: OnReset, on_revoked: OnRevoked | None = None
+    ) -> None:
         """Hear other nodes' commits (``server.store.notify``); nothing to hear on SQLite.
 
         ``on_change(game_ids)`` runs for every batch another node commits, and for a
         commit of this node's that ``commit`` answered ``StoreUnavailable`` but that landed
-        after all; ``on_reset()`` after the listening connection was lost and regained.
+        after all; ``on_revoked(player_id, token_hash)`` for every revocation of tokens
+        another node commits (``token_hash`` None: every token of the player);
+        ``on_reset()`` after the listening connection was lost and regained.
         """
         if not self.shared or self._listener is not None:
             return
         self._listener = ChangeListener(
-            self._engine.url, self.node_id, on_change, on_reset, self._in_doubt
+            self._engine.url,
+            self.node_id,
+            on_change,
+            on_reset,
+            self._in_doubt,
+            on_revoked,
         )
         await self._listener.start()
 
@@ -382,22 +400,45 @@ class Store:
             return await players.insert_token(conn, player_id, self._clock())
 
     async def revoke_token(self, token: str) -> bool:
-        """Forget ``token``; False if it was not known."""
+        """Forget ``token``; False if it was not known. Other nodes hear of it with the
+        commit (``notify.SIGN_OUTS``), and sign out their connections on it."""
         async with self._transaction() as conn:
-            return await players.delete_token(conn, token)
+            player_id = await players.delete_token(conn, token)
+            if player_id is not None and self.shared:
+                await notify_revoked(conn, self.node_id, player_id, players.hash_token(token))
+            return player_id is not None
 
     async def rotate_token(self, token: str) -> str | None:
-        """Replace ``token`` by a new one for the same player; None if it was not known."""
+        """Replace ``token`` by a new one for the same player; None if it was not known.
+        Other nodes hear that ``token`` was revoked, as from ``revoke_token``."""
         async with self._transaction() as conn:
             player = await players.fetch_player_by_token(conn, token)
-            if player is None or not await players.delete_token(conn, token):
+            if player is None or await players.delete_token(conn, token) is None:
                 return None
+            if self.shared:
+                await notify_revoked(conn, self.node_id, player.id, players.hash_token(token))
             return await players.insert_token(conn, player.id, self._clock())
 
     async def revoke_tokens(self, player_id: int) -> int:
-        """Forget every token of ``player_id`` (sign out everywhere); how many there were."""
+        """Forget every token of ``player_id`` (sign out everywhere); how many there were.
+        Other nodes hear of it with the commit, and sign out the player's connections."""
         async with self._transaction() as conn:
-            return await players.delete_tokens(conn, player_id)
+            revoked = await players.delete_tokens(conn, player_id)
+            if revoked and self.shared:
+                await notify_revoked(conn, self.node_id, player_id)
+            return revoked
+
+    async def known_tokens(self, token_hashes: Iterable[str]) -> set[str]:
+        """Which of ``token_hashes`` (``players.hash_token``) are of tokens not revoked:
+        after notifications of revocations may have been lost (``listen``'s ``on_reset``).
+        One read of ``TOKENS_PER_READ`` hashes at most, so many connections take a few."""
+        wanted = sorted(set(token_hashes))
+        known: set[str] = set()
+        for first in range(0, len(wanted), TOKENS_PER_READ):
+            async with self._reading() as conn:
+                chunk = wanted[first : first + TOKENS_PER_READ]
+                known |= await players.fetch_known_hashes(conn, chunk)
+        return known
 
     async def player_for_token(self, token: str, max_age: timedelta | None = None) -> Player | None:
         """The token's player; None if unknown, revoked, or (with ``max_age``) expired."""

@@ -12,13 +12,18 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import Store, StoreUnavailable, VersionConflict
+from server.store import Store, StoreUnavailable, VersionConflict, hash_token, players
+from server.store import store as store_module
 from server.store.notify import (
     APPLICATION_NAME,
     CHANNEL,
     MAX_PAYLOAD,
+    SIGN_OUTS,
+    Revocation,
     format_payload,
+    format_revocation,
     parse_payload,
+    parse_revocation,
 )
 from tests.server.store.conftest import move, new_game
 
@@ -42,16 +47,59 @@ def test_foreign_payloads_are_not_ours(payload: str) -> None:
     assert parse_payload(payload) is None
 
 
+HASH = hash_token("a token")
+
+
+def test_revocation_payloads_round_trip_and_stay_under_the_limit() -> None:
+    every = format_revocation("node1", 2**31 - 1)
+    assert every == "node1 2147483647"
+    assert parse_revocation(every) == Revocation("node1", 2**31 - 1, None)
+    one = format_revocation("node1", 7, HASH)
+    assert one == f"node1 7 {HASH}" and len(one) <= MAX_PAYLOAD
+    assert parse_revocation(one) == Revocation("node1", 7, HASH)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "",
+        "node1",
+        "node1 ",
+        " 7",
+        "node1 x",
+        "node1 -7",
+        "node1 ７",
+        "node1 7 ",
+        "node1 7 abc",
+        f"node1 7 {HASH.upper()}",
+        f"node1 7 {HASH} more",
+        "node1 1,2",
+    ],
+)
+def test_foreign_revocation_payloads_are_not_ours(payload: str) -> None:
+    assert parse_revocation(payload) is None
+
+
+def test_a_revocation_names_a_token_by_its_hash_only() -> None:
+    with pytest.raises(ValueError):
+        format_revocation("node1", 7, "a token")
+
+
 class Heard:
     """Records what a listening store hears."""
 
     def __init__(self) -> None:
         self.changes: list[int] = []
+        self.revoked: list[tuple[int, str | None]] = []
         self.resets = 0
         self.event = asyncio.Event()
 
     def change(self, game_ids: list[int]) -> None:
         self.changes.extend(game_ids)
+        self.event.set()
+
+    def revoke(self, player_id: int, token_hash: str | None) -> None:
+        self.revoked.append((player_id, token_hash))
         self.event.set()
 
     def reset(self) -> None:
@@ -70,7 +118,7 @@ async def second_node(store: Store, database_url: str) -> AsyncIterator[Heard]:
         pytest.skip("SQLite is served by one node: there is nothing to hear")
     other = Store.connect(database_url)
     heard = Heard()
-    await other.listen(heard.change, heard.reset)
+    await other.listen(heard.change, heard.reset, heard.revoke)
     try:
         yield heard
     finally:
@@ -206,3 +254,77 @@ async def test_a_node_hears_its_own_commit_when_it_lost_the_answer(
             await heard.wait()
         await asyncio.sleep(0.2)  # the node's own notifications came with the other's
         assert mine.changes == [game.id]
+
+
+async def test_revocations_are_heard_by_the_other_node_only(
+    store: Store, database_url: str
+) -> None:
+    """Each revocation (a token signed out, one rotated, every token of a player) is told
+    with its commit, naming the player and the token's hash; one that revoked nothing
+    tells nothing, and game commits go to ``on_change`` alone."""
+    mine = Heard()
+    await store.listen(mine.change, mine.reset, mine.revoke)
+    async with second_node(store, database_url) as heard:
+        player, token = await store.create_player("ann")
+        second = await store.issue_token(player.id)
+        rotated = await store.rotate_token(token)
+        assert rotated is not None
+        await heard.wait()
+        assert heard.revoked == [(player.id, hash_token(token))]
+        assert await store.rotate_token(token) is None  # gone: nothing revoked, nothing told
+        assert not await store.revoke_token(token)
+        assert await store.revoke_token(second)
+        await heard.wait()
+        assert heard.revoked[1:] == [(player.id, hash_token(second))]
+        game = await new_game(store)
+        await store.commit(move(game.id, 0))
+        await heard.wait()
+        assert await store.revoke_tokens(player.id) == 1
+        await heard.wait()
+        assert heard.revoked[2:] == [(player.id, None)]
+        assert await store.revoke_tokens(player.id) == 0
+        await store.commit(move(game.id, 1))
+        while heard.changes != [game.id, game.id]:
+            await heard.wait()
+        assert len(heard.revoked) == 3  # the second sign-out everywhere revoked none
+        assert mine.revoked == [] and mine.changes == []  # a node does not hear itself
+
+
+async def test_a_rolled_back_revocation_tells_nothing(
+    store: Store, database_url: str, engine: AsyncEngine
+) -> None:
+    async with second_node(store, database_url) as heard, engine.connect() as conn:
+        notify = text("SELECT pg_notify(:channel, :payload)")
+        await conn.execute(notify, {"channel": SIGN_OUTS, "payload": "elsewhere 41"})
+        await conn.rollback()
+        await conn.execute(notify, {"channel": SIGN_OUTS, "payload": f"elsewhere 42 {HASH}"})
+        await conn.execute(notify, {"channel": SIGN_OUTS, "payload": "elsewhere 1,2"})  # no
+        await conn.commit()
+        await heard.wait()
+        await asyncio.sleep(0.1)
+        assert heard.revoked == [(42, HASH)] and heard.changes == []
+
+
+async def test_known_tokens_are_those_not_revoked_read_a_batch_at_a_time(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "TOKENS_PER_READ", 2)
+    reads: list[int] = []
+    fetch = players.fetch_known_hashes
+
+    async def counted(conn: Any, hashes: Any) -> set[str]:
+        reads.append(len(hashes))
+        return await fetch(conn, hashes)
+
+    monkeypatch.setattr(players, "fetch_known_hashes", counted)
+    player, token = await store.create_player("ann")
+    tokens = [token, *[await store.issue_token(player.id) for _ in range(3)]]
+    assert await store.revoke_token(tokens[1])
+    rotated = await store.rotate_token(tokens[2])
+    assert rotated is not None
+    asked = [hash_token(t) for t in [*tokens, rotated, "never issued"]]
+    known = await store.known_tokens([*asked, asked[0]])
+    assert known == {hash_token(tokens[0]), hash_token(tokens[3]), hash_token(rotated)}
+    assert reads == [2, 2, 2]  # six different hashes, two a read
+    assert await store.known_tokens([]) == set()
+    assert reads == [2, 2, 2]
