@@ -275,7 +275,9 @@ class ScorpionServer:
             max_versions=settings.max_versions,
             history_keep=settings.history_keep,
         )
-        await self.store.listen(self.service.remote_changed, self.service.remote_reset)
+        await self.store.listen(
+            self.service.remote_changed, self.service.remote_reset, self.service.remote_revoked
+        )
         handler = ConnectionHandler(
             self.service,
             self.hub,

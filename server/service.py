@@ -42,14 +42,16 @@ work (``lost_position``), only after checking that its version is still the
 cached one, with no ``await`` between the check and the push.
 
 A connection acts as one player, but nothing holds that while its request waits
-(for the store, the solver or a game's lock): a ``sign_out`` with ``everywhere``
-on another connection may sign it out meanwhile, closing its games. A request
+(for the store, the solver or a game's lock): a revocation may sign it out
+meanwhile, closing its games (a ``sign_out`` with ``everywhere`` on another
+connection, or a ``sign_out`` or ``rotate_token`` of its token there, on this node
+or another: ``_revoked``). A request
 reads its player once, and checks after each wait, before it opens, watches or
 changes a game, that the connection still acts as that player and still has the
 game open (``_still``, ``_check_open``); else it answers ``unauthenticated`` and
 does nothing. A new game already started by then is answered, but not watched.
-A ``hello`` whose token was read just before such a sign-out revoked it is
-answered as that token now is, revoked (``_read_token``).
+A ``hello`` whose token was read just before such a revocation is answered as
+that token now is, revoked (``_read_token``).
 
 Hints and lost-position checks run the solver in worker processes
 (``SolverPool``); hints are steps of a plan (``HintAdvisor``: a winning line
@@ -85,7 +87,10 @@ again for its watchers (``_rejoin``, from the version the ``Hub`` last told
 them); ``open_game`` asks the log first, and an action naming a version ahead
 of ours triggers a catch-up, so a lost notification is repaired. Each node runs
 its own clock for its own connections; play time never goes backwards (the
-highest stored time wins).
+highest stored time wins). A revocation of tokens is told to the other nodes
+too, and each signs out its connections on them as the revoking node did
+(``remote_revoked``); after notifications may have been lost, a node checks the
+tokens of all its connections against the store (``_check_tokens``).
 
 An unfinished game has a snapshot written to the store every
 ``SNAPSHOT_EVERY`` actions, with the action that reaches it, in the same
@@ -171,6 +176,7 @@ from server.store import (
     StoreError,
     StoreUnavailable,
     VersionConflict,
+    hash_token,
 )
 from server.verdicts import LostChecks
 from server.winnable_pools import FIND_BUDGET_MS, WinnablePools, pool_name
@@ -352,11 +358,15 @@ class GameService:
         self._changed_while_loading: set[int] = set()
         self._unreplayable: set[int] = set()  # games whose bad log was logged already
         self._player_locks: dict[int, asyncio.Lock] = {}
-        # Sign-outs everywhere while some hello reads its token (``_hello``): the count,
-        # and each player's last, kept only while a hello is in flight.
+        # Revocations while some hello reads its token (``_read_token``): the count, and
+        # the last of each player signed out everywhere (by id) and of each token revoked
+        # (by its hash), kept only while a hello is in flight.
         self._sign_outs = 0
-        self._signed_out_at: dict[int, int] = {}
+        self._signed_out_at: dict[int | str, int] = {}
         self._hellos_reading = 0
+        self._rotating: set[Session] = set()  # connections whose rotate_token is in flight
+        self._token_check: asyncio.Task[None] | None = None  # _check_tokens, while it runs
+        self._token_check_again = False
         self._tasks: set[asyncio.Task[None]] = set()  # cancelled at close
         self._saves: set[asyncio.Task[None]] = set()  # awaited at close
         self._clocks_stopped = False  # shutting down: no clock runs again (``stop_clocks``)
@@ -487,7 +497,8 @@ class GameService:
             self._spawn(self._remote_loop(live))
 
     def remote_reset(self) -> None:
-        """Notifications may have been missed: recheck the unfinished games open here.
+        """Notifications may have been missed: recheck the unfinished games open here,
+        and the tokens of the connections signed in here (``_check_tokens``).
 
         A finished game moves no more, and one that no connection here has open is
         checked against the log when one opens it (``_open_game``): reading every game
@@ -498,6 +509,52 @@ class GameService:
         self.remote_changed(
             [g for g in watched if (live := self._games.get(g)) is None or not live.finished]
         )
+        self._check_tokens()
+
+    def remote_revoked(self, player_id: int, token_hash: str | None) -> None:
+        """Another node revoked tokens of ``player_id``: every one (``token_hash`` None)
+        or the one of that hash. Its connections on them are signed out here as that
+        node signed out its own (``_revoked``)."""
+        self._revoked(player_id, token_hash)
+
+    def _check_tokens(self) -> None:
+        """Check the tokens of every connection signed in here against the store, in the
+        background, and sign out those revoked: a revocation's notification may have been
+        missed. One check at a time: one asked for meanwhile runs again once it ends."""
+        if self._token_check is not None:
+            self._token_check_again = True
+            return
+        self._token_check = self._spawn(self._check_tokens_loop())
+
+    async def _check_tokens_loop(self) -> None:
+        wait = CATCH_UP_WAIT_S
+        try:
+            while True:
+                self._token_check_again = False
+                try:
+                    await self._sign_out_revoked()
+                except StoreError:  # tried again later, each wait twice the last (bounded)
+                    log.warning("the tokens signed in here cannot be checked; retrying")
+                    await asyncio.sleep(wait * random.uniform(0.5, 1.0))
+                    wait = min(2 * wait, CATCH_UP_WAIT_MAX_S)
+                    continue
+                if not self._token_check_again:
+                    return
+        finally:
+            self._token_check = None
+
+    async def _sign_out_revoked(self) -> None:
+        """Sign out the connections here whose token the store no longer has: one read
+        of every token signed in here (``Store.known_tokens``; a few for many)."""
+        signed_in = self.signed_in.sessions()
+        if not signed_in:
+            return
+        hashes = {token: hash_token(token) for _session, _player_id, token in signed_in}
+        known = await self.store.known_tokens(hashes.values())
+        for session, player_id, token in signed_in:
+            # One that signed out, or rotated, meanwhile was not read for what it has now.
+            if hashes[token] not in known and self.signed_in.token(session) == token:
+                self._revoked(player_id, hashes[token])
 
     async def _remote_loop(self, live: LiveGame) -> None:
         try:
@@ -677,14 +734,18 @@ class GameService:
 
     async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and games, None if it is unknown, expired or revoked,
-        including by a ``sign_out`` with ``everywhere`` that ended while it was read: that
-        sign-out signed out the connections it found, which did not include this one yet."""
+        including by a revocation this node learnt of while it was read (``_revoked``:
+        a ``sign_out``, with ``everywhere`` or not, or a ``rotate_token``, here or on
+        another node): that revocation signed out the connections it found, which did not
+        include this one yet."""
         self._hellos_reading += 1
         before = self._sign_outs
         try:
             found = await self.store.sign_in(token, self.token_max_age)
-            if found is not None and self._signed_out_at.get(found[0].id, before) > before:
-                return None
+            if found is not None and self._signed_out_at:
+                keys = (found[0].id, hash_token(token))  # everywhere, or this token
+                if any(self._signed_out_at.get(key, before) > before for key in keys):
+                    return None
             return found
         finally:
             self._hellos_reading -= 1
@@ -725,8 +786,14 @@ class GameService:
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
         player = _player(session)
         old = self.signed_in.token(session)
-        new = None if old is None else await self.store.rotate_token(old)
+        self._rotating.add(session)
+        try:
+            new = None if old is None else await self.store.rotate_token(old)
+        finally:
+            self._rotating.discard(session)
         if new is None:  # rotated on another device, or revoked: gone for this one too
+            if old is not None:  # and for every connection on it
+                self._revoked(player.id, hash_token(old))
             self._switch_player(session, None)  # signed out, as a refused hello leaves it
             raise _fail(
                 "unauthenticated",
@@ -735,21 +802,46 @@ class GameService:
             )
         _still(session, player)  # signed out everywhere meanwhile: the new token is revoked
         self.signed_in.replace_token(session, new)
+        assert old is not None
+        self._revoked(player.id, hash_token(old))  # the old token's other connections
         return build.token(request.id, token=new)
 
     async def _sign_out(self, session: Session, request: Request) -> Reply:
         player_id = _player(session).id
         if request.opt_bool("everywhere"):
             revoked = await self.store.revoke_tokens(player_id)
-            if self._hellos_reading:  # a hello that read a token before it was revoked
-                self._sign_outs += 1
-                self._signed_out_at[player_id] = self._sign_outs
-            for other in self.signed_in.of_player(player_id):
-                self._switch_player(other, None)
+            self._revoked(player_id)
         else:  # the token stays: the player's other devices may sign in with the same one
             revoked = 0
         self._switch_player(session, None)
         return build.signed_out(request.id, revoked=revoked)
+
+    def _revoked(self, player_id: int, token_hash: str | None = None) -> None:
+        """Tokens of ``player_id`` were revoked, by this node or another: every one of
+        them (``token_hash`` None: ``sign_out`` with ``everywhere``), or the one of hash
+        ``token_hash`` (``rotate_token``). Sign out this node's connections
+        that act on them (their games close; their later requests are
+        ``unauthenticated``), and refuse a hello that read one of them before
+        (``_read_token``).
+
+        A connection whose own ``rotate_token`` of that token is in flight is left to
+        its rotation: that rotation made the revocation (and the connection holds the new
+        token once answered), or it finds the token gone and signs the connection out.
+        """
+        if self._hellos_reading:  # a hello that read a token before it was revoked
+            self._sign_outs += 1
+            key = player_id if token_hash is None else token_hash
+            self._signed_out_at[key] = self._sign_outs
+        if token_hash is None:
+            sessions = list(self.signed_in.of_player(player_id))
+        else:
+            sessions = [
+                other
+                for other in self.signed_in.of_token(player_id, token_hash)
+                if other not in self._rotating
+            ]
+        for other in sessions:
+            self._switch_player(other, None)
 
     def _summary(self, record: GameRecord) -> dict[str, Any]:
         live = self._games.get(record.id)

@@ -10,16 +10,22 @@ so ``rotate_token`` and ``sign_out`` know which token to replace or forget;
 it is never logged (the store keeps only its SHA-256).
 
 Revoking is the store's: a revoked or expired token signs no one in on any
-node from then on. ``sign_out`` with ``everywhere`` also signs out, at once,
-every connection of the player on this node; connections on other nodes keep
-their session until they close (their next ``hello`` with the old token is
-refused).
+node from then on. A revocation also signs out, at once, the connections that
+acted on it: ``sign_out`` with ``everywhere`` every connection of the player,
+``sign_out`` and ``rotate_token`` those signed in with that token (but the
+rotating one, which holds the new token). On this node the service does so
+with its answer; other nodes hear of it from the store (``server.store.notify``,
+``SIGN_OUTS``) and do the same, with ``of_token`` finding the connections of a
+token's hash; one that may have missed such news checks every token here
+(``sessions``) against the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Generic, TypeVar
+
+from server.store import hash_token
 
 __all__ = ["SignedIn"]
 
@@ -56,3 +62,21 @@ class SignedIn(Generic[S]):
 
     def of_player(self, player_id: int) -> Iterator[S]:
         yield from list(self._by_player.get(player_id, {}).values())
+
+    def of_token(self, player_id: int, token_hash: str) -> list[S]:
+        """The sessions of ``player_id`` signed in with the token of hash ``token_hash``."""
+        return [
+            session
+            for session in self._by_player.get(player_id, {}).values()
+            if (token := self._tokens.get(id(session))) is not None
+            and hash_token(token) == token_hash
+        ]
+
+    def sessions(self) -> list[tuple[S, int, str]]:
+        """Every session signed in with a token: (session, its player's id, the token)."""
+        return [
+            (session, player_id, token)
+            for player_id, sessions in self._by_player.items()
+            for key, session in sessions.items()
+            if (token := self._tokens.get(key)) is not None
+        ]

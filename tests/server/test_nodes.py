@@ -12,8 +12,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
+from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
 from tests.server.conftest import Running, quiet_settings
 from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin
@@ -191,3 +193,177 @@ async def test_pausing_on_one_node_stops_the_clock_on_the_other(
             for event in m["events"]
         ):
             await asyncio.sleep(0.01)
+
+
+# -- signing out on one node signs out on the other ------------------------------------
+
+SIGNED_OUT_S = 3.0
+"""How soon a connection on the other node is signed out after a revocation."""
+
+
+async def signed_out(client: Client, within: float = SIGNED_OUT_S) -> None:
+    """Wait until ``client`` no longer acts as a player (its requests answer
+    ``unauthenticated``), at most ``within`` seconds."""
+    async with asyncio.timeout(within):
+        while True:
+            reply = await client.request("games")
+            if reply["type"] == "error":
+                assert reply["code"] == "unauthenticated", reply
+                return
+            await asyncio.sleep(0.05)
+
+
+async def still_signed_in(client: Client) -> None:
+    assert (await client.request("games"))["type"] == "games"
+
+
+def hub_of(node: Running) -> Any:
+    service = node.server.service
+    assert service is not None
+    return service.hub
+
+
+async def test_signing_out_everywhere_signs_the_player_out_on_every_node(
+    nodes: tuple[Running, Running],
+) -> None:
+    """A device lost: its player signs out everywhere on another node's connection, and
+    the lost device's connection is signed out at once, its games closed."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[0].server.store
+    assert store is not None and on_a.player is not None
+    other_token = await store.issue_token(on_a.player["id"])  # a third device, on B
+    phone = await nodes[1].connect()
+    assert (await phone.hello(other_token))["type"] == "welcome"
+    bystander = await nodes[1].player("lou")  # another player on B: untouched
+    assert hub_of(nodes[1]).count(game) == 1
+    out = await on_a.request("sign_out", everywhere=True)
+    assert out["type"] == "signed_out" and out["revoked"] == 2, out
+    await signed_out(on_b)
+    await signed_out(phone)
+    assert hub_of(nodes[1]).count(game) == 0  # its games closed, as on the signing node
+    moved = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["code"] == "unauthenticated", moved
+    await still_signed_in(bystander)
+
+
+async def test_a_rotated_token_signs_its_connections_out_on_every_node(
+    nodes: tuple[Running, Running],
+) -> None:
+    """The old token stops working: connections signed in with it, on either node, are
+    signed out; the rotating connection and those on other tokens play on."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[0].server.store
+    assert store is not None and on_a.player is not None
+    other_token = await store.issue_token(on_a.player["id"])
+    phone = await nodes[1].connect()
+    assert (await phone.hello(other_token))["type"] == "welcome"
+    rotated = await on_a.request("rotate_token")
+    assert rotated["type"] == "token", rotated
+    await signed_out(on_b)
+    assert hub_of(nodes[1]).count(game) == 0
+    await still_signed_in(phone)
+    await still_signed_in(on_a)
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+
+
+async def test_a_token_signed_out_on_one_node_signs_its_connections_out_on_the_other(
+    nodes: tuple[Running, Running],
+) -> None:
+    on_a, on_b, _game = await two_devices(nodes)
+    store = nodes[0].server.store
+    assert store is not None and on_a.player is not None
+    other_token = await store.issue_token(on_a.player["id"])
+    phone = await nodes[1].connect()
+    assert (await phone.hello(other_token))["type"] == "welcome"
+    out = await on_a.request("sign_out")
+    assert out["type"] == "signed_out" and out["revoked"] == 1, out
+    await signed_out(on_b)
+    await still_signed_in(phone)
+
+
+@pytest.mark.parametrize("revoke", ["everywhere", "rotate"])
+async def test_a_revocation_missed_while_not_listening_is_found_when_listening_again(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch, revoke: str
+) -> None:
+    """Both nodes' listening connections are cut, and cannot connect again until after
+    a revocation on node A: node B never hears of it. Once listening again, B checks
+    the tokens of its connections against the store and signs out those revoked."""
+    on_a, on_b, game = await two_devices(nodes)
+    url = nodes[0].settings.database_url
+    assert url is not None
+    real_connect = asyncpg.connect
+    down = True
+
+    async def connect(*args: Any, **kwargs: Any) -> Any:
+        ours = kwargs.get("server_settings", {}).get("application_name") == APPLICATION_NAME
+        if ours and down:
+            raise OSError("the database cannot be reached (test)")
+        return await real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(asyncpg, "connect", connect)
+    await _admin(
+        url,
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+        f" WHERE application_name = '{APPLICATION_NAME}' AND datname = current_database()",
+    )
+    if revoke == "everywhere":
+        assert (await on_a.request("sign_out", everywhere=True))["revoked"] == 1
+    else:
+        assert (await on_a.request("rotate_token"))["type"] == "token"
+    await asyncio.sleep(0.5)
+    await still_signed_in(on_b)  # nothing heard: the notification was sent to no one
+    down = False
+    await signed_out(on_b, within=RECONNECTED_S + SIGNED_OUT_S)
+    assert hub_of(nodes[1]).count(game) == 0
+
+
+RECONNECTED_S = 6.0
+"""How soon a listener connects again once it can (its pause grows to 5 s at most)."""
+
+
+@pytest.mark.parametrize("revoke", ["everywhere", "rotate", "sign_out"])
+async def test_a_hello_reading_its_token_as_another_node_revokes_it_is_refused(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch, revoke: str
+) -> None:
+    """A hello on node B read its token just before node A revoked it, and signs in
+    only after B heard of the revocation and signed out that token's connections: it
+    would be left signed in with a revoked token. It is ``unauthenticated``."""
+    a_node, b_node = nodes
+    owner = await a_node.player("hal")
+    store = b_node.server.store
+    assert store is not None
+    late = await b_node.connect()
+    entered, released = asyncio.Event(), asyncio.Event()
+    sign_in = store.sign_in
+
+    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
+        found = await sign_in(*args, **kwargs)  # read while the token is good
+        entered.set()
+        await released.wait()
+        return found
+
+    monkeypatch.setattr(store, "sign_in", read_then_wait)
+    greeting = asyncio.create_task(late.hello(owner.token))
+    await asyncio.wait_for(entered.wait(), TIMEOUT)
+    heard = asyncio.Event()
+    service = b_node.server.service
+    assert service is not None
+    revoked = service.remote_revoked
+
+    def hear(player_id: int, token_hash: str | None) -> None:
+        revoked(player_id, token_hash)
+        heard.set()
+
+    assert store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_revoked", hear)
+    if revoke == "everywhere":
+        assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
+    elif revoke == "rotate":
+        assert (await owner.request("rotate_token"))["type"] == "token"
+    else:
+        assert (await owner.request("sign_out"))["type"] == "signed_out"
+    await asyncio.wait_for(heard.wait(), SIGNED_OUT_S)
+    released.set()
+    reply = await greeting
+    assert reply.get("code") == "unauthenticated", reply
+    assert (await late.request("games"))["code"] in ("unauthenticated", "hello_required")

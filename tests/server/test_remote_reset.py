@@ -124,3 +124,73 @@ async def test_a_notification_just_after_a_failed_read_is_read_within_a_second(
     service.remote_changed([game])  # the last move, heard just after a failed read
     await asyncio.sleep(1.3)
     assert read_ok and read_ok[0] - heard <= 1.1, (read_ok, heard)
+
+
+# -- tokens: revocations missed ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_a_reset_signs_out_the_connections_whose_token_was_revoked_unheard(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Revocations told while the node was not listening are lost: after a reset the
+    node reads which of its connections' tokens the store still has (one read, tried
+    again while the store cannot answer) and signs out the others."""
+    service, store = server.server.service, server.server.store
+    assert service is not None and store is not None
+    ada = await server.player("ada")
+    assert ada.token is not None and ada.player is not None
+    game = (await ada.request("new_game", level="hard", deal=5))["game"]
+    phone = await server.connect()
+    assert (await phone.hello(await store.issue_token(ada.player["id"])))["type"] == "welcome"
+    bob = await server.player("bob")
+    assert await store.revoke_token(ada.token)  # as another node would, unheard here
+    real = store.known_tokens
+    asked: list[set[str]] = []
+
+    async def flaky(hashes: Any) -> set[str]:
+        asked.append(set(hashes))
+        if len(asked) == 1:
+            raise StoreUnavailable("down")
+        return await real(hashes)
+
+    monkeypatch.setattr(store, "known_tokens", flaky)
+    service.remote_reset()
+    service.remote_reset()  # while the first check runs: no second one at once
+    async with asyncio.timeout(5):
+        while service._token_check is not None:
+            await asyncio.sleep(0.05)
+    # Every token here in one read; it failed, and was read again once, a while later.
+    assert len(asked) == 2 and len(asked[0]) == 3 and asked[0] == asked[1], asked
+    assert (await ada.request("games"))["code"] == "unauthenticated"
+    assert service.hub.count(game) == 0
+    assert (await phone.request("games"))["type"] == "games"
+    assert (await bob.request("games"))["type"] == "games"
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_a_reset_during_a_rotation_leaves_the_rotating_connection_signed_in(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check that reads the store after a rotation committed, before the rotating
+    connection holds its new token, finds the old one revoked: that connection is
+    its rotation's to settle, and it keeps playing on the new token."""
+    service, store = server.server.service, server.server.store
+    assert service is not None and store is not None
+    ada = await server.player("ada")
+    rotate = store.rotate_token
+
+    async def rotate_then_reset(token: str) -> str | None:
+        new = await rotate(token)
+        service.remote_reset()
+        checking = service._token_check
+        assert checking is not None
+        await checking
+        return new
+
+    monkeypatch.setattr(store, "rotate_token", rotate_then_reset)
+    rotated = await ada.request("rotate_token")
+    assert rotated["type"] == "token", rotated
+    assert (await ada.request("games"))["type"] == "games"
+    again = await server.connect()
+    assert (await again.hello(rotated["token"]))["type"] == "welcome"

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+from server.sessions import SignedIn
+from server.store import hash_token
 from tests.server.conftest import Running
+
+
+def test_signed_in_finds_the_sessions_of_a_tokens_hash() -> None:
+    signed_in: SignedIn[object] = SignedIn()
+    laptop, phone, tablet, other = object(), object(), object(), object()
+    signed_in.enter(laptop, 1, "one")
+    signed_in.enter(phone, 1, "one")
+    signed_in.enter(tablet, 1, "two")
+    signed_in.enter(other, 2, "one")  # never: another player's token is not that one
+    assert signed_in.of_token(1, hash_token("one")) == [laptop, phone]
+    assert signed_in.of_token(1, hash_token("three")) == []
+    signed_in.replace_token(laptop, "three")
+    assert signed_in.of_token(1, hash_token("one")) == [phone]
+    signed_in.leave(phone, 1)
+    assert sorted(signed_in.sessions(), key=lambda row: row[2]) == [
+        (other, 2, "one"),
+        (laptop, 1, "three"),
+        (tablet, 1, "two"),
+    ]
 
 
 async def test_a_rotated_token_replaces_the_old_one(server: Running) -> None:
@@ -64,16 +85,48 @@ async def test_a_failed_hello_leaves_the_connection_signed_out(server: Running) 
     assert (await dan.hello(dan.token))["type"] == "welcome"  # its own token still works
 
 
-async def test_rotating_a_token_another_device_rotated_signs_the_connection_out(
-    server: Running,
-) -> None:
-    """The answer is ``unauthenticated`` ("the request needs a player"): the connection
-    is signed out with it, not left playing on a token that no longer works."""
+async def test_rotating_a_token_signs_out_the_other_connections_on_it(server: Running) -> None:
+    """The old token stops working at once: a connection signed in with it is signed
+    out with the rotation (its games closed), not left playing until it closes."""
     ada = await server.player("ada")
+    store = server.server.store
+    assert store is not None and ada.player is not None
+    game = (await ada.request("new_game", level="hard", deal=1))["game"]
     phone = await server.connect()
     assert (await phone.hello(ada.token))["type"] == "welcome"
+    assert (await phone.request("open_game", game=game))["type"] == "game"
+    tablet = await server.connect()  # the same player on a token of its own
+    assert (await tablet.hello(await store.issue_token(ada.player["id"])))["type"] == "welcome"
     assert (await ada.request("rotate_token"))["type"] == "token"
-    refused = await phone.request("rotate_token")
+    refused = await phone.request("move", game=game, v=0, card="7C", to=5)
+    assert refused["code"] == "unauthenticated", refused
+    assert (await phone.request("rotate_token"))["code"] == "unauthenticated"
+    assert (await tablet.request("games"))["type"] == "games"
+    assert (await ada.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    assert [m for m in phone.drain() if m["type"] == "events" and m["v"] >= 1] == []
+
+
+async def test_rotating_a_token_revoked_unseen_signs_the_connection_out(server: Running) -> None:
+    """A token revoked where this node did not see it (here: by the store alone): the
+    answer is ``unauthenticated`` ("the request needs a player"), and the connection is
+    signed out with it, not left playing on a token that no longer works."""
+    ada = await server.player("ada")
+    store = server.server.store
+    assert store is not None and ada.token is not None
+    assert await store.revoke_token(ada.token)
+    refused = await ada.request("rotate_token")
     assert refused["code"] == "unauthenticated" and "signed out" in refused["message"]
+    assert (await ada.request("games"))["code"] == "unauthenticated"
+
+
+async def test_signing_out_signs_out_the_other_connections_on_the_token(server: Running) -> None:
+    bea = await server.player("bea")
+    store = server.server.store
+    assert store is not None and bea.player is not None
+    phone = await server.connect()
+    assert (await phone.hello(bea.token))["type"] == "welcome"
+    tablet = await server.connect()
+    assert (await tablet.hello(await store.issue_token(bea.player["id"])))["type"] == "welcome"
+    assert (await bea.request("sign_out"))["revoked"] == 1
     assert (await phone.request("games"))["code"] == "unauthenticated"
-    assert (await ada.request("games"))["type"] == "games"  # the rotating device plays on
+    assert (await tablet.request("games"))["type"] == "games"
