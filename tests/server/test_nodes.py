@@ -266,19 +266,15 @@ async def test_a_rotated_token_signs_its_connections_out_on_every_node(
     assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
 
 
-async def test_a_token_signed_out_on_one_node_signs_its_connections_out_on_the_other(
+async def test_a_sign_out_on_one_node_leaves_the_devices_on_the_other_playing(
     nodes: tuple[Running, Running],
 ) -> None:
+    """A plain sign_out revokes nothing: the player's devices share the token."""
     on_a, on_b, _game = await two_devices(nodes)
-    store = nodes[0].server.store
-    assert store is not None and on_a.player is not None
-    other_token = await store.issue_token(on_a.player["id"])
-    phone = await nodes[1].connect()
-    assert (await phone.hello(other_token))["type"] == "welcome"
     out = await on_a.request("sign_out")
-    assert out["type"] == "signed_out" and out["revoked"] == 1, out
-    await signed_out(on_b)
-    await still_signed_in(phone)
+    assert out["type"] == "signed_out" and out["revoked"] == 0, out
+    await asyncio.sleep(1)  # what another node would have heard by now
+    await still_signed_in(on_b)
 
 
 @pytest.mark.parametrize("revoke", ["everywhere", "rotate"])
@@ -321,7 +317,7 @@ RECONNECTED_S = 6.0
 """How soon a listener connects again once it can (its pause grows to 5 s at most)."""
 
 
-@pytest.mark.parametrize("revoke", ["everywhere", "rotate", "sign_out"])
+@pytest.mark.parametrize("revoke", ["everywhere", "rotate"])
 async def test_a_hello_reading_its_token_as_another_node_revokes_it_is_refused(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch, revoke: str
 ) -> None:
@@ -358,10 +354,8 @@ async def test_a_hello_reading_its_token_as_another_node_revokes_it_is_refused(
     monkeypatch.setattr(store._listener, "_on_revoked", hear)
     if revoke == "everywhere":
         assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
-    elif revoke == "rotate":
-        assert (await owner.request("rotate_token"))["type"] == "token"
     else:
-        assert (await owner.request("sign_out"))["type"] == "signed_out"
+        assert (await owner.request("rotate_token"))["type"] == "token"
     await asyncio.wait_for(heard.wait(), SIGNED_OUT_S)
     released.set()
     reply = await greeting

@@ -117,16 +117,3 @@ async def test_rotating_a_token_revoked_unseen_signs_the_connection_out(server: 
     refused = await ada.request("rotate_token")
     assert refused["code"] == "unauthenticated" and "signed out" in refused["message"]
     assert (await ada.request("games"))["code"] == "unauthenticated"
-
-
-async def test_signing_out_signs_out_the_other_connections_on_the_token(server: Running) -> None:
-    bea = await server.player("bea")
-    store = server.server.store
-    assert store is not None and bea.player is not None
-    phone = await server.connect()
-    assert (await phone.hello(bea.token))["type"] == "welcome"
-    tablet = await server.connect()
-    assert (await tablet.hello(await store.issue_token(bea.player["id"])))["type"] == "welcome"
-    assert (await bea.request("sign_out"))["revoked"] == 1
-    assert (await phone.request("games"))["code"] == "unauthenticated"
-    assert (await tablet.request("games"))["type"] == "games"
