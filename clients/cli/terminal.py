@@ -20,9 +20,11 @@ editor is an interrupt, as everywhere else: the program ends (exit 130).
 Standard streams never fail on a character (``tolerate_encodings``): what
 the output's encoding lacks is written as an ASCII stand-in (``♠`` as ``S``,
 the suit letter a player types; anything else as ``?``), and input that is
-not in the input's encoding is read with U+FFFD in its place. Under the C or
-POSIX locale the output is ASCII, though Python itself would write UTF-8
-there (``c_locale``); JSON lines escape what the output lacks instead. Text from
+not in the input's encoding is read with U+FFFD in its place. The output's
+encoding is the one the user's locale names, even when this machine does not
+have that locale installed, and ASCII under the C or POSIX locale, though
+Python itself would write UTF-8 in both (``terminal_encoding``); JSON lines
+escape what the output lacks instead. Text from
 elsewhere is shown with its control characters as escapes (``printable``;
 ``complain`` always does so), and ``json`` makes JSON of whatever a server
 sent (``jsonable``).
@@ -63,7 +65,9 @@ __all__ = [
     "complain",
     "json_line",
     "jsonable",
+    "locale_encoding",
     "printable",
+    "terminal_encoding",
     "tolerate_encodings",
 ]
 
@@ -98,33 +102,86 @@ codecs.register_error(STAND_IN, _stand_in)
 def tolerate_encodings() -> None:
     """Standard input, output and error that never fail on a character their encoding lacks.
 
-    Under the C or POSIX locale (``c_locale``) standard output and error are
-    ASCII, whatever Python chose: what they lack is written as its stand-in.
+    Where Python chose an encoding the user's terminal does not have
+    (``terminal_encoding``), standard output and error take the terminal's
+    (ASCII under the C or POSIX locale): what it lacks is written as its
+    stand-in. Standard input takes it too unless it is ASCII, which UTF-8 reads.
     """
-    ascii_only = c_locale()
+    chosen = terminal_encoding()
     streams = ((sys.stdin, "replace"), (sys.stdout, STAND_IN), (sys.stderr, STAND_IN))
     for stream, errors in streams:
         if isinstance(stream, io.TextIOWrapper):
-            if ascii_only and stream is not sys.stdin:
-                stream.reconfigure(encoding="ascii", errors=errors)
-            else:
+            if chosen is None or (chosen == "ascii" and stream is sys.stdin):
                 stream.reconfigure(errors=errors)
+            else:
+                stream.reconfigure(encoding=chosen, errors=errors)
 
 
-def c_locale() -> bool:
-    """Whether the user's locale is C or POSIX (``LC_ALL=C``, or none set): an ASCII terminal.
+# What Python's locale coercion (PEP 538) writes over LC_CTYPE when the locale is C.
+_COERCED = frozenset({"C.UTF-8", "C.utf8", "UTF-8"})
 
-    Python writes UTF-8 there all the same (PEP 540's UTF-8 mode, and PEP 538
-    sets ``LC_CTYPE=C.UTF-8``, overwriting what the user had), which such a
-    terminal shows as mojibake. So UTF-8 mode that the user did not ask for
-    (``PYTHONUTF8=1``, ``-X utf8``) means the C locale. An encoding the user
-    chose for Python (``PYTHONIOENCODING``) is kept.
+
+def terminal_encoding() -> str | None:
+    """The terminal's encoding where it is not the one Python chose; None: Python's stands.
+
+    When the C library cannot load the user's locale (``LANG=C``, none set,
+    as under cron, or a locale this machine does not have installed, such as
+    ``ru_RU.UTF-8`` on a minimal system), Python takes it for the C locale and
+    writes UTF-8 (PEP 540's UTF-8 mode; PEP 538 sets ``LC_CTYPE=C.UTF-8``,
+    overwriting what the user had). The terminal's encoding is then the one the
+    locale's name says (``locale_encoding``): UTF-8 for ``ru_RU.UTF-8``, ASCII
+    for C, POSIX or none. UTF-8 mode that the user asked for (``PYTHONUTF8=1``,
+    ``-X utf8``) and an encoding the user chose for Python (``PYTHONIOENCODING``)
+    are kept.
     """
     if not sys.flags.utf8_mode or "utf8" in sys._xoptions:
-        return False
+        return None
     if sys.flags.ignore_environment:
-        return True
-    return not (os.environ.get("PYTHONUTF8") or os.environ.get("PYTHONIOENCODING"))
+        return "ascii"
+    if os.environ.get("PYTHONUTF8") or os.environ.get("PYTHONIOENCODING"):
+        return None
+    chosen = locale_encoding(_named_locale())
+    return None if chosen == "utf-8" else chosen
+
+
+def _named_locale() -> str:
+    """The locale the environment names for characters: LC_ALL, else LC_CTYPE, else LANG."""
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = os.environ.get(name, "")
+        if name == "LC_CTYPE" and value in _COERCED:
+            value = _at_start(name)  # Python's coercion, not the user's: what the user had
+        if value:
+            return value
+    return ""
+
+
+def _at_start(name: str) -> str:
+    """The variable ``name`` as the process started with it (Linux's /proc), else ""."""
+    try:
+        with open("/proc/self/environ", "rb") as handle:
+            start = handle.read(1 << 20)
+    except OSError:
+        return ""
+    prefix = name.encode() + b"="
+    for entry in start.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode("ascii", "replace")
+    return ""
+
+
+def locale_encoding(name: str) -> str:
+    """The encoding a locale's name says (``ru_RU.UTF-8``: ``utf-8``), as Python's codec name.
+
+    ASCII where it says none that Python knows: C, POSIX, nothing, or a name
+    without one (``ru_RU``, whose encoding only the C library's tables tell).
+    """
+    codeset = name.partition("@")[0].partition(".")[2]
+    if not codeset:
+        return "ascii"
+    try:
+        return codecs.lookup(codeset).name
+    except LookupError:
+        return "ascii"
 
 
 def _unicode(encoding: str | None) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.cli.terminal import STAND_IN
+from clients.cli.terminal import STAND_IN, locale_encoding
 from tests.server.conftest import Running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,3 +127,69 @@ async def test_json_under_the_c_locale_keeps_every_letter(server: Running, tmp_p
     lines = [json.loads(line) for line in process.stdout.decode("ascii").splitlines()]
     texts = [line["text"] for line in lines if line.get("type") == "notice"]
     assert texts[0].startswith("rekisteröity nimellä ada; "), texts
+
+
+# Locales this machine lacks (the C library cannot load them): their names still say UTF-8.
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"LANG": "ru_RU.UTF-8"},
+        {"LC_ALL": "fi_FI.UTF-8"},
+        {"LC_CTYPE": "ru_RU.utf8"},
+        {"LC_CTYPE": "fi_FI.UTF-8", "LANG": "C"},
+        {"LANG": "xx_XX.UTF-8"},
+    ],
+    ids=str,
+)
+async def test_a_utf8_locale_the_machine_lacks_gets_every_letter(
+    server: Running, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The terminal's encoding is the one the user's locale names, installed or not."""
+    env = _locale_env(tmp_path, server, **env)
+    args = ["--lang", "ru", "play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(_scorpion_in, args, b"ada\nq\n", env)
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    out = process.stdout.decode()
+    assert "     10♥      8♥      2♣      J♥      7♦      6♦      8♠\n" in out
+    assert " · ходы 0 · " in out, out
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"LC_ALL": "C", "LANG": "ru_RU.UTF-8"},  # LC_ALL wins
+        {"LC_CTYPE": "POSIX", "LANG": "fi_FI.UTF-8"},  # LC_CTYPE before LANG
+        {"LANG": "ru_RU"},  # no encoding named: nothing beyond ASCII is sure
+    ],
+    ids=str,
+)
+async def test_a_locale_naming_no_utf8_stays_ascii(
+    server: Running, tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = _locale_env(tmp_path, server, **env)
+    args = ["--lang", "ru", "play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(_scorpion_in, args, b"ada\nq\n", env)
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    out = process.stdout.decode("ascii")
+    assert "     10H      8H      2C      JH      7D      6D      8S\n" in out
+
+
+async def test_a_locale_the_machine_lacks_names_another_encoding(
+    server: Running, tmp_path: Path
+) -> None:
+    env = _locale_env(tmp_path, server, LANG="ru_RU.KOI8-R")
+    args = ["--lang", "ru", "play", "--level", "hard", "--deal", "1"]
+    process = await asyncio.to_thread(_scorpion_in, args, b"ada\nq\n", env)
+    assert process.returncode == 0 and process.stderr == b"", process.stderr
+    out = process.stdout.decode("koi8-r")
+    # KOI8-R has no suit symbols
+    assert "     10H      8H      2C      JH      7D      6D      8S\n" in out
+    assert " · ходы 0 · " in out, out
+
+
+def test_the_encoding_a_locale_names() -> None:
+    assert locale_encoding("ru_RU.UTF-8") == locale_encoding("fi_FI.utf8") == "utf-8"
+    assert locale_encoding("sr_RS.UTF-8@latin") == "utf-8"
+    assert locale_encoding("ru_RU.KOI8-R") == "koi8-r"
+    for name in ("C", "POSIX", "", "ru_RU", "fi_FI.no-such-codeset"):
+        assert locale_encoding(name) == "ascii", name
