@@ -54,7 +54,7 @@ from clients.cli.connection import (
 )
 from clients.cli.game import GameSession
 from clients.cli.guide import guide_text, menu_line
-from clients.cli.i18n import _, catalogue, use
+from clients.cli.i18n import _, catalogue, ngettext, use
 from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
 from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
@@ -325,7 +325,7 @@ class App:
                 continue
             if await self._register(conn, name):
                 return True
-        self.fail("app.names_refused", tries=NAME_TRIES)
+        self.terminal.complain(ngettext("app.names_refused", NAME_TRIES, tries=NAME_TRIES))
         return False
 
     @staticmethod
@@ -333,7 +333,7 @@ class App:
         if not name:
             return _("app.name_empty")
         if len(name) > MAX_NAME_CHARS:
-            return _("app.name_long", limit=MAX_NAME_CHARS)
+            return ngettext("app.name_long", MAX_NAME_CHARS, limit=MAX_NAME_CHARS)
         if not name.isprintable():
             return _("app.name_unprintable")
         return None
@@ -728,9 +728,10 @@ class App:
             return
         board = session.board
         limited = reply.get("code") == "nothing_to_undo" and board and board.undo_limit_reached
-        if limited and board is not None and not self.options.json:
-            found = info(board.level)
-            self.notice("app.undo_limit", limit=found.undo_limit if found else "?")
+        found = info(board.level) if board is not None else None
+        limit = found.undo_limit if found is not None else None
+        if limited and limit is not None and not self.options.json:
+            self.tell("app.undo_limit", ngettext("app.undo_limit", limit, limit=limit))
         else:
             self.rejected(reply, game=session.game)
         await self.reopen_if(reply)

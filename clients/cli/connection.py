@@ -66,7 +66,7 @@ from websockets.typing import Subprotocol
 
 from clients.cli import VERSION
 from clients.cli.checks import check_server_message
-from clients.cli.i18n import _
+from clients.cli.i18n import _, ngettext
 from clients.cli.terminal import OutputError, printable
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
@@ -399,7 +399,7 @@ class Connection:
             sent = ws.protocol.close_sent
             if sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
                 limit = MAX_SERVER_FRAME_BYTES
-                raise ConnectionFailed(_("connection.frame_too_big", limit=limit))
+                raise ConnectionFailed(ngettext("connection.frame_too_big", limit, limit=limit))
             self._online.clear()
             if self.on_drop is not None:
                 self.on_drop()

@@ -7,18 +7,30 @@ package works the same from a wheel (the ``.po`` files are package data) and
 from a checkout, and no compiled ``.mo`` file can go stale. A key missing
 from a catalogue falls back to English (tests/cli/test_i18n.py fails on it).
 
+A message with a count in it (``2 cards``, ``the last 100 moves``) has one
+form for each plural category of its language: ``msgid_plural`` (the key
+again) and ``msgstr[0]``, ``msgstr[1]``... in gettext's way, chosen by the
+catalogue's ``Plural-Forms`` header, which is Babel's rule for the language
+(English and Finnish have two forms, Russian three: 1 and 21 карта, 2 and 22
+карты, 5, 11 and 111 карт). tests/cli/test_i18n.py fails on a header that is
+not Babel's and on a form that is missing or empty.
+
 ``use(lang)`` chooses the language for the process; ``_(key, **fields)``
-formats the message with ``str.format``.
+formats the message with ``str.format``; ``ngettext(key, count, **fields)``
+formats the form for ``count``.
 """
 
 from __future__ import annotations
 
+import gettext
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
-__all__ = ["LANGS", "_", "catalogue", "current", "use"]
+__all__ = ["LANGS", "_", "catalogue", "current", "ngettext", "plural_index", "plurals", "use"]
 
 LANGS = ("en", "fi", "ru")
 DIRECTORY = Path(__file__).parent / "locale"
@@ -26,15 +38,40 @@ _state = {"lang": "en"}
 
 
 @cache
-def catalogue(lang: str) -> dict[str, str]:
-    """Key -> message of one language (only the messages that have a text)."""
+def _parsed(lang: str) -> Catalog:
     with (DIRECTORY / f"{lang}.po").open("rb") as handle:
-        parsed = read_po(handle, locale=lang)
+        return read_po(handle, locale=lang)
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    """Key -> message of one language (only the messages that have a text), counts aside."""
     return {
         str(message.id): str(message.string)
-        for message in parsed
+        for message in _parsed(lang)
         if message.id and isinstance(message.string, str) and message.string
     }
+
+
+@cache
+def plurals(lang: str) -> dict[str, tuple[str, ...]]:
+    """Key -> the forms of a message with a count, as the catalogue has them ("" where it
+    has none), in the order of its ``Plural-Forms``."""
+    return {
+        str(message.id[0]): tuple(str(form or "") for form in message.string)
+        for message in _parsed(lang)
+        if message.pluralizable and isinstance(message.string, tuple | list)
+    }
+
+
+@cache
+def _rule(lang: str) -> Callable[[int], int]:
+    return gettext.c2py(_parsed(lang).plural_expr)
+
+
+def plural_index(lang: str, count: int) -> int:
+    """Which of ``lang``'s forms ``count`` takes (its catalogue's ``Plural-Forms``)."""
+    return _rule(lang)(abs(count))
 
 
 def use(lang: str) -> None:
@@ -50,3 +87,22 @@ def _(key: str, **fields: object) -> str:
     """The message ``key`` in the current language, with ``fields`` filled in."""
     text = catalogue(current()).get(key) or catalogue("en").get(key) or key
     return text.format(**fields) if fields else text
+
+
+def ngettext(key: str, count: int, /, **fields: object) -> str:
+    """The form of the message ``key`` that ``count`` takes in the current language, with
+    ``fields`` (the count among them, under its own name: ``count``, ``limit``) filled in.
+
+    A form the catalogue lacks is its language's last one that it has, so a
+    Russian count is never said in English; only a key a language lacks
+    altogether is English."""
+    lang = current()
+    forms = [form for form in plurals(lang).get(key, ()) if form]
+    if not forms:
+        lang, forms = "en", list(plurals("en").get(key, ()))
+    if not forms:
+        return key
+    wanted = plurals(lang)[key]
+    index = plural_index(lang, count)
+    text = wanted[index] if index < len(wanted) and wanted[index] else forms[-1]
+    return text.format(**fields)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clients.cli.i18n import _
+from clients.cli.i18n import _, ngettext
 from protocol import LEVELS
 
 __all__ = [
@@ -82,7 +82,7 @@ def rules_text(level: str) -> list[str]:
     if found.undo_limit is None:
         lines.append(_("guide.undo_all"))
     else:
-        lines.append(_("guide.undo_limit", limit=found.undo_limit))
+        lines.append(ngettext("guide.undo_limit", found.undo_limit, limit=found.undo_limit))
     lines.append(_("guide.timed") if found.timed else _("guide.points"))
     if found.winnable_only:
         lines.append(_("guide.winnable"))

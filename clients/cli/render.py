@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clients.cli.board import UNKNOWN, Board
-from clients.cli.i18n import _
+from clients.cli.i18n import _, ngettext
 from clients.cli.levels import LEVEL_ORDER, has_stock, level_name
 
 __all__ = [
@@ -316,7 +316,9 @@ def describe_event(event: dict[str, Any], *, undoable: bool = True) -> str | Non
             "source": _where(event["from"]),
             "target": _where(event["to"]),
         }
-        return _("event.moved_group" if count > 1 else "event.moved", **fields)
+        if count > 1:
+            return ngettext("event.moved_group", count, **fields)
+        return _("event.moved", **fields)
     if kind == "flipped":
         return _("event.flipped", card=card_text(event["card"]), column=event["column"])
     if kind == "dealt":

@@ -10,11 +10,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from babel.messages.plurals import get_plural
 
 from clients.cli.board import Board
 from clients.cli.commands import COMMAND_WORDS, help_text
 from clients.cli.guide import TIPS, guide_text, menu_line
-from clients.cli.i18n import LANGS, catalogue, use
+from clients.cli.i18n import LANGS, catalogue, ngettext, plural_index, plurals, use
 from clients.cli.options import build_parser
 from clients.cli.render import Style, describe_event, render_board, render_results, render_stats
 from protocol import LEVELS
@@ -65,7 +66,7 @@ def fields(text: str) -> set[str]:
 
 def problems(messages: dict[str, str]) -> list[str]:
     """What is wrong with one language's catalogue: missing, extra or mismatched keys."""
-    wanted = keys_in_source() | dynamic_keys()
+    wanted = (keys_in_source() | dynamic_keys()) - set(plurals("en"))
     found = [f"missing {key}" for key in sorted(wanted - set(messages))]
     found += [f"unused {key}" for key in sorted(set(messages) - set(catalogue("en")))]
     found += [
@@ -76,10 +77,85 @@ def problems(messages: dict[str, str]) -> list[str]:
     return found
 
 
+def plural_problems(lang: str, forms: dict[str, tuple[str, ...]]) -> list[str]:
+    """What is wrong with one language's messages with a count: missing, extra, short or
+    empty forms, or forms whose fields are not the English ones."""
+    wanted = {key for key in keys_in_source() if key in plurals("en")}
+    found = [f"missing {key}" for key in sorted(wanted - set(forms))]
+    found += [f"unused {key}" for key in sorted(set(forms) - set(plurals("en")))]
+    count = get_plural(lang).num_plurals
+    for key, texts in sorted(forms.items()):
+        if len(texts) != count or not all(texts):
+            found.append(f"forms of {key}: {count} wanted, {len([t for t in texts if t])} given")
+        english = {name for text in plurals("en").get(key, ()) for name in fields(text)}
+        found += [f"fields of {key}" for text in texts if text and fields(text) != english]
+    return found
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_key_is_in_every_catalogue(lang: str) -> None:
     assert len(keys_in_source() | dynamic_keys()) > 150
     assert problems(catalogue(lang)) == []
+    assert len(plurals("en")) >= 6
+    assert plural_problems(lang, plurals(lang)) == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_catalogue_has_babels_plural_rule(lang: str) -> None:
+    text = (SOURCE / "locale" / f"{lang}.po").read_text("utf-8")
+    assert f'"Plural-Forms: {get_plural(lang)}\\n"' in text
+
+
+def test_the_check_sees_a_short_or_empty_form() -> None:
+    forms = dict(plurals("ru"))
+    forms["event.moved_group"] = forms["event.moved_group"][:2]
+    forms["app.name_long"] = (*forms["app.name_long"][:2], "")
+    forms["guide.undo_limit"] = ("{limit}", "{limit}", "{count}")
+    del forms["app.undo_limit"]
+    assert plural_problems("ru", forms) == [
+        "missing app.undo_limit",
+        "forms of app.name_long: 3 wanted, 2 given",
+        "forms of event.moved_group: 3 wanted, 2 given",
+        "fields of guide.undo_limit",
+    ]
+
+
+RU_CARDS = {1: "карта", 2: "карты", 5: "карт", 11: "карт", 21: "карта", 22: "карты"}
+RU_CARDS |= {25: "карт", 111: "карт", 12: "карт", 104: "карты", 1001: "карта"}
+
+
+@pytest.mark.parametrize("count", sorted(RU_CARDS))
+def test_a_russian_count_takes_its_form(count: int) -> None:
+    use("ru")
+    event = {"type": "moved", "card": "7C", "count": count, "from": 7, "to": 5}
+    said = f"7♣ ({count} {RU_CARDS[count]}): столбец 7 → столбец 5"
+    assert describe_event(event) == said or count == 1  # a single card: no count
+    fields = {"card": "7♣", "count": count, "source": "столбец 7", "target": "столбец 5"}
+    assert ngettext("event.moved_group", count, **fields) == said
+    moves = {0: "ход", 1: "хода", 2: "ходов"}[plural_index("ru", count)]
+    assert ngettext("guide.undo_limit", count, limit=count).endswith(f" {count} {moves}.")
+    characters = "символа" if plural_index("ru", count) == 0 else "символов"
+    assert ngettext("app.name_long", count, limit=count).endswith(f" {count} {characters}")
+
+
+@pytest.mark.parametrize(("count", "cards"), [(1, "kortti"), (2, "korttia"), (21, "korttia")])
+def test_a_finnish_count_takes_its_form(count: int, cards: str) -> None:
+    use("fi")
+    event = {"type": "moved", "card": "7C", "count": count, "from": 7, "to": 5}
+    said = f"7♣ ({count} {cards}): sarake 7 → sarake 5"
+    assert describe_event(event) == said or count == 1  # a single card: no count
+    fields = {"card": "7♣", "count": count, "source": "sarake 7", "target": "sarake 5"}
+    assert ngettext("event.moved_group", count, **fields) == said
+    assert ngettext("app.name_long", 1, limit=1) == "nimessä voi olla enintään 1 merkki"
+    assert ngettext("app.name_long", 2, limit=2) == "nimessä voi olla enintään 2 merkkiä"
+    assert ngettext("guide.undo_limit", 1, limit=1) == "Perua voi viimeisen 1 siirron."
+    assert ngettext("guide.undo_limit", 2, limit=2) == "Perua voi viimeiset 2 siirtoa."
+
+
+def test_an_english_count_takes_its_form() -> None:
+    use("en")
+    assert ngettext("app.name_long", 1, limit=1) == "a name has at most 1 character"
+    assert ngettext("app.name_long", 32, limit=32) == "a name has at most 32 characters"
 
 
 def test_the_check_sees_a_missing_key_and_a_wrong_field() -> None:
@@ -120,6 +196,7 @@ def test_no_english_word_on_a_finnish_or_russian_screen(lang: str) -> None:
     english = english_words()
     use(lang)
     texts = [*screens()[: -len(catalogue("en"))], *(catalogue(lang)[k] for k in catalogue("en"))]
+    texts += [form for key in plurals("en") for form in plurals(lang)[key]]
     leaks = {(word, text) for text in texts for word in words(text) if word.lower() in english}
     assert sorted(leaks) == []
 
