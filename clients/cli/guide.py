@@ -11,12 +11,13 @@ import textwrap
 from typing import Any
 
 from clients.cli.i18n import _
-from clients.cli.levels import LEVEL_ORDER, level_name, rules_text
+from clients.cli.levels import LEVEL_ORDER, has_stock, level_name, rules_text
 from clients.cli.render import time_text
 
 __all__ = ["TIPS", "guide_text", "menu_line"]
 
 TIPS = 6  # tips.1 .. tips.6 in the catalogues
+STOCK_TIP = 2  # tips.2: keep the stock for when you are stuck
 
 
 def menu_line(level: str, row: dict[str, Any] | None) -> str:
@@ -39,7 +40,8 @@ def menu_line(level: str, row: dict[str, Any] | None) -> str:
 def guide_text(level: str, width: int = 79) -> str:
     """The rules of ``level``, then the tips, wrapped to ``width`` columns."""
     width = max(20, width)
-    tips = [_(f"tips.{n}") for n in range(1, TIPS + 1)]
+    # tips.2 is about the stock: not on a level without one (three blind mice's reserve)
+    tips = [_(f"tips.{n}") for n in range(1, TIPS + 1) if n != STOCK_TIP or has_stock(level)]
     lines = [_("guide.title", level=level_name(level)), *_items(rules_text(level), width)]
     return "\n".join([*lines, "", _("tips.title"), *_items(tips, width)])
 

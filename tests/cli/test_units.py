@@ -12,7 +12,11 @@ import pytest
 from clients.cli import config
 from clients.cli.board import Board
 from clients.cli.commands import Command, CommandError, parse, parse_card
+from clients.cli.guide import STOCK_TIP, guide_text
+from clients.cli.i18n import LANGS, catalogue, use
+from clients.cli.levels import has_stock
 from clients.cli.options import detect_locale, parse_args
+from protocol import LEVELS
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -196,3 +200,14 @@ def test_winnable_is_a_play_option() -> None:
 
     assert parse_args(["play", "--level", "hard", "--winnable"], {}).winnable is True
     assert parse_args(["play"], {}).winnable is False
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_stock_tip_only_on_a_level_with_a_stock(lang: str) -> None:
+    use(lang)
+    stock_tip = catalogue(lang)[f"tips.{STOCK_TIP}"]
+    for level in LEVELS:
+        shown = " ".join(guide_text(level, width=1000).split())
+        assert (stock_tip in shown) == has_stock(level), (level, shown)
+    assert not has_stock("three-blind-mice") and has_stock("hard")
+    use("en")
