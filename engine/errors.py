@@ -81,18 +81,18 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "stock_empty": {
         "en": "The stock has already been dealt.",
-        "fi": "Pakka on jo jaettu.",
-        "ru": "Колода уже сдана.",
+        "fi": "Varapakka on jo jaettu.",
+        "ru": "Колода уже раздана.",
     },
     "stock_empty.none": {
         "en": "This level has no stock to deal.",
-        "fi": "Tällä tasolla ei ole pakkaa jaettavaksi.",
-        "ru": "На этом уровне нет колоды для сдачи.",
+        "fi": "Tällä tasolla ei ole varapakkaa jaettavaksi.",
+        "ru": "На этом уровне нет колоды, которую можно раздать.",
     },
     "stock_not_allowed": {
         "en": "The stock may be dealt only when no other move is left.",
-        "fi": "Pakan saa jakaa vasta, kun muita siirtoja ei ole.",
-        "ru": "Сдавать колоду можно, только когда других ходов нет.",
+        "fi": "Varapakan saa jakaa vasta, kun muita siirtoja ei ole.",
+        "ru": "Раздать колоду можно, только когда других ходов нет.",
     },
     "nothing_to_undo": {
         "en": "There is nothing left to undo.",
@@ -111,7 +111,7 @@ _MESSAGES: dict[str, dict[str, str]] = {
     },
     "game_over.abandoned": {
         "en": "This game is over: it was abandoned for a new game.",
-        "fi": "Tämä peli on päättynyt: se jätettiin uuden pelin vuoksi.",
+        "fi": "Tämä peli on päättynyt: se jätettiin kesken uuden pelin vuoksi.",
         "ru": "Эта партия окончена: её бросили ради новой.",
     },
 }

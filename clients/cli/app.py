@@ -68,7 +68,7 @@ DEFAULT_LEVEL = "medium"
 CLIENT = f"scorpion-cli/{VERSION}"
 YES = frozenset({"y", "yes", "k", "kyllä", "kylla", "д", "да"})
 NAME_TRIES = 5
-WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемая"
+WINNABLE = frozenset({"w", "v", "р"})  # "winnable", "voitettava", "решаемый"
 SIZE_POLL_SECONDS = 0.25
 # ``new_game`` answered ``unavailable`` (no winnable deal ready yet, or the store down for a
 # moment) is asked again after each of these waits, then the refusal is shown.

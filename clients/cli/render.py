@@ -149,7 +149,7 @@ def render_status(
 
 def _header(board: Board, game: int | None, width: int) -> list[str]:
     deal = _("board.deal_hidden") if board.deal is None else _("board.deal", deal=board.deal)
-    parts = ["Scorpion", level_name(board.level), deal]
+    parts = [_("board.title"), level_name(board.level), deal]
     if game is not None:
         parts.insert(1, _("board.game", game=game))
     return fit(parts, width).splitlines()

@@ -160,7 +160,7 @@ async def test_replay_into_a_closed_pipe_is_quiet(
         ),
         (
             ["--lang=ru", "stats", "--level", "x"],
-            "scorpion: аргумент --level: 'x' — не одно из: "
+            "scorpion: аргумент --level: 'x' — недопустимое значение; допустимые: "
             "easy, medium, hard, classic, relaxed, three-blind-mice",
         ),
         (["--lang", "fi", "replay"], "scorpion: puuttuu: PELI"),

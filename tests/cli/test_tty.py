@@ -202,7 +202,7 @@ async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: s
     async with launch(server, tmp_path, "--lang", "fi", "play", "--level", "hard") as shown:
         await shown.wait_for(r"(?m)^>")
         text = await shown.wait_for("siirrot 0")  # the status bar is drawn after the prompt
-        assert "pakka: 3" in text
+        assert "varapakka: 3" in text
         assert len(text.splitlines()) <= 24 and all(len(row) <= 80 for row in text.splitlines())
 
 
