@@ -148,9 +148,9 @@ test("a column's label says how many of its cards are face down and face up, in 
   const label = page.locator('.column[data-column="1"]');
   await expect(label).toHaveAttribute("aria-label", "Column 1: 3 face down, 4 face up");
   await page.locator("select.language").selectOption("fi");
-  await expect(label).toHaveAttribute("aria-label", "Sarake 1: 3 kuvapuoli alaspäin, 4 kuvapuoli ylöspäin");
+  await expect(label).toHaveAttribute("aria-label", "Sarake 1: 3 korttia kuvapuoli alaspäin, 4 korttia kuvapuoli ylöspäin");
   await page.locator("select.language").selectOption("ru");
-  await expect(label).toHaveAttribute("aria-label", "Колонка 1: 3 рубашкой вверх, 4 лицом вверх");
+  await expect(label).toHaveAttribute("aria-label", "Столбец 1: 3 карты рубашкой вверх, 4 карты лицом вверх");
 });
 
 test("the statistics on a narrow screen say they scroll sideways, and keep each row's level in sight", async ({ page, server }) => {
@@ -178,4 +178,28 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   await page.setViewportSize({ width: 1280, height: 800 });
   await expect(page.locator(".scroll-note")).toBeHidden();
   await expect(box).not.toHaveClass(/scrolls/);
+});
+
+test("the statistics fit a 1280 px screen in every language, a winnable row among them", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("wide"));
+  await page.locator('button.level[data-level="medium"]').click();
+  await page.locator('[data-deal-kind="winnable"]').click();
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results")).toBeVisible();
+  await page.locator("header nav button", { hasText: STRINGS.en.statistics }).click();
+  await expect(page.locator('.stats-page tr[data-winnable="true"]')).toHaveCount(1);
+  const box = page.locator(".stats-page .scroll");
+  for (const locale of ["en", "fi", "ru"] as const) {
+    await page.locator("select.language").selectOption(locale);
+    await expect(page).toHaveTitle(STRINGS[locale].title);
+    await expect(page.locator(".stats-page thead th").nth(4)).toHaveText(STRINGS[locale].winRate);
+    const { scrollWidth, clientWidth } = await box.evaluate((node) => ({ scrollWidth: node.scrollWidth, clientWidth: node.clientWidth }));
+    expect(scrollWidth, `${locale}: the table is ${scrollWidth} px in a box of ${clientWidth} px`).toBeLessThanOrEqual(clientWidth);
+    await expect(page.locator(".scroll-note")).toBeHidden();
+    await page.screenshot({ path: join(SHOTS, `stats-${locale}-1280x800.png`) });
+  }
+  await page.locator("select.language").selectOption("en");
 });

@@ -4,6 +4,10 @@
  * 9); every other error is said here, by its code (`error_<code>`), never in
  * the server's words, which may be English or meant for developers
  * (`src/words.ts`, `errorText`). `t(key, values)` fills `{name}` placeholders.
+ * A message with a count in it (`COUNTS`) has a form for each plural category
+ * of its language (`Intl.PluralRules`: one and other in English and Finnish;
+ * one, few, many and other in Russian: 1 and 21 карта, 2 and 22 карты, 5, 11
+ * and 111 карт); `tn(key, n)` says the form `n` takes.
  */
 export type Locale = "en" | "fi" | "ru";
 export const LOCALES: Locale[] = ["en", "fi", "ru"];
@@ -123,8 +127,6 @@ const en = {
   foundations: "Foundations",
   reserve: "Reserve",
   column: "Column {n}",
-  faceDown: "{n} face down",
-  faceUp: "{n} face up",
   emptyColumn: "empty",
   keys: "Keys: Enter moves the focused card where it fits, 1–9 and 0 to that column; D deal, U undo, H hint, P pause.",
   back: "Back",
@@ -155,9 +157,9 @@ export type Key = keyof typeof en;
 type Strings = Record<Key, string>;
 
 const fi: Strings = {
-  title: "Skorpioni-pasianssi",
+  title: "Scorpion-pasianssi",
   language: "Kieli",
-  welcome: "Kokoa neljä maata kuninkaasta ässään omiin sarakkeisiinsa.",
+  welcome: "Kokoa neljä täyttä sarjaa kuninkaasta ässään suoraan sarakkeissa.",
   name: "Nimesi",
   register: "Aloita peli",
   otherDevice: "Pelaatko jo toisella laitteella?",
@@ -171,9 +173,9 @@ const fi: Strings = {
   level_medium: "Keskitaso",
   level_hard: "Vaikea",
   level_classic: "Klassinen",
-  level_relaxed: "Rento",
+  level_relaxed: "Helpotettu",
   "level_three-blind-mice": "Kolme sokeaa hiirtä",
-  winnable: "Jokainen tämän tason jako on ratkaistavissa.",
+  winnable: "Jokainen tämän tason jako on voitettavissa.",
   dealNumber: "Jaon numero (valinnainen)",
   badDeal: "Jaon numero on kokonaisluku väliltä 1–9007199254740991.",
   play: "Pelaa",
@@ -181,9 +183,9 @@ const fi: Strings = {
   games: "Pelit",
   wins: "Voitot",
   losses: "Häviöt",
-  winRate: "Voittoprosentti",
-  currentStreak: "Nykyinen voittoputki",
-  bestStreak: "Paras voittoputki",
+  winRate: "Voitto-%",
+  currentStreak: "Putki",
+  bestStreak: "Pisin putki",
   bestScore: "Paras tulos",
   fastestWin: "Nopein voitto",
   fewestMoves: "Vähiten siirtoja",
@@ -193,11 +195,11 @@ const fi: Strings = {
   moves: "Siirrot",
   time: "Aika",
   score: "Pisteet",
-  suits: "Maat",
+  suits: "Sarjat",
   hints: "Vihjeet",
-  undos: "Peruutukset",
-  deal: "Jaa",
-  stock: "Pakka: {n}",
+  undos: "Perutut siirrot",
+  deal: "Jaa kortit",
+  stock: "Varapakka: {n}",
   undo: "Peru",
   hint: "Vihje",
   pause: "Tauko",
@@ -215,27 +217,27 @@ const fi: Strings = {
   stuck: "Hyödyllisiä siirtoja ei ole jäljellä.",
   lostPosition: "Tätä asemaa ei voi enää voittaa.",
   lostDeal: "Tätä jakoa ei voi voittaa, pelasipa miten tahansa: mikään siirtosi ei pilannut sitä.",
-  hintLost: "Tästä asemasta ei voi enää voittaa millään siirrolla: kumoa tai aloita alusta kokeillaksesi toista tietä.",
+  hintLost: "Tästä asemasta ei voi enää voittaa millään siirrolla: peru tai aloita alusta kokeillaksesi toista tietä.",
   hintLostDeal: "Tätä jakoa ei voi voittaa millään siirrolla, pelasipa miten tahansa: aloita uusi peli kokeillaksesi toista jakoa.",
-  hintSeen: "Jokainen jäljellä oleva siirto johtaa asemaan, jossa tämä peli on jo ollut: kumoa tai aloita alusta kokeillaksesi toista tietä.",
+  hintSeen: "Jokainen jäljellä oleva siirto johtaa asemaan, jossa tämä peli on jo ollut: peru tai aloita alusta kokeillaksesi toista tietä.",
   hintSeenDeal: "Jokainen jäljellä oleva siirto johtaa asemaan, jossa tämä peli on jo ollut: aloita uusi peli kokeillaksesi toista jakoa.",
-  hintStuck: "Siirtoja ei ole jäljellä, ja pakka on jo jaettu.",
+  hintStuck: "Siirtoja ei ole jäljellä, ja varapakka on jo jaettu.",
   dealKind: "Jaon tyyppi",
   randomDeal: "Satunnainen jako",
   winnableDeal: "Voitettava jako",
   winnableNote: "Jako, jonka ratkaisija on voittanut: se on voitettavissa.",
   winnableStats: "{level}, voitettavat jaot: tilastosi",
-  winnableLevel: "{level} (voitettavat)",
+  winnableLevel: "{level} (voitettavat jaot)",
   waysOut: "Peru, aloita alusta, luovuta tai aloita uusi peli.",
   hintMove: "Vihje: siirrä {card} sarakkeeseen {to}.",
-  hintDeal: "Vihje: jaa pakka.",
+  hintDeal: "Vihje: jaa varapakka.",
   hintNone: "Hyödyllisiä siirtoja ei ole jäljellä.",
   won: "Voitit!",
   lost: "Peli hävitty",
   resigned: "Luovutit.",
   abandoned: "Jätetty kesken uuden pelin vuoksi.",
   levelStats: "{level}: tilastosi",
-  replay: "Uusinta",
+  replay: "Toisto",
   reconnecting: "Yhteys katkesi: yhdistetään uudelleen…",
   closedBusy: "Palvelimella on juuri nyt liikaa yhteyksiä; yritetään uudelleen…",
   closedRefused: "Palvelin torjui tämän yhteyden hetkeksi (liikaa virheellisiä tai liian tiheitä pyyntöjä); yritetään uudelleen…",
@@ -262,15 +264,13 @@ const fi: Strings = {
   replayKeys: "Näppäimet: ← ja → askel taakse ja eteen, Home ja End jakoon ja loppuun.",
   actionMove: "Siirrä {card} sarakkeeseen {to}",
   actionAuto: "Siirrä {card}",
-  actionDeal: "Jaa pakka",
+  actionDeal: "Jaa varapakka",
   actionUndo: "Peru",
   actionRestart: "Aloita alusta",
   actionHint: "Vihje",
-  foundations: "Valmiit maat",
-  reserve: "Varasto",
+  foundations: "Valmiit sarjat",
+  reserve: "Varakortit",
   column: "Sarake {n}",
-  faceDown: "{n} kuvapuoli alaspäin",
-  faceUp: "{n} kuvapuoli ylöspäin",
   emptyColumn: "tyhjä",
   keys: "Näppäimet: Enter siirtää valitun kortin sopivaan paikkaan, 1–9 ja 0 siihen sarakkeeseen; D jaa, U peru, H vihje, P tauko.",
   back: "Takaisin",
@@ -300,7 +300,7 @@ const fi: Strings = {
 const ru: Strings = {
   title: "Пасьянс «Скорпион»",
   language: "Язык",
-  welcome: "Соберите четыре масти от короля до туза прямо в колонках.",
+  welcome: "Соберите четыре масти от короля до туза прямо в столбцах.",
   name: "Ваше имя",
   register: "Начать игру",
   otherDevice: "Уже играете на другом устройстве?",
@@ -314,9 +314,9 @@ const ru: Strings = {
   level_medium: "Средний",
   level_hard: "Сложный",
   level_classic: "Классический",
-  level_relaxed: "Спокойный",
+  level_relaxed: "Упрощённый",
   "level_three-blind-mice": "Три слепые мыши",
-  winnable: "Любой расклад этого уровня можно пройти.",
+  winnable: "Любой расклад этого уровня можно выиграть.",
   dealNumber: "Номер расклада (необязательно)",
   badDeal: "Номер расклада — целое число от 1 до 9007199254740991.",
   play: "Играть",
@@ -324,12 +324,12 @@ const ru: Strings = {
   games: "Игры",
   wins: "Победы",
   losses: "Поражения",
-  winRate: "Доля побед",
-  currentStreak: "Текущая серия",
+  winRate: "% побед",
+  currentStreak: "Серия",
   bestStreak: "Лучшая серия",
   bestScore: "Лучший счёт",
-  fastestWin: "Быстрейшая победа",
-  fewestMoves: "Меньше всего ходов",
+  fastestWin: "Лучшее время",
+  fewestMoves: "Мин. ходов",
   statistics: "Статистика",
   history: "Прошлые игры",
   levels: "Уровни",
@@ -362,15 +362,15 @@ const ru: Strings = {
   hintLostDeal: "Этот расклад не выиграть ни одним ходом, как ни играй: начните новую игру, чтобы попробовать другой расклад.",
   hintSeen: "Каждый оставшийся ход ведёт в позицию, которая уже была в этой партии: отмените ход или начните заново, чтобы попробовать иначе.",
   hintSeenDeal: "Каждый оставшийся ход ведёт в позицию, которая уже была в этой партии: начните новую игру, чтобы попробовать другой расклад.",
-  hintStuck: "Ходов не осталось, и колода уже сдана.",
+  hintStuck: "Ходов не осталось, и колода уже раздана.",
   dealKind: "Вид расклада",
   randomDeal: "Случайный расклад",
-  winnableDeal: "Проходимый расклад",
-  winnableNote: "Расклад, который решатель прошёл: его можно выиграть.",
-  winnableStats: "{level}, проходимые расклады: ваша статистика",
-  winnableLevel: "{level} (проходимые)",
+  winnableDeal: "Решаемый расклад",
+  winnableNote: "Расклад, который решатель выиграл: его можно выиграть.",
+  winnableStats: "{level}, решаемые расклады: ваша статистика",
+  winnableLevel: "{level} (решаемые расклады)",
   waysOut: "Отмените ход, начните заново, сдайтесь или начните новую игру.",
-  hintMove: "Подсказка: переложите {card} в колонку {to}.",
+  hintMove: "Подсказка: переложите {card} в столбец {to}.",
   hintDeal: "Подсказка: раздайте колоду.",
   hintNone: "Полезных ходов не осталось.",
   won: "Победа!",
@@ -402,8 +402,8 @@ const ru: Strings = {
   last: "В конец",
   replayStart: "Расклад",
   replayNoBoard: "История этой игры слишком длинна, чтобы показать её на столе: вот её ходы.",
-  replayKeys: "Клавиши: ← и → шаг назад и вперёд, Home и End — к раскладу и к концу.",
-  actionMove: "Переложить {card} в колонку {to}",
+  replayKeys: "Клавиши: ← и → — шаг назад и вперёд, Home и End — к раскладу и к концу.",
+  actionMove: "Переложить {card} в столбец {to}",
   actionAuto: "Переложить {card}",
   actionDeal: "Раздать колоду",
   actionUndo: "Отмена хода",
@@ -411,11 +411,9 @@ const ru: Strings = {
   actionHint: "Подсказка",
   foundations: "Собранные масти",
   reserve: "Резерв",
-  column: "Колонка {n}",
-  faceDown: "{n} рубашкой вверх",
-  faceUp: "{n} лицом вверх",
+  column: "Столбец {n}",
   emptyColumn: "пусто",
-  keys: "Клавиши: Enter перекладывает выбранную карту, куда она подходит, 1–9 и 0 — в эту колонку; D раздать, U отменить, H подсказка, P пауза.",
+  keys: "Клавиши: Enter перекладывает выбранную карту, куда она подходит, 1–9 и 0 — в этот столбец; D раздать, U отменить, H подсказка, P пауза.",
   back: "Назад",
   error_bad_request: "Сервер не понял запрос этой страницы.",
   error_hello_required: "Сервер ждал, что страница сначала представится; попробуйте снова.",
@@ -442,19 +440,60 @@ const ru: Strings = {
 
 export const STRINGS: Record<Locale, Strings> = { en, fi, ru };
 
+/** The messages with a count in them, `{n}` in each. */
+export type CountKey = "faceDown" | "faceUp";
+/** A message's form for each plural category of its language; `other` is always there. */
+export type Forms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+
+export const COUNTS: Record<Locale, Record<CountKey, Forms>> = {
+  en: {
+    faceDown: { one: "{n} face down", other: "{n} face down" },
+    faceUp: { one: "{n} face up", other: "{n} face up" },
+  },
+  fi: {
+    faceDown: { one: "{n} kortti kuvapuoli alaspäin", other: "{n} korttia kuvapuoli alaspäin" },
+    faceUp: { one: "{n} kortti kuvapuoli ylöspäin", other: "{n} korttia kuvapuoli ylöspäin" },
+  },
+  ru: {
+    faceDown: {
+      one: "{n} карта рубашкой вверх",
+      few: "{n} карты рубашкой вверх",
+      many: "{n} карт рубашкой вверх",
+      other: "{n} карты рубашкой вверх",
+    },
+    faceUp: {
+      one: "{n} карта лицом вверх",
+      few: "{n} карты лицом вверх",
+      many: "{n} карт лицом вверх",
+      other: "{n} карты лицом вверх",
+    },
+  },
+};
+
 let current: Locale = "en";
 
 export function setLocale(locale: Locale): void {
   current = locale;
   document.documentElement.lang = locale;
+  document.title = STRINGS[locale].title;
 }
 
 export function locale(): Locale {
   return current;
 }
 
+function fill(text: string, values: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ""));
+}
+
 export function t(key: Key, values: Record<string, string | number> = {}): string {
-  return STRINGS[current][key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ""));
+  return fill(STRINGS[current][key], values);
+}
+
+/** The form of `key` that the count `n` takes in the page's language, `{n}` filled in. */
+export function tn(key: CountKey, n: number, values: Record<string, string | number> = {}): string {
+  const forms = COUNTS[current][key];
+  return fill(forms[new Intl.PluralRules(current).select(n)] ?? forms.other, { ...values, n });
 }
 
 /** The browser's preferred supported locale, else English. */

@@ -10,7 +10,7 @@
  */
 import { cardFace, SUIT_SYMBOL, type Suit } from "./format";
 import { h } from "./dom";
-import { t } from "./i18n";
+import { t, tn } from "./i18n";
 import type { View } from "./wire";
 
 export interface TableHandlers {
@@ -41,8 +41,8 @@ function columnElement(view: View, index: number, highlight: Highlight): HTMLEle
   const number = index + 1;
   const column = view.columns[index];
   const size = column.down + column.cards.length;
-  const label = `${t("column", { n: number })}: ${column.down ? t("faceDown", { n: column.down }) + ", " : ""}${
-    size === 0 ? t("emptyColumn") : t("faceUp", { n: column.cards.length })
+  const label = `${t("column", { n: number })}: ${column.down ? tn("faceDown", column.down) + ", " : ""}${
+    size === 0 ? t("emptyColumn") : tn("faceUp", column.cards.length)
   }`;
   // The overlap of its face-up cards depends on how many there are (style.css, "fitting a column").
   const element = h("div.column", {

@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { COUNTS, LOCALES, setLocale, STRINGS, tn } from "../src/i18n";
+
+// setLocale also sets the page's lang and title; these tests run without a page.
+const page = { documentElement: { lang: "" }, title: "" };
+(globalThis as { document?: unknown }).document = page;
+afterEach(() => setLocale("en"));
+
+const holes = (text: string) => (text.match(/\{\w+\}/g) ?? []).sort();
+
+describe("counts", () => {
+  it("have a form for every plural category of every language, with the same placeholders", () => {
+    for (const locale of LOCALES) {
+      const categories = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
+      expect(Object.keys(COUNTS[locale]).sort(), locale).toEqual(Object.keys(COUNTS.en).sort());
+      for (const [key, forms] of Object.entries(COUNTS[locale])) {
+        expect(Object.keys(forms).sort(), `${locale} ${key}`).toEqual([...categories].sort());
+        for (const form of Object.values(forms)) {
+          expect(form, `${locale} ${key}`).not.toBe("");
+          expect(holes(form ?? ""), `${locale} ${key}`).toEqual(["{n}"]);
+        }
+      }
+    }
+  });
+
+  it("take the Russian form of each number", () => {
+    setLocale("ru");
+    const cards: Record<number, string> = { 1: "карта", 2: "карты", 5: "карт", 11: "карт", 21: "карта", 22: "карты", 25: "карт", 111: "карт" };
+    for (const [n, word] of Object.entries(cards)) {
+      expect(tn("faceDown", Number(n))).toBe(`${n} ${word} рубашкой вверх`);
+      expect(tn("faceUp", Number(n))).toBe(`${n} ${word} лицом вверх`);
+    }
+  });
+
+  it("take the Finnish and English form of each number", () => {
+    setLocale("fi");
+    expect(tn("faceDown", 1)).toBe("1 kortti kuvapuoli alaspäin");
+    expect(tn("faceDown", 2)).toBe("2 korttia kuvapuoli alaspäin");
+    expect(tn("faceUp", 21)).toBe("21 korttia kuvapuoli ylöspäin");
+    setLocale("en");
+    expect(tn("faceUp", 1)).toBe("1 face up");
+    expect(tn("faceUp", 4)).toBe("4 face up");
+  });
+});
+
+describe("the page's title", () => {
+  it("is said in the page's language", () => {
+    for (const locale of LOCALES) {
+      setLocale(locale);
+      expect(page.title).toBe(STRINGS[locale].title);
+      expect(page.documentElement.lang).toBe(locale);
+    }
+    expect(STRINGS.ru.title).toContain("Скорпион");
+  });
+});
