@@ -191,11 +191,13 @@ def verify(doc: object) -> tuple[int, dict[str, Any]]:
             "code": exc.violation.code,
             "message": exc.violation.message("en"),
         }
-    results = game.results(replay.end_t)
+    results = game.results()  # the score at the last action's t (shared/spec/replay.md)
+    at_end = {} if replay.end_t is None else {"score_at_end": game.score(replay.end_t)}
     return 0, {
         "valid": True,
         "won": results.won,
         "score": results.score,
+        **at_end,
         "moves": results.moves,
         "undos": results.undos,
         "hints": results.hints,

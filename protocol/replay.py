@@ -107,9 +107,9 @@ REPLAY = Shape(
             "end_t",
             MILLISECONDS,
             "Play time (R22) when the game ended: the winning action's `t`, or when it was "
-            "resigned or abandoned, which may be after its last action. The score is taken "
-            "at it; left out (older files), at the last action's `t`. Never less than that "
-            "`t`. Exports of finished games always carry it.",
+            "resigned or abandoned, which may be after its last action. `verify` gives the "
+            "score at it as `score_at_end`, beside `score` at the last action's `t`. Never "
+            "less than that `t`. Exports of finished games always carry it.",
             required=False,
         ),
         Field("actions", ListOf(REPLAY_ACTION), "Every action, in the order played."),
@@ -126,10 +126,13 @@ VERIFY_VALID = Shape(
     (
         Field("valid", Bool(), "Always true: every action was legal."),
         Field("won", Bool(), "Whether the replay wins the game (R15)."),
+        Field("score", COUNT, "The score at the last action's `t` (R23, R24, R25)."),
         Field(
-            "score",
+            "score_at_end",
             COUNT,
-            "The score at `end_t`, else at the last action's `t` (R23, R24).",
+            "With `end_t`: the score at it, the one the server recorded for the game (a game "
+            "resigned or abandoned after its last action may score less, R24).",
+            required=False,
         ),
         Field("moves", COUNT, "Moves (R25)."),
         Field("undos", COUNT, "Undos (R25)."),

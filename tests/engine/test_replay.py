@@ -510,11 +510,14 @@ def test_verify_takes_the_timed_score_at_the_last_actions_t(last_t: int, score: 
 
 
 @pytest.mark.parametrize(("end_t", "score"), [(4_000, 40), (29_999, 40), (30_000, 10), (65_000, 0)])
-def test_verify_takes_the_timed_score_at_end_t(end_t: int, score: int) -> None:
-    """A game resigned or abandoned after its last action ended later: its score is then's."""
+def test_verify_adds_the_timed_score_at_end_t(end_t: int, score: int) -> None:
+    """A game resigned or abandoned after its last action ended later: its score then is
+    ``score_at_end``; ``score`` is at the last action's t, as shared/spec/replay.md says
+    (four moves, 40 points, the last at 4 s)."""
     code, out = verify(_changed(end_t=end_t))
     assert code == 0
-    assert (out["score"], out["moves"]) == (score, 4)
+    assert (out["score"], out["score_at_end"], out["moves"]) == (40, score, 4)
+    assert "score_at_end" not in verify(_changed())[1]
     assert parse_replay(_changed(end_t=end_t)).end_t == end_t
     assert parse_replay(_changed()).end_t is None  # older files: the last action's t
 
@@ -522,8 +525,9 @@ def test_verify_takes_the_timed_score_at_end_t(end_t: int, score: int) -> None:
 def test_end_t_changes_neither_a_won_score_nor_points() -> None:
     won = export_replay(hint_player_win())
     later = won["actions"][-1]["t"] + 600_000
-    assert verify({**won, "end_t": later}) == verify(won)
-    assert verify({**_changed(end_t=600_000), "level": "classic"})[1]["score"] == 20
+    at_end = verify({**won, "end_t": later})[1]
+    assert at_end.pop("score_at_end") == at_end["score"] and at_end == verify(won)[1]
+    assert verify({**_changed(end_t=600_000), "level": "classic"})[1]["score_at_end"] == 20
 
 
 def test_export_carries_end_t_before_the_actions() -> None:
@@ -531,7 +535,7 @@ def test_export_carries_end_t_before_the_actions() -> None:
     game.move("7D", 1, 1_000)
     exported = export_replay(game, end_t=31_000)
     assert list(exported) == ["format", "version", "level", "deal", "end_t", "actions"]
-    assert verify(exported)[1]["score"] == 0  # 10 earned, 30 taken at 31 s
+    assert verify(exported)[1]["score_at_end"] == 0  # 10 earned, 30 taken at 31 s
     assert "end_t" not in export_replay(game)
 
 

@@ -2,8 +2,8 @@
 
 Timed scoring (R24) takes 30 points for every full 30 seconds of play, so a game
 resigned or abandoned after sitting idle scores less than at its last action: the
-replay carries the play time the game ended at (``end_t``) and ``verify`` scores
-the game there.
+replay carries the play time the game ended at (``end_t``) and ``verify`` gives the
+score there as ``score_at_end`` (its ``score`` is at the last action's ``t``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ async def replay_of(client: Client, game: int) -> tuple[dict[str, Any], dict[str
 def assert_verifies_to(document: dict[str, Any], result: dict[str, Any]) -> None:
     code, checked = verify(document)
     assert code == 0, checked
-    for key in ("won", "score", "moves", "undos", "hints", "suits_removed"):
+    for key in ("won", "moves", "undos", "hints", "suits_removed"):
         assert checked[key] == result[key], (key, checked, result)
+    assert checked["score_at_end"] == result["score"], (checked, result)  # at end_t
 
 
 async def start_and_move(server: Running, client: Client, level: str) -> int:

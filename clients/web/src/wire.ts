@@ -1165,7 +1165,7 @@ level: ("easy" | "medium" | "hard" | "classic" | "relaxed" | "three-blind-mice")
  */
 deal: number
 /**
- * Play time (R22) when the game ended: the winning action's `t`, or when it was resigned or abandoned, which may be after its last action. The score is taken at it; left out (older files), at the last action's `t`. Never less than that `t`. Exports of finished games always carry it.
+ * Play time (R22) when the game ended: the winning action's `t`, or when it was resigned or abandoned, which may be after its last action. `verify` gives the score at it as `score_at_end`, beside `score` at the last action's `t`. Never less than that `t`. Exports of finished games always carry it.
  */
 end_t?: number
 /**
@@ -1415,9 +1415,13 @@ valid: boolean
  */
 won: boolean
 /**
- * The score at `end_t`, else at the last action's `t` (R23, R24).
+ * The score at the last action's `t` (R23, R24, R25).
  */
 score: number
+/**
+ * With `end_t`: the score at it, the one the server recorded for the game (a game resigned or abandoned after its last action may score less, R24).
+ */
+score_at_end?: number
 /**
  * Moves (R25).
  */
