@@ -142,7 +142,14 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         ("duplicate_name", "already_signed_in"),
         {"type": "register", "id": 2, "name": "ada"},
     )(
-        Field("name", NAME, "The player's name, unique among players."),
+        Field(
+            "name",
+            NAME,
+            "The player's name, unique among players. It is stored trimmed of leading and "
+            "trailing space and in Unicode NFC, so show the reply's `player.name`; two names "
+            "that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) "
+            "are the same name (`duplicate_name`).",
+        ),
     ),
     _request(
         "new_game",
@@ -250,14 +257,17 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "pause",
         "Stops the game's clock (R22) until `resume`; the game stays open. While paused, "
         "move, deal, undo, restart and hint are refused with `paused`. A paused game "
-        "stays paused when its connections close, on every device, and across server restarts.",
+        "stays paused when its connections close, on every device, and across server restarts. "
+        "Pausing a paused game, or a finished one (whose clock has stopped), is acknowledged "
+        "and changes nothing.",
         ("ack",),
         _OPEN_ACCESS,
         {"type": "pause", "id": 14, "game": 42},
     )(_game()),
     _request(
         "resume",
-        "Restarts a paused game's clock.",
+        "Restarts a paused game's clock. Resuming a game that is not paused, or a finished "
+        "one, is acknowledged and changes nothing.",
         ("ack",),
         _OPEN_ACCESS,
         {"type": "resume", "id": 15, "game": 42},

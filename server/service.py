@@ -400,6 +400,8 @@ class GameService:
         """The reply to ``request`` (None: already queued on the session's outbox)."""
         try:
             self._check_session(session, request)
+            if request.type == "move":  # a spelling that names no card is bad_request first,
+                parse_card(request.get_str("card"))  # whatever the game's state (a strike)
             return await self._handlers[request.type](session, request)
         except ProtocolError as exc:
             exc.re = request.id

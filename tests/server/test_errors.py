@@ -70,6 +70,10 @@ async def test_protocol_codes(server: Running) -> None:
     assert await code_of(ivy, "open_game", game=game + 1000) == "not_found"
     assert await code_of(hal, "move", game=game, v=7, card="7C") == "stale"
     assert await code_of(hal, "move", game=game, v=0, card="ZZ") == "bad_request"
+    # ... whatever the game's state: a card that is none is the request's own fault
+    assert await code_of(hal, "move", game=game, v=7, card="1H") == "bad_request"
+    assert await code_of(ivy, "move", game=game, v=0, card="ZZ") == "bad_request"
+    assert await code_of(hal, "move", game=game + 1000, v=0, card="ZZ") == "bad_request"
     assert await code_of(hal, "move", game=game, v=0, card="7C", colour=1) == "bad_request"
     assert await code_of(hal, "move", game=game, v=1.0, card="7C") == "bad_request"
 

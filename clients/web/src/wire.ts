@@ -51,7 +51,7 @@ type: "register"
  */
 id: (number | string)
 /**
- * The player's name, unique among players. (printable: letters, marks, numbers, punctuation, symbols, space)
+ * The player's name, unique among players. It is stored trimmed of leading and trailing space and in Unicode NFC, so show the reply's `player.name`; two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`). (printable: letters, marks, numbers, punctuation, symbols, space)
  */
 name: string
 }
@@ -228,7 +228,7 @@ id: (number | string)
 game: number
 }
 /**
- * Stops the game's clock (R22) until `resume`; the game stays open. While paused, move, deal, undo, restart and hint are refused with `paused`. A paused game stays paused when its connections close, on every device, and across server restarts.
+ * Stops the game's clock (R22) until `resume`; the game stays open. While paused, move, deal, undo, restart and hint are refused with `paused`. A paused game stays paused when its connections close, on every device, and across server restarts. Pausing a paused game, or a finished one (whose clock has stopped), is acknowledged and changes nothing.
  */
 export interface PauseRequest {
 /**
@@ -245,7 +245,7 @@ id: (number | string)
 game: number
 }
 /**
- * Restarts a paused game's clock.
+ * Restarts a paused game's clock. Resuming a game that is not paused, or a finished one, is acknowledged and changes nothing.
  */
 export interface ResumeRequest {
 /**
