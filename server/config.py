@@ -303,7 +303,10 @@ def problems(settings: Settings) -> list[str]:
     if not settings.host:
         found.append(f"{_label('host')} must name an interface")
     found += _database_problems(settings)
-    if settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
+    if settings.web_dir and not Path(settings.web_dir).is_dir():
+        what = "not a directory" if Path(settings.web_dir).exists() else "no such directory"
+        found.append(f"{_label('web_dir')}: {what} {settings.web_dir!r}")
+    elif settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
         found.append(
             f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
         )
@@ -559,7 +562,8 @@ def _tls_problems(settings: Settings) -> list[str]:
     for name in ("certfile", "keyfile"):
         path = getattr(settings, name)
         if path and not Path(path).is_file():
-            return [f"{_label(name)}: no such file {path!r}"]
+            what = "not a file" if Path(path).exists() else "no such file"
+            return [f"{_label(name)}: {what} {path!r}"]
         if path:
             try:
                 Path(path).read_bytes()
@@ -605,6 +609,8 @@ class _Parser(argparse.ArgumentParser):
     in ``main``, in the log format asked for)."""
 
     def error(self, message: str) -> NoReturn:
+        if message.endswith("expected one argument"):  # a value starting with '-' is no value
+            message += " (a value that starts with '-' is written --flag=VALUE)"
         raise SettingsError([f"{message} (see --help)"])
 
 

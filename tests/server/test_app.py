@@ -72,7 +72,10 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         (["--keyfile", "k.pem"], {}, "--keyfile (SCORPION_KEYFILE) needs --certfile"),
         (["--certfile", "/nonexistent.pem"], {}, "--certfile (SCORPION_CERTFILE): no such file"),
         (["--database-url", "mysql://x/y"], {}, "--database-url (SCORPION_DATABASE_URL) must be"),
-        ([], {"SCORPION_WEB_DIR": "/nonexistent"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
+        ([], {"SCORPION_WEB_DIR": "/nonexistent"}, "--web-dir (SCORPION_WEB_DIR): no such dir"),
+        ([], {"SCORPION_WEB_DIR": "/"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
+        (["--certfile", "/"], {}, "--certfile (SCORPION_CERTFILE): not a file '/'"),
+        (["--rate-actions", "-1,5"], {}, "argument --rate-actions: expected one argument (a"),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_code_2(
