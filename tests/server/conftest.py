@@ -10,6 +10,7 @@ same database.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -21,7 +22,8 @@ from sqlalchemy.engine import make_url
 
 from server.app import ScorpionServer, migrate
 from server.config import Settings
-from tests.server.client import Client
+from server.store import Store
+from tests.server.client import TIMEOUT, Client
 from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin, run_isolated
 
 
@@ -140,3 +142,24 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
     yield starter
     for server in running:
         await server.stop()
+
+
+async def hello_held_after_its_read(
+    store: Store, client: Client, token: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[asyncio.Task[dict[str, Any]], asyncio.Event]:
+    """``client``'s hello with ``token``, held just after the store has read the token
+    (a revocation may then land before it signs in): its task, and the event that lets
+    it go on."""
+    entered, released = asyncio.Event(), asyncio.Event()
+    sign_in = store.sign_in
+
+    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
+        found = await sign_in(*args, **kwargs)  # read while the token is good
+        entered.set()
+        await released.wait()
+        return found
+
+    monkeypatch.setattr(store, "sign_in", read_then_wait)
+    greeting = asyncio.create_task(client.hello(token))
+    await asyncio.wait_for(entered.wait(), TIMEOUT)
+    return greeting, released

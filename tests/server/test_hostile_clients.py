@@ -38,7 +38,7 @@ from protocol import MAX_SERVER_FRAME_BYTES
 from server.service import GameService
 from server.store import Store, StoreUnavailable
 from tests.server.client import Client
-from tests.server.conftest import OPEN, Running, Start
+from tests.server.conftest import OPEN, Running, Start, hello_held_after_its_read
 from tests.server.raw import RawClient
 
 
@@ -278,18 +278,8 @@ async def test_a_hello_that_reads_its_token_as_the_player_signs_out_everywhere_i
     store = the_store(server)
     owner = await server.player("hal")
     late = await server.connect()
-    entered, released = asyncio.Event(), asyncio.Event()
-    sign_in = store.sign_in
-
-    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
-        found = await sign_in(*args, **kwargs)  # read while the token is good
-        entered.set()
-        await released.wait()
-        return found
-
-    monkeypatch.setattr(store, "sign_in", read_then_wait)
-    greeting = asyncio.create_task(late.hello(owner.token))
-    await asyncio.wait_for(entered.wait(), 10)
+    assert owner.token is not None
+    greeting, released = await hello_held_after_its_read(store, late, owner.token, monkeypatch)
     assert (await owner.request("sign_out", everywhere=True))["type"] == "signed_out"
     released.set()
     reply = await greeting

@@ -17,7 +17,7 @@ import pytest
 
 from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
-from tests.server.conftest import Running, quiet_settings
+from tests.server.conftest import Running, hello_held_after_its_read, quiet_settings
 from tests.server.store.conftest import PG_EXAMPLE, PG_VARIABLE, _admin
 from tests.server.test_play import play
 
@@ -329,18 +329,8 @@ async def test_a_hello_reading_its_token_as_another_node_revokes_it_is_refused(
     store = b_node.server.store
     assert store is not None
     late = await b_node.connect()
-    entered, released = asyncio.Event(), asyncio.Event()
-    sign_in = store.sign_in
-
-    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
-        found = await sign_in(*args, **kwargs)  # read while the token is good
-        entered.set()
-        await released.wait()
-        return found
-
-    monkeypatch.setattr(store, "sign_in", read_then_wait)
-    greeting = asyncio.create_task(late.hello(owner.token))
-    await asyncio.wait_for(entered.wait(), TIMEOUT)
+    assert owner.token is not None
+    greeting, released = await hello_held_after_its_read(store, late, owner.token, monkeypatch)
     heard = asyncio.Event()
     service = b_node.server.service
     assert service is not None
