@@ -202,7 +202,7 @@ export class App {
       },
     });
     // "Sign out on this device" in another tab of this browser forgot the
-    // token: this tab is signed out with it, not left playing on a revoked token
+    // token: this tab is signed out with it, not left playing as the player signed out
     watchKey(TOKEN_KEY, (value) => {
       if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
     });
