@@ -445,7 +445,11 @@ def test_following_the_engines_hints_does_not_go_round_in_a_circle() -> None:
         assert isinstance(hinted, Hinted)
         if hinted.action == "none" or game.won:
             break
-        game.deal() if hinted.action == "deal" else game.move(hinted.card, hinted.to)
+        if hinted.action == "deal":
+            game.deal()
+        else:
+            assert hinted.card is not None
+            game.move(hinted.card, hinted.to)
         assert game.state.key() not in seen
         seen.add(game.state.key())
     assert game.positions() <= seen
