@@ -148,11 +148,13 @@ _HELP: dict[str, str] = {
     "keepalive_ms": "ping every this many ms; no pong within as long again closes (1011)",
     "max_connections": "most open WebSocket connections; beyond, new ones close with 1013",
     "listen_backlog": "connections queued by the kernel while the server is busy (its cap applies)",
-    "max_connections_per_address": "most open connections from one client address (1013)",
+    "max_connections_per_address": "most open connections from one client address (1013);"
+    " 16 more sockets may be open from it (handshakes, plain HTTP)",
     "rate_actions": "actions per connection: RATE per second,BURST (or off)",
     "rate_hints": "hints per connection: RATE per second,BURST (or off)",
     "rate_reads": "other requests per connection: RATE per second,BURST (or off)",
-    "rate_registrations": "registrations per address: RATE per second,BURST (or off)",
+    "rate_registrations": "registrations per address, token rotations and sign-outs per"
+    " player (each per connection too): RATE per second,BURST (or off)",
     "rate_auth_failures": "refused tokens per address: RATE per second,BURST (or off)",
     "player_rate_factor": "a player's bucket is the connection's rate times this",
     "address_rate_factor": "an address's bucket is the connection's rate times this",

@@ -439,6 +439,8 @@ class ConnectionHandler:
         now = time.monotonic()
         kind = KIND_OF.get(request.type, "read")
         player = session.player.id if session.player is not None else None
+        if kind == "register" and player is None and request.type != "register":
+            kind = "read"  # rotate_token, sign_out without a player: unauthenticated, no write
         wait = self.limits.check(kind, now, peer.buckets, peer.address, player)
         token = request.fields.get("token") if request.type == "hello" else None
         if wait == 0 and isinstance(token, str):

@@ -10,8 +10,10 @@ ignored, so a client cannot choose its own address.
 
 Requests are grouped by **kind** (``KIND_OF``): ``action`` (moves and other
 writes), ``hint`` (solver time), ``read`` (everything else that reads),
-``register`` (the account's writes: a new player, ``rotate_token``,
-``sign_out``) and ``auth`` (a ``hello`` whose token is refused: only a token
+``register`` (the account's writes: a new player, counted per connection and
+address; ``rotate_token`` and ``sign_out``, counted per connection and player,
+so that nobody behind the same address can keep a player from revoking a
+leaked token) and ``auth`` (a ``hello`` whose token is refused: only a token
 not refused before counts, so a device that retries one stale token does not
 use up its address's rate, and the players behind the same address can still
 sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed).
@@ -19,10 +21,10 @@ Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
 An action, hint or read takes one token from three buckets: the connection's,
 the player's (the rate times ``player_factor``: a player's devices share it)
 and the address's (times ``address_factor``: the players behind one NAT share
-it). ``register`` and ``auth`` are counted per address only (``register`` also
-per connection). A request is admitted only when every bucket it needs has a
-token; otherwise nothing is taken and the caller answers ``rate_limited`` with
-the time until the emptiest bucket has one again.
+it). ``auth`` is counted per address only, ``register`` as said above. A
+request is admitted only when every bucket it needs has a token; otherwise
+nothing is taken and the caller answers ``rate_limited`` with the time until
+the emptiest bucket has one again.
 
 **Strikes** are kept per address, not per connection, so they survive a
 reconnect: every ``bad_request`` is one, and so is every ``rate_limited`` reply
@@ -293,7 +295,7 @@ class Limits:
         self._player = {
             kind: _BucketMap(rate.scaled(settings.player_factor))
             for kind, rate in rates.items()
-            if rate is not None and kind in ("action", "hint", "read")
+            if rate is not None and kind in ("action", "hint", "read", "register")
         }
         self._address = {
             kind: _BucketMap(rate.scaled(settings.address_factor) if kind in _SHARED else rate)
@@ -381,6 +383,8 @@ class Limits:
         shared = self._player.get(kind)
         if player is not None and shared is not None:
             buckets.append(shared.get(player, now))
+        if kind == "register" and player is not None:
+            return buckets  # a player's own account: not the neighbours' on its address
         shared = self._address.get(kind)
         if shared is not None:
             buckets.append(shared.get(address, now))

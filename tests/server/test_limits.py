@@ -390,6 +390,23 @@ async def test_token_rotations_are_limited_as_the_accounts_writes(start: Start) 
     assert (await ada.request("games"))["type"] == "games"  # reads are not held back
 
 
+async def test_a_neighbour_cannot_keep_a_player_from_revoking_a_token(start: Start) -> None:
+    """rotate_token and sign_out are counted per connection and per player: a connection
+    behind the same address, signed in or not, asking them over and over takes nothing
+    from the player who needs to revoke a leaked token."""
+    server = await start(rate_registrations="0.01,3", abuse_limit=1000)
+    ada = await server.player("ada")
+    stranger = await server.connect()
+    await stranger.hello()
+    for _ in range(6):  # no player: answered unauthenticated, counted as reads
+        assert (await stranger.request("sign_out"))["code"] == "unauthenticated"
+    eve = await server.player("eve")
+    eve_codes = [(await eve.request("rotate_token")).get("code", "ok") for _ in range(4)]
+    assert eve_codes[-1] == "rate_limited"  # eve's own rotations are limited...
+    assert (await ada.request("rotate_token"))["type"] == "token"  # ...not ada's
+    assert (await ada.request("sign_out", everywhere=True))["type"] == "signed_out"
+
+
 async def test_registrations_per_address_are_limited(start: Start) -> None:
     server = await start(rate_registrations="0.01,3", abuse_limit=1000)
     codes = []
