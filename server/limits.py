@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import math
+import re
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -417,7 +418,7 @@ def client_address(peer: str, forwarded: str | None, trusted: list[Network]) -> 
     the caller should say so (``UnreadableHop``)."""
     if not trusted or not forwarded or not in_networks(peer, trusted):
         return address_key(peer)
-    hops = [_hop_address(hop) for hop in forwarded.split(",")]
+    hops = [_hop_address(hop) for hop in _split_outside_quotes(forwarded, ",")]
     for hop in reversed(hops):
         if hop is None:
             raise UnreadableHop(address_key(peer))
@@ -452,14 +453,18 @@ def address_key(text: str) -> str:
 def _hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The address in one hop of a forwarded chain: ``192.0.2.1``, ``192.0.2.1:4711``,
     ``2001:db8::1``, ``[2001:db8::1]:4711``, or an RFC 7239 element whose ``for`` is one
-    of those, quoted or not; None for anything else."""
+    of those, quoted or not (its other pairs, quoted strings with commas and
+    semicolons in them too, are skipped); None for anything else."""
     text = hop.strip()
     if "=" in text:  # RFC 7239: pairs separated by ';'
-        pairs = (pair.partition("=") for pair in text.split(";"))
+        pairs = (pair.partition("=") for pair in _split_outside_quotes(text, ";"))
         found = [value for name, _, value in pairs if name.strip().lower() == "for"]
         if len(found) != 1:
             return None
-        text = found[0].strip().strip('"')
+        value = _unquoted(found[0].strip())
+        if value is None:
+            return None
+        text = value
     if text.startswith("["):
         inner, bracket, rest = text[1:].partition("]")
         if not bracket or (rest and not _is_port(rest)):
@@ -476,7 +481,40 @@ def _hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
 
 
 def _is_port(text: str) -> bool:
-    return text.startswith(":") and text[1:].isdigit() and 0 < len(text) <= 6
+    """``:4711``, or RFC 7239's obfuscated port (``:_abc``)."""
+    return text.startswith(":") and (
+        (text[1:].isdigit() and 0 < len(text) <= 6) or _OBFUSCATED.fullmatch(text[1:]) is not None
+    )
+
+
+_OBFUSCATED: Final = re.compile(r"_[A-Za-z0-9._-]+")
+
+
+def _split_outside_quotes(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` where it is not inside a quoted string (RFC 7230's
+    quoted-string, with backslash escapes)."""
+    parts, start, quoted, escaped = [], 0, False, False
+    for at, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif quoted and char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == separator and not quoted:
+            parts.append(text[start:at])
+            start = at + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _unquoted(value: str) -> str | None:
+    """A token as it is, a quoted string without its quotes and escapes; None if malformed."""
+    if not value.startswith('"'):
+        return None if '"' in value else value
+    if len(value) < 2 or not value.endswith('"'):
+        return None
+    return re.sub(r"\\(.)", r"\1", value[1:-1])
 
 
 def in_networks(text: str, networks: list[Network]) -> bool:

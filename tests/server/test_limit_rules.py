@@ -111,6 +111,12 @@ def test_the_client_address_comes_from_a_trusted_proxy_only() -> None:
         ("for=198.51.100.7;proto=https;by=10.0.0.1", "198.51.100.7"),  # RFC 7239
         ('For="[2a01:4f8::17]:4711"', "2a01:4f8::/64"),
         ("for=198.51.100.9, for=198.51.100.7", "198.51.100.7"),
+        ('for="192.0.2.43:_abc";proto=https', "192.0.2.43"),  # an obfuscated port
+        # a quoted value's comma or semicolon is no separator: a client that has the
+        # proxy quote its Host header cannot name an address of its choice
+        ('for=203.0.113.5;host="evil.example,for=198.51.100.77"', "203.0.113.5"),
+        ('for=203.0.113.5;host="a;for=198.51.100.77"', "203.0.113.5"),
+        ('for=203.0.113.5;host="a\\"b,for=198.51.100.77"', "203.0.113.5"),
     ],
 )
 def test_forwarded_chains_as_proxies_write_them(chain: str, client: str) -> None:
@@ -118,7 +124,16 @@ def test_forwarded_chains_as_proxies_write_them(chain: str, client: str) -> None
 
 
 @pytest.mark.parametrize(
-    "chain", ["not an address", "unknown", "for=_hidden", "for=unknown", "1.2.3.4:x", "[::1"]
+    "chain",
+    [
+        "not an address",
+        "unknown",
+        "for=_hidden",
+        "for=unknown",
+        "1.2.3.4:x",
+        "[::1",
+        'for="1.2.3.4',
+    ],
 )
 def test_a_chain_that_names_no_client_is_said_not_guessed(chain: str) -> None:
     """Counting such clients as the proxy, silently, let one of them get every client
