@@ -230,6 +230,7 @@ class ConnectionHandler:
         try:
             if ws.subprotocol != SUBPROTOCOL:
                 await self._refuse(ws, address)
+                self._count_close(ws)
                 return
             await self._serve(ws, address)
         finally:
@@ -271,16 +272,21 @@ class ConnectionHandler:
         ``none`` (its code, echoed back, is the client's choice: 3000..4999 would make
         a series each). A connection dropped without a close frame is common (a phone
         leaving its network) and costs a client nothing to repeat: a debug line only."""
-        protocol = ws.protocol
-        sent, received = protocol.close_sent, protocol.close_rcvd
-        ours = sent is not None and not protocol.close_rcvd_then_sent
-        self.metrics.closed(sent.code if ours and sent is not None else None)
+        self._count_close(ws)
+        sent, received = ws.protocol.close_sent, ws.protocol.close_rcvd
         if sent is not None and sent.code not in _LOGGED_ELSEWHERE and received is None:
             _log_close("closed the", address, sent.reason or "-", sent.code)
         elif sent is None and received is None:
             log.debug("the connection from %s dropped without a close frame", address)
         else:
             log.debug("connection from %s closed (%s)", address, ws.close_code)
+
+    def _count_close(self, ws: ServerConnection) -> None:
+        """The metric of a connection's end: the close code the server chose, or none."""
+        protocol = ws.protocol
+        sent = protocol.close_sent
+        ours = sent is not None and not protocol.close_rcvd_then_sent
+        self.metrics.closed(sent.code if ours and sent is not None else None)
 
     async def _read(
         self, ws: ServerConnection, session: Session, peer: Peer

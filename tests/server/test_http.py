@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import logging
 from pathlib import Path
 
+import msgpack
 import pytest
 from prometheus_client import Histogram
 from prometheus_client.metrics_core import Metric
 from sqlalchemy import NullPool
 from sqlalchemy import text as sql
 from sqlalchemy.ext.asyncio import create_async_engine
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from server.http import READY_REUSE_S, HttpRoutes
 from server.metrics import LoopHistogram, Metrics
@@ -75,6 +79,11 @@ async def test_closes_are_counted_by_the_servers_code_not_the_clients(server: Ru
         await client.ws.close(code)
     rude = await server.connect()
     await rude.send_raw(b"\x00" * (70 * 1024))  # over the frame limit: the server closes, 1009
+    async with connect(f"ws://127.0.0.1:{server.server.port}/") as other:  # no subprotocol
+        await other.send(msgpack.packb({"type": "ping", "id": 1}))
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await other.recv()  # unsupported_version, then 1002
 
     async def closes() -> dict[str, float]:
         text = (await http_get(server.server.port, "/metrics"))[2].decode()
@@ -85,7 +94,10 @@ async def test_closes_are_counted_by_the_servers_code_not_the_clients(server: Ru
         }
 
     async with asyncio.timeout(10):
-        while (counted := await closes()).get("none", 0) < 3 or "1009" not in counted:
+        while (counted := await closes()).get("none", 0) < 3 or not {
+            "1009",
+            "1002",
+        } <= counted.keys():
             await asyncio.sleep(0.05)
     assert not any(code.startswith(("3", "4")) for code in counted), counted
 
