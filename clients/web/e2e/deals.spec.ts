@@ -69,6 +69,7 @@ test("a deal proved lost is said at the deal, not blamed on a move", async ({ pa
     await page.locator('.tools [data-action="hint"]').click();
     await expect(page.locator(".banner.hint")).toContainText("Hint: move");
     await expect(page.locator(".banner.hint.none")).toHaveCount(0);
+    await expect(notice.locator("[data-lost]")).toHaveAttribute("data-lost", "deal"); // still said
     await shot(page, "game-lost-deal");
   } finally {
     await server.dispose();

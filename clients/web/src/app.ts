@@ -414,6 +414,9 @@ export class App {
 
   /** What the events mean beyond the view: a hint, a proof of loss, the end. */
   private noteEvents(events: WireEvent[], v: number): void {
+    // A hint is a version of its own, at the same position: a proof of loss still holds.
+    const samePosition = events.every((event) => event.type === "hint" || event.type === "score");
+    if (samePosition && this.lost && this.lost.v === v - 1) this.lost = { ...this.lost, v };
     for (const event of events) {
       if (event.type === "hint") this.hint = { v, hint: event };
       if (event.type === "lost_position") this.lost = { v, fromDeal: event.from_deal };
