@@ -44,7 +44,7 @@ cached one, with no ``await`` between the check and the push.
 A connection acts as one player, but nothing holds that while its request waits
 (for the store, the solver or a game's lock): a revocation may sign it out
 meanwhile, closing its games (a ``sign_out`` with ``everywhere`` on another
-connection, or a ``sign_out`` or ``rotate_token`` of its token there, on this node
+connection, or a ``rotate_token`` of its token there, on this node
 or another: ``_revoked``). A request
 reads its player once, and checks after each wait, before it opens, watches or
 changes a game, that the connection still acts as that player and still has the
