@@ -568,16 +568,17 @@ class GameService:
         finally:
             live.syncing = False
 
-    async def _catch_up(self, live: LiveGame) -> None:
-        """Apply what the store holds beyond our version, pushing it to our watchers."""
+    async def _catch_up(self, live: LiveGame) -> bool:
+        """Apply what the store holds beyond our version, pushing it to our watchers.
+        False when the store could not be read (a retry is then on its way)."""
         async with live.lock:
             if self._games.get(live.id) is not live:
-                return
+                return True
             try:
                 record, actions = await self.store.load_game(live.id, live.log_version)
                 await self._replay_stored(live, record, actions)
                 live.catch_up_wait = CATCH_UP_WAIT_S
-                return
+                return True
             except StoreError:
                 # Tried again later, each wait twice the last (up to a bound), spread out
                 # so that the games of a node do not all ask in the same instant; one
@@ -588,12 +589,13 @@ class GameService:
                     delay = live.catch_up_wait * random.uniform(0.5, 1.0)
                     live.catch_up_wait = min(2 * live.catch_up_wait, CATCH_UP_WAIT_MAX_S)
                     self._retry_catch_up(live, live.failed_at + delay)
-                return
+                return False
             except (LookupError, RuleViolation):
                 log.warning("game %d: cannot catch up with the store; reloading", live.id)
                 self._forget(live)
         if self.hub.count(live.id):
             await self._rejoin(live.id)
+        return True
 
     async def _catch_up_held(self, live: LiveGame) -> None:
         """Call holding the lock: catch up now, for a request at a version beyond ours.
@@ -1184,16 +1186,25 @@ class GameService:
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=batch))
         self._sync_clock(live)
 
-    async def _open_game(self, session: Session, request: Request) -> Reply | None:
-        player = _player(session)
+    async def _latest(self, session: Session, request: Request) -> LiveGame:
+        """The game ``request`` names, as the store has it now.
+
+        On a shared store another node may have changed a game held here unheard (a lost
+        notification): the log is asked first, and a log that cannot be read is
+        ``unavailable``, never the state held. (A game loaded just now is the store's
+        latest: a change heard while it loaded is applied by _live itself.)
+        """
         held = request.get_int("game") in self._games
         live = await self._owned(session, request)
         if self.store.shared and held:
-            # Another node may have changed it unheard (a lost notification): ask the log.
-            # (A game loaded just now is the store's latest: a change heard while it
-            # loaded is applied by _live itself.)
-            await self._catch_up(live)
+            if not await self._catch_up(live):
+                raise StoreUnavailable("the game's log cannot be read")
             live = await self._owned(session, request)
+        return live
+
+    async def _open_game(self, session: Session, request: Request) -> Reply | None:
+        player = _player(session)
+        live = await self._latest(session, request)
         since = request.opt_int("since")
         async with live.lock:
             if since is not None and live.needs_log(since):
@@ -1596,6 +1607,8 @@ class GameService:
 
     async def _replay(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)
+        if not live.finished:  # here; another node may have ended it
+            live = await self._latest(session, request)
         async with live.lock:
             if not live.finished:
                 return build.replay(request.id, game=live.id, replay=None, result=None)

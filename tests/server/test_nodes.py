@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from server.store import StoreUnavailable
 from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
 from tests.server.conftest import Running, hello_held_after_its_read, quiet_settings
@@ -351,3 +352,31 @@ async def test_a_hello_reading_its_token_as_another_node_revokes_it_is_refused(
     reply = await greeting
     assert reply.get("code") == "unauthenticated", reply
     assert (await late.request("games"))["code"] in ("unauthenticated", "hello_required")
+
+
+async def test_a_node_that_cannot_read_the_log_serves_no_old_state(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, cut off from the database and deaf to A's notifications, answered
+    ``open_game`` with the state it held (the game still active, at an old version) and
+    ``replay`` with null, for a game A had ended. It says ``unavailable`` now, as its
+    other reads do, and the stored state once it can read again."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("resign", game=game))["v"] == 1
+    load_game = store.load_game
+
+    async def cut_off(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable("the database cannot be reached")
+
+    monkeypatch.setattr(store, "load_game", cut_off)
+    for asked in ("open_game", "replay"):
+        reply = await on_b.request(asked, game=game)
+        assert reply["type"] == "error" and reply["code"] == "unavailable", reply
+    monkeypatch.setattr(store, "load_game", load_game)
+    opened = await on_b.request("open_game", game=game)
+    assert opened["type"] == "game" and opened["v"] == 1 and opened["view"]["status"] == "lost"
+    replay = await on_b.request("replay", game=game)
+    assert replay["result"] is not None and replay["result"]["won"] is False
