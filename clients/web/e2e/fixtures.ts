@@ -159,7 +159,7 @@ export function version(page: Page): Promise<number> {
 }
 
 /** Where `selector` is on screen: asked again if the page was drawn anew between finding it and measuring it. */
-async function boxOf(page: Page, selector: string): Promise<{ x: number; y: number; width: number; height: number }> {
+export async function boxOf(page: Page, selector: string): Promise<{ x: number; y: number; width: number; height: number }> {
   let box: { x: number; y: number; width: number; height: number } | null = null;
   await expect.poll(async () => (box = await page.locator(selector).boundingBox()) !== null, { message: `cannot see ${selector}` }).toBe(true);
   if (!box) throw new Error(`cannot see ${selector}`);

@@ -3,7 +3,7 @@ import type { Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
-import { drag, expect, register, shot, SHOTS, startGame, test, uniqueName } from "./fixtures";
+import { boxOf, drag, expect, register, shot, SHOTS, startGame, test, uniqueName } from "./fixtures";
 
 /** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
@@ -165,9 +165,9 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   // scrolled to its end: no more to show on the right, and the level still at the left edge
   await box.evaluate((node) => node.scrollTo({ left: node.scrollWidth }));
   await expect(box).not.toHaveClass(/more-right/);
-  const level = await page.locator(".stats-page tbody tr th").first().boundingBox();
-  const scroller = await box.boundingBox();
-  expect(level && scroller && Math.abs(level.x - scroller.x)).toBeLessThan(1);
+  const level = await boxOf(page, ".stats-page tbody tr th >> nth=0");
+  const scroller = await boxOf(page, ".stats-page .scroll");
+  expect(Math.abs(level.x - scroller.x)).toBeLessThan(1);
   // drawn again (here for a change of language): the table stays where it was scrolled
   await page.locator("select.language").selectOption("fi");
   await expect(page.locator(".scroll-note")).toHaveText(STRINGS.fi.scrollSideways);

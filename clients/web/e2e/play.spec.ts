@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -132,9 +132,9 @@ test("three blind mice shows its ten columns and the reserve", async ({ page, se
   await expect(page.locator(".reserve .card.up")).not.toHaveCount(0);
   await expect(page.locator(".stock")).toHaveCount(0); // no stock on this level (R5)
   await expect(page.locator('.tools [data-action="deal"]')).toBeDisabled();
-  const reserve = await page.locator(".reserve").boundingBox();
-  const first = await page.locator(".columns").boundingBox();
-  expect(reserve && first && reserve.y + reserve.height <= first.y).toBe(true); // above the columns
+  const reserve = await boxOf(page, ".reserve");
+  const first = await boxOf(page, ".columns");
+  expect(reserve.y + reserve.height).toBeLessThanOrEqual(first.y); // above the columns
   await shot(page, "game-three-blind-mice");
 
   // a phone on its side: ten columns of cards narrower than the window's width suggests, each pip inside its card
@@ -233,9 +233,8 @@ test("a drag survives the board being drawn again under it", async ({ page, serv
   await expect(page.locator(".toast.error")).toBeVisible();
   await page.clock.runFor(500); // the spring back's own timer
 
-  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
-  const target = await page.locator('.column[data-column="1"]').boundingBox();
-  if (!card || !target) throw new Error("cannot see 9D or column 1");
+  const card = await boxOf(page, '.card.up[data-card="9D"]');
+  const target = await boxOf(page, '.column[data-column="1"]');
   await page.mouse.move(card.x + card.width / 2, card.y + 6);
   await page.mouse.down();
   await page.mouse.move(card.x + card.width / 2 + 10, card.y + 20, { steps: 2 });
@@ -253,8 +252,7 @@ test("a card pressed when the window loses the focus does not hold the page's dr
   await register(page, server.url, uniqueName("blur"));
   await startGame(page, "medium", knownDeal());
   await still(page);
-  const card = await page.locator('.card.up[data-card="QD"]').boundingBox();
-  if (!card) throw new Error("cannot see QD");
+  const card = await boxOf(page, '.card.up[data-card="QD"]');
   await page.mouse.move(card.x + card.width / 2, card.y + 6);
   await page.mouse.down();
   await page.evaluate(() => window.dispatchEvent(new Event("blur"))); // its release is never seen
@@ -272,9 +270,8 @@ test("a second finger on another card while one drags leaves no card out of plac
   await register(page, server.url, uniqueName("fingers"));
   await startGame(page, "medium", knownDeal());
   await still(page);
-  const first = await page.locator('.column[data-column="5"] .card.up').last().boundingBox();
-  const second = await page.locator('.column[data-column="6"] .card.up').last().boundingBox();
-  if (!first || !second) throw new Error("cannot see the cards");
+  const first = await boxOf(page, '.column[data-column="5"] .card.up >> nth=-1');
+  const second = await boxOf(page, '.column[data-column="6"] .card.up >> nth=-1');
   const a = { x: first.x + first.width / 2, y: first.y + 10, id: 1 };
   const b = { x: second.x + second.width / 2, y: second.y + 10, id: 2 };
   const cdp = await phone.newCDPSession(page);
@@ -352,8 +349,7 @@ test("a notice over the columns lets a drop through, and is not drawn over the t
   });
   expect(overlap, "cards under the notice").toBe("");
   // wherever it is, a drop under it lands on the column below
-  const column = await page.locator('.column[data-column="1"]').boundingBox();
-  if (!column) throw new Error("cannot see column 1");
+  const column = await boxOf(page, '.column[data-column="1"]');
   await page.addStyleTag({
     content: `.notices { left: ${column.x}px !important; top: ${column.y + column.height - 40}px !important; bottom: auto !important; transform: none !important; width: 300px !important; }`,
   });
