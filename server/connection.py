@@ -64,7 +64,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -633,9 +633,6 @@ class Listener:
     one without the header (not a browser) is let in.
     """
 
-    def __init__(self, server: Server) -> None:
-        self._server = server
-
     @classmethod
     async def open(
         cls,
@@ -663,17 +660,19 @@ class Listener:
             handler.limits.settings.max_per_address + HANDSHAKES_PER_ADDRESS,
             list(handler.settings.trusted_proxies),
         )
+        # TLS is not asyncio's (``ssl=`` to serve): asyncio would hand the server a socket
+        # only once its TLS handshake is done, and sockets silent in theirs would go
+        # uncounted. Each connection does its own, once ``gate`` has counted it.
         server = await serve(
             handler,
             host,
             port,
-            create_connection=_bounded_class(base, max_buffered, gate),
+            create_connection=_bounded_class(base, max_buffered, gate, tls),
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             select_subprotocol=_select_subprotocol,
             max_size=MAX_FRAME_BYTES,
             compression=None,
             process_request=plain_http,
-            ssl=tls,
             ping_interval=keepalive,
             ping_timeout=keepalive,
             # The closes at shutdown (``close``) wait for a peer no longer than ours do.
@@ -682,7 +681,11 @@ class Listener:
             origins=None if origins is None else [*(Origin(o) for o in origins), None],
             backlog=backlog,
         )
-        return cls(server)
+        return cls(server, gate)
+
+    def __init__(self, server: Server, gate: SocketGate) -> None:
+        self._server = server
+        self._gate = gate
 
     @property
     def port(self) -> int:
@@ -690,8 +693,11 @@ class Listener:
 
     async def close(self) -> None:
         """Stop accepting and close every connection with 1001 (going away), each
-        waiting for its peer's close at most ``CLOSE_WAIT_S``."""
+        waiting for its peer's close at most ``CLOSE_WAIT_S``; a TLS handshake still
+        going on is cut."""
         self._server.close(close_connections=True)
+        for handshake in list(self._gate.handshakes):
+            handshake.cancel()
         await self._server.wait_closed()
 
 
@@ -711,26 +717,104 @@ class _Bounded(ServerConnection):
 
     max_buffered: int = 2 * MAX_SERVER_FRAME_BYTES
     gate: SocketGate | None = None
+    tls: ssl.SSLContext | None = None  # this port's TLS, done here rather than by asyncio
     _behind: asyncio.Task[None] | None = None
     _counted: str | None = None  # the address ``gate`` counts this socket under
+    _opened = False  # websockets has the socket (on a TLS port: once its handshake is done)
+    _ended = False  # the socket was lost before websockets had it
+    # On a TLS port, before websockets has the socket: the bytes read before the TLS
+    # handshake took it (uvloop reads once before it can), then what came after (data,
+    # None for the end of the stream) until websockets has it.
+    _raw: list[bytes] | None = None
+    _early: list[bytes | None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        if self.gate is None:
-            return
-        address = _address(transport.get_extra_info("peername"))
-        if self.gate.enter(address):
+        transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
+        if self.gate is not None:
+            address = _address(transport.get_extra_info("peername"))
+            if not self.gate.enter(address):
+                transport.abort()  # closed unread, before websockets has seen it
+                return
             self._counted = address
-        else:  # the handshake, waiting for a request, sees the connection lost and ends
-            self.transport.abort()
+        if self.tls is None:
+            self._open(transport)
+            return
+        assert self.gate is not None
+        transport.pause_reading()  # asyncio's holds; uvloop's reads once all the same
+        self._raw = []
+        handshake = asyncio.get_running_loop().create_task(self._handshake(transport, self.tls))
+        self.gate.handshakes.add(handshake)
+        handshake.add_done_callback(self.gate.handshakes.discard)
+
+    def _open(self, transport: asyncio.BaseTransport) -> None:
+        self._opened = True
+        super().connection_made(transport)
+
+    async def _handshake(self, transport: asyncio.Transport, tls: ssl.SSLContext) -> None:
+        """The TLS handshake, bounded by ``TLS_HANDSHAKE_S``; then websockets has the socket."""
+        loop = asyncio.get_running_loop()
+        raw, self._raw = self._raw or [], None
+        self._early = []
+        if raw:
+            # start_tls gives the socket to its TLS protocol at once, in this step, and
+            # starts the handshake in the next: the bytes already read reach it before.
+            loop.call_soon(_give_back, transport, raw)
+        try:
+            secure = await loop.start_tls(
+                transport, self, tls, server_side=True, ssl_handshake_timeout=TLS_HANDSHAKE_S
+            )
+        except (OSError, TimeoutError, asyncio.CancelledError) as exc:
+            # A client that does not speak TLS, does not trust the certificate, or is too slow.
+            log.debug("no TLS handshake with %s: %r", self._counted, exc)
+            transport.abort()
+            self._leave()
+            return
+        early, self._early = self._early, None
+        if secure is None or self._ended:  # lost since its handshake ended
+            return
+        self._open(secure)
+        for data in early:
+            if data is not None:
+                self.data_received(data)
+            elif not self.eof_received():
+                secure.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._raw is not None:  # TLS bytes, before start_tls has the socket
+            self._raw.append(data)
+            return
+        if self._early is not None:
+            self._early.append(data)
+            return
+        self._read(data)
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's type
+        if self._raw is not None:
+            return None  # gone before its TLS handshake began: closed
+        if self._early is not None:
+            self._early.append(None)
+            return True
+        return self._end()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._leave()
+        if self._opened:
+            super().connection_lost(exc)
+        else:
+            self._ended = True
+
+    def _leave(self) -> None:
         if self.gate is not None and self._counted is not None:
             self.gate.leave(self._counted)
             self._counted = None
-        super().connection_lost(exc)
 
-    def data_received(self, data: bytes) -> None:
+    def _end(self) -> bool | None:
+        """The peer's end of its stream, once websockets has the socket."""
+        super().eof_received()
+        return None
+
+    def _read(self, data: bytes) -> None:
+        """What the peer sent, once websockets has the socket."""
         if self._behind is not None:
             return  # being closed for not reading: nothing more is answered
         super().data_received(data)
@@ -749,15 +833,39 @@ class _Bounded(ServerConnection):
             self._behind = asyncio.get_running_loop().create_task(closing)
 
 
+def _give_back(transport: asyncio.Transport, raw: list[bytes]) -> None:
+    """Hand the bytes read from ``transport`` before start_tls took it to the protocol
+    start_tls gave it (asyncio's and uvloop's TLS protocols are buffered protocols, and
+    keep what comes before their handshake begins)."""
+    if transport.is_closing():
+        return
+    protocol = cast(asyncio.BufferedProtocol, transport.get_protocol())
+    for data in raw:
+        view = memoryview(data)
+        while view:
+            buffer = memoryview(protocol.get_buffer(len(view)))
+            size = min(len(buffer), len(view))
+            buffer[:size] = view[:size]
+            protocol.buffer_updated(size)
+            view = view[size:]
+
+
 def _address(remote: object) -> str:
     return str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
 
 
 def _bounded_class(
-    base: type[_Bounded], max_buffered: int, gate: SocketGate
+    base: type[_Bounded], max_buffered: int, gate: SocketGate, tls: ssl.SSLContext | None
 ) -> type[ServerConnection]:
-    """``base`` with the listener's bound on the bytes waiting for a socket, and its gate."""
-    return type(base.__name__, (base,), {"max_buffered": max_buffered, "gate": gate})
+    """``base`` with the listener's bound on the bytes waiting for a socket, its gate and
+    its TLS."""
+    attributes = {"max_buffered": max_buffered, "gate": gate, "tls": tls}
+    return type(base.__name__, (base,), attributes)
+
+
+TLS_HANDSHAKE_S: Final = 10.0
+"""The time a TLS handshake may take (asyncio's default is 60 s), as long as websockets
+gives the WebSocket handshake after it."""
 
 
 HANDSHAKES_PER_ADDRESS: Final = 16
@@ -767,7 +875,7 @@ connections still hears 1013 from a finished handshake."""
 
 
 class SocketGate:
-    """Open sockets per peer address, counted from the TCP accept.
+    """Open sockets per peer address, counted from the TCP accept (before TLS).
 
     The cap on connections per address (``Limits.admit``) counts a connection once its
     handshake is done, and ``websockets`` gives a handshake 10 s: one address could hold
@@ -781,6 +889,7 @@ class SocketGate:
         self.limit = limit
         self.trusted = trusted
         self.open: dict[str, int] = {}
+        self.handshakes: set[asyncio.Task[None]] = set()  # TLS handshakes going on
 
     def enter(self, peer: str) -> bool:
         """Count a new socket from ``peer``; False (not counted) when it is one too many."""
@@ -837,11 +946,11 @@ class _BodyDropping(_Bounded):
     _head: bytes | None = b""  # the request head so far; None once it was passed on
     _dropping = False
 
-    def data_received(self, data: bytes) -> None:
+    def _read(self, data: bytes) -> None:
         if self._dropping:
             return
         if self._head is None:
-            super().data_received(data)
+            super()._read(data)
             return
         self._head += data
         if self._head.startswith(b"\r\n"):
@@ -867,10 +976,10 @@ class _BodyDropping(_Bounded):
                 self._refuse_head(problem)
                 return
         if head is None:
-            super().data_received(received)
+            super()._read(received)
         else:
             self._dropping = True
-            super().data_received(head)
+            super()._read(head)
 
     def _refuse_head(self, problem: str) -> None:
         """Answer 400 to a head ``websockets`` would close on without a word, then close;
@@ -883,7 +992,7 @@ class _BodyDropping(_Bounded):
         )
         self.transport.close()  # after what is written has gone out
 
-    def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's type
+    def _end(self) -> bool | None:
         if self._dropping and not self.protocol.eof_sent:  # not answered yet
             # This connection's sends (the answer is the next) end it afterwards;
             # every other connection keeps websockets' own send_data.
@@ -891,9 +1000,8 @@ class _BodyDropping(_Bounded):
             return True  # the transport stays open for the answer
         if self._head:  # a head cut short: let websockets say so
             received, self._head = self._head, None
-            super().data_received(received)
-        super().eof_received()
-        return None
+            super()._read(received)
+        return super()._end()
 
     def _send_then_end(self) -> None:
         """``send_data`` once the client ended its stream before its answer: once the

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import shutil
 import ssl
 import subprocess
+import time
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
 from protocol import SUBPROTOCOL, encode
+from server import connection
 from server.app import ScorpionServer
+from server.connection import HANDSHAKES_PER_ADDRESS
 from tests.server.conftest import quiet_settings
 from tests.server.http_get import http_get
 
@@ -67,3 +73,66 @@ def test_a_key_that_does_not_match_is_refused_at_start(tmp_path: Path) -> None:
     with pytest.raises(SettingsError) as caught:
         load_settings(["--certfile", str(cert), "--keyfile", str(other_key)])
     assert caught.value.lines[0].startswith("--keyfile (SCORPION_KEYFILE): cannot load")
+
+
+async def _silent_sockets_are_capped_before_tls(tmp_path: Path) -> None:
+    """On a TLS port, asyncio handed the server a socket only once its TLS handshake was
+    done, so the cap on sockets per address (counted from the accept) never saw sockets
+    that stayed silent in theirs: one address could hold any number, for asyncio's 60 s
+    each. They are counted at the accept now, and a handshake has TLS_HANDSHAKE_S."""
+    cert, key = self_signed(tmp_path)
+    settings = dataclasses.replace(
+        quiet_settings(tmp_path),
+        certfile=str(cert),
+        keyfile=str(key),
+        max_connections_per_address=2,
+    )
+    server = ScorpionServer(settings)
+    await server.start()
+    cap = 2 + HANDSHAKES_PER_ADDRESS
+    silent = []
+    try:
+        for _ in range(cap + 3):
+            silent.append(await asyncio.open_connection("127.0.0.1", server.port))
+
+        async def closed(reader: asyncio.StreamReader) -> bool:
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                return await asyncio.wait_for(reader.read(), 1) == b""
+            return False
+
+        seen = await asyncio.gather(*(closed(reader) for reader, _writer in silent))
+        assert sum(seen) == 3 and not any(seen[:cap])  # those beyond the cap, at once
+        for _reader, writer in silent:
+            writer.close()
+        await asyncio.sleep(0.3)  # their places are given back
+        trusting = ssl.create_default_context(cafile=str(cert))
+        url = f"wss://127.0.0.1:{server.port}/"
+        async with connect(url, ssl=trusting, subprotocols=[Subprotocol(SUBPROTOCOL)]) as ws:
+            await ws.send(encode({"type": "ping", "id": 1}))
+            assert b"hello_required" in await ws.recv()
+        # a pipelined upgrade and a half-close right after TLS: nothing is lost
+        status, _, body = await http_get(server.port, "/healthz", tls=trusting)
+        assert (status, body) == (200, b"ok\n")
+        # a handshake never finished is cut after its time, and its place given back
+        with patch.object(connection, "TLS_HANDSHAKE_S", 0.3):
+            waiting = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(cap)]
+            assert await closed(waiting[-1][0])
+        more = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(cap)]
+        lingering = asyncio.gather(*(closed(reader) for reader, _writer in more))
+    finally:
+        stopping = time.monotonic()
+        await server.stop()
+    assert time.monotonic() - stopping < 5  # handshakes going on do not hold the stop
+    assert all(await lingering)
+    for _reader, writer in [*silent, *waiting, *more]:
+        writer.close()
+
+
+def test_silent_sockets_are_capped_before_their_tls_handshake(tmp_path: Path) -> None:
+    asyncio.run(_silent_sockets_are_capped_before_tls(tmp_path))
+
+
+def test_the_same_on_uvloop(tmp_path: Path) -> None:
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is in the server extra")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(_silent_sockets_are_capped_before_tls(tmp_path))
