@@ -713,6 +713,10 @@ class _Bounded(ServerConnection):
     frames, more than the writer ever leaves there), the connection stops reading:
     what the peer sends from then on is dropped unread, and unanswered. It is closed
     with 1001, like a connection whose outbox overflowed (PROTOCOL.md section 10).
+
+    Each socket is counted by the listener's ``gate`` from its accept, and closed
+    unread when it is one too many. On a TLS port the TLS handshake follows here
+    (``_handshake``), and websockets has the socket only once it is done.
     """
 
     max_buffered: int = 2 * MAX_SERVER_FRAME_BYTES
@@ -754,6 +758,8 @@ class _Bounded(ServerConnection):
         """The TLS handshake, bounded by ``TLS_HANDSHAKE_S``; then websockets has the socket."""
         loop = asyncio.get_running_loop()
         raw, self._raw = self._raw or [], None
+        if self._ended or transport.is_closing():  # gone before its handshake began
+            return
         self._early = []
         if raw:
             # start_tls gives the socket to its TLS protocol at once, in this step, and
