@@ -33,13 +33,17 @@ async driver; any other backend is refused.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
+
+from server.store.errors import StoreError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -48,6 +52,7 @@ __all__ = [
     "configure_sqlite_connection",
     "connect_arguments",
     "create_engine",
+    "migrating",
     "sqlite_busy_ms",
     "writing",
 ]
@@ -152,3 +157,41 @@ def _on_sqlite_begin(connection: Any) -> None:
         await_only(driver.execute_fetchall(statement))
     except (sqlite3.Error, ValueError) as exc:  # ValueError: aiosqlite's "Connection closed"
         raise OperationalError(statement, None, exc) from exc
+
+
+@asynccontextmanager
+async def migrating(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A connection in one transaction for a migration, committed when the block ends.
+
+    On SQLite a migration alters a table by copying it and dropping the old one. With
+    foreign keys on, that drop deletes the rows that refer to the old table (ON DELETE
+    CASCADE): copying ``games`` deleted every game's actions. As SQLite's own procedure
+    for such changes says, they are off for the migration (the pragma works only
+    outside a transaction), checked before the commit (a row left without the row it
+    refers to fails the migration, which is rolled back), and on again after.
+    """
+    async with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            await _outside_transaction(connection, "PRAGMA foreign_keys=OFF")
+        try:
+            async with connection.begin():
+                yield connection
+                if sqlite:
+                    result = await connection.exec_driver_sql("PRAGMA foreign_key_check")
+                    broken = result.fetchall()
+                    if broken:
+                        tables = ", ".join(sorted({str(row[0]) for row in broken}))
+                        raise StoreError(
+                            f"the migration would leave {len(broken)} rows of {tables} "
+                            "without the rows they refer to; nothing was changed"
+                        )
+        finally:
+            if sqlite and not connection.closed and not connection.invalidated:
+                await _outside_transaction(connection, "PRAGMA foreign_keys=ON")
+
+
+async def _outside_transaction(connection: AsyncConnection, statement: str) -> None:
+    """Run ``statement`` on SQLite through the driver, outside any transaction."""
+    raw = await connection.get_raw_connection()
+    await raw.driver_connection.execute(statement)  # type: ignore[union-attr]

@@ -44,6 +44,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.store.database import migrating
 from server.store.errors import SchemaForeign
 from server.store.models import metadata
 from server.store.records import SchemaStatus
@@ -175,7 +176,7 @@ async def upgrade(engine: AsyncEngine) -> SchemaStatus:
         command.upgrade(alembic_config(connection), "head")
         return state.status
 
-    async with engine.begin() as connection:
+    async with migrating(engine) as connection:
         return await connection.run_sync(run)
 
 
@@ -185,5 +186,5 @@ async def run_alembic(engine: AsyncEngine, name: str, revision: str) -> None:
     def run(connection: Connection) -> None:
         _COMMANDS[name](alembic_config(connection), revision)
 
-    async with engine.begin() as connection:
+    async with migrating(engine) as connection:
         await connection.run_sync(run)

@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
-from server.store.database import async_url, create_engine
+from server.store.database import async_url, create_engine, migrating
 from server.store.models import metadata
 
 URL_VARIABLE: Final = "SCORPION_DATABASE_URL"
@@ -82,9 +82,8 @@ def run_migrations(connection: Connection) -> None:
 async def run_from_cli() -> None:
     engine = create_engine(database_url(), poolclass=NullPool)
     try:
-        async with engine.connect() as connection:
+        async with migrating(engine) as connection:
             await connection.run_sync(run_migrations)
-            await connection.commit()
     finally:
         await engine.dispose()
 

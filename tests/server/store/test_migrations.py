@@ -111,6 +111,46 @@ async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
     assert await differences(engine) == []
 
 
+async def insert_actions(engine: AsyncEngine) -> None:
+    """Two actions of game 7 (a deal, then its undo), in the first schema's columns."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO game_actions (game_id, seq, type, t, request_id, created_at)"
+                " VALUES (7, 1, 'deal', 2, '1', :t), (7, 2, 'undo', 5786, '2', :t)"
+            ),
+            {"t": WHEN},
+        )
+        await conn.execute(text("UPDATE games SET version = 2, undos = 1 WHERE id = 7"))
+
+
+async def action_count(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        return int((await conn.execute(text("SELECT count(*) FROM game_actions"))).scalar_one())
+
+
+@pytest.mark.parametrize("start", ["0001", "0002", "0004", "0005", "0006"])
+async def test_an_upgrade_keeps_every_games_actions(
+    store: Store, engine: AsyncEngine, start: str
+) -> None:
+    """On SQLite a migration alters a table by copying it, then dropping the old one.
+    With foreign keys on, that drop of ``games`` deleted every game's actions (ON
+    DELETE CASCADE) on an upgrade from 0001 to 0005: the games stayed, and could not
+    be restored. Nor may a downgrade lose them."""
+    await run_alembic(engine, "downgrade", start)
+    await insert_first_game(engine, time_ms=5786)
+    await insert_actions(engine)
+    await store.upgrade()
+    assert await action_count(engine) == 2
+    _record, actions = await store.load_game(7, 0)
+    assert [action.type for action in actions] == ["deal", "undo"]
+    await run_alembic(engine, "downgrade", "0001")
+    assert await action_count(engine) == 2
+    async with engine.begin() as conn:  # foreign keys are on again for the store
+        await conn.execute(text("DELETE FROM games WHERE id = 7"))
+    assert await action_count(engine) == 0
+
+
 async def test_schema_status_from_empty_to_current(empty_store: Store) -> None:
     assert await empty_store.schema_status() == "empty"
     with pytest.raises(SchemaOutdated, match="no schema yet"):
