@@ -130,9 +130,15 @@ def parse_rate(text: str) -> Rate | None:
         per_s, burst = float(parts[0]), float(parts[1])
     except ValueError:
         raise ValueError("must be RATE,BURST with two numbers, or off") from None
-    if not (per_s > 0 and burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
-        raise ValueError("needs a rate above 0 and a burst of at least 1")
+    if not (burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
+        raise ValueError("needs a rate of at least one a day and a burst of at least 1")
+    if per_s < LOWEST_RATE_PER_S:
+        raise ValueError(f"needs a rate of at least one a day ({LOWEST_RATE_PER_S:.3g} per second)")
     return Rate(per_s, burst)
+
+
+LOWEST_RATE_PER_S: Final = 1 / 86400
+"""One a day: a lower rate's ``retry_after_ms`` could pass the wire's largest integer."""
 
 
 def parse_networks(text: str) -> list[Network]:

@@ -143,10 +143,20 @@ def test_a_chain_that_names_no_client_is_said_not_guessed(chain: str) -> None:
     assert unread.value.args == ("127.0.0.1",)
 
 
-@pytest.mark.parametrize("text", ["", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3"])
+@pytest.mark.parametrize(
+    "text", ["", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3", "1e-300,1", "1e-13,1", "0.00001,1"]
+)
 def test_bad_rates_are_refused(text: str) -> None:
+    """A rate so low that a wait for it overflowed (1e-300: the connection closed with
+    1011 and a stack in the log) or passed the wire's largest integer (1e-13) is one
+    below one a day, the lowest taken."""
     with pytest.raises(ValueError):
         parse_rate(text)
+
+
+def test_the_lowest_rate_is_one_a_day() -> None:
+    rate = parse_rate(f"{1 / 86400},1")
+    assert rate is not None and rate.per_s == 1 / 86400
 
 
 def test_rate_settings_are_checked_and_off_turns_a_kind_off() -> None:
