@@ -455,6 +455,35 @@ async def migrate(settings: Settings) -> bool:
     return store.schema_before is not SchemaStatus.CURRENT
 
 
+class _Interrupted(Exception):
+    """Ctrl-C (SIGINT) stopped ``--migrate``."""
+
+
+async def _migrate_unless_interrupted(settings: Settings) -> bool:
+    """``migrate``, cancelled by SIGINT, which then raises ``_Interrupted`` whatever the
+    cancelled migration raised on its way out (a connection cut in the middle of a
+    statement says so in its own words, which are not the host's answer)."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        return await migrate(settings)
+    except (Exception, asyncio.CancelledError):
+        if interrupted:
+            raise _Interrupted from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``scorpion-server [--flags]``: serve; ``--migrate``: upgrade the schema and exit.
 
@@ -519,13 +548,13 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
-            if asyncio.run(migrate(settings)):
+            if asyncio.run(_migrate_unless_interrupted(settings)):
                 log.info("schema upgraded")
             else:
                 log.info("schema current already: nothing to do")
             return 0, None
         run_loop(run(settings), settings.event_loop)
-    except KeyboardInterrupt:  # Ctrl-C during --migrate: its transaction is rolled back
+    except (KeyboardInterrupt, _Interrupted):  # Ctrl-C during --migrate: rolled back
         return 130, "interrupted"
     except (SchemaNewer, SchemaForeign) as exc:
         return 2, str(exc)

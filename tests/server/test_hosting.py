@@ -369,6 +369,71 @@ def test_a_signal_while_waiting_for_the_database_stops_the_start_at_once(
             process.stderr.close()
 
 
+def _with_sigint_at_its_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell starts a program it runs
+
+
+@pytest.mark.parametrize("after_s", [0.1, 0.2])
+def test_ctrl_c_while_the_server_loads_ends_it_without_a_traceback(
+    tmp_path: Path, after_s: float
+) -> None:
+    """Ctrl-C while Python was still loading the server printed a KeyboardInterrupt
+    traceback of 35 to 48 lines; it ends the process as the signal's default does."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_with_sigint_at_its_default,
+    )
+    time.sleep(after_s)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=30)
+    assert process.returncode in (-signal.SIGINT, 130), output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+
+
+MIGRATION_CUT_OFF = """
+import asyncio, sys
+import server.app as app
+from server.store import StoreError
+
+async def slow(settings):
+    print("migrating", file=sys.stderr, flush=True)
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:  # as a connection cut in the middle of a statement
+        raise StoreError("Can't reconnect until invalid transaction is rolled back")
+    return True
+
+app.migrate = slow
+sys.exit(app.main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_during_migrate_is_status_130(tmp_path: Path) -> None:
+    """The migration, cancelled, raised the driver's words for its cut connection, and
+    the server exited 1 with them rather than 130 (server.md)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", MIGRATION_CUT_OFF, "--migrate", "--data-dir", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_with_sigint_at_its_default,
+    )
+    try:
+        read_until(process, "migrating")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        assert rest.rstrip().endswith("interrupted") and "reconnect" not in rest, rest
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
     """And a second signal during the shutdown does not cut it short."""
     process = start_process(*QUICK, "--data-dir", str(tmp_path))
