@@ -165,7 +165,7 @@ def decode(frame: bytes | str) -> Message:
     except TypeError as exc:  # msgpack's word for an unhashable key
         raise ValueError("a frame with a map key that is an array or a map") from exc
     except ValueError as exc:  # format, UTF-8, nesting, trailing bytes
-        raise ValueError(f"a frame that is not msgpack ({exc})") from exc
+        raise ValueError(f"a frame that is not msgpack ({_reason(exc)})") from exc
     if not isinstance(message, dict):
         raise ValueError("a frame that is not a map")
     return message
