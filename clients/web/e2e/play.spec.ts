@@ -155,6 +155,21 @@ test("three blind mice shows its ten columns and the reserve", async ({ page, se
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 
+test("a hint naming a reserve card outlines it, as it does a column's card", async ({ page, server }) => {
+  // three blind mice deal 29: the deal's hint is 4D from the reserve to column 6
+  await register(page, server.url, uniqueName("reserve"));
+  await startGame(page, "three-blind-mice", 29);
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await expect(page.locator(".banner.hint")).toContainText("4♦");
+  const hinted = page.locator(".card.hinted");
+  await expect(hinted).toHaveCount(1);
+  await expect(hinted).toHaveAttribute("data-card", "4D");
+  await expect(page.locator('.reserve .card[data-card="4D"]')).toHaveClass(/hinted/);
+  expect(await hinted.evaluate((card) => getComputedStyle(card).boxShadow)).not.toBe("none");
+  await expect(page.locator(".column.hint-target")).toHaveAttribute("data-column", "6");
+});
+
 test("a dead end says so and offers the ways out", async ({ page, server }) => {
   // hard deal 637: dealing the stock at once leaves no useful move (found with the engine's is_stuck)
   await register(page, server.url, uniqueName("stuck"));

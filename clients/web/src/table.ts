@@ -99,7 +99,11 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
       ? h(
           "div.reserve",
           { "aria-label": t("reserve"), role: "group" },
-          view.reserve.map((card) => cardElement(card, 0)),
+          view.reserve.map((card) => {
+            const cardNode = cardElement(card, 0);
+            if (highlight.card === card) cardNode.classList.add("hinted"); // outlined as a column's card is
+            return cardNode;
+          }),
         )
       : null,
     h("div.foundations", { "aria-label": t("foundations"), role: "group" }, slots),
