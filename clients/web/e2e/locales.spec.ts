@@ -110,9 +110,9 @@ test("a refusal that is no rule's is said in the page's language, never in the s
   await page.goto(server.url);
   await expect(page.locator("p.error")).toHaveText(STRINGS.fi.badToken);
   expect(await english(page, "fi")).toEqual([]);
-  await page.locator("#name").fill("   "); // only spaces: no name
+  await page.locator("#name").fill("   "); // only spaces: no name, said by the page without asking
   await page.locator("form.register button").click();
-  await expect(page.locator("p.error")).toHaveText(STRINGS.fi.badName);
+  await expect(page.locator("p.error")).toHaveText(STRINGS.fi.nameEmpty);
   await page.locator("select.language").selectOption("ru");
   await page.locator("#name").fill(name); // another player's
   await page.locator("form.register button").click();

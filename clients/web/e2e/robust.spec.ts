@@ -391,6 +391,68 @@ test("a double submit registers once", async ({ page, server }) => {
   expect(sent.filter((each) => each.type === "register")).toHaveLength(1);
 });
 
+test("a name the server would refuse is said in the page's language and not sent, so no press is a strike", async ({ page, server }) => {
+  // Each `register` answered bad_request is a strike against the address (PROTOCOL.md section
+  // 10): past 20 in 60 s the server closes the connection and bars the address for a while.
+  const sent: Message[] = [];
+  const REFUSED = uniqueName("newer"); // stands for a name only the server knows it refuses
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      sent.push(message);
+      if (message.type === "register" && message.name === REFUSED) {
+        ws.send(Buffer.from(encode(refusal(message, "bad_request", "register.name: the name has characters a name cannot have"))));
+      } else {
+        real.send(frame);
+      }
+    });
+  });
+  const registers = () => sent.filter((each) => each.type === "register");
+  const press = () => page.locator("form.register button[type=submit]").click();
+  await page.goto(server.url);
+  await page.locator("select.language").selectOption("fi");
+  await page.locator("#name").fill("   ");
+  for (let i = 0; i < 22; i++) await press();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.fi.nameEmpty);
+  for (const [typed, said] of [
+    ["tab\there", STRINGS.fi.nameChars],
+    ["bell\u0007x", STRINGS.fi.nameChars],
+    ["zw\u200bsp", STRINGS.fi.nameChars],
+    ["rtl\u202eevil", STRINGS.fi.nameChars],
+    ["a\u3000b", STRINGS.fi.nameChars],
+    ["\u3000\u3000", STRINGS.fi.nameEmpty],
+    ["x".repeat(33), STRINGS.fi.nameLong.replace("{n}", "33")],
+  ]) {
+    await page.locator("#name").fill(typed);
+    await press();
+    await expect(page.locator("p.error"), JSON.stringify(typed)).toHaveText(said);
+  }
+  // said again in the language chosen next
+  await page.locator("select.language").selectOption("ru");
+  await expect(page.locator("p.error")).toHaveText(STRINGS.ru.nameLong.replace("{n}", "33"));
+  await expect(page.locator("#name")).toHaveValue("x".repeat(33)); // kept, to be mended
+  expect(registers()).toEqual([]);
+
+  // a name the server refused once is not sent again
+  await page.locator("#name").fill(REFUSED);
+  await press();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.ru.badName);
+  await expect.poll(() => registers().length).toBe(1);
+  await page.locator("#name").fill("");
+  await page.locator("#name").fill(REFUSED);
+  for (let i = 0; i < 3; i++) await press();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.ru.badName);
+
+  // the page sends a name trimmed and composed (NFC), as the server keeps it
+  const name = uniqueName("e\u0301");
+  await page.locator("#name").fill(`  ${name}  `);
+  await press();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator("header .who")).toHaveAttribute("title", name.normalize("NFC"));
+  expect(registers().map((each) => each.name)).toEqual([REFUSED, name.normalize("NFC")]);
+});
+
 test("an action acknowledged whose events never come is caught up", async ({ page, server }) => {
   const afterMove = { ...VIEW, moves: 1, columns: VIEW.columns.map((column, i) => (i === 5 ? { ...column, cards: ["7H", "AD"] } : i === 6 ? { ...column, cards: [...column.cards, "QD", "TS", "TD", "6D", "TC"] } : column)) };
   const wire = await fake(page, (message) => {

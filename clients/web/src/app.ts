@@ -25,7 +25,8 @@ import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale }
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { forget, load, save, watchKey } from "./storage";
-import { errorText, hintText, isRuleCode, levelRows, lostText } from "./words";
+import { checkName, MAX_NAME_CHARS } from "./names";
+import { errorText, hintText, isRuleCode, levelRows, lostText, nameText } from "./words";
 import type {
   ErrorReply,
   EventBatch,
@@ -170,6 +171,11 @@ export class App {
   private registering = false;
   /** A name to register once the connection is back (pressed while the server could not be reached). */
   private waitingName: string | null = null;
+  /**
+   * Names the server refused as no name (`bad_request`): not sent again, as each
+   * refusal is a strike against the address (PROTOCOL.md section 10).
+   */
+  private readonly refusedNames = new Set<string>();
   /** The locale the server was last told (its messages, such as a move's refusal, are in it). */
   private helloLocale: Locale | null = null;
   private showToken = false;
@@ -729,6 +735,27 @@ export class App {
     return { steps: replaySteps(final.view, since.events), batches: since.events };
   }
 
+  /**
+   * The sign-in form's name: a name the server would refuse (`checkName`), or
+   * one it has refused, is said here and not sent.
+   */
+  private submitName(typed: string): void {
+    const checked = checkName(typed);
+    if ("problem" in checked) {
+      this.waitingName = null;
+      this.signInError = () => nameText(checked);
+      this.render();
+      return;
+    }
+    if (this.refusedNames.has(checked.name)) {
+      this.waitingName = null;
+      this.signInError = () => t("badName");
+      this.render();
+      return;
+    }
+    void this.register(checked.name);
+  }
+
   private async register(name: string): Promise<void> {
     if (this.registering) return; // a double submit would be refused as already signed in
     this.registering = true;
@@ -748,6 +775,7 @@ export class App {
     }
     this.waitingName = null;
     if (reply.type === "error") {
+      if (reply.code === "bad_request") this.refusedNames.add(name);
       this.signInError = saidError(reply, "register");
       this.render();
       return;
@@ -988,7 +1016,8 @@ export class App {
       input.addEventListener("input", () => (typed[id] = input.value));
       return input;
     };
-    const name = field("name", 32, "nickname");
+    // maxlength counts UTF-16 units: room for 32 characters of two each (🦂); checkName counts as the server does
+    const name = field("name", 2 * MAX_NAME_CHARS, "nickname");
     const token = field("token", 128, "off");
     return h(
       "main.panel.signin",
@@ -996,7 +1025,7 @@ export class App {
       h("p.lead", {}, t("welcome")),
       h(
         "form.register",
-        { onsubmit: (event: Event) => (event.preventDefault(), void this.register(name.value.trim())) } as never,
+        { onsubmit: (event: Event) => (event.preventDefault(), this.submitName(name.value)) } as never,
         h("label", { for: "name" }, t("name")),
         name,
         h("button.primary", { type: "submit", "data-action": "register" }, t("register")),

@@ -10,6 +10,7 @@
  */
 import { cardLabel, cardsInText } from "./format";
 import { t, type Key } from "./i18n";
+import type { NameProblem } from "./names";
 import type { ErrorReply, HintEvent, StatsRow, VerifyResultRejectedAction } from "./wire";
 
 type Level = StatsRow["level"];
@@ -72,6 +73,12 @@ export function errorText(reply: Pick<ErrorReply, "code" | "message">, during?: 
   if (during === "register" && code === "bad_request") return t("badName");
   if (during === "hello" && (code === "unauthenticated" || code === "bad_request")) return t("badToken");
   return t(Object.hasOwn(ERROR_KEYS, code) ? ERROR_KEYS[code as ProtocolCode] : "error_internal");
+}
+
+/** Why a typed name is not sent (`checkName` in `src/names.ts`), in the page's language. */
+export function nameText(found: NameProblem): string {
+  if (found.problem === "long") return t("nameLong", { n: found.chars });
+  return t(found.problem === "empty" ? "nameEmpty" : "nameChars");
 }
 
 /**

@@ -1,0 +1,124 @@
+// The name rule the sign-in page checks before sending `register` (src/names.ts),
+// clause by clause as PROTOCOL.md states it: each case's expectation follows from
+// the clause it is listed under (the same cases run against the server's own
+// checks give the same verdicts: a name sent is one the server keeps as sent).
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { setLocale, STRINGS } from "../src/i18n";
+import { checkName, type CheckedName } from "../src/names";
+import { nameText } from "../src/words";
+
+(globalThis as { document?: unknown }).document = { documentElement: { lang: "" }, title: "" };
+afterEach(() => setLocale("en"));
+
+const PROTOCOL = readFileSync(new URL("../../../protocol/PROTOCOL.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+
+const sent = (name: string): CheckedName => ({ name });
+const EMPTY: CheckedName = { problem: "empty" };
+const CHARS: CheckedName = { problem: "chars" };
+const long = (chars: number): CheckedName => ({ problem: "long", chars });
+
+/** [what PROTOCOL.md says, [what was typed, what the page does]...] */
+const CLAUSES: [string, [string, CheckedName][]][] = [
+  [
+    "| `name` | printable string of 1..32 chars | yes |",
+    [
+      ["a", sent("a")],
+      ["x".repeat(32), sent("x".repeat(32))],
+      ["x".repeat(33), long(33)],
+      ["", EMPTY],
+      // chars are code points, as Python counts them: a scorpion is two UTF-16 units
+      ["🦂".repeat(32), sent("🦂".repeat(32))],
+      ["🦂".repeat(33), long(33)],
+    ],
+  ],
+  [
+    "It is stored trimmed of leading and trailing space",
+    [
+      ["  ada  ", sent("ada")],
+      ["   ", EMPTY],
+      [" " + "x".repeat(32) + " ", sent("x".repeat(32))],
+      ["ada lovelace", sent("ada lovelace")], // a space inside is printable
+      ["\tada\n", sent("ada")], // what the page trims is not sent at all
+    ],
+  ],
+  [
+    "and in Unicode NFC",
+    [
+      ["e\u0301", sent("\u00e9")],
+      ["e\u0301".repeat(32), sent("\u00e9".repeat(32))], // sent composed: 32 characters, not 64
+      ["\u0958".repeat(17), long(34)], // a composition exclusion: NFC is two characters each
+    ],
+  ],
+  [
+    "two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`)",
+    [
+      ["ｅｖｅ", sent("ｅｖｅ")], // a name, kept as typed (the server compares, the page does not)
+      ["Strauß", sent("Strauß")],
+      ["Ада", sent("Ада")],
+      ["名前", sent("名前")],
+      ["O'Brien-Smith", sent("O'Brien-Smith")],
+    ],
+  ],
+  [
+    "(`str.isprintable()`: no control, format or separator characters but the space)",
+    [
+      // control (Cc)
+      ["tab\there", CHARS],
+      ["bell\u0007x", CHARS],
+      ["del\u007f", CHARS],
+      ["nel\u0085x", CHARS],
+      ["line\nbreak", CHARS],
+      // format (Cf)
+      ["zw\u200bsp", CHARS],
+      ["rtl\u202eevil", CHARS],
+      ["soft\u00adhyphen", CHARS],
+      ["a\ufeffb", CHARS],
+      ["a\u200db", CHARS],
+      // separators (Zs, Zl, Zp) but the space
+      ["a\u3000b", CHARS],
+      ["\u3000\u3000", EMPTY], // ideographic spaces only: trimmed to nothing
+      ["a\u00a0b", CHARS],
+      ["a\u2003b", CHARS],
+      ["a\u2028b", CHARS],
+      ["a\u2029b", CHARS],
+      // the rest of Python's "Other": a lone surrogate, private use, unassigned
+      ["a\ud800b", CHARS],
+      ["a\ue000b", CHARS],
+      ["a\u0378b", CHARS],
+      // marks, symbols and punctuation are printable
+      ["a\u0301", sent("\u00e1")],
+      ["♠♥♦♣!", sent("♠♥♦♣!")],
+    ],
+  ],
+];
+
+describe("a name, as PROTOCOL.md says the server takes it", () => {
+  for (const [clause, cases] of CLAUSES) {
+    it(clause, () => {
+      expect(PROTOCOL, "the clause is still PROTOCOL.md's").toContain(clause);
+      for (const [typed, expected] of cases) expect(checkName(typed), JSON.stringify(typed)).toEqual(expected);
+    });
+  }
+
+  it("section 13's limit is the same", () => {
+    expect(PROTOCOL).toContain("| player name | 1..32 printable characters |");
+  });
+
+  it("compared in NFKC case fold of at most 128 characters (the server's check_name)", () => {
+    // U+FDFA is 18 letters in NFKC: seven are 126, eight 144
+    expect(checkName("\ufdfa".repeat(7))).toEqual(sent("\ufdfa".repeat(7)));
+    expect(checkName("\ufdfa".repeat(8))).toEqual(CHARS);
+  });
+});
+
+describe("why a name is not sent", () => {
+  it("is said in the page's language", () => {
+    for (const locale of ["en", "fi", "ru"] as const) {
+      setLocale(locale);
+      expect(nameText({ problem: "empty" })).toBe(STRINGS[locale].nameEmpty);
+      expect(nameText({ problem: "chars" })).toBe(STRINGS[locale].nameChars);
+      expect(nameText({ problem: "long", chars: 40 })).toBe(STRINGS[locale].nameLong.replace("{n}", "40"));
+    }
+  });
+});
