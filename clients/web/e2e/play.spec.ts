@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, boxOf, drag, expect, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, expectColumnsFit, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -231,6 +231,70 @@ test("a phone on its side keeps every column's cards inside the window, the dead
       await page.screenshot({ path: join(SHOTS, `game-side-${width}x${height}${banner ? "-banner" : ""}.png`) });
     }
   }
+  await page.setViewportSize({ width: 1280, height: 800 });
+});
+
+// Relaxed deal 7289269503483556, played until column 2 holds 34 face-up cards: a move with
+// no column is a tap (the server picks where it goes), "deal" deals the stock.
+const LONG_COLUMN: (string | [string, number])[] = [
+  ["2C", 4], ["7H", 1], "TD", ["5S", 2], ["7S", 1], "6C", ["2D", 1], ["AD", 4], "QS", ["TH", 4], ["4S", 2], "9C",
+  ["QD", 2], ["TH", 5], "TC", ["3D", 2], ["6S", 1], "3C", ["9S", 5], ["6H", 1], "JS", "deal", ["4H", 1], "3S",
+  ["KD", 3], ["4H", 2], "4D", ["5H", 3], ["9H", 1], "AS", ["8D", 4], ["8H", 4], "QC", ["2H", 3], ["2H", 2], "JC",
+];
+
+test("a column too long to fit at 11 px strips: smaller cards, every card inside the window; on a phone on its side, its top card in sight", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("long"));
+  await startGame(page, "relaxed", 7289269503483556);
+  for (const action of LONG_COLUMN) {
+    const v = await version(page);
+    if (action === "deal") {
+      await page.keyboard.press("d");
+    } else if (typeof action === "string") {
+      await tap(page, action);
+    } else {
+      await page.locator(`.card.up[data-card="${action[0]}"]`).focus();
+      await page.keyboard.press(String(action[1] % 10));
+    }
+    await atVersion(page, v + 1);
+  }
+  await expect(page.locator('.column[data-column="2"] .card.up')).toHaveCount(34);
+  const where = () =>
+    page.evaluate(() => {
+      const column = document.querySelector('.column[data-column="2"]') as HTMLElement;
+      const cards = [...column.querySelectorAll<HTMLElement>(".card.up")].map((card) => card.getBoundingClientRect());
+      return {
+        window: { width: window.innerWidth, height: window.innerHeight },
+        column: column.getBoundingClientRect().toJSON() as DOMRect,
+        cards: cards.map((box) => ({ top: box.top, bottom: box.bottom, left: box.left, right: box.right })),
+        strips: cards.slice(1).map((box, i) => box.top - cards[i].top),
+        folded: column.querySelectorAll(".card.folded").length,
+      };
+    });
+  for (const [width, height] of [[1280, 800], [360, 740]]) {
+    await page.setViewportSize({ width, height });
+    expect(await expectColumnsFit(page, "main.game"), `${width}x${height}`).toBe(34); // strips of one height, at least 11 px
+    const found = await where();
+    const at = `${width}x${height}`;
+    expect(found.folded, at).toBe(0);
+    for (const [index, card] of found.cards.entries()) {
+      expect(card.top, `${at}: card ${index + 1}'s top`).toBeGreaterThanOrEqual(0);
+      expect(card.bottom, `${at}: card ${index + 1}'s bottom`).toBeLessThanOrEqual(found.window.height);
+      expect(card.right, `${at}: card ${index + 1}'s right`).toBeLessThanOrEqual(found.window.width);
+    }
+    expect(found.column.bottom, `${at}: the column, where a card is dropped`).toBeLessThanOrEqual(found.window.height);
+    await page.screenshot({ path: join(SHOTS, `game-long-column-${width}x${height}.png`) });
+  }
+  // a phone on its side: no card size fits 34 strips of 11 px; the deepest cards fold, the rest keep their strips
+  await page.setViewportSize({ width: 844, height: 390 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await settled(page);
+  const side = await where();
+  expect(side.folded).toBeGreaterThan(0);
+  expect(side.strips.slice(0, side.folded).every((strip) => Math.abs(strip - 3) < 0.5), `folded: ${side.strips.join(" ")}`).toBe(true);
+  expect(side.strips.slice(side.folded).every((strip) => strip >= 10.5), `the rest: ${side.strips.join(" ")}`).toBe(true);
+  expect(side.cards[side.cards.length - 1].bottom, "the top card's bottom").toBeLessThanOrEqual(side.window.height);
+  await expect(page.locator('.column[data-column="2"] .card.up >> nth=-1')).toBeInViewport({ ratio: 1 });
+  await page.screenshot({ path: join(SHOTS, "game-long-column-844x390.png") });
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 

@@ -126,21 +126,75 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
 }
 
 /**
- * Tells each table's columns the height they have on screen, from their top
- * to the window's bottom (`--room`): a long column's face-up cards overlap
- * more, all alike, so that it ends inside it (style.css, "fitting a column").
- * Run after every drawing and on resize.
+ * Fits each table's columns into the window, from their top to the window's
+ * bottom (style.css, "fitting a column"). A long column's face-up cards
+ * overlap more, all alike, down to strips of `FLOOR` px, where the rank is
+ * still read. When the longest column would not end inside the window even
+ * so, the whole table is drawn narrower, its cards smaller, as far as that
+ * column needs, but no narrower than `LEAST_SCALE` of its width (nor cards
+ * under `LEAST_CARD` px). When even that is not enough (a very long column in
+ * a short window: a phone on its side), the deepest face-up cards of the
+ * column are folded under the next one, each showing an edge of `FOLDED` px,
+ * as few as it takes for the rest to keep their strips and the top card to
+ * end inside the window. Run after every drawing and on resize.
  */
 export function fitColumns(root: ParentNode): void {
   root.querySelectorAll<HTMLElement>(".columns").forEach((columns) => {
-    const top = columns.getBoundingClientRect().top + window.scrollY;
-    const room = Math.max(0, Math.floor(window.innerHeight - top - ROOM_BELOW));
+    const table = columns.closest<HTMLElement>(".table");
+    const shapes = [...columns.querySelectorAll<HTMLElement>(".column")].map((column) => ({
+      column,
+      up: [...column.querySelectorAll<HTMLElement>(".card.up")],
+      down: column.querySelectorAll(".card.down").length,
+    }));
+    // the height a column of cards `width` wide needs, its face-up cards `FLOOR` px apart
+    const need = (width: number, up: number, down: number) => width * (CARD_HEIGHT + DOWN_STRIP * down) + FLOOR * Math.max(0, up - 1) + COLUMN_PADDING;
+    const longest = (width: number) => Math.max(0, ...shapes.map((shape) => need(width, shape.up.length, shape.down)));
+    const roomNow = () => Math.max(0, Math.floor(window.innerHeight - (columns.getBoundingClientRect().top + window.scrollY) - ROOM_BELOW));
+    const cardWidth = () => columns.querySelector(".column")?.getBoundingClientRect().width ?? 0;
+    if (table) {
+      table.style.maxWidth = ""; // its own width first
+      const natural = cardWidth();
+      const least = Math.min(natural, Math.max(LEAST_CARD, natural * LEAST_SCALE));
+      let width = natural;
+      // narrower until the longest column fits: the row above the columns shrinks with the
+      // cards (nearly in proportion: its caption does not), so a step or two more may be needed
+      for (let step = 0; step < 6 && width > least + 0.5 && longest(width) > roomNow(); step++) {
+        const top = table.getBoundingClientRect().top + window.scrollY;
+        const above = columns.getBoundingClientRect().top + window.scrollY - top; // the top row, per card width
+        const shape = shapes.reduce((a, b) => (need(width, b.up.length, b.down) > need(width, a.up.length, a.down) ? b : a));
+        const fixed = window.innerHeight - top - ROOM_BELOW - FLOOR * Math.max(0, shape.up.length - 1) - COLUMN_PADDING - 1;
+        const fits = Math.max(least, Math.min(width - 0.5, fixed / (CARD_HEIGHT + DOWN_STRIP * shape.down + above / width)));
+        const tableWidth = table.getBoundingClientRect().width - shapes.length * (width - fits);
+        table.style.maxWidth = `${Math.floor(tableWidth)}px`;
+        width = cardWidth();
+      }
+    }
+    const room = roomNow();
     columns.style.setProperty("--room", `${room}px`);
+    const width = cardWidth();
+    for (const { column, up, down } of shapes) {
+      const over = need(width, up.length, down) - room;
+      const folded = over > 0 ? Math.min(Math.max(0, up.length - 1), Math.ceil(over / (FLOOR - FOLDED))) : 0;
+      column.style.setProperty("--folded", String(folded));
+      up.forEach((card, index) => card.classList.toggle("folded", index < folded));
+    }
   });
 }
 
 /** Pixels kept free below the columns, inside the window. */
 const ROOM_BELOW = 10;
+/** The least strip of a face-up card on another (style.css's floor). */
+const FLOOR = 11;
+/** What a folded card shows of itself. */
+const FOLDED = 3;
+/** A table is drawn no narrower than this share of its width to fit a column... */
+const LEAST_SCALE = 0.6;
+/** ...nor with cards under this many pixels wide. */
+const LEAST_CARD = 32;
+/** A card's height and a face-down card's strip, per card width; the column's padding (style.css). */
+const CARD_HEIGHT = 1.4;
+const DOWN_STRIP = 0.15;
+const COLUMN_PADDING = 6;
 
 const DRAG_THRESHOLD = 6;
 
