@@ -189,8 +189,8 @@ const FLOOR = 11;
 const FOLDED = 3;
 /** A table is drawn no narrower than this share of its width to fit a column... */
 const LEAST_SCALE = 0.6;
-/** ...nor with cards under this many pixels wide. */
-const LEAST_CARD = 32;
+/** ...nor with cards under this many pixels wide: 30 % of it, the most a strip shows, is still 11 px. */
+const LEAST_CARD = 37;
 /** A card's height and a face-down card's strip, per card width; the column's padding (style.css). */
 const CARD_HEIGHT = 1.4;
 const DOWN_STRIP = 0.15;
