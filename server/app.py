@@ -33,6 +33,7 @@ and the bound ``port``, for tests and embedding.
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import os
@@ -159,6 +160,8 @@ def make_sqlite_directory(settings: Settings) -> None:
                     pass
             except OSError as exc:
                 reason = exc.strerror or exc
+                if exc.errno == errno.ENOENT and directory.is_dir():  # /proc, say
+                    reason = "it takes no new files"
                 raise SqliteUnwritable(f"cannot write in {directory} ({reason})") from None
             real_path(database)  # links in a loop: never openable, so not waited for
 

@@ -606,6 +606,14 @@ def test_a_read_only_database_or_directory_is_said_at_once(tmp_path: Path) -> No
         assert says in done.stderr.splitlines()[-1], done.stderr
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_directory_that_takes_no_files_is_said_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--data-dir /proc`` said "No such file or directory" of a directory that is there."""
+    assert main([*QUICK, "--data-dir", "/proc", "--migrate"]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.endswith("cannot write in /proc (it takes no new files)"), last
+
+
 @pytest.mark.parametrize("extra", [[], ["--migrate"]])
 def test_symbolic_links_in_a_loop_are_one_line_at_once(
     extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
