@@ -399,8 +399,9 @@ def tune_collector() -> None:
 
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Each stops the server gracefully, at any time, start-up included (docs/server.md);
-SIGHUP only unless the server was started with it ignored (``nohup``, a supervisor),
-which is then kept: closing the terminal must not stop such a server."""
+SIGHUP and SIGINT only unless the server was started with them ignored (``nohup``, a
+supervisor; a shell script's background job, for SIGINT), which is then kept: closing
+the terminal, or Ctrl-C meant for the script, must not stop such a server."""
 
 
 async def run(settings: Settings) -> None:
@@ -421,8 +422,8 @@ async def run(settings: Settings) -> None:
         stop.set()
 
     for signum in STOP_SIGNALS:
-        if signum is signal.SIGHUP and signal.getsignal(signum) is signal.SIG_IGN:
-            continue  # ignored by whoever started the server (nohup): left ignored
+        if signum is not signal.SIGTERM and signal.getsignal(signum) is signal.SIG_IGN:
+            continue  # ignored by whoever started the server (nohup, a background job): kept
         loop.add_signal_handler(signum, on_signal, signum)
     try:
         if not await _start_unless_stopped(server, stop):
@@ -446,7 +447,10 @@ async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> 
     if starting.done():
         starting.result()  # its failure, if it failed
         return True
-    await stop_task(starting)
+    try:
+        await stop_task(starting)
+    except Exception as exc:  # cut in the middle of a statement, in the driver's words
+        log.debug("the start, stopped, ended with %r", exc)
     return False
 
 
@@ -468,23 +472,25 @@ async def _migrate_unless_interrupted(settings: Settings) -> bool:
     statement says so in its own words, which are not the host's answer)."""
     task = asyncio.current_task()
     assert task is not None
-    loop = asyncio.get_running_loop()
-    interrupted = False
+    interrupted = done = False
 
     def interrupt() -> None:
         nonlocal interrupted
-        interrupted = True
-        task.cancel()
+        if not done:  # once committed, Ctrl-C changes nothing: it is not "interrupted"
+            interrupted = True
+            task.cancel()
 
-    loop.add_signal_handler(signal.SIGINT, interrupt)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job's stays so
+        # Until the loop closes, and then SIGINT is ignored for the last steps (main).
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupt)
     try:
-        return await migrate(settings)
+        upgraded = await migrate(settings)
+        done = True
+        return upgraded
     except (Exception, asyncio.CancelledError):
         if interrupted:
             raise _Interrupted from None
         raise
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -551,10 +557,13 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
-            if asyncio.run(_migrate_unless_interrupted(settings)):
-                log.info("schema upgraded")
-            else:
-                log.info("schema current already: nothing to do")
+            ctrl_c = signal.getsignal(signal.SIGINT)
+            upgraded = asyncio.run(_migrate_unless_interrupted(settings))
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # committed: nothing left to interrupt
+            try:
+                log.info("schema upgraded" if upgraded else "schema current already: nothing to do")
+            finally:
+                signal.signal(signal.SIGINT, ctrl_c)
             return 0, None
         run_loop(run(settings), settings.event_loop)
     except (KeyboardInterrupt, _Interrupted):  # Ctrl-C during --migrate: rolled back

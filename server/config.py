@@ -262,6 +262,8 @@ _AT_MOST: Final = {
     "lost_budget_ms": 60_000,
     "listen_backlog": 65535,  # the kernel caps it lower still (net.core.somaxconn)
     "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
+    "player_rate_factor": 1_000_000,  # beyond, a bucket's size may not be a float
+    "address_rate_factor": 1_000_000,
 }
 
 _PATHS: Final = ("data_dir", "certfile", "keyfile", "web_dir")

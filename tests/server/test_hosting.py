@@ -154,6 +154,11 @@ def test_json_logs_carry_python_warnings_and_thread_failures() -> None:
         ([], {"SCORPION_DATA_DIR": ""}, "--data-dir (SCORPION_DATA_DIR) must name a directory"),
         (["--db-timeout-ms", str(2**31)], {}, "--db-timeout-ms (SCORPION_DB_TIMEOUT_MS) must be"),
         (["--workers", "20000"], {}, "--workers (SCORPION_WORKERS) must be at most 1024"),
+        (  # beyond, a bucket's size overflowed a float: an unexpected OverflowError at start
+            ["--address-rate-factor", "1" + "0" * 320],
+            {},
+            "--address-rate-factor (SCORPION_ADDRESS_RATE_FACTOR) must be at most 1000000",
+        ),
         (["--hint-budget-ms", "9" * 12], {}, "--hint-budget-ms (SCORPION_HINT_BUDGET_MS) must"),
         (["--forwarded-header", "X Real:IP"], {}, "--forwarded-header (SCORPION_FORWARDED_HEADER)"),
         (
@@ -411,6 +416,50 @@ sys.exit(app.main(sys.argv[1:]))
 """
 
 
+START_CUT_OFF = """
+import asyncio, sys
+import server.app as app
+from server.store import StoreError
+
+async def slow(self):
+    print("upgrading", file=sys.stderr, flush=True)
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:  # as a connection cut in the middle of a statement
+        raise StoreError("Can't reconnect until invalid transaction is rolled back")
+
+app.ScorpionServer.start = slow
+sys.exit(app.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_start_ups_upgrade_stops_it_there(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """SQLite is upgraded at start-up. A signal then cancelled the upgrade, whose cut
+    connection raised the driver's words, and the server exited 1 with them, not as a
+    signal during start-up does (0, "... during start-up: stopping")."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", START_CUT_OFF, *QUICK, "--data-dir", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_with_sigint_at_its_default,
+    )
+    try:
+        read_until(process, "upgrading")
+        process.send_signal(signum)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        assert f"{signum.name} during start-up: stopping" in rest and "reconnect" not in rest, rest
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 def test_ctrl_c_during_migrate_is_status_130(tmp_path: Path) -> None:
     """The migration, cancelled, raised the driver's words for its cut connection, and
     the server exited 1 with them rather than 130 (server.md)."""
@@ -490,26 +539,31 @@ def test_a_server_started_with_a_standard_stream_closed_stops_cleanly(
             process.stderr.close()
 
 
-def test_a_server_started_with_sighup_ignored_keeps_serving_through_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ignored", [signal.SIGHUP, signal.SIGINT])
+def test_a_server_started_with_a_signal_ignored_keeps_serving_through_one(
+    tmp_path: Path, ignored: signal.Signals
+) -> None:
     """``nohup`` (or a supervisor) starts the server with SIGHUP ignored, so that closing
-    the terminal does not stop it: that choice is kept, and SIGTERM still stops it."""
+    the terminal does not stop it, and a shell script's background job has SIGINT
+    ignored (a Ctrl-C meant for the script): that choice is kept, and SIGTERM still
+    stops it. Started with SIGINT ignored, the server was stopped by one all the same."""
     process = subprocess.Popen(
         [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
+        preexec_fn=lambda: signal.signal(ignored, signal.SIG_IGN),  # as nohup does
     )
     try:
         read_until(process, "serving on")
-        process.send_signal(signal.SIGHUP)
+        process.send_signal(ignored)
         with pytest.raises(subprocess.TimeoutExpired):
             process.wait(timeout=2)  # was stopped by it: "SIGHUP: shutting down"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert process.stderr is not None
         rest = process.stderr.read()
-        assert "SIGTERM: shutting down" in rest and "SIGHUP" not in rest, rest
+        assert "SIGTERM: shutting down" in rest and ignored.name not in rest, rest
     finally:
         process.kill()
         process.wait()

@@ -110,7 +110,7 @@ async def _silent_sockets_are_capped_before_tls(tmp_path: Path) -> None:
         async with connect(url, ssl=trusting, subprotocols=[Subprotocol(SUBPROTOCOL)]) as ws:
             await ws.send(encode({"type": "ping", "id": 1}))
             assert b"hello_required" in await ws.recv()
-        # a pipelined upgrade and a half-close right after TLS: nothing is lost
+        # plain HTTP over TLS, from a socket counted at its accept
         status, _, body = await http_get(server.port, "/healthz", tls=trusting)
         assert (status, body) == (200, b"ok\n")
         # sockets closed before their handshake began leave no handshake behind
