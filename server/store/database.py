@@ -32,7 +32,9 @@ async driver; any other backend is refused.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -56,6 +58,8 @@ __all__ = [
     "sqlite_busy_ms",
     "writing",
 ]
+
+log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS: Final = 5000
 _WRITING: Final = "scorpion_writing"  # the execution option ``writing`` sets
@@ -167,8 +171,9 @@ async def migrating(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     foreign keys on, that drop deletes the rows that refer to the old table (ON DELETE
     CASCADE): copying ``games`` deleted every game's actions. As SQLite's own procedure
     for such changes says, they are off for the migration (the pragma works only
-    outside a transaction), checked before the commit (a row left without the row it
-    refers to fails the migration, which is rolled back), and on again after.
+    outside a transaction), checked before the commit (a row the migration left without
+    the row it refers to fails it, and it is rolled back; one that was so before is
+    logged, and kept), and on again after.
     """
     async with engine.connect() as connection:
         sqlite = connection.dialect.name == "sqlite"
@@ -176,19 +181,33 @@ async def migrating(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
             await _outside_transaction(connection, "PRAGMA foreign_keys=OFF")
         try:
             async with connection.begin():
+                before = await _broken_references(connection) if sqlite else Counter[str]()
                 yield connection
                 if sqlite:
-                    result = await connection.exec_driver_sql("PRAGMA foreign_key_check")
-                    broken = result.fetchall()
-                    if broken:
-                        tables = ", ".join(sorted({str(row[0]) for row in broken}))
+                    after = await _broken_references(connection)
+                    added = after - before
+                    if added:
                         raise StoreError(
-                            f"the migration would leave {len(broken)} rows of {tables} "
-                            "without the rows they refer to; nothing was changed"
+                            f"the migration would leave {added.total()} rows of "
+                            f"{', '.join(sorted(added))} without the rows they refer to; "
+                            "nothing was changed"
+                        )
+                    if after:
+                        log.warning(
+                            "%d rows of %s refer to rows that are not there, as before the "
+                            "migration: kept as they were",
+                            after.total(),
+                            ", ".join(sorted(after)),
                         )
         finally:
             if sqlite and not connection.closed and not connection.invalidated:
                 await _outside_transaction(connection, "PRAGMA foreign_keys=ON")
+
+
+async def _broken_references(connection: AsyncConnection) -> Counter[str]:
+    """SQLite's rows that refer to a row that is not there, counted per table."""
+    result = await connection.exec_driver_sql("PRAGMA foreign_key_check")
+    return Counter(str(row[0]) for row in result.fetchall())
 
 
 async def _outside_transaction(connection: AsyncConnection, statement: str) -> None:
