@@ -42,6 +42,30 @@ export const REPLY_TIMEOUT_MS = 30_000;
  */
 export const KEEPALIVE_MS = 60_000;
 
+/**
+ * The kinds the server limits requests by (PROTOCOL.md section 10): a
+ * `rate_limited` reply's `retry_after_ms` holds every request of its kind.
+ * Every other request is a read.
+ */
+const KINDS: Readonly<Record<string, string>> = {
+  move: "action",
+  deal: "action",
+  undo: "action",
+  restart: "action",
+  resign: "action",
+  new_game: "action",
+  pause: "action",
+  resume: "action",
+  hint: "hint",
+  register: "register",
+  rotate_token: "register",
+  sign_out: "register",
+};
+
+function kindOf(type: string): string {
+  return KINDS[type] ?? "read";
+}
+
 export class Disconnected extends Error {
   constructor() {
     super("disconnected");
@@ -75,6 +99,13 @@ export class Connection {
   private lastSent = 0;
   private keepalive: ReturnType<typeof setInterval> | null = null;
   private markReady: () => void = () => {};
+  /**
+   * Per kind, until when the server's last `rate_limited` asked to wait. A
+   * request sent sooner is refused again, and is a strike against the address
+   * (a player pressing on while told to wait gets it barred): it is answered
+   * here instead, with what is left of the wait, and not sent.
+   */
+  private readonly heldUntil = new Map<string, number>();
 
   constructor(
     private readonly url: string,
@@ -109,6 +140,19 @@ export class Connection {
     const socket = this.socket;
     if (socket === null || socket.readyState !== WebSocket.OPEN) throw new Disconnected();
     const id = `${this.prefix}-${++this.counter}`;
+    const kind = kindOf(body.type);
+    const wait = (this.heldUntil.get(kind) ?? 0) - Date.now();
+    if (wait > 0) {
+      return { type: "error", re: id, code: "rate_limited", message: "Wait before asking again.", retry_after_ms: Math.ceil(wait) };
+    }
+    const reply = await this.send(socket, id, body);
+    if (reply.type === "error" && reply.code === "rate_limited" && reply.retry_after_ms !== undefined) {
+      this.heldUntil.set(kind, Date.now() + reply.retry_after_ms);
+    }
+    return reply;
+  }
+
+  private send(socket: WebSocket, id: string, body: Body): Promise<ServerMessage> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.pending.has(id)) this.drop(socket);

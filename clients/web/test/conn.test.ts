@@ -99,6 +99,25 @@ describe("Connection", () => {
     conn.stop();
   });
 
+  it("holds a kind the server asked to wait for, and does not send it until then", async () => {
+    // a player pressing on while sign-ups were rate-limited sent each press, each a strike,
+    // until the address was barred
+    const { conn, socket } = await open();
+    const first = conn.request({ type: "register", name: "ada" });
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(1));
+    socket.serve({ type: "error", re: socket.sent[0].id, code: "rate_limited", message: "slow down", retry_after_ms: 60_000 });
+    expect(await first).toMatchObject({ code: "rate_limited", retry_after_ms: 60_000 });
+    const again = await conn.request({ type: "sign_out" }); // the same kind: held, not sent
+    expect(again).toMatchObject({ type: "error", code: "rate_limited" });
+    expect((again as { retry_after_ms: number }).retry_after_ms).toBeGreaterThan(59_000);
+    expect(socket.sent).toHaveLength(1);
+    const read = conn.request({ type: "ping" }); // another kind goes
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(2));
+    socket.serve({ type: "pong", re: socket.sent[1].id });
+    expect(await read).toMatchObject({ type: "pong" });
+    conn.stop();
+  });
+
   describe("a reply that never comes", () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
