@@ -172,9 +172,12 @@ export function fitColumns(root: ParentNode): void {
     const room = roomNow();
     columns.style.setProperty("--room", `${room}px`);
     const width = cardWidth();
+    const over = (up: number, down: number) => need(width, up, down) - room;
+    // folded only when that makes every column fit: in a window too short for the table
+    // even folded (a banner on a small phone) every rank stays in sight, and the page scrolls
+    const folds = shapes.every(({ up, down }) => over(up.length, down) <= Math.max(0, up.length - 1) * (FLOOR - FOLDED));
     for (const { column, up, down } of shapes) {
-      const over = need(width, up.length, down) - room;
-      const folded = over > 0 ? Math.min(Math.max(0, up.length - 1), Math.ceil(over / (FLOOR - FOLDED))) : 0;
+      const folded = folds && over(up.length, down) > 0 ? Math.ceil(over(up.length, down) / (FLOOR - FOLDED)) : 0;
       column.style.setProperty("--folded", String(folded));
       up.forEach((card, index) => card.classList.toggle("folded", index < folded));
     }
