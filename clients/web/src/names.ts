@@ -25,8 +25,8 @@ export const MAX_NAME_CHARS = 32;
 /** The longest a name's compared form (NFKC case fold) may be, in characters. */
 export const MAX_NAME_KEY_CHARS = 128;
 
-/** Why a name cannot be sent: nothing left once trimmed, more than 32 characters, or a character no name may have. */
-export type NameProblem = { problem: "empty" } | { problem: "long"; chars: number } | { problem: "chars" };
+/** Why a name cannot be sent: nothing left once trimmed, more than 32 characters, a character no name may have, or a compared form over 128 (ligatures spelled out). */
+export type NameProblem = { problem: "empty" } | { problem: "long"; chars: number } | { problem: "chars" } | { problem: "spelled" };
 
 /** What `register` sends, or why nothing is sent. */
 export type CheckedName = { name: string } | NameProblem;
@@ -62,6 +62,7 @@ export function checkName(typed: string): CheckedName {
   if (name === "") return { problem: "empty" };
   const chars = codePoints(name);
   if (chars > MAX_NAME_CHARS) return { problem: "long", chars };
-  if (!isPrintable(name) || codePoints(nameKey(name)) > MAX_NAME_KEY_CHARS) return { problem: "chars" };
+  if (!isPrintable(name)) return { problem: "chars" };
+  if (codePoints(nameKey(name)) > MAX_NAME_KEY_CHARS) return { problem: "spelled" };
   return { name };
 }

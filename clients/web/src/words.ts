@@ -78,6 +78,7 @@ export function errorText(reply: Pick<ErrorReply, "code" | "message">, during?: 
 /** Why a typed name is not sent (`checkName` in `src/names.ts`), in the page's language. */
 export function nameText(found: NameProblem): string {
   if (found.problem === "long") return t("nameLong", { n: found.chars });
+  if (found.problem === "spelled") return t("nameSpelled");
   return t(found.problem === "empty" ? "nameEmpty" : "nameChars");
 }
 

@@ -108,7 +108,7 @@ describe("a name, as PROTOCOL.md says the server takes it", () => {
   it("compared in NFKC case fold of at most 128 characters (the server's check_name)", () => {
     // U+FDFA is 18 letters in NFKC: seven are 126, eight 144
     expect(checkName("\ufdfa".repeat(7))).toEqual(sent("\ufdfa".repeat(7)));
-    expect(checkName("\ufdfa".repeat(8))).toEqual(CHARS);
+    expect(checkName("\ufdfa".repeat(8))).toEqual({ problem: "spelled" });
   });
 });
 
@@ -118,6 +118,7 @@ describe("why a name is not sent", () => {
       setLocale(locale);
       expect(nameText({ problem: "empty" })).toBe(STRINGS[locale].nameEmpty);
       expect(nameText({ problem: "chars" })).toBe(STRINGS[locale].nameChars);
+      expect(nameText({ problem: "spelled" })).toBe(STRINGS[locale].nameSpelled);
       expect(nameText({ problem: "long", chars: 40 })).toBe(STRINGS[locale].nameLong.replace("{n}", "40"));
     }
   });
