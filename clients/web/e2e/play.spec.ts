@@ -393,7 +393,7 @@ test("the hint's outline leaves the cards on the hinted card on top", async ({ p
   expect(found).toEqual([["7S", "7S"], ["JS", "JS"], ["4C", "4C"]]);
 });
 
-test("a long name is cut in the header: the page never scrolls sideways at 360 px", async ({ page, server }) => {
+test("a long name is cut in the header, a long deal number wraps: the page never scrolls sideways", async ({ page, server }) => {
   const name = uniqueName("W").padEnd(32, "W"); // the longest name there is, of wide letters
   const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await page.setViewportSize({ width: 360, height: 740 });
@@ -406,6 +406,12 @@ test("a long name is cut in the header: the page never scrolls sideways at 360 p
   await startGame(page, "medium", knownDeal());
   expect(await sideways()).toBe(0);
   await shot(page, "game-long-name");
+  // a phone on its side, the status beside the table, and a deal number of 16 digits
+  await page.locator('.tools [data-action="menu"]').click();
+  await startGame(page, "relaxed", 7289269503483556);
+  await page.setViewportSize({ width: 480, height: 320 });
+  await expect(page.locator(".status .level-name")).toContainText("7289269503483556");
+  await expect.poll(sideways).toBe(0);
 });
 
 test("a notice over the columns lets a drop through, and is not drawn over the table", async ({ page, server }) => {
