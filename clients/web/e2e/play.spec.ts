@@ -294,6 +294,8 @@ test("a column too long to fit at 11 px strips: smaller cards, every card inside
   expect(side.strips.slice(side.folded).every((strip) => strip >= 10.5), `the rest: ${side.strips.join(" ")}`).toBe(true);
   expect(side.cards[side.cards.length - 1].bottom, "the top card's bottom").toBeLessThanOrEqual(side.window.height);
   await expect(page.locator('.column[data-column="2"] .card.up >> nth=-1')).toBeInViewport({ ratio: 1 });
+  // a folded card's 3 px edge shows no slivers of its rank
+  await expect(page.locator(".card.folded .corner").first()).toHaveCSS("visibility", "hidden");
   await page.screenshot({ path: join(SHOTS, "game-long-column-844x390.png") });
   await page.setViewportSize({ width: 1280, height: 800 });
 });
