@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import collections
 import contextlib
 import io
 import json
@@ -82,6 +83,18 @@ def _no_mouse(event: KeyPressEvent) -> None:
     the terminal for none, so it is an escape sequence typed or pasted (``ESC [ 3 1 m``,
     colour in copied text), on which prompt_toolkit's own handler fails with a traceback.
     """
+
+
+@_NO_MOUSE.add(Keys.BracketedPaste)
+def _paste(event: KeyPressEvent) -> None:
+    """Pasted text goes into the line. Text that holds a line break is taken at once,
+    and ``Terminal._edit`` runs its lines one by one, as if each had been typed and
+    entered (prompt_toolkit's own handler kept them in one line, which then ran as
+    one unknown command)."""
+    data = event.data.replace("\r\n", "\n").replace("\r", "\n")
+    event.current_buffer.insert_text(data)
+    if "\n" in data:
+        event.current_buffer.validate_and_handle()
 
 
 STAND_IN = "scorpion-stand-in"
@@ -283,6 +296,7 @@ class Terminal:
         self._stdin = stdin
         self._queue: asyncio.Queue[str] | None = None
         self._session: PromptSession[str] | None = None
+        self._pasted: collections.deque[str] = collections.deque()  # lines of a paste, still to run
         self.status: Callable[[], str] | None = None
         self.words: Words = lambda: ()
         self._redirected: TextIO | None = None  # standard error, while the editor has it
@@ -366,12 +380,19 @@ class Terminal:
                 refresh_interval=1.0,
                 key_bindings=_NO_MOUSE,
             )
+        if self._pasted:
+            return self._pasted.popleft()
         status = self.status
         toolbar = None if status is None else (lambda: ANSI(self._shown(status())))
         try:
-            return await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
+            text = await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
         except EOFError:
             return None
+        if "\n" not in text:
+            return text
+        lines = [line for line in text.split("\n") if line.strip()] or [""]  # a paste (_paste)
+        self._pasted.extend(lines[1:])
+        return lines[0]
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         """Read standard input on a daemon thread, so Ctrl-C never waits for a line."""

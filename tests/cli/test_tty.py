@@ -314,3 +314,13 @@ async def test_a_pasted_escape_sequence_is_no_mouse_and_no_traceback(
         text = await shown.wait_for("moved 7♣")
     assert "Unhandled exception" not in text and "Traceback" not in text, text
     assert "Traceback" not in err.read_text()
+
+
+async def test_pasted_lines_run_one_by_one(screen: Screen) -> None:
+    """A terminal pastes between bracketed-paste marks; the line editor kept the pasted
+    lines in one line, which ran as one unknown command (``h\\nb\\nh``) once entered."""
+    await screen.tmux("set-buffer", "-b", "pasted", "7c 5\nu\nh\n")
+    await screen.tmux("paste-buffer", "-p", "-b", "pasted", "-t", "cli")  # -p: bracketed
+    text = await screen.wait_for("hint: ")
+    assert "moved 7♣" in text and "undone" in text, text
+    assert "unknown command" not in text, text
