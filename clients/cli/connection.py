@@ -96,6 +96,7 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 # A hello answered rate_limited or unavailable is said again on the same connection after
 # its retry_after_ms (at most HELLO_WAIT_MAX_S), or else after each of these waits.
 HELLO_WAITS_S = (1.0, 2.0, 4.0)
+CLOSE_WAIT_S = 1.0  # the most closing waits for the server's answer (Ctrl-C ends at once)
 HELLO_WAIT_MAX_S = 6.0
 _ACTIONS = frozenset(
     {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
@@ -271,10 +272,15 @@ class Connection:
         return self.welcome
 
     async def close(self) -> None:
+        """Close, waiting for the server's answer ``CLOSE_WAIT_S`` at most: a server
+        that stopped answering (a frozen process) held a Ctrl-C 10 s, websockets' wait."""
         self._closing = True
         if self._ws is not None:
             with contextlib.suppress(Exception):
-                await self._ws.close()
+                async with asyncio.timeout(CLOSE_WAIT_S):
+                    await self._ws.close()
+            if self._ws.transport is not None and not self._ws.transport.is_closing():
+                self._ws.transport.abort()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

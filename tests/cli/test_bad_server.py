@@ -13,6 +13,7 @@ import asyncio
 import copy
 import io
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,25 @@ async def test_a_dead_reader_fails_the_waiting_requests(fake: tuple[Fake, str]) 
                 await conn.request("new_game", level="hard")
     finally:
         await conn.close()
+
+
+async def test_closing_on_a_server_that_stopped_answering_is_quick(
+    fake: tuple[Fake, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a request waited on a frozen server (SIGSTOP) ended the client only
+    after websockets' 10 s wait for the server's answer to its close."""
+    conn = Connection(fake[1])
+    await conn.open()
+    assert conn._ws is not None
+
+    async def unanswered(*args: Any, **kwargs: Any) -> None:
+        await asyncio.sleep(30)  # websockets' close, waiting for an answer that never comes
+
+    monkeypatch.setattr(conn._ws, "close", unanswered)
+    started = time.monotonic()
+    await conn.close()
+    assert time.monotonic() - started < 2.5
+    assert conn._ws.transport is not None and conn._ws.transport.is_closing()
 
 
 async def test_an_invalid_push_is_skipped_and_play_goes_on(
