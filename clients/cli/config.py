@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.cli.i18n import _
 from protocol.constants import MAX_TOKEN_CHARS
 
 __all__ = [
@@ -111,13 +112,15 @@ def _read_bytes(path: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             directory = stat.S_ISDIR(info.st_mode)
-            raise Malformed(path, os.strerror(errno.EISDIR) if directory else "not a regular file")
+            raise Malformed(
+                path, os.strerror(errno.EISDIR) if directory else _("saved.not_regular")
+            )
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     finally:
         os.close(fd)
     if len(data) > MAX_FILE_BYTES:
-        raise Malformed(path, f"larger than {MAX_FILE_BYTES} bytes")
+        raise Malformed(path, _("saved.too_large", limit=MAX_FILE_BYTES))
     return data
 
 
@@ -130,17 +133,17 @@ def _read(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise Malformed(path, os_reason(exc, path)) from exc
     except UnicodeDecodeError as exc:
-        raise Malformed(path, "not UTF-8 text") from exc
+        raise Malformed(path, _("saved.not_utf8")) from exc
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise Malformed(path, f"not JSON ({exc})") from exc
+        raise Malformed(path, _("saved.not_json", reason=exc)) from exc
     except RecursionError as exc:  # arrays nested thousands deep
-        raise Malformed(path, "not JSON (nested too deep)") from exc
+        raise Malformed(path, _("saved.too_deep")) from exc
     if not isinstance(data, dict):
-        raise Malformed(path, "not a JSON object")
+        raise Malformed(path, _("saved.not_object"))
     if not isinstance(data.get("servers", {}), dict):
-        raise Malformed(path, '"servers" is not a JSON object')
+        raise Malformed(path, _("saved.servers_not_object"))
     return data
 
 
@@ -151,13 +154,13 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     if entry is None:
         return None
     if not isinstance(entry, dict):
-        raise InvalidEntry(path, f"the entry for {_key(server)} is not a JSON object")
+        raise InvalidEntry(path, _("saved.entry_not_object", server=_key(server)))
     name, token = entry.get("name", ""), entry.get("token")
     if not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_CHARS:
         limit = f"1..{MAX_TOKEN_CHARS}"
-        raise InvalidEntry(path, f"the token for {_key(server)} is not a string of {limit} chars")
+        raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
     if not isinstance(name, str):
-        raise InvalidEntry(path, f"the name for {_key(server)} is not a string")
+        raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
     return Credentials(name, token)
 
 
@@ -175,7 +178,7 @@ def set_aside(directory: Path | None = None) -> Path | None:
         if not aside.exists() and not aside.is_symlink():
             os.replace(path, aside)
             return aside
-    raise Malformed(path, "no free name to move it aside")
+    raise Malformed(path, _("saved.no_free_name"))
 
 
 def save(server: str, credentials: Credentials, directory: Path | None = None) -> Path:

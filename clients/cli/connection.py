@@ -160,15 +160,15 @@ def decode(frame: bytes | str) -> Message:
     a key (which msgpack refuses with TypeError: such a key cannot be hashed).
     """
     if isinstance(frame, str):
-        raise ValueError("a text frame")
+        raise ValueError(_("frame.text"))
     try:
         message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
     except TypeError as exc:  # msgpack's word for an unhashable key
-        raise ValueError("a frame with a map key that is an array or a map") from exc
+        raise ValueError(_("frame.array_key")) from exc
     except ValueError as exc:  # format, UTF-8, nesting, trailing bytes
-        raise ValueError(f"a frame that is not msgpack ({_reason(exc)})") from exc
+        raise ValueError(_("frame.not_msgpack", reason=_reason(exc))) from exc
     if not isinstance(message, dict):
-        raise ValueError("a frame that is not a map")
+        raise ValueError(_("frame.not_map"))
     return message
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gettext
+import json
 import re
 import string
 import tomllib
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 from babel.messages.plurals import get_plural
 
+from clients.cli import config
 from clients.cli.board import Board
 from clients.cli.commands import COMMAND_WORDS, help_text
+from clients.cli.connection import decode
 from clients.cli.guide import TIPS, guide_text, menu_line
 from clients.cli.i18n import LANGS, catalogue, ngettext, plural_index, plurals, use
 from clients.cli.options import build_parser
@@ -28,9 +31,9 @@ SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
 KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
 FAMILIES = {key.split(".")[0] for key in catalogue("en")}
 # Words the player types, the same in every language: commands, subcommands, level ids;
-# and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://.
+# and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://, UTF-8, msgpack.
 TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
-TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls"}
+TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls", "utf", "msgpack"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
 # `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists
@@ -220,3 +223,32 @@ def test_the_catalogues_ship_in_the_wheel() -> None:
     for lang in LANGS:
         assert any((SOURCE / "locale" / f"{lang}.po").match(p) for p in patterns)
         assert (SOURCE / "locale" / f"{lang}.po").exists()
+
+
+@pytest.mark.parametrize("lang", ["fi", "ru"])
+def test_why_a_credentials_file_or_a_frame_is_refused_is_in_the_language(
+    lang: str, tmp_path: Path
+) -> None:
+    """The reasons were English inside a Finnish or Russian line ("... не JSON" read
+    "not JSON (Expecting ',' delimiter ...)"), and so were those of an unreadable frame."""
+    english = english_words()
+    use(lang)
+    reasons = []
+    for text in (
+        '{"servers": [}',
+        "[]",
+        '{"servers": 3}',
+        json.dumps({"servers": {config._key("ws://h/"): {"token": 5}}}),
+    ):
+        (tmp_path / "scorpion").mkdir(exist_ok=True)
+        (tmp_path / "scorpion" / "credentials.json").write_text(text, encoding="utf-8")
+        with pytest.raises(config.CredentialsError) as caught:
+            config.load("ws://h/", tmp_path / "scorpion")
+        reasons.append(caught.value.reason.split("(")[0])  # JSON's own words in brackets
+    for frame in ("text", b"\xc1", b"\x01"):
+        with pytest.raises(ValueError) as unread:
+            decode(frame)
+        reasons.append(str(unread.value))
+    leaks = {(word, text) for text in reasons for word in words(text) if word.lower() in english}
+    assert sorted(leaks) == []
+    use("en")
