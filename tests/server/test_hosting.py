@@ -398,39 +398,26 @@ def test_ctrl_c_while_the_server_loads_ends_it_without_a_traceback(
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
 
 
-MIGRATION_CUT_OFF = """
+CUT_OFF = """
 import asyncio, sys
 import server.app as app
 from server.store import StoreError
 
-async def slow(settings):
-    print("migrating", file=sys.stderr, flush=True)
+async def slow(*args):
+    print("under way", file=sys.stderr, flush=True)
     try:
         await asyncio.sleep(60)
     except asyncio.CancelledError:  # as a connection cut in the middle of a statement
         raise StoreError("Can't reconnect until invalid transaction is rolled back")
     return True
 
-app.migrate = slow
+{step} = slow
 sys.exit(app.main(sys.argv[1:]))
 """
-
-
-START_CUT_OFF = """
-import asyncio, sys
-import server.app as app
-from server.store import StoreError
-
-async def slow(self):
-    print("upgrading", file=sys.stderr, flush=True)
-    try:
-        await asyncio.sleep(60)
-    except asyncio.CancelledError:  # as a connection cut in the middle of a statement
-        raise StoreError("Can't reconnect until invalid transaction is rolled back")
-
-app.ScorpionServer.start = slow
-sys.exit(app.main(sys.argv[1:]))
-"""
+"""A server whose ``step`` (the migration, the start) waits, and ends in the driver's
+words when cancelled."""
+MIGRATION_CUT_OFF = CUT_OFF.format(step="app.migrate")
+START_CUT_OFF = CUT_OFF.format(step="app.ScorpionServer.start")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -447,7 +434,7 @@ def test_a_signal_during_the_start_ups_upgrade_stops_it_there(
         preexec_fn=_with_sigint_at_its_default,
     )
     try:
-        read_until(process, "upgrading")
+        read_until(process, "under way")
         process.send_signal(signum)
         assert process.wait(timeout=30) == 0
         assert process.stderr is not None
@@ -470,7 +457,7 @@ def test_ctrl_c_during_migrate_is_status_130(tmp_path: Path) -> None:
         preexec_fn=_with_sigint_at_its_default,
     )
     try:
-        read_until(process, "migrating")
+        read_until(process, "under way")
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
         assert process.stderr is not None
