@@ -141,8 +141,10 @@ def speed(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 <= value <= MAX_SPEED:
-        raise argparse.ArgumentTypeError(_("args.bad_speed", value=repr(text), limit=MAX_SPEED))
+    if not (value == 0 or LEAST_SPEED <= value <= MAX_SPEED):
+        raise argparse.ArgumentTypeError(
+            _("args.bad_speed", value=repr(text), least=LEAST_SPEED, limit=MAX_SPEED)
+        )
     return value
 
 
@@ -210,6 +212,7 @@ def one_of(choices: Sequence[str]) -> Callable[[str], str]:
 
 
 MAX_SPEED = 1000
+LEAST_SPEED = 0.01  # a step every 100 s; slower (1e-300) waited without end
 
 
 @dataclass(frozen=True)

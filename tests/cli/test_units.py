@@ -15,7 +15,7 @@ from clients.cli.commands import Command, CommandError, parse, parse_card
 from clients.cli.guide import STOCK_TIP, guide_text
 from clients.cli.i18n import LANGS, catalogue, use
 from clients.cli.levels import has_stock
-from clients.cli.options import detect_locale, parse_args
+from clients.cli.options import UsageError, detect_locale, parse_args
 from protocol import LEVELS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -71,6 +71,9 @@ def test_options_from_the_environment() -> None:
         False,
     )
     assert parse_args(["replay", "3", "--speed", "0"], env={}).speed == 0.0
+    assert parse_args(["replay", "3", "--speed", "0.01"], env={}).speed == 0.01
+    with pytest.raises(UsageError):  # a step every 1e300 s waited without end
+        parse_args(["replay", "3", "--speed", "1e-300"], env={})
     assert detect_locale({"LANG": "de_DE"}) == "en" and detect_locale({}) == "en"
 
 
