@@ -481,8 +481,7 @@ async def _migrate_unless_interrupted(settings: Settings) -> bool:
             task.cancel()
 
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job's stays so
-        # Until the loop closes, and then SIGINT is ignored for the last steps (main).
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupt)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupt)  # till it closes
     try:
         upgraded = await migrate(settings)
         done = True
@@ -557,13 +556,8 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
-            ctrl_c = signal.getsignal(signal.SIGINT)
             upgraded = asyncio.run(_migrate_unless_interrupted(settings))
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # committed: nothing left to interrupt
-            try:
-                log.info("schema upgraded" if upgraded else "schema current already: nothing to do")
-            finally:
-                signal.signal(signal.SIGINT, ctrl_c)
+            log.info("schema upgraded" if upgraded else "schema current already: nothing to do")
             return 0, None
         run_loop(run(settings), settings.event_loop)
     except (KeyboardInterrupt, _Interrupted):  # Ctrl-C during --migrate: rolled back

@@ -1607,7 +1607,7 @@ class GameService:
 
     async def _replay(self, session: Session, request: Request) -> Reply:
         live = await self._owned(session, request)
-        if not live.finished:  # here; another node may have ended it
+        if not live.finished and self.store.shared:  # another node may have ended it
             live = await self._latest(session, request)
         async with live.lock:
             if not live.finished:
