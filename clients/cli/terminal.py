@@ -379,6 +379,7 @@ class Terminal:
                 complete_while_typing=False,
                 refresh_interval=1.0,
                 key_bindings=_NO_MOUSE,
+                enable_suspend=True,  # Ctrl-Z stops the client, as in the shell; fg resumes
             )
         if self._pasted:
             return self._pasted.popleft()

@@ -324,3 +324,33 @@ async def test_pasted_lines_run_one_by_one(screen: Screen) -> None:
     text = await screen.wait_for("hint: ")
     assert "moved 7♣" in text and "undone" in text, text
     assert "unknown command" not in text, text
+
+
+async def test_ctrl_z_stops_the_client_and_fg_brings_it_back(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """In an interactive shell, Ctrl-Z at the prompt stops the client as it stops any job
+    (the line editor typed ``^Z`` into the line instead), and ``fg`` resumes the game."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(tmp_path)}-z")
+    await shown.tmux(
+        "new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", "bash --norc --noprofile -i"
+    )
+    try:
+        await shown.keys(
+            "-l",
+            f"cd {ROOT} && unset COLUMNS LINES && XDG_CONFIG_HOME={tmp_path} "
+            f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color "
+            "play --level hard --deal 1",
+        )
+        await shown.keys("Enter")
+        await shown.wait_for(r"(?m)^>")
+        await shown.keys("C-z")
+        await shown.wait_for(r"Stopped")
+        await shown.keys("clear", "Enter")
+        await shown.keys("fg", "Enter")
+        await shown.wait_for(r"(?m)^>")
+        await shown.keys("7c 5", "Enter")
+        text = await shown.wait_for("moved 7♣")
+        assert "^Z" not in text, text
+    finally:
+        await shown.tmux("kill-server")
