@@ -192,6 +192,15 @@ class Store:
             self._write_batch, max_batch=max_batch
         )
         self._reads = _ReadGate(READS_AT_ONCE)
+        # SQLite has one writer at a time: the general path's transactions (``_transaction``)
+        # wait for it here, in order, rather than in SQLite's busy handler, which polls
+        # the lock with growing sleeps, serves no one first, and gave up after the
+        # database timeout when many waited on a busy loop (``unavailable``). Each holds
+        # the lock across several trips to aiosqlite's thread. The hot path's writer
+        # (``sqlite_writer``) and other processes still meet this one at SQLite's lock.
+        self._write_turn: asyncio.Lock | None = None
+        if engine.dialect.name == "sqlite":
+            self._write_turn = asyncio.Lock()
         self._time_saves: GroupCommitter[_TimeSave, bool] = GroupCommitter(
             self._save_play_times, max_batch=TIME_SAVES_PER_TRANSACTION
         )
@@ -717,10 +726,12 @@ class Store:
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncConnection]:
         """A connection in a transaction that commits unless the block raises (on SQLite,
-        holding the write lock from its start: ``database.writing``)."""
-        with translate_errors():
-            async with self._writing.begin() as conn:
-                yield conn
+        holding the write lock from its start: ``database.writing``; after the store's
+        other write transactions before it, ``_write_turn``)."""
+        async with self._write_turn or nullcontext():
+            with translate_errors():
+                async with self._writing.begin() as conn:
+                    yield conn
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncConnection]:
