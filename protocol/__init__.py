@@ -15,6 +15,8 @@ from protocol.codec import Request, decode_request, encode, new_request, validat
 from protocol.constants import (
     ABUSE_LIMIT,
     ABUSE_WINDOW_SECONDS,
+    CONTROL_FRAMES_BURST,
+    CONTROL_FRAMES_PER_S,
     GAMES_LIST_LIMIT,
     LEVELS,
     LOCALES,
@@ -55,6 +57,8 @@ __all__ = [
     "CLOSE_POLICY_VIOLATION",
     "CLOSE_PROTOCOL_ERROR",
     "CLOSE_TRY_AGAIN_LATER",
+    "CONTROL_FRAMES_BURST",
+    "CONTROL_FRAMES_PER_S",
     "ERROR_CODES",
     "GAMES_LIST_LIMIT",
     "LEVELS",

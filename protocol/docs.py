@@ -121,6 +121,12 @@ def _limits() -> str:
             "1008 (the server's defaults; an operator may set others)",
         ),
         (
+            "control frames",
+            "WebSocket pings, pongs and the fragments of a message: "
+            f"{constants.CONTROL_FRAMES_PER_S} a second per connection, "
+            f"{constants.CONTROL_FRAMES_BURST} at once; one more closes it with 1008",
+        ),
+        (
             "replay page",
             f"at most {constants.REPLAY_PAGE_ACTIONS} actions per `replay` reply; "
             "`next` asks for the rest",

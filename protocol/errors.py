@@ -112,7 +112,8 @@ CLOSE_CODES: Final[dict[int, str]] = {
     CLOSE_POLICY_VIOLATION: (
         "Abuse: too many `bad_request` or `rate_limited` replies to one address in a short "
         "time (a connection from that address is closed again at once until they decay), "
-        "or no `hello` within the hello deadline."
+        "or no `hello` within the hello deadline, or more WebSocket pings, pongs or "
+        "fragments than the control frame limit allows."
     ),
     CLOSE_MESSAGE_TOO_BIG: "A frame was larger than the frame size limit.",
     CLOSE_INTERNAL_ERROR: "The client did not answer the keepalive ping in time (it stopped "

@@ -69,6 +69,7 @@ from typing import Any, Final, cast
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, SecurityError
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.protocol import State
@@ -80,6 +81,8 @@ from protocol import (
     CLOSE_POLICY_VIOLATION,
     CLOSE_PROTOCOL_ERROR,
     CLOSE_TRY_AGAIN_LATER,
+    CONTROL_FRAMES_BURST,
+    CONTROL_FRAMES_PER_S,
     MAX_FRAME_BYTES,
     MAX_SERVER_FRAME_BYTES,
     SUBPROTOCOL,
@@ -100,6 +103,8 @@ from server.limits import (
     Limits,
     LimitSettings,
     Network,
+    Rate,
+    TokenBucket,
     UnreadableHop,
     address_key,
     client_address,
@@ -251,7 +256,8 @@ class ConnectionHandler:
         try:
             ending = await self._read(ws, session, peer)
         except ConnectionClosed:
-            pass
+            if isinstance(ws, _Bounded) and ws.flooded:  # closed for its control frames
+                self.limits.book.strike(address, time.monotonic())
         finally:
             self.open -= 1
             self._sockets.pop(outbox, None)
@@ -731,6 +737,8 @@ class _Bounded(ServerConnection):
     # None for the end of the stream) until websockets has it.
     _raw: list[bytes] | None = None
     _early: list[bytes | None] | None = None
+    _controls: TokenBucket | None = None  # the pings, pongs and fragments it may still send
+    flooded = False  # closed for sending too many of them (a strike on its address)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
@@ -819,6 +827,36 @@ class _Bounded(ServerConnection):
         super().eof_received()
         return None
 
+    def process_event(self, event: object) -> None:
+        """Each frame websockets read (``data_received``): a ping, a pong or a fragment
+        takes a token of the connection's ``CONTROL_FRAMES``; with none left the
+        connection is closed with 1008, and what it sends after is dropped unread.
+
+        websockets answers a ping before any request is read, so a ping costs the
+        server a pong whatever the request limits say: one connection sending pings
+        as fast as it could kept the server from everyone else."""
+        if isinstance(event, Frame) and (event.opcode in _CONTROL_OPCODES or not event.fin):
+            now = self.loop.time()
+            if self._controls is None:
+                self._controls = TokenBucket(CONTROL_FRAMES, now)
+            if self._controls.wait(now) > 0:
+                if self._behind is None:
+                    self._flood()
+                return
+            self._controls.take(now)
+        super().process_event(event)  # type: ignore[arg-type]  # websockets' Event
+
+    def _flood(self) -> None:
+        self.flooded = True
+        self.transport.pause_reading()
+        log.warning(
+            "closing the connection from %s: too many pings, pongs or fragments (%d)",
+            _address(self.remote_address),
+            CLOSE_POLICY_VIOLATION,
+        )
+        closing = _close(self, CLOSE_POLICY_VIOLATION, "too many control frames", CLOSE_WAIT_S)
+        self._behind = asyncio.get_running_loop().create_task(closing)
+
     def _read(self, data: bytes) -> None:
         """What the peer sent, once websockets has the socket."""
         if self._behind is not None:
@@ -837,6 +875,14 @@ class _Bounded(ServerConnection):
             reason = "too far behind: reconnect and resync"
             closing = _close(self, CLOSE_GOING_AWAY, reason, CLOSE_WAIT_S)
             self._behind = asyncio.get_running_loop().create_task(closing)
+
+
+CONTROL_FRAMES: Final = Rate(CONTROL_FRAMES_PER_S, CONTROL_FRAMES_BURST)
+"""A connection's pings, pongs and message fragments (PROTOCOL.md section 10)."""
+
+_CONTROL_OPCODES: Final = frozenset({Opcode.PING, Opcode.PONG, Opcode.CONT})
+"""Frames counted by ``CONTROL_FRAMES``, with the first piece of a fragmented message (a
+close frame is not: there is one). A whole message is counted by the requests' limits."""
 
 
 def _give_back(transport: asyncio.Transport, raw: list[bytes]) -> None:

@@ -1,9 +1,11 @@
 """What a hostile or unlucky client can do, and how the server holds.
 
-- A client that floods WebSocket pings and reads nothing: ``websockets`` writes
-  a pong for each straight to the socket, past the outbox's byte budget, so the
-  server held hundreds of megabytes until keepalive gave up. Now the connection
-  stops reading and is closed with 1001 once its socket buffer passes the bound.
+- A client that floods WebSocket pings: ``websockets`` writes a pong for each
+  straight to the socket, past the outbox's byte budget and before any request
+  limit, so the server held hundreds of megabytes until keepalive gave up (when
+  the client did not read), or served no one else (when it did). Past the control
+  frame limit (pings, pongs and fragments) the connection is closed with 1008, a
+  strike on its address.
 - A client that offers no subprotocol and says nothing is closed at the hello
   deadline with 1008, as one that offered it (it was closed with 1000).
 - ``sign_out`` with ``everywhere`` while another connection of the player has a
@@ -34,7 +36,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 import server.service as service_module
-from protocol import MAX_SERVER_FRAME_BYTES
+from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S
 from server.service import GameService
 from server.store import Store, StoreUnavailable
 from tests.server.client import Client
@@ -67,34 +69,67 @@ async def test_a_ping_flood_that_is_never_read_is_closed_with_bounded_memory(
     server = await start(outbox_bytes=256 * 1024, **OPEN)
     handler = server.server.handler
     assert handler is not None
-    bound = 2 * MAX_SERVER_FRAME_BYTES  # the outbox budget, but never below two frames
     watcher = await server.player("ada")
     raw = await RawClient.open(server.server.port)  # a tiny receive buffer, never read
     raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
     chunk = ping_frame(b"p" * 125) * 500  # 65 KB of pings, about as much of pongs
     peak = 0
     with caplog.at_level(logging.WARNING, logger="server"):
-        for _ in range(160):  # 10 MB of pings: five times the bound
+        for _ in range(160):  # 10 MB of pings
             if handler.open == 1:
                 break
             raw.writer.write(chunk)
             await asyncio.sleep(0.005)
             peak = max(peak, handler.buffered_bytes())
         closed = await wait_for(lambda: handler.open == 1, 10.0)  # only ada is left
-    # One read's worth of pongs (asyncio reads at most 256 KiB at once) past the bound.
-    assert peak <= bound + 512 * 1024, peak
+    # One read's worth of pongs (asyncio reads at most 256 KiB at once), at most.
+    assert peak <= 512 * 1024, peak
     assert closed, "a client that floods pings and reads nothing is still connected"
-    assert any("does not read what it is sent" in r.getMessage() for r in caplog.records)
+    assert any("too many pings, pongs or fragments" in r.getMessage() for r in caplog.records)
     assert await wait_for(lambda: handler.buffered_bytes() < 64 * 1024)
     await raw.close()
     assert (await watcher.request("ping"))["type"] == "pong"  # others are served
 
 
-async def test_a_reader_of_its_pongs_may_ping_as_it_likes(start: Start) -> None:
-    """The bound is on what waits unread: a client that reads its pongs is never closed."""
+async def test_a_ping_flood_that_reads_its_pongs_is_closed_and_struck(start: Start) -> None:
+    """websockets answers each ping at once, before any request limit: one connection
+    sending pings as fast as its pongs came back kept the server from everyone else
+    (for as long as it went on). Past the control frame limit it is closed with 1008,
+    and that is a strike on its address."""
     server = await start(**OPEN)
     ada = await server.player("ada")
-    for _ in range(300):
+    raw = await RawClient.open(server.server.port)
+    flood = ping_frame(b"p" * 125) * (CONTROL_FRAMES_BURST + 50)
+    raw.writer.write(flood)
+    assert await raw.read_close() == 1008
+    await raw.close()
+    assert server.server.handler is not None
+    book = server.server.handler.limits.book
+    assert await wait_for(lambda: book._count("127.0.0.1", time.monotonic()) == 1)
+    assert (await ada.request("ping"))["type"] == "pong"  # others are served
+
+
+async def test_a_flood_of_fragments_is_closed(start: Start) -> None:
+    """The pieces of a fragmented message count as control frames: an endless message of
+    empty fragments (each parsed, none a request) is closed, not kept until its end."""
+    server = await start(**OPEN)
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    first = struct.pack("!BB", 0x02, 0x80) + os.urandom(4)  # binary, not fin, empty
+    more = struct.pack("!BB", 0x00, 0x80) + os.urandom(4)  # continuation, not fin, empty
+    raw.writer.write(first + more * (CONTROL_FRAMES_BURST + 50))
+    assert await raw.read_close() == 1008
+    await raw.close()
+
+
+async def test_a_reader_of_its_pongs_may_ping_within_the_limit(start: Start) -> None:
+    """A client that pings now and then, or a burst of them, is never closed."""
+    server = await start(**OPEN)
+    ada = await server.player("ada")
+    for _ in range(CONTROL_FRAMES_BURST - 10):
+        await asyncio.wait_for(await ada.ws.ping(os.urandom(100)), 5)
+    await asyncio.sleep(10 / CONTROL_FRAMES_PER_S)  # the bucket fills again meanwhile
+    for _ in range(20):
         await asyncio.wait_for(await ada.ws.ping(os.urandom(100)), 5)
     assert (await ada.request("ping"))["type"] == "pong"
 
