@@ -11,7 +11,8 @@ response and is still the only module that imports it):
 - ``/healthz``: 200 while the process serves at all (liveness);
 - ``/readyz``: 200 once the database answered within ``timeout`` seconds
   and its schema is this code's (on PostgreSQL, and the locks a move's write
-  takes were had within ``PROBE_LOCK_MS``: ``Store.readiness``; one probe at a
+  takes were had within ``PROBE_LOCK_MS``; after a write failed for the database,
+  a write of its own went through: ``Store.readiness``; one probe at a
   time, its answer reused for ``READY_REUSE_S``); 503 with a
   one-line reason otherwise, so a
   load balancer stops sending players to a node that cannot store a move
@@ -42,7 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
-from server.store import DatabaseReplaced, SchemaStatus, StoreError, TablesLocked
+from server.store import DatabaseReplaced, SchemaStatus, StoreError, TablesLocked, WritesFailing
 from server.webclient import ASSET_CACHE, INDEX_CACHE, Asset, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
@@ -181,6 +182,8 @@ class HttpRoutes:
             log.error("%s", exc)  # what the node writes now is lost at its restart
             return _text(503, f"not ready: {exc}")
         except TablesLocked as exc:
+            return _text(503, f"not ready: {exc}")
+        except WritesFailing as exc:
             return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")

@@ -124,6 +124,7 @@ from server.store.errors import (
     StoreUnavailable,
     TablesLocked,
     VersionConflict,
+    WritesFailing,
 )
 from server.store.players import InvalidName, hash_token, name_key
 from server.store.records import (
@@ -177,6 +178,7 @@ __all__ = [
     "StoredSnapshot",
     "TablesLocked",
     "VersionConflict",
+    "WritesFailing",
     "hash_token",
     "name_key",
     "pack_hint",

@@ -43,6 +43,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "VersionConflict",
+    "WritesFailing",
     "integrity_kind",
     "translate_errors",
 ]
@@ -211,11 +212,16 @@ def _missing_table(exc: sa_exc.DBAPIError) -> bool:
 
 
 _CONFLICT_STATES: Final = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+_INSUFFICIENT_PRIVILEGE: Final = "42501"
+
+
+def _sqlstate(exc: sa_exc.DBAPIError) -> str:
+    return str(getattr(exc.orig, "sqlstate", None) or "")
 
 
 def _transient_sqlstate(exc: sa_exc.DBAPIError) -> bool:
     """True when PostgreSQL's SQLSTATE says the work was refused for now, not for good."""
-    sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+    sqlstate = _sqlstate(exc)
     return sqlstate in _TRANSIENT_STATES or sqlstate[:2] in _TRANSIENT_CLASSES
 
 
@@ -227,6 +233,9 @@ def _translate(exc: Exception) -> StoreError | None:
         if getattr(exc.orig, "sqlstate", None) in _CONFLICT_STATES:
             return StoreConflict("the database gave the work up for a concurrent one")
         return StoreUnavailable("the database refused the work for now")
+    if isinstance(exc, sa_exc.DBAPIError) and _sqlstate(exc) == _INSUFFICIENT_PRIVILEGE:
+        # The operator's to fix (the role's grants), not the client's nor a bug: retry later.
+        return StoreUnavailable("the database role lacks a privilege this needs")
     if isinstance(exc, sa_exc.IntegrityError):
         return StoreError("the database refused the change as inconsistent")
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
@@ -277,6 +286,16 @@ class TablesLocked(StoreUnavailable):
             "a table a move writes (games, game_actions or level_stats) is locked by another "
             "transaction"
         )
+
+
+class WritesFailing(StoreUnavailable):
+    """The store's last write failed for the database (``StoreUnavailable``: a full disk,
+    a lock held by another process, a privilege taken away) and no write went through
+    since, nor the readiness probe's own (``Store.readiness``): moves fail while reads
+    may still answer."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"writes are failing ({reason})")
 
 
 class DatabaseReplaced(StoreUnavailable):

@@ -18,8 +18,9 @@ loop's thread; on PostgreSQL, ``pg_reader``: held connections, a statement each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
@@ -45,6 +46,7 @@ from server.store.errors import (
     StoreError,
     StoreUnavailable,
     TablesLocked,
+    WritesFailing,
     translate_errors,
 )
 from server.store.notify import (
@@ -199,6 +201,9 @@ class Store:
         # the lock across several trips to aiosqlite's thread. The hot path's writer
         # (``sqlite_writer``) and other processes still meet this one at SQLite's lock.
         self._write_turn: asyncio.Lock | None = None
+        # Why the last write failed for the database, until one goes through (``readiness``).
+        self.write_trouble: str | None = None
+        self._write_probe: asyncio.Future[None] | None = None
         if engine.dialect.name == "sqlite":
             self._write_turn = asyncio.Lock()
         self._time_saves: GroupCommitter[_TimeSave, bool] = GroupCommitter(
@@ -265,6 +270,9 @@ class Store:
             self._listener = None
         await self._committer.close()
         await self._time_saves.close()
+        if self._write_probe is not None:
+            self._write_probe.cancel()
+            await asyncio.gather(self._write_probe, return_exceptions=True)
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
         if self._sqlite_reader is not None:
@@ -349,10 +357,40 @@ class Store:
         each waited for at most ``PROBE_LOCK_MS``. A table locked by another (``LOCK
         TABLE``, a long migration) makes every move wait and fail while reads still
         answer: ``TablesLocked`` then, so a load balancer sends players elsewhere
-        (``/readyz``)."""
+        (``/readyz``). On either store, after a write failed for the database, also a
+        write of its own (``_probe_write``): ``WritesFailing`` until one goes through.
+        SQLite's reads answer with its disk full or its lock held by another process."""
         status = await self.schema_status()
-        if status is not SchemaStatus.CURRENT or self._sqlite_path is not None:
+        if status is not SchemaStatus.CURRENT:
             return status
+        if self._sqlite_path is None:
+            await self._probe_locks()
+        await self._probe_write()
+        return status
+
+    async def _probe_write(self) -> None:
+        """After a write failed (``write_trouble``): ``WritesFailing``, and a committed
+        write of nothing started in the background (the schema's version row set to
+        itself on SQLite, which writes a page to the WAL; on PostgreSQL an update of no
+        row of ``games``), one at a time. Once it, or a move, goes through, the trouble
+        is gone and ``readiness`` says so. The probe does not wait for it: on SQLite it
+        may wait the whole database timeout for the write lock."""
+        trouble = self.write_trouble
+        if trouble is None:
+            return
+        if self._write_probe is None or self._write_probe.done():
+            self._write_probe = asyncio.ensure_future(self._write_nothing())
+        raise WritesFailing(trouble)
+
+    async def _write_nothing(self) -> None:
+        touch = _TOUCH if self._sqlite_path is not None else _TOUCH_GAMES
+        with contextlib.suppress(StoreUnavailable):  # kept in write_trouble
+            async with self._transaction() as conn:
+                await conn.execute(touch)
+
+    async def _probe_locks(self) -> None:
+        """PostgreSQL: the locks a move's write takes, each waited for at most
+        ``PROBE_LOCK_MS`` (``readiness``)."""
         touches = (_TOUCH_GAMES, _TOUCH_ACTIONS, _TOUCH_STATS)
         with translate_errors():
             async with self._engine.connect() as conn:
@@ -368,7 +406,6 @@ class Store:
                             raise
                 finally:
                     await transaction.rollback()
-        return status
 
     async def check_writable(self) -> None:
         """Raise unless a write can be made: a database file the server may read but not
@@ -692,15 +729,27 @@ class Store:
     async def _write_batch(self, batch: Sequence[GameWrite]) -> list[writes.WriteOutcome]:
         """The committer's writer: a batch in one transaction, refusals as values."""
         if self._sqlite_writer is not None and self._sqlite_writer.takes(batch):
-            with translate_errors():
-                return await self._sqlite_writer.write(batch, self._clock())
+            return await self._written(self._sqlite_writer.write(batch, self._clock()))
         if self._pg_writer is not None and self._pg_writer.takes(batch):
-            with translate_errors():
-                return await self._pg_writer.write(batch, self._clock())
+            return await self._written(self._pg_writer.write(batch, self._clock()))
         async with self._transaction() as conn:
             outcomes = await writes.apply_writes(conn, batch, self._clock())
             await self._announce(conn, outcomes)
             return outcomes
+
+    async def _written(
+        self, writing: Awaitable[list[writes.WriteOutcome]]
+    ) -> list[writes.WriteOutcome]:
+        """A hot path's batch (``sqlite_writer``, ``pg_writer``), its failure kept as
+        ``_transaction`` keeps one."""
+        try:
+            with translate_errors():
+                outcomes = await writing
+        except StoreUnavailable as exc:
+            self._wrote(exc)
+            raise
+        self._wrote(None)
+        return outcomes
 
     async def _announce(self, conn: AsyncConnection, outcomes: Sequence[object]) -> None:
         """Tell other nodes, with this transaction's commit, which games it changed."""
@@ -729,9 +778,23 @@ class Store:
         holding the write lock from its start: ``database.writing``; after the store's
         other write transactions before it, ``_write_turn``)."""
         async with self._write_turn or nullcontext():
-            with translate_errors():
-                async with self._writing.begin() as conn:
-                    yield conn
+            try:
+                with translate_errors():
+                    async with self._writing.begin() as conn:
+                        yield conn
+            except StoreUnavailable as exc:
+                self._wrote(exc)
+                raise
+            self._wrote(None)
+
+    def _wrote(self, failure: StoreUnavailable | None) -> None:
+        """Keep whether the last write went through (``write_trouble``); the driver's
+        own words, where there are some ("database or disk is full")."""
+        if failure is None:
+            self.write_trouble = None
+            return
+        orig = getattr(failure.__cause__, "orig", None)
+        self.write_trouble = str(orig or failure) or type(orig or failure).__name__
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncConnection]:

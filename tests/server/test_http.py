@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import sqlite3
 from pathlib import Path
 
 import msgpack
@@ -22,7 +23,7 @@ from server.http import READY_REUSE_S, HttpRoutes
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
-from tests.server.conftest import Running, quiet_settings
+from tests.server.conftest import Running, Start, quiet_settings
 from tests.server.http_get import http_get
 
 
@@ -446,3 +447,29 @@ async def test_not_ready_while_a_table_a_move_writes_is_locked(server: Running, 
         assert (await http_get(server.server.port, "/readyz"))[:3:2] == (200, b"ready\n")
     finally:
         await engine.dispose()
+
+
+async def test_not_ready_while_sqlite_writes_fail_and_ready_once_one_goes_through(
+    start: Start, tmp_path: Path
+) -> None:
+    """On SQLite the probe's reads answer while another process holds the write lock (or
+    the disk is full), and every move fails: after a write failed, ``/readyz`` is 503
+    until a write of the probe's own goes through."""
+    server = await start(db_timeout_ms=200)
+    ada = await server.player("ada")
+    game = await ada.request("new_game", level="hard", deal=1)
+    holder = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process's long write
+        moved = await ada.request("move", game=game["game"], v=0, card="7C", to=5)
+        assert moved["code"] == "unavailable"
+        await asyncio.sleep(READY_REUSE_S)  # an earlier answer serves no longer
+        status, _, body = await http_get(server.server.port, "/readyz")
+        assert status == 503 and b"writes are failing (database is locked)" in body, body
+        holder.execute("ROLLBACK")
+        await asyncio.sleep(READY_REUSE_S)
+        assert (await http_get(server.server.port, "/readyz"))[:3:2] == (200, b"ready\n")
+        moved = await ada.request("move", game=game["game"], v=0, card="7C", to=5)
+        assert moved["type"] == "ack", moved
+    finally:
+        holder.close()

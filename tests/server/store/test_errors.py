@@ -162,3 +162,12 @@ def test_other_sqlstates_are_store_errors(sqlstate: str) -> None:
 def test_a_timed_out_statement_is_unavailable() -> None:
     with pytest.raises(StoreUnavailable), translate_errors():
         raise TimeoutError
+
+
+def test_a_privilege_taken_away_is_unavailable_not_a_bug() -> None:
+    """A role whose grants were changed while the node runs (``REVOKE UPDATE ON games``):
+    every move was ``internal``, logged at ERROR as a bug. It is the operator's to fix
+    and a retry may succeed then: ``unavailable``."""
+    with pytest.raises(StoreUnavailable) as caught, translate_errors():
+        raise _driver_error("42501")
+    assert "privilege" in str(caught.value)
