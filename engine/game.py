@@ -398,8 +398,12 @@ class Game:
 
         ``suggestion`` is a hint computed elsewhere (the solver, off the event
         loop); by default the heuristic of ``engine.hints`` picks one that does not
-        lead back to a position on the way here (``positions``), so following the
-        hints does not go round in a circle.
+        lead back to a position undo can still reach (``positions``). Where undo
+        reaches the deal (no undo limit, or fewer actions than it) following these
+        hints does not go round in a circle; past classic's and relaxed's limit of
+        100 (R18) it may, through a position undo no longer reaches (relaxed deal
+        229409 does, after 158 hints). The server's hints do not: ``solver.plan``
+        knows every position of the game's log.
         """
         when = self._check_time(t)
         if suggestion is None:
