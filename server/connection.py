@@ -572,11 +572,16 @@ class Writer:
 
 def _log_close(which: str, address: str, reason: str, code: int) -> None:
     """The WARNING line for a connection the server refuses or closes: "``which``
-    connection from ADDRESS: REASON (CODE)". The code is part of the line's format,
-    not one of its values, so the log's counting of repeats (``logs.RateLimit``, by
-    format) keeps each code's lines apart, while the addresses and reasons of one
-    code are counted together."""
-    log.warning(f"{which} connection from %s: %s ({code:d})", address, reason)
+    connection from ADDRESS: REASON (CODE)". The code, and the reason when it is one of
+    the server's own (a fixed few), are part of the line's format, not its values, so
+    the log's counting of repeats (``logs.RateLimit``, by format) keeps each reason's
+    lines apart: an abuse close just after a missed hello deadline was counted as one
+    more "no hello in time", and never named. The addresses of one reason are counted
+    together; so are websockets' own reasons (``closed the``), which may carry numbers."""
+    if which == "closed the":
+        log.warning(f"{which} connection from %s: %s ({code:d})", address, reason)
+        return
+    log.warning(f"{which} connection from %s: {reason.replace('%', '%%')} ({code:d})", address)
 
 
 def _writable(ws: ServerConnection) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import event
 
 from protocol.constants import MAX_FRAME_BYTES
+from server.connection import _log_close
 from server.logs import RateLimit, describe_exception, make_handler
 from server.store import StoreError
 from server.store.errors import translate_errors
@@ -156,3 +157,21 @@ async def test_closes_of_different_codes_are_not_counted_as_repeats(
     messages = [json.loads(line)["message"] for line in stream.getvalue().splitlines()]
     closes = [m for m in messages if m.startswith("closed the connection from")]
     assert [c[-6:] for c in closes] == ["(1007)", "(1009)"], messages
+
+
+def test_the_server_s_own_close_reasons_of_one_code_are_not_counted_as_repeats(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A missed hello deadline and an abuse close are both 1008: the second, within the
+    window, was counted as one more "no hello in time" and its reason never logged."""
+    out: list[logging.LogRecord] = []
+    limiter = RateLimit(out.append, window=10, clock=lambda: 0.0)
+    with caplog.at_level(logging.WARNING, logger="server.connection"):
+        _log_close("closing the", "192.0.2.1", "no hello in time", 1008)
+        _log_close("closing the", "192.0.2.2", "too many bad or rate-limited requests", 1008)
+        _log_close("closing the", "192.0.2.3", "no hello in time", 1008)
+    passed = [r.getMessage() for r in caplog.records if limiter.filter(r)]
+    assert passed == [
+        "closing the connection from 192.0.2.1: no hello in time (1008)",
+        "closing the connection from 192.0.2.2: too many bad or rate-limited requests (1008)",
+    ]
