@@ -43,7 +43,14 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from server.metrics import CONTENT_TYPE, Metrics
-from server.store import DatabaseReplaced, SchemaStatus, StoreError, TablesLocked, WritesFailing
+from server.store import (
+    DatabaseReplaced,
+    SchemaNewer,
+    SchemaStatus,
+    StoreError,
+    TablesLocked,
+    WritesFailing,
+)
 from server.webclient import ASSET_CACHE, INDEX_CACHE, Asset, WebClient
 
 __all__ = ["HttpReply", "HttpRoutes"]
@@ -183,7 +190,7 @@ class HttpRoutes:
             return _text(503, f"not ready: {exc}")
         except TablesLocked as exc:
             return _text(503, f"not ready: {exc}")
-        except WritesFailing as exc:
+        except (WritesFailing, SchemaNewer) as exc:
             return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")

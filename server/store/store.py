@@ -312,12 +312,18 @@ class Store:
 
     async def schema_status(self) -> SchemaStatus:
         """The schema's status (``/readyz``); ``DatabaseReplaced`` if the SQLite file
-        ``check_writable`` found is no longer at its path."""
+        ``check_writable`` found is no longer at its path, ``SchemaNewer`` if a newer
+        server moved the schema on (it is not behind: ``--migrate`` would not help)."""
         if self._sqlite_file is not None and self._sqlite_identity() != self._sqlite_file:
             assert self._sqlite_path is not None
             raise DatabaseReplaced(self._sqlite_path)
         with translate_errors():
-            return (await schema.read_schema_state(self._engine)).status
+            state = await schema.read_schema_state(self._engine)
+        if state.status is SchemaStatus.OUTDATED and state.revisions:
+            newer = schema.unknown_revision(state)  # not behind: no --migrate of ours helps
+            if newer is not None:
+                raise SchemaNewer(newer)
+        return state.status
 
     def _sqlite_identity(self) -> tuple[int, int] | None:
         """The SQLite file's (device, inode), None if nothing is at its path."""

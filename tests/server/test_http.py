@@ -473,3 +473,20 @@ async def test_not_ready_while_sqlite_writes_fail_and_ready_once_one_goes_throug
         assert moved["type"] == "ack", moved
     finally:
         holder.close()
+
+
+async def test_not_ready_on_a_newer_schema_names_it_and_does_not_say_migrate(
+    start: Start, tmp_path: Path
+) -> None:
+    """A newer node migrated the shared database on: this one's ``/readyz`` said the schema
+    was outdated and to run ``--migrate``, which then refused the unknown revision."""
+    server = await start()
+    newer = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
+    try:
+        newer.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    finally:
+        newer.close()
+    await asyncio.sleep(READY_REUSE_S)
+    status, _, body = await http_get(server.server.port, "/readyz")
+    assert status == 503 and b"9999_from_the_future" in body, body
+    assert b"newer scorpion-server" in body and b"--migrate" not in body, body
