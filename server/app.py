@@ -463,32 +463,37 @@ async def migrate(settings: Settings) -> bool:
 
 
 class _Interrupted(Exception):
-    """Ctrl-C (SIGINT) stopped ``--migrate``."""
+    """A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) stopped ``--migrate``: ``args[0]``."""
 
 
 async def _migrate_unless_interrupted(settings: Settings) -> bool:
-    """``migrate``, cancelled by SIGINT, which then raises ``_Interrupted`` whatever the
-    cancelled migration raised on its way out (a connection cut in the middle of a
-    statement says so in its own words, which are not the host's answer)."""
+    """``migrate``, cancelled by SIGINT, SIGTERM or SIGHUP (each unless ignored, as by a
+    background job or nohup), which then raises ``_Interrupted`` whatever the cancelled
+    migration raised on its way out (a connection cut in the middle of a statement says
+    so in its own words, which are not the host's answer). SIGTERM ended the process
+    at once with status 143 and not a word (the transaction rolled back all the same)."""
     task = asyncio.current_task()
     assert task is not None
-    interrupted = done = False
+    interrupted: signal.Signals | None = None
+    done = False
 
-    def interrupt() -> None:
+    def interrupt(signum: signal.Signals) -> None:
         nonlocal interrupted
-        if not done:  # once committed, Ctrl-C changes nothing: it is not "interrupted"
-            interrupted = True
+        if not done and interrupted is None:  # once committed, a signal changes nothing
+            interrupted = signum
             task.cancel()
 
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job's stays so
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupt)  # till it closes
+    loop = asyncio.get_running_loop()
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            loop.add_signal_handler(signum, interrupt, signum)  # till the loop closes
     try:
         upgraded = await migrate(settings)
         done = True
         return upgraded
     except (Exception, asyncio.CancelledError):
-        if interrupted:
-            raise _Interrupted from None
+        if interrupted is not None:
+            raise _Interrupted(interrupted) from None
         raise
 
 
@@ -560,8 +565,13 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
             log.info("schema upgraded" if upgraded else "schema current already: nothing to do")
             return 0, None
         run_loop(run(settings), settings.event_loop)
-    except (KeyboardInterrupt, _Interrupted):  # Ctrl-C during --migrate: rolled back
+    except KeyboardInterrupt:  # Ctrl-C during --migrate: rolled back
         return 130, "interrupted"
+    except _Interrupted as stopped:  # a signal during --migrate: rolled back
+        signum = signal.Signals(stopped.args[0])
+        if signum is signal.SIGINT:
+            return 130, "interrupted"
+        return 128 + signum, f"interrupted by {signum.name}: nothing was migrated"
     except (SchemaNewer, SchemaForeign) as exc:
         return 2, str(exc)
     except SchemaOutdated as exc:

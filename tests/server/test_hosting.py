@@ -447,9 +447,20 @@ def test_a_signal_during_the_start_ups_upgrade_stops_it_there(
             process.stderr.close()
 
 
-def test_ctrl_c_during_migrate_is_status_130(tmp_path: Path) -> None:
-    """The migration, cancelled, raised the driver's words for its cut connection, and
-    the server exited 1 with them rather than 130 (server.md)."""
+@pytest.mark.parametrize(
+    ("signum", "status", "last"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "interrupted by SIGTERM: nothing was migrated"),
+        (signal.SIGHUP, 129, "interrupted by SIGHUP: nothing was migrated"),
+    ],
+)
+def test_a_signal_during_migrate_is_128_plus_its_number_and_says_so(
+    tmp_path: Path, signum: signal.Signals, status: int, last: str
+) -> None:
+    """The migration, cancelled by Ctrl-C, raised the driver's words for its cut
+    connection, and the server exited 1 with them rather than 130 (server.md). SIGTERM
+    ended it with 143 and no line at all."""
     process = subprocess.Popen(
         [sys.executable, "-c", MIGRATION_CUT_OFF, "--migrate", "--data-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
@@ -458,11 +469,11 @@ def test_ctrl_c_during_migrate_is_status_130(tmp_path: Path) -> None:
     )
     try:
         read_until(process, "under way")
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 130
+        process.send_signal(signum)
+        assert process.wait(timeout=30) == status
         assert process.stderr is not None
         rest = process.stderr.read()
-        assert rest.rstrip().endswith("interrupted") and "reconnect" not in rest, rest
+        assert rest.rstrip().endswith(last) and "reconnect" not in rest, rest
     finally:
         process.kill()
         process.wait()
