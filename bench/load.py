@@ -162,6 +162,7 @@ UNLIMITED: dict[str, Any] = {
     "max_connections": 1_000_000,
     "max_connections_per_address": 1_000_000,
     "rate_actions": "1000000,1000000",
+    "rate_games": "1000000,1000000",
     "rate_hints": "1000000,1000000",
     "rate_reads": "1000000,1000000",
     "rate_registrations": "1000000,1000000",

@@ -78,6 +78,7 @@ class Settings:
     listen_backlog: int = 4096  # connections waiting to be accepted (the kernel may cap it)
     max_connections_per_address: int = 64  # from one client address (1013 beyond)
     rate_actions: str = "30,120"  # per connection: moves, deals, undos, ... (RATE/s,BURST)
+    rate_games: str = "0.2,10"  # per connection: new games (RATE/s,BURST)
     rate_hints: str = "3,20"
     rate_reads: str = "50,200"  # hello, ping, open_game, games, stats, replay, ...
     rate_registrations: str = "0.2,20"  # per address (and per connection)
@@ -151,6 +152,7 @@ _HELP: dict[str, str] = {
     "max_connections_per_address": "most open connections from one client address (1013);"
     " 16 more sockets may be open from it (handshakes, plain HTTP)",
     "rate_actions": "actions per connection: RATE per second,BURST (or off)",
+    "rate_games": "new games per connection: RATE per second,BURST (or off)",
     "rate_hints": "hints per connection: RATE per second,BURST (or off)",
     "rate_reads": "other requests per connection: RATE per second,BURST (or off)",
     "rate_registrations": "registrations per address, token rotations and sign-outs per"
@@ -271,6 +273,7 @@ _PATHS: Final = ("data_dir", "certfile", "keyfile", "web_dir")
 
 RATES: Final = {
     "action": "rate_actions",
+    "game": "rate_games",
     "hint": "rate_hints",
     "read": "rate_reads",
     "register": "rate_registrations",

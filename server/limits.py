@@ -9,7 +9,11 @@ default) that is not itself a trusted proxy. The header of an untrusted peer is
 ignored, so a client cannot choose its own address.
 
 Requests are grouped by **kind** (``KIND_OF``): ``action`` (moves and other
-writes), ``hint`` (solver time), ``read`` (everything else that reads),
+writes to a game), ``game`` (``new_game``: a game's rows written, a deal drawn and
+maybe searched, the unfinished game it replaces booked as lost, each many moves'
+cost, so that 8 players of one address starting games as fast as answered, well
+within the action rate, no longer slowed everyone's moves twenty-fold), ``hint``
+(solver time), ``read`` (everything else that reads),
 ``register`` (the account's writes: a new player, counted per connection and
 address; ``rotate_token`` and ``sign_out``, counted per connection and player,
 so that nobody behind the same address can keep a player from revoking a
@@ -74,14 +78,14 @@ __all__ = [
     "parse_rate",
 ]
 
-KINDS: Final = ("action", "hint", "read", "register", "auth")
+KINDS: Final = ("action", "game", "hint", "read", "register", "auth")
 KIND_OF: Final[Mapping[str, str]] = {
     "move": "action",
     "deal": "action",
     "undo": "action",
     "restart": "action",
     "resign": "action",
-    "new_game": "action",
+    "new_game": "game",  # a new game's rows, a deal drawn, maybe searched: many moves' cost
     "pause": "action",
     "resume": "action",
     "hint": "hint",
@@ -302,7 +306,7 @@ class Limits:
         self._player = {
             kind: _BucketMap(rate.scaled(settings.player_factor))
             for kind, rate in rates.items()
-            if rate is not None and kind in ("action", "hint", "read", "register")
+            if rate is not None and kind in ("action", "game", "hint", "read", "register")
         }
         self._address = {
             kind: _BucketMap(rate.scaled(settings.address_factor) if kind in _SHARED else rate)
@@ -411,7 +415,7 @@ def _hashed(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
-_SHARED: Final = frozenset({"action", "hint", "read"})
+_SHARED: Final = frozenset({"action", "game", "hint", "read"})
 """Kinds whose address bucket is the connection's rate times ``address_factor``."""
 
 

@@ -96,6 +96,7 @@ def quiet_settings(tmp_path: Path, **changes: Any) -> Settings:
         # request rates get their own tests (test_limits). Connection caps,
         # registrations and refused tokens keep their defaults.
         rate_actions="5000,5000",
+        rate_games="5000,5000",
         rate_hints="5000,5000",
         rate_reads="5000,5000",
     )
@@ -122,7 +123,7 @@ async def server(settings: Settings) -> AsyncIterator[Running]:
     await running.stop()
 
 
-OPEN = {"rate_actions": "off", "rate_reads": "off", "rate_hints": "off"}
+OPEN = {"rate_actions": "off", "rate_games": "off", "rate_reads": "off", "rate_hints": "off"}
 """Settings that turn the request rate limits off."""
 
 Start = Callable[..., Awaitable[Running]]

@@ -393,6 +393,22 @@ async def test_token_rotations_are_limited_as_the_accounts_writes(start: Start) 
     assert (await ada.request("games"))["type"] == "games"  # reads are not held back
 
 
+async def test_new_games_are_limited_apart_from_moves(start: Start) -> None:
+    """A new game costs many moves' work (its rows, a deal drawn, the game it replaces
+    booked as lost): counted as one action, 8 players of one address starting games as
+    fast as answered slowed everyone else's moves twenty-fold. With the defaults, ten
+    at once, then one every 5 s; the moves of the game go on meanwhile."""
+    server = await start(rate_games="0.2,10", rate_actions="30,120", abuse_limit=1000)
+    ada = await server.player("ada")
+    codes = [
+        (await ada.request("new_game", level="hard", deal=1)).get("code", "ok") for _ in range(11)
+    ]
+    assert codes == ["ok"] * 10 + ["rate_limited"], codes
+    game = (await ada.request("games", status="active"))["games"][0]["game"]
+    moved = await ada.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack", moved
+
+
 async def test_a_neighbour_cannot_keep_a_player_from_revoking_a_token(start: Start) -> None:
     """rotate_token and sign_out are counted per connection and per player: a connection
     behind the same address, signed in or not, asking them over and over takes nothing

@@ -53,7 +53,7 @@ const KINDS: Readonly<Record<string, string>> = {
   undo: "action",
   restart: "action",
   resign: "action",
-  new_game: "action",
+  new_game: "game",
   pause: "action",
   resume: "action",
   hint: "hint",

@@ -118,6 +118,22 @@ describe("Connection", () => {
     conn.stop();
   });
 
+  it("holds new games apart from moves: each is a kind of its own", async () => {
+    const { conn, socket } = await open();
+    const first = conn.request({ type: "new_game", level: "hard" });
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(1));
+    socket.serve({ type: "error", re: socket.sent[0].id, code: "rate_limited", message: "slow down", retry_after_ms: 60_000 });
+    expect(await first).toMatchObject({ code: "rate_limited" });
+    const again = await conn.request({ type: "new_game", level: "hard" }); // held, not sent
+    expect(again).toMatchObject({ type: "error", code: "rate_limited" });
+    expect(socket.sent).toHaveLength(1);
+    const move = conn.request({ type: "move", game: 1, v: 0, card: "7C" }); // an action goes
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(2));
+    socket.serve({ type: "ack", re: socket.sent[1].id, game: 1, v: 1 });
+    expect(await move).toMatchObject({ type: "ack" });
+    conn.stop();
+  });
+
   describe("a reply that never comes", () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
