@@ -995,9 +995,11 @@ class _BodyDropping(_Bounded):
 
     ``websockets`` also closes without a word on a head it cannot parse (a request
     line without its version, a header line without its colon, an upgrade with a
-    body). Such a head, and a line of text that cannot begin a request, is answered
-    400 here (``_head_problem``); bytes that are not text (a TLS hello on the plain
-    port) are closed at once.
+    body). Such a head, a line of text that cannot begin a request, a head whose
+    lines end in a bare LF (which websockets waited on until the handshake's timeout)
+    and a head cut short by the end of the client's stream are answered 400 here
+    (``_head_problem``); bytes that are not text (a TLS hello on the plain port) are
+    closed at once.
     """
 
     _head: bytes | None = b""  # the request head so far; None once it was passed on
@@ -1023,6 +1025,10 @@ class _BodyDropping(_Bounded):
                 self.transport.close()
             return
         end = self._head.find(b"\r\n\r\n")
+        if end < 0 and b"\n\n" in self._head:  # a head ended by a bare LF: never "complete"
+            self._head = None
+            self._refuse_head("each line of the head must end with CR LF")
+            return
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
         received, self._head = self._head, None
@@ -1055,9 +1061,10 @@ class _BodyDropping(_Bounded):
             # every other connection keeps websockets' own send_data.
             self.send_data = self._send_then_end  # type: ignore[method-assign]
             return True  # the transport stays open for the answer
-        if self._head:  # a head cut short: let websockets say so
-            received, self._head = self._head, None
-            super()._read(received)
+        if self._head:  # a head cut short: websockets would close without a word
+            self._head = None
+            self._refuse_head("the request ended before its head did")
+            return None
         return super()._end()
 
     def _send_then_end(self) -> None:

@@ -490,3 +490,19 @@ async def test_not_ready_on_a_newer_schema_names_it_and_does_not_say_migrate(
     status, _, body = await http_get(server.server.port, "/readyz")
     assert status == 503 and b"9999_from_the_future" in body, body
     assert b"newer scorpion-server" in body and b"--migrate" not in body, body
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_a_head_of_bare_line_feeds_or_cut_short_is_answered_400(server: Running) -> None:
+    """A head whose lines end in a bare LF was held without a word until the handshake's
+    timeout (10 s), and one cut short by a half-close was closed with nothing sent."""
+    port = server.server.port
+    for data, half_close in (
+        (b"GET /healthz HTTP/1.1\nHost: x\n\n", False),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\n", False),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\n", True),
+        (b"GET /healthz HTTP/1.1\r\nUpgrade: websocket\r\n", True),
+    ):
+        answer = await asyncio.wait_for(raw_answer(port, data, half_close=half_close), 5)
+        assert answer.startswith(b"HTTP/1.1 400 "), (data, answer)
+    assert (await http_get(port, "/healthz"))[0] == 200
