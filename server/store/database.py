@@ -49,6 +49,7 @@ from server.store.errors import StoreError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "MIGRATION_LOCK",
     "SUPPORTED_BACKENDS",
     "async_url",
     "configure_sqlite_connection",
@@ -58,6 +59,10 @@ __all__ = [
     "sqlite_busy_ms",
     "writing",
 ]
+
+MIGRATION_LOCK: Final = 0x5C0_4210
+"""PostgreSQL: the transaction-scoped advisory lock's key (any constant) that orders
+concurrent upgrades (``schema.upgrade``, ``migrations/env.py``)."""
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store.database import migrating
+from server.store.database import MIGRATION_LOCK, migrating
 from server.store.errors import SchemaForeign
 from server.store.models import metadata
 from server.store.records import SchemaStatus
@@ -169,6 +169,10 @@ async def upgrade(engine: AsyncEngine) -> SchemaStatus:
     wait for each other instead of one failing with "database is locked"."""
 
     def run(connection: Connection) -> SchemaStatus:
+        if connection.dialect.name == "postgresql":
+            # The lock first: read before it, three nodes migrating at once each found
+            # the schema behind and said "schema upgraded"; the later two did nothing.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         state = _read_state(connection)
         problem = state.foreign()
         if problem is not None:

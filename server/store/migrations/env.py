@@ -31,11 +31,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
-from server.store.database import async_url, create_engine, migrating
+from server.store.database import MIGRATION_LOCK, async_url, create_engine, migrating
 from server.store.models import metadata
 
 URL_VARIABLE: Final = "SCORPION_DATABASE_URL"
-MIGRATION_LOCK: Final = 0x5C0_4210  # any constant: the advisory lock's key
 
 config = context.config
 

@@ -256,3 +256,18 @@ async def test_cli_without_url_names_the_ways_to_give_one() -> None:
     code, output = await alembic_cli("current", env=env)
     assert code != 0
     assert "-x url=" in output and "SCORPION_DATABASE_URL" in output
+
+
+async def test_upgrades_at_once_find_the_schema_as_the_one_before_left_it(
+    empty_store: Store, database_url: str
+) -> None:
+    """Three nodes migrating at once: one upgrades, the others wait for it and then find
+    nothing to do. On PostgreSQL each read the schema before taking the lock, found it
+    empty, and said "schema upgraded" (SQLite's write lock came first already)."""
+    others = [Store.connect(database_url) for _ in range(2)]
+    try:
+        found = await asyncio.gather(empty_store.upgrade(), *(other.upgrade() for other in others))
+    finally:
+        for other in others:
+            await other.close()
+    assert sorted(found) == sorted([SchemaStatus.EMPTY, SchemaStatus.CURRENT, SchemaStatus.CURRENT])
