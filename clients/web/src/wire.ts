@@ -211,7 +211,7 @@ game: number
 v: number
 }
 /**
- * Asks for one useful move (R20). Hints are counted and recorded, so the version grows. Where the solver has a winning line the hint is its next step, so following the hints wins without meeting a position twice; otherwise it is the best move by the heuristic that does not lead back to a position this game has been in, one not proved lost before one that is. A position proved lost still gets a move while it has one (that it is lost is said by `lost_position`); `none` (with a `reason`) only when every move leads back, or there is none. A whole column is never hinted into an empty column, unless the stock is still to come and one of the two columns is among those the deal covers.
+ * Asks for one useful move (R20). Hints are counted and recorded, so the version grows. Where the solver has a winning line the hint is its next step, so following the hints wins without meeting a position twice; otherwise it is the best move by the heuristic that does not lead back to a position this game has been in, one not proved lost before one that is. A position proved lost still gets a move while it has one (that it is lost is said by `lost_position`); `none` (with a `reason`) only when every move leads back, or there is none. A whole column is never hinted into an empty column, unless the stock is still to come and one of the two columns is among those the deal covers. Asked again at a position the game was in before (after an undo), the hint is the same winning step again: a client offering "another hint" should undo further, or restart.
  */
 export interface HintRequest {
 /**
