@@ -294,6 +294,11 @@ def problems(settings: Settings) -> list[str]:
         for name, most in _AT_MOST.items()
         if getattr(settings, name) > most
     ]
+    if settings.outbox_total_bytes < settings.outbox_bytes:  # the per-connection bound unmet
+        found.append(
+            f"{_label('outbox_total_bytes')} must be at least {_label('outbox_bytes')} "
+            f"({settings.outbox_bytes}), not {settings.outbox_total_bytes}"
+        )
     if settings.log_level.upper() not in LOG_LEVELS:
         found.append(
             f"{_label('log_level')} must be one of {', '.join(LOG_LEVELS)}, "

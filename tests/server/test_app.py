@@ -76,6 +76,11 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         ([], {"SCORPION_WEB_DIR": "/"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
         (["--certfile", "/"], {}, "--certfile (SCORPION_CERTFILE): not a file '/'"),
         (["--rate-actions", "-1,5"], {}, "argument --rate-actions: expected one argument (a"),
+        (
+            ["--outbox-total-bytes", "100000"],
+            {},
+            "--outbox-total-bytes (SCORPION_OUTBOX_TOTAL_BYTES) must be at least --outbox-bytes",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_code_2(
