@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "OPEN_GAMES_LIMIT",
     "PROTOCOL_VERSION",
+    "RATE_KINDS",
     "REPLAY_PAGE_ACTIONS",
     "SUBPROTOCOL",
     "SUPPORTED_VERSIONS",
@@ -85,3 +86,20 @@ MAX_DEAL: Final = MAX_SAFE_INT  # the engine knows deals up to 10**20 (docs/deal
 
 LEVELS: Final = ("easy", "medium", "hard", "classic", "relaxed", "three-blind-mice")
 LOCALES: Final = ("en", "fi", "ru")
+
+# The kinds of request the server's rate limits count apart (PROTOCOL.md section 10): a
+# rate_limited reply's retry_after_ms holds its kind. Every request not named is a read.
+RATE_KINDS: Final = {
+    "move": "action",
+    "deal": "action",
+    "undo": "action",
+    "restart": "action",
+    "resign": "action",
+    "pause": "action",
+    "resume": "action",
+    "new_game": "game",
+    "hint": "hint",
+    "register": "register",
+    "rotate_token": "register",
+    "sign_out": "register",
+}

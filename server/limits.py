@@ -58,6 +58,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from protocol import RATE_KINDS
 from protocol.constants import ABUSE_LIMIT, ABUSE_WINDOW_SECONDS
 
 __all__ = [
@@ -79,20 +80,7 @@ __all__ = [
 ]
 
 KINDS: Final = ("action", "game", "hint", "read", "register", "auth")
-KIND_OF: Final[Mapping[str, str]] = {
-    "move": "action",
-    "deal": "action",
-    "undo": "action",
-    "restart": "action",
-    "resign": "action",
-    "new_game": "game",  # a new game's rows, a deal drawn, maybe searched: many moves' cost
-    "pause": "action",
-    "resume": "action",
-    "hint": "hint",
-    "register": "register",
-    "rotate_token": "register",  # account writes, each its own transaction
-    "sign_out": "register",
-}
+KIND_OF: Final[Mapping[str, str]] = RATE_KINDS
 """Request type -> kind; every other request type (hello, ping, reads) is ``read``."""
 
 IN_FLIGHT: Final = 4

@@ -115,7 +115,7 @@ class Metrics:
         )
         self.rate_limited = Counter(
             "scorpion_rate_limited",
-            "requests answered rate_limited, by kind (action, hint, read, register, auth)",
+            "requests answered rate_limited, by kind (action, game, hint, read, register, auth)",
             ["kind"],
             registry=registry,
         )

@@ -71,6 +71,7 @@ from clients.cli.terminal import OutputError, printable
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
     PROTOCOL_VERSION,
+    RATE_KINDS,
     SUBPROTOCOL,
     InvalidMessage,
     encode,
@@ -98,9 +99,6 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 HELLO_WAITS_S = (1.0, 2.0, 4.0)
 CLOSE_WAIT_S = 1.0  # the most closing waits for the server's answer (Ctrl-C ends at once)
 HELLO_WAIT_MAX_S = 6.0
-_ACTIONS = frozenset(
-    {"move", "deal", "undo", "restart", "resign", "new_game", "pause", "resume"}
-)  # the requests PROTOCOL.md section 10 counts as actions
 _NOT_RESENT = frozenset({"new_game", "resign"})  # no ``v``: the server cannot see a retry
 # Standard output gone, met while printing a push: raised again as it is, not as a failure
 # of the connection (``__main__`` ends quietly after a closed pipe).
@@ -587,10 +585,9 @@ def _again(failed: ConnectionFailed | BrokenPipeError | OutputError) -> Exceptio
 
 
 def _rate_kind(type_: str) -> str:
-    """The kind of request the server counts ``type_`` as (PROTOCOL.md section 10)."""
-    if type_ in _ACTIONS:
-        return "action"
-    return type_ if type_ in ("hint", "register") else "read"
+    """The kind of request the server counts ``type_`` as (PROTOCOL.md section 10): a
+    new game is a kind of its own, so that one limited does not pace every move."""
+    return RATE_KINDS.get(type_, "read")
 
 
 def _retry_after(reply: Message) -> float | None:

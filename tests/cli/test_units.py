@@ -214,3 +214,14 @@ def test_the_stock_tip_only_on_a_level_with_a_stock(lang: str) -> None:
         assert (stock_tip in shown) == has_stock(level), (level, shown)
     assert not has_stock("three-blind-mice") and has_stock("hard")
     use("en")
+
+
+def test_requests_are_paced_by_the_kind_the_server_limits_them_by() -> None:
+    """A new game is a kind of its own (PROTOCOL.md section 10): counted as an action, one
+    new game refused for the game rate spaced every later move 2 s apart."""
+    from clients.cli.connection import _rate_kind
+
+    assert _rate_kind("new_game") == "game"
+    assert {_rate_kind(t) for t in ("move", "deal", "undo", "pause")} == {"action"}
+    assert {_rate_kind(t) for t in ("register", "rotate_token", "sign_out")} == {"register"}
+    assert (_rate_kind("hint"), _rate_kind("stats"), _rate_kind("ping")) == ("hint", "read", "read")
