@@ -742,6 +742,7 @@ class _Bounded(ServerConnection):
     # None for the end of the stream) until websockets has it.
     _raw: list[bytes] | None = None
     _early: list[bytes | None] | None = None
+    _held: list[bytes] | None = None  # after the request head, until its answer (handshake)
     _controls: TokenBucket | None = None  # the pings, pongs and fragments it may still send
     flooded = False  # closed for sending too many of them (a strike on its address)
 
@@ -863,9 +864,36 @@ class _Bounded(ServerConnection):
         self._behind = asyncio.get_running_loop().create_task(closing)
 
     def _read(self, data: bytes) -> None:
-        """What the peer sent, once websockets has the socket."""
-        if self._behind is not None:
-            return  # being closed for not reading: nothing more is answered
+        """What the peer sent, once websockets has the socket: given to websockets a
+        ``READ_SLICE`` at a time, so that the control frame limit (``process_event``)
+        stops a flood within a slice, not after all that one read brought (64 KiB of
+        empty pings are some 11,000, each answered with a pong)."""
+        if self._held is not None:  # sent before its handshake was answered: kept till then
+            self._hold(data)
+            return
+        for start in range(0, len(data), READ_SLICE):
+            if self._behind is not None:
+                return  # being closed (for not reading, or a flood): nothing more is answered
+            self._feed(data if len(data) <= READ_SLICE else data[start : start + READ_SLICE])
+
+    def _hold(self, data: bytes) -> None:
+        assert self._held is not None
+        self._held.append(data)
+        if sum(map(len, self._held)) > MAX_FRAME_BYTES:  # no client sends before the 101
+            self._held = None
+            self.transport.abort()
+
+    async def handshake(self, *args: Any, **kwargs: Any) -> None:
+        """websockets' handshake; then what the client sent after its request, which
+        websockets would have read and answered (a pong per ping) before its ``101``."""
+        try:
+            await super().handshake(*args, **kwargs)
+        finally:
+            held, self._held = self._held, None
+            if held and self.protocol.state is State.OPEN:
+                self._read(b"".join(held))
+
+    def _feed(self, data: bytes) -> None:
         super().data_received(data)
         waiting = self.transport.get_write_buffer_size()
         if waiting > self.max_buffered:
@@ -881,6 +909,9 @@ class _Bounded(ServerConnection):
             closing = _close(self, CLOSE_GOING_AWAY, reason, CLOSE_WAIT_S)
             self._behind = asyncio.get_running_loop().create_task(closing)
 
+
+READ_SLICE: Final = 1024
+"""Bytes given to websockets at once (``_Bounded._read``): at most 170 empty pings."""
 
 CONTROL_FRAMES: Final = Rate(CONTROL_FRAMES_PER_S, CONTROL_FRAMES_BURST)
 """A connection's pings, pongs and message fragments (PROTOCOL.md section 10)."""
@@ -1038,7 +1069,10 @@ class _BodyDropping(_Bounded):
             if problem is not None:
                 self._refuse_head(problem)
                 return
-        if head is None:
+        if head is None and end >= 0:  # an upgrade: what follows waits for its answer
+            self._held = [received[end + 4 :]]
+            self._feed(received[: end + 4])
+        elif head is None:
             super()._read(received)
         else:
             self._dropping = True

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import os
 import struct
@@ -36,7 +37,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 import server.service as service_module
-from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S
+from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S, SUBPROTOCOL
 from server.service import GameService
 from server.store import Store, StoreUnavailable
 from tests.server.client import Client
@@ -394,3 +395,53 @@ async def test_a_hello_answered_unavailable_gives_the_client_a_new_hello_deadlin
     monkeypatch.setattr(store, "sign_in", sign_in)
     welcome = await again.request("hello", protocol=1, client="test", locale="en", token=token)
     assert welcome["type"] == "welcome", welcome
+
+
+async def _pongs_then_close(reader: asyncio.StreamReader) -> tuple[int, int | None]:
+    """Read frames to the server's close: how many pongs came, and the close code."""
+    pongs = 0
+    async with asyncio.timeout(20):
+        while True:
+            first, second = await reader.readexactly(2)
+            size = second & 0x7F
+            if size == 126:
+                (size,) = struct.unpack("!H", await reader.readexactly(2))
+            payload = await reader.readexactly(size)
+            if first & 0x0F == 0xA:
+                pongs += 1
+            elif first & 0x0F == 0x8:
+                return pongs, struct.unpack("!H", payload[:2])[0] if payload else None
+
+
+async def test_pings_in_one_write_are_stopped_within_it(start: Start) -> None:
+    """websockets parsed all a read brought (64 KiB: some 11,000 empty pings) and answered
+    each before the limit could close the connection: it is given 1 KiB at a time."""
+    server = await start(**OPEN)
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    raw.writer.write(ping_frame(b"") * 20_000)
+    await raw.reader.readexactly(2)  # the welcome's head
+    pongs, code = await _pongs_then_close(raw.reader)
+    await raw.close()
+    assert code == 1008 and pongs <= CONTROL_FRAMES_BURST + 200, pongs
+
+
+async def test_frames_sent_with_the_upgrade_wait_for_its_answer(start: Start) -> None:
+    """Pings sent in one write with the upgrade request were answered before the ``101``
+    (RFC 6455: no frame before the handshake's answer), 20,000 pongs of them."""
+    server = await start(**OPEN)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.server.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    head = (
+        f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n\r\n"
+    ).encode()
+    writer.write(head + ping_frame(b"") * 10_000)
+    try:
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        assert answer.startswith(b"HTTP/1.1 101 "), answer[:80]
+        pongs, code = await _pongs_then_close(reader)
+        assert code == 1008 and pongs <= CONTROL_FRAMES_BURST + 200, pongs
+    finally:
+        writer.close()
