@@ -282,6 +282,11 @@ RATES: Final = {
 """Request kind (``server.limits.KINDS``) -> the setting holding its rate."""
 
 
+KEEPALIVE_LEAST_MS: Final = 100
+"""The shortest keepalive interval: the clients' pongs to it count as control frames
+(PROTOCOL.md section 10, 20 a second), and faster ones would close every client."""
+
+
 def problems(settings: Settings) -> list[str]:
     """One line per bad value in ``settings``, naming the setting; empty when all are good."""
     found = [
@@ -294,6 +299,11 @@ def problems(settings: Settings) -> list[str]:
         for name, most in _AT_MOST.items()
         if getattr(settings, name) > most
     ]
+    if 0 < settings.keepalive_ms < KEEPALIVE_LEAST_MS:  # its pongs would pass the frame limit
+        found.append(
+            f"{_label('keepalive_ms')} must be 0 (off) or at least {KEEPALIVE_LEAST_MS}, "
+            f"not {settings.keepalive_ms}"
+        )
     if settings.outbox_total_bytes < settings.outbox_bytes:  # the per-connection bound unmet
         found.append(
             f"{_label('outbox_total_bytes')} must be at least {_label('outbox_bytes')} "

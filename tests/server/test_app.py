@@ -76,6 +76,7 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         ([], {"SCORPION_WEB_DIR": "/"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
         (["--certfile", "/"], {}, "--certfile (SCORPION_CERTFILE): not a file '/'"),
         (["--rate-actions", "-1,5"], {}, "argument --rate-actions: expected one argument (a"),
+        (["--keepalive-ms", "30"], {}, "--keepalive-ms (SCORPION_KEEPALIVE_MS) must be 0 (off)"),
         (
             ["--outbox-total-bytes", "100000"],
             {},
