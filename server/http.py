@@ -48,6 +48,7 @@ from server.store import (
     SchemaNewer,
     SchemaStatus,
     StoreError,
+    StoreUnavailable,
     TablesLocked,
     WritesFailing,
 )
@@ -191,6 +192,8 @@ class HttpRoutes:
         except TablesLocked as exc:
             return _text(503, f"not ready: {exc}")
         except (WritesFailing, SchemaNewer) as exc:
+            return _text(503, f"not ready: {exc}")
+        except StoreUnavailable as exc:  # its words name no table, query or value
             return _text(503, f"not ready: {exc}")
         except StoreError:
             return _text(503, "not ready: the database is unavailable")

@@ -116,8 +116,8 @@ def routes(schema_status: object) -> HttpRoutes:
 
 
 async def test_not_ready_without_the_database_or_its_schema() -> None:
-    down = await routes(StoreUnavailable("down")).answer("/readyz")
-    assert down.status == 503 and b"unavailable" in down.body
+    down = await routes(StoreUnavailable("the database cannot be reached")).answer("/readyz")
+    assert down.status == 503 and b"not ready: the database cannot be reached" in down.body
     slow = await routes("hang").answer("/readyz")
     assert slow.status == 503 and b"did not answer within 0.05 s" in slow.body
     old = await routes(SchemaStatus.OUTDATED).answer("/readyz?verbose")
