@@ -69,6 +69,7 @@ test("a push with a wrong-typed field is dropped, said once, and the game resync
   await expect(page.locator(".status .moves")).toHaveText("0");
   await expect(page.locator(".status .score")).toHaveText(/^\d+$/);
   await expect.poll(() => wire.sent.some((each) => each.type === "open_game" && each.since === 0)).toBe(true);
+  await expect.poll(() => held !== null).toBe(true); // its answer is in, not just the request out
 
   wire.inject(held as unknown as Message);
   await atVersion(page, 1);
