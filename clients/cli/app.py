@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,11 @@ class App:
         else:
             self.say(error_text(reply, **context))
 
+    def waiting(self, seconds: float) -> None:
+        """The server asked to wait before a request goes again (``rate_limited``): said,
+        so that a wait of seconds (a new game past the game rate) is not a silent freeze."""
+        self.notice("app.rate_wait", seconds=math.ceil(seconds))
+
     def skipped(self, reason: str) -> None:
         """A frame the connection could not read, or a push that breaks the protocol."""
         self.notice("app.frame_skipped", reason=reason)
@@ -273,6 +279,7 @@ class App:
             on_reconnect=self.session.resync,
             on_skipped=self.skipped,
             on_drop=self.session.dropped,
+            on_wait=self.waiting,
         )
 
     async def _open(self, conn: Connection) -> Message:

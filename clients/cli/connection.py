@@ -231,6 +231,7 @@ class Connection:
         on_reconnect: ReconnectHandler | None = None,
         on_skipped: SkipHandler | None = None,
         on_drop: DropHandler | None = None,
+        on_wait: Callable[[float], None] | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
         timeout: float = 30.0,
     ) -> None:
@@ -242,6 +243,7 @@ class Connection:
         self.on_reconnect = on_reconnect
         self.on_skipped = on_skipped
         self.on_drop = on_drop
+        self.on_wait = on_wait  # told the seconds of a rate limit's wait of a second or more
         self.delays = delays
         self.timeout = timeout
         self.welcome: Message | None = None
@@ -327,6 +329,8 @@ class Connection:
             if wait is None:
                 break
             self._paces[kind] = min(MAX_PACE, max(2 * self._paces.get(kind, 0.0), wait))
+            if wait >= 1 and self.on_wait is not None:  # a wait a person would notice
+                self.on_wait(wait)
             await asyncio.sleep(wait)
             await self._pace(kind)
             reply = await self._request_once(message)

@@ -547,6 +547,34 @@ async def test_a_script_faster_than_the_rate_limit_is_slowed_not_refused(
     assert text.count("dealt") == 15 and text.count("undone") == 15
 
 
+async def test_a_new_game_past_the_game_rate_says_it_waits_and_moves_are_not_slowed(
+    tmp_path: Path, config_dir: Path
+) -> None:
+    """A new game refused for the game rate waited its 5 s in silence, and, counted as an
+    action, spaced every later move 2 s apart."""
+    settings = quiet_settings(tmp_path, rate_games="0.5,1")
+    limited = Running(settings)
+    await limited.start()
+    try:
+        options = parse_args(
+            ["--server", limited.url, "play", "--level", "hard", "--deal", "1"], env={}
+        )
+        out = io.StringIO()
+        lines = ["ada", "n! hard 2", "n! hard 3", *["d", "u"] * 3]
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(60):
+            started = loop.time()
+            code = await run(options, Terminal(out, lines), config_dir=config_dir)
+            took = loop.time() - started
+    finally:
+        await limited.stop()
+    text = out.getvalue()
+    assert code == 0, text
+    assert "the server asks to wait 2 s before this goes again" in text, text
+    assert text.count("dealt") == 3 and text.count("undone") == 3, text
+    assert took < 2 + 5, took  # the one wait, and the moves at once
+
+
 # -- what the board shows -----------------------------------------------------
 
 
