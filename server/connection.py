@@ -1070,8 +1070,9 @@ class _BodyDropping(_Bounded):
                 self._refuse_head(problem)
                 return
         if head is None and end >= 0:  # an upgrade: what follows waits for its answer
-            self._held = [received[end + 4 :]]
             self._feed(received[: end + 4])
+            self._held = []
+            self._hold(received[end + 4 :])
         elif head is None:
             super()._read(received)
         else:

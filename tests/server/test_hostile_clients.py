@@ -445,3 +445,24 @@ async def test_frames_sent_with_the_upgrade_wait_for_its_answer(start: Start) ->
         assert code == 1008 and pongs <= CONTROL_FRAMES_BURST + 200, pongs
     finally:
         writer.close()
+
+
+async def test_more_than_a_frame_sent_with_the_upgrade_is_cut_off(start: Start) -> None:
+    """What follows the request head is held until its answer, 64 KiB at most: what came
+    in the head's own read was not counted, so a plain socket could pass the bound."""
+    server = await start(**OPEN)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.server.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    head = (
+        f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n\r\n"
+    ).encode()
+    writer.write(head + ping_frame(b"p" * 100) * 800)  # 84,800 bytes, in one write
+    try:
+        answer = await asyncio.wait_for(reader.read(), 10)
+        assert answer == b"", answer[:80]  # aborted: neither a 101 nor a pong
+    except ConnectionResetError:
+        pass
+    finally:
+        writer.close()
