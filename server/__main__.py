@@ -8,20 +8,22 @@ printed), as SIGTERM does then. Once loaded, ``server.app.main`` takes Ctrl-C up
 
 from __future__ import annotations
 
-import signal
+# The C module the interpreter has loaded already: ``signal`` itself imports enum, and a
+# Ctrl-C 0.1 s after the start, during that import, still printed a traceback.
+import _signal  # type: ignore[import-not-found]  # no stub: the C half of signal
 import sys
 
 __all__ = ["main"]
 
 
 def main() -> int:
-    loading_quietly = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    loading_quietly = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
     if loading_quietly:  # not when SIGINT is ignored (a background job): that stays so
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     from server.app import main as serve
 
     if loading_quietly:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     return serve()
 
 
