@@ -524,24 +524,36 @@ async def test_a_restarted_server_gets_the_clock_going_again(tmp_path: Path) -> 
             await first.stop()
 
 
-async def test_a_script_faster_than_the_rate_limit_is_slowed_not_refused(
-    tmp_path: Path, config_dir: Path
-) -> None:
-    """Every ``rate_limited`` reply is a strike; twenty close the connection (1008)."""
-    settings = quiet_settings(tmp_path, rate_actions="20,5", rate_hints="20,5")
-    limited = Running(settings)
+async def play_limited(
+    tmp_path: Path, config_dir: Path, lines: list[str], **limits: str
+) -> tuple[int, str, float]:
+    """Play hard deal 1 with ``lines`` against a server of these rate limits: the exit code,
+    what was written, and the seconds it took."""
+    limited = Running(quiet_settings(tmp_path, **limits))
     await limited.start()
     try:
         options = parse_args(
             ["--server", limited.url, "play", "--level", "hard", "--deal", "1"], env={}
         )
         out = io.StringIO()
-        lines = ["ada", *["d", "u"] * 15, *["h"] * 8]
+        loop = asyncio.get_running_loop()
         async with asyncio.timeout(60):
+            started = loop.time()
             code = await run(options, Terminal(out, lines), config_dir=config_dir)
+            took = loop.time() - started
     finally:
         await limited.stop()
-    text = out.getvalue()
+    return code, out.getvalue(), took
+
+
+async def test_a_script_faster_than_the_rate_limit_is_slowed_not_refused(
+    tmp_path: Path, config_dir: Path
+) -> None:
+    """Every ``rate_limited`` reply is a strike; twenty close the connection (1008)."""
+    lines = ["ada", *["d", "u"] * 15, *["h"] * 8]
+    code, text, _ = await play_limited(
+        tmp_path, config_dir, lines, rate_actions="20,5", rate_hints="20,5"
+    )
     assert code == 0, text
     assert "rejected" not in text
     assert text.count("dealt") == 15 and text.count("undone") == 15
@@ -552,23 +564,8 @@ async def test_a_new_game_past_the_game_rate_says_it_waits_and_moves_are_not_slo
 ) -> None:
     """A new game refused for the game rate waited its 5 s in silence, and, counted as an
     action, spaced every later move 2 s apart."""
-    settings = quiet_settings(tmp_path, rate_games="0.5,1")
-    limited = Running(settings)
-    await limited.start()
-    try:
-        options = parse_args(
-            ["--server", limited.url, "play", "--level", "hard", "--deal", "1"], env={}
-        )
-        out = io.StringIO()
-        lines = ["ada", "n! hard 2", "n! hard 3", *["d", "u"] * 3]
-        loop = asyncio.get_running_loop()
-        async with asyncio.timeout(60):
-            started = loop.time()
-            code = await run(options, Terminal(out, lines), config_dir=config_dir)
-            took = loop.time() - started
-    finally:
-        await limited.stop()
-    text = out.getvalue()
+    lines = ["ada", "n! hard 2", "n! hard 3", *["d", "u"] * 3]
+    code, text, took = await play_limited(tmp_path, config_dir, lines, rate_games="0.5,1")
     assert code == 0, text
     assert "the server asks to wait 2 s before this goes again" in text, text
     assert text.count("dealt") == 3 and text.count("undone") == 3, text

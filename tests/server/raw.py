@@ -18,9 +18,25 @@ import struct
 
 from protocol import SUBPROTOCOL, encode
 
-__all__ = ["RawClient"]
+__all__ = ["RawClient", "upgrade_head"]
 
 RECEIVE_BUFFER = 4096
+
+
+def upgrade_head(port: int, headers: dict[str, str] | None = None) -> bytes:
+    """The HTTP request that opens a WebSocket of the game's subprotocol, with a fresh key."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [
+        "GET / HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+        f"Sec-WebSocket-Protocol: {SUBPROTOCOL}",
+        *(f"{name}: {value}" for name, value in (headers or {}).items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
 class RawClient:
@@ -35,18 +51,7 @@ class RawClient:
         sock.setblocking(False)
         await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
         reader, writer = await asyncio.open_connection(sock=sock, limit=2**16)
-        key = base64.b64encode(os.urandom(16)).decode()
-        lines = [
-            "GET / HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {key}",
-            "Sec-WebSocket-Version: 13",
-            f"Sec-WebSocket-Protocol: {SUBPROTOCOL}",
-            *(f"{name}: {value}" for name, value in (headers or {}).items()),
-        ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        writer.write(upgrade_head(port, headers))
         await writer.drain()
         status = await reader.readuntil(b"\r\n\r\n")
         assert status.startswith(b"HTTP/1.1 101"), status

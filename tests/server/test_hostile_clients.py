@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import struct
@@ -37,12 +36,12 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 import server.service as service_module
-from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S, SUBPROTOCOL
+from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S
 from server.service import GameService
 from server.store import Store, StoreUnavailable
 from tests.server.client import Client
 from tests.server.conftest import OPEN, Running, Start, hello_held_after_its_read
-from tests.server.raw import RawClient
+from tests.server.raw import RawClient, upgrade_head
 
 
 async def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
@@ -431,12 +430,7 @@ async def test_frames_sent_with_the_upgrade_wait_for_its_answer(start: Start) ->
     (RFC 6455: no frame before the handshake's answer), 20,000 pongs of them."""
     server = await start(**OPEN)
     reader, writer = await asyncio.open_connection("127.0.0.1", server.server.port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    head = (
-        f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-        f"Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n\r\n"
-    ).encode()
+    head = upgrade_head(server.server.port)
     writer.write(head + ping_frame(b"") * 10_000)
     try:
         answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
@@ -452,12 +446,7 @@ async def test_more_than_a_frame_sent_with_the_upgrade_is_cut_off(start: Start) 
     in the head's own read was not counted, so a plain socket could pass the bound."""
     server = await start(**OPEN)
     reader, writer = await asyncio.open_connection("127.0.0.1", server.server.port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    head = (
-        f"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-        f"Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n\r\n"
-    ).encode()
+    head = upgrade_head(server.server.port)
     writer.write(head + ping_frame(b"p" * 100) * 800)  # 84,800 bytes, in one write
     try:
         answer = await asyncio.wait_for(reader.read(), 10)
