@@ -383,17 +383,24 @@ def test_ctrl_c_while_the_server_loads_ends_it_without_a_traceback(
     tmp_path: Path, after_s: float
 ) -> None:
     """Ctrl-C while Python was still loading the server printed a KeyboardInterrupt
-    traceback of 35 to 48 lines; it ends the process as the signal's default does."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_with_sigint_at_its_default,
-    )
-    time.sleep(after_s)
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=30)
+    traceback of 35 to 48 lines; it ends the process as the signal's default does.
+
+    On a loaded machine the signal may land before any code of ours runs, while the
+    interpreter itself still imports ``site`` (CPython then prints "Fatal Python error:
+    init_import_site" and exits 1, for any program): such a run is tried again."""
+    for _ in range(5):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=_with_sigint_at_its_default,
+        )
+        time.sleep(after_s)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+        if not output.startswith("Fatal Python error: init_import_site"):
+            break
     assert process.returncode in (-signal.SIGINT, 130), output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
 
