@@ -63,6 +63,7 @@ from server.config import (
     origins,
     requested_log_format,
     setting_label,
+    unknown_variables,
 )
 from server.connection import ConnectionHandler, ConnectionSettings, Listener
 from server.http import HttpRoutes
@@ -519,6 +520,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(line, fmt, 2)
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    for line in unknown_variables(os.environ):
+        log.warning("%s", line)
     try:
         status, message = _serve_or_migrate(settings)
     except Exception as exc:  # a bug: logged with its frames (no source lines), not a traceback

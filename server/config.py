@@ -14,6 +14,7 @@ its variable; ``main`` prints them and exits with code 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import ipaddress
 import re
@@ -676,6 +677,44 @@ def parser() -> argparse.ArgumentParser:
         kind = int if each.type in (int, "int") else str
         cli.add_argument(flag, type=kind, default=None, help=f"{_HELP[each.name]} (env {env})")
     return cli
+
+
+OTHER_VARIABLES: Final = frozenset({"SCORPION_SERVER", "SCORPION_DEBUG", "SCORPION_PURE_PYTHON"})
+"""``SCORPION_*`` variables that other programs of the project read: the terminal
+client's server and tracebacks, the solver's pure-Python search."""
+
+OTHER_PREFIXES: Final = (
+    "SCORPION_TEST_",
+    "SCORPION_BENCH_",
+    "SCORPION_REQUIRE_",
+    "SCORPION_FUZZ_",
+    "SCORPION_UPDATE_",
+    "SCORPION_CHROMIUM",
+    "SCORPION_PYTHON",
+)
+"""Prefixes of the variables the tests and the benchmarks read."""
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``SCORPION_*`` variable in ``environ`` that no setting and no
+    other program of the project reads (a typo would otherwise go unnoticed), naming the
+    setting's variable it is close to."""
+    words = [each.name.upper() for each in fields(Settings)]
+    known = [f"SCORPION_{word}" for word in words]
+    lines = []
+    for name in sorted(environ):
+        if (
+            not name.startswith("SCORPION_")
+            or name in known
+            or name in OTHER_VARIABLES
+            or name.startswith(OTHER_PREFIXES)
+        ):
+            continue
+        line = f"{name} is not a setting of the server: ignored"
+        if near := difflib.get_close_matches(name.removeprefix("SCORPION_"), words, n=1):
+            line += f" (did you mean SCORPION_{near[0]}?)"
+        lines.append(line)
+    return lines
 
 
 def load_settings(

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from server.app import ScorpionServer, main, prepare_store
-from server.config import Settings, load_settings
+from server.config import Settings, load_settings, unknown_variables
 from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus
 from tests.server.conftest import quiet_settings
@@ -32,6 +32,34 @@ def test_flags_win_over_environment_over_defaults() -> None:
     assert Settings().store_url == "sqlite+aiosqlite:///data/scorpion.db"
     assert Settings().port == 8765 and Settings().host == "127.0.0.1"
     assert load_settings([], {"SCORPION_MIGRATE": "1"}).migrate is True
+
+
+def test_an_unknown_scorpion_variable_is_named_with_the_setting_it_is_near() -> None:
+    """A typo such as SCORPION_LOG_LEVL was ignored without a word."""
+    environ = {
+        "SCORPION_LOG_LEVL": "DEBUG",
+        "SCORPION_FOO": "1",
+        "SCORPION_PORT": "9000",  # a setting
+        "SCORPION_SERVER": "ws://x/",  # the terminal client's
+        "SCORPION_TEST_DATABASE_URL": "x",  # the tests'
+        "SCORPION_BENCH_PYSPY": "x",  # the benchmarks'
+        "OTHER_LOG_LEVL": "x",
+    }
+    assert unknown_variables(environ) == [
+        "SCORPION_FOO is not a setting of the server: ignored",
+        "SCORPION_LOG_LEVL is not a setting of the server: ignored "
+        "(did you mean SCORPION_LOG_LEVEL?)",
+    ]
+
+
+def test_the_server_warns_of_an_unknown_variable_as_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SCORPION_DATA_DIRR", str(tmp_path / "elsewhere"))
+    assert main(["--migrate", "--data-dir", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING" in err and "SCORPION_DATA_DIRR is not a setting" in err, err
+    assert "did you mean SCORPION_DATA_DIR?" in err, err
 
 
 def test_migrate_creates_the_sqlite_schema(tmp_path: Path) -> None:
