@@ -16,10 +16,10 @@ visible. ``ChangeListener`` keeps one dedicated asyncpg connection that
 listens, calls ``on_change(game_ids)`` for every other node's notification
 (and for its own node's, for the games whose commit the node lost the answer
 to, ``in_doubt``: such a commit may land after the node's catch-up read the
-store, and the node must learn of it then), and, when that connection is lost
-or cannot be made (also at start: the server does not wait for it),
-reconnects with a growing pause and, once it listens again, calls
-``on_reset()``: notifications sent meanwhile are lost, so the node must
+store, and the node must learn of it then), and, when that connection is lost,
+stops answering (``HEARTBEAT_S``) or cannot be made (also at start: the server
+does not wait for it), reconnects with a growing pause and, once it listens
+again, calls ``on_reset()``: notifications sent meanwhile are lost, so the node must
 recheck every game it holds.
 
 Revoked tokens take a second channel, ``SIGN_OUTS``: the transaction that
@@ -79,6 +79,12 @@ APPLICATION_NAME: Final = "scorpion-listener"  # how the connection shows in pg_
 MAX_PAYLOAD: Final = 7900  # PostgreSQL refuses payloads of 8000 bytes or more
 RETRY_MIN_S: Final = 0.2
 RETRY_MAX_S: Final = 5.0
+HEARTBEAT_S: Final = 5.0
+"""Every so often the listening connection is asked ``SELECT 1``, and given as long to
+answer: one that went silent (a half-open TCP connection after a partition, a database
+host that died, a NAT that forgot it) is closed by nothing, and would leave the node
+deaf to the others' commits and sign-outs for good. One that does not answer is
+dropped and replaced, and the node rechecks what it holds (``on_reset``)."""
 _LOST: Final = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 """What a lost or refused connection raises: PostgreSQL's errors, and asyncpg's own
 (a connection closed under a call raises ``InterfaceError`` or, mid-protocol,
@@ -245,12 +251,22 @@ class ChangeListener:
         """Listen on ``connection`` until it is lost."""
         lost = asyncio.Event()
         connection.add_termination_listener(lambda _conn: lost.set())
-        await connection.add_listener(CHANNEL, self._received)
-        await connection.add_listener(SIGN_OUTS, self._revoked)
+        async with asyncio.timeout(HEARTBEAT_S):  # TimeoutError (an OSError): reconnect
+            await connection.add_listener(CHANNEL, self._received)
+            await connection.add_listener(SIGN_OUTS, self._revoked)
         self._listening.set()
         if reset:
             self._on_reset()  # anything may have changed while we were not listening
-        await lost.wait()
+        while not lost.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lost.wait(), HEARTBEAT_S)
+                return
+            try:
+                await asyncio.wait_for(connection.fetchval("SELECT 1"), HEARTBEAT_S)
+            except TimeoutError:
+                log.warning("change listener's connection did not answer in %.1f s", HEARTBEAT_S)
+                connection.terminate()
+                return
 
     def _received(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
         parsed = parse_payload(str(payload))

@@ -10,9 +10,10 @@ from typing import Any
 import asyncpg
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import Store, StoreUnavailable, VersionConflict, hash_token, players
+from server.store import Store, StoreUnavailable, VersionConflict, hash_token, notify, players
 from server.store import store as store_module
 from server.store.notify import (
     APPLICATION_NAME,
@@ -25,6 +26,7 @@ from server.store.notify import (
     parse_payload,
     parse_revocation,
 )
+from tests.server.pg_proxy import SilentProxy
 from tests.server.store.conftest import move, new_game
 
 
@@ -172,6 +174,29 @@ async def test_a_lost_listening_connection_reconnects_and_resets(
         await store.commit(move(game.id, 0))
         await heard.wait()
         assert heard.changes == [game.id]
+
+
+async def test_a_listening_connection_gone_silent_is_noticed_and_replaced(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listening connection that stopped carrying bytes, closed by nothing (a half-open
+    TCP connection after a partition), left its node deaf to the others' commits and
+    sign-outs for good: a query now and then tells it is gone."""
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    monkeypatch.setattr(notify, "HEARTBEAT_S", 0.3)
+    url = make_url(database_url)
+    proxy = SilentProxy(url.host or "127.0.0.1", url.port or 5432)
+    async with proxy, second_node(store, proxy.url_for(database_url)) as heard:
+        proxy.silence()
+        game = await new_game(store)
+        await store.commit(move(game.id, 0))  # not heard: nothing reaches the listener
+        while not heard.resets:  # listening again, on a new connection
+            await heard.wait()
+        assert heard.resets == 1
+        await store.commit(move(game.id, 1))
+        while game.id not in heard.changes:
+            await heard.wait()
 
 
 class _ListenerFails:
