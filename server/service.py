@@ -848,8 +848,16 @@ class GameService:
             self._switch_player(other, None)
 
     def _summary(self, record: GameRecord) -> dict[str, Any]:
+        """The game as listed: the copy held here (its clock runs) unless the row just
+        read is newer (another node's commit this node did not hear of), which then
+        catches the copy up."""
         live = self._games.get(record.id)
-        return live.summary() if live is not None else record_summary(record)
+        if live is None:
+            return record_summary(record)
+        if live.version < record_version(record):
+            self.remote_changed([record.id])
+            return record_summary(record)
+        return live.summary()
 
     async def _ping(self, session: Session, request: Request) -> Reply:
         return build.pong(request.id)

@@ -143,10 +143,10 @@ async def test_a_sign_out_while_an_action_catches_up_applies_nothing(
     store = b_node.store
     assert store is not None and store._listener is not None
     monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)
+    third = await nodes[1].connect()  # before the move: a welcome after it catches B up
+    assert (await third.hello(on_a.token))["type"] == "welcome"
     moved = await on_a.request("move", game=game, v=0, card="7C", to=5)
     assert moved["type"] == "ack" and moved["v"] == 1, moved
-    third = await nodes[1].connect()
-    assert (await third.hello(on_a.token))["type"] == "welcome"
     entered, released = asyncio.Event(), asyncio.Event()
     load_game = store.load_game
 
@@ -380,3 +380,30 @@ async def test_a_node_that_cannot_read_the_log_serves_no_old_state(
     assert opened["type"] == "game" and opened["v"] == 1 and opened["view"]["status"] == "lost"
     replay = await on_b.request("replay", game=game)
     assert replay["result"] is not None and replay["result"]["won"] is False
+
+
+async def test_a_game_list_shows_the_row_it_read_when_the_cache_is_behind_it(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf to A's notifications, listed the game in ``welcome`` and ``games`` as
+    the copy it held showed it (v 0, active) beside the row it had just read (v 2, lost):
+    a client trusting ``welcome`` saw its version go back."""
+    on_a, on_b, game = await two_devices(nodes)
+    await on_b.close()  # B holds the game, no connection of B watches it
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("deal", game=game, v=0))["v"] == 1
+    again = await nodes[1].connect()
+    welcome = await again.hello(on_a.token)  # the player's unfinished games
+    listed = {each["game"]: each for each in welcome["games"]}
+    assert listed[game]["v"] == 1 and listed[game]["moves"] == 1, listed[game]
+    await again.close()
+    assert (await on_a.request("resign", game=game))["v"] == 2
+    again = await nodes[1].connect()
+    await again.hello(on_a.token)
+    games = await again.request("games")
+    listed = {each["game"]: each for each in games["games"]}
+    assert listed[game]["v"] == 2 and listed[game]["status"] == "lost", listed[game]
+    opened = await again.request("open_game", game=game)  # the copy caught up meanwhile
+    assert opened["v"] == 2 and opened["view"]["status"] == "lost"
