@@ -368,15 +368,16 @@ _SUMMARY_EXAMPLE = {
     "started": "2025-03-01T09:30:00.000Z",
     "updated": "2025-03-01T09:31:12.250Z",
 }
-_EASY_SUMMARY = {
+_RESIGNED_SUMMARY = {  # resigned: listed by games, not by welcome (its unfinished game only)
     **_SUMMARY_EXAMPLE,
-    "game": 43,
+    "game": 41,
     "level": "easy",
-    "v": 0,
-    "moves": 0,
+    "status": "lost",
+    "v": 4,
+    "moves": 3,
     "score": 0,
-    "time_ms": 0,
-    "deal": None,
+    "time_ms": 61000,
+    "deal": 877,
 }
 _STATS_EXAMPLE = {
     "level": "hard",
@@ -447,7 +448,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "server": f"scorpion-server {version()}",
             "protocol": 1,
             "player": _PLAYER_EXAMPLE,
-            "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY],
+            "games": [_SUMMARY_EXAMPLE],
         },
     )(
         Field("server", Str(1, 64), "The server's name and version."),
@@ -527,7 +528,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     _reply(
         "games",
         "Answers games.",
-        {"type": "games", "re": 17, "games": [_SUMMARY_EXAMPLE, _EASY_SUMMARY]},
+        {"type": "games", "re": 17, "games": [_SUMMARY_EXAMPLE, _RESIGNED_SUMMARY]},
     )(Field("games", ListOf(Obj(GAME_SUMMARY)), "The games, newest first.")),
     _reply(
         "stats",

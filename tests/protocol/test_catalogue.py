@@ -156,9 +156,12 @@ def summary(**changes: Any) -> dict[str, Any]:
 
 def test_object_builders() -> None:
     welcome = example(REPLIES["welcome"], 1)
-    easy = summary(game=43, level="easy", v=0, moves=0, score=0, time_ms=0, deal=None)
     assert build.player(7, "ada") == welcome["player"]
-    assert [summary(), easy] == welcome["games"]
+    assert [summary()] == welcome["games"]  # its unfinished game: at most one (R17)
+    resigned = summary(
+        game=41, level="easy", status="lost", v=4, moves=3, score=0, time_ms=61000, deal=877
+    )
+    assert [summary(), resigned] == example(REPLIES["games"], 0)["games"]
     row = build.stats_row(
         level="hard", wins=4, losses=7, current_streak=1, best_streak=2,
         best_score=2410, fastest_win_ms=515000, fewest_moves=160,
