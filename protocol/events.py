@@ -201,7 +201,14 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
         Field("hints", COUNT, "Hints (R20)."),
         Field("undos", COUNT, "Undos (R25)."),
         Field("deal", DEAL, "The deal number, shown from now on on every level (section 7)."),
-        Field("stats", Obj(STATS_ROW), "The level's statistics after the win.", required=False),
+        Field(
+            "stats",
+            Obj(STATS_ROW),
+            "The level's statistics after the win, as read when the event was built: a "
+            "`won` built again later (a catch-up on another node or after a restart) "
+            "reads them then, and they may count later games too.",
+            required=False,
+        ),
     ),
     _event(
         "stuck",
