@@ -36,6 +36,7 @@ __all__ = [
     "GameInProgress",
     "NameTaken",
     "NotFound",
+    "NotHearing",
     "SchemaForeign",
     "SchemaNewer",
     "SchemaOutdated",
@@ -285,6 +286,18 @@ class TablesLocked(StoreUnavailable):
         super().__init__(
             "a table a move writes (games, game_actions or level_stats) is locked by another "
             "transaction"
+        )
+
+
+class NotHearing(StoreUnavailable):
+    """PostgreSQL: the node's listening connection (``notify.ChangeListener``) has been
+    lost for ``notify.DEAF_NOT_READY_S`` and not made again, while its pool may still
+    answer: other nodes' moves and sign-outs do not reach its connections."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"not hearing other nodes' changes for {seconds:.0f} s "
+            "(the connection that listens for them is lost)"
         )
 
 

@@ -85,6 +85,10 @@ answer: one that went silent (a half-open TCP connection after a partition, a da
 host that died, a NAT that forgot it) is closed by nothing, and would leave the node
 deaf to the others' commits and sign-outs for good. One that does not answer is
 dropped and replaced, and the node rechecks what it holds (``on_reset``)."""
+DEAF_NOT_READY_S: Final = 10.0
+"""A node that has not been listening for this long is not ready (``/readyz``): it
+pushes no other node's moves to its connections and hears no sign-out made elsewhere,
+while a node that hears them may be serving its players' other devices."""
 _LOST: Final = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 """What a lost or refused connection raises: PostgreSQL's errors, and asyncpg's own
 (a connection closed under a call raises ``InterfaceError`` or, mid-protocol,
@@ -207,9 +211,18 @@ class ChangeListener:
         self._on_revoked = on_revoked if on_revoked is not None else _ignore_revoked
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
+        self._deaf_since: float | None = None  # the loop's time; None while listening
+
+    def deaf_for(self) -> float:
+        """Seconds since the listening connection was lost, or since the listener
+        started if it has not listened yet; 0 while listening."""
+        if self._deaf_since is None:
+            return 0.0
+        return asyncio.get_running_loop().time() - self._deaf_since
 
     async def start(self) -> None:
         """Start listening; returns once the first connection listens (or failed once)."""
+        self._deaf_since = asyncio.get_running_loop().time()
         self._task = asyncio.create_task(self._run(), name="store-change-listener")
         waiter = asyncio.create_task(self._listening.wait())
         await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
@@ -242,6 +255,8 @@ class ChangeListener:
                 log.warning("change listener failed (%s); reconnecting", exc)
             finally:
                 missed = True
+                if self._deaf_since is None:
+                    self._deaf_since = asyncio.get_running_loop().time()
                 if not connection.is_closed():
                     with contextlib.suppress(Exception):
                         await asyncio.shield(connection.close(timeout=2))
@@ -251,9 +266,13 @@ class ChangeListener:
         """Listen on ``connection`` until it is lost."""
         lost = asyncio.Event()
         connection.add_termination_listener(lambda _conn: lost.set())
-        async with asyncio.timeout(HEARTBEAT_S):  # TimeoutError (an OSError): reconnect
-            await connection.add_listener(CHANNEL, self._received)
-            await connection.add_listener(SIGN_OUTS, self._revoked)
+        try:
+            async with asyncio.timeout(HEARTBEAT_S):
+                await connection.add_listener(CHANNEL, self._received)
+                await connection.add_listener(SIGN_OUTS, self._revoked)
+        except TimeoutError:  # an OSError, as the listener's other losses
+            raise TimeoutError(f"LISTEN not answered in {HEARTBEAT_S:g} s") from None
+        self._deaf_since = None
         self._listening.set()
         if reset:
             self._on_reset()  # anything may have changed while we were not listening
@@ -264,7 +283,7 @@ class ChangeListener:
             try:
                 await asyncio.wait_for(connection.fetchval("SELECT 1"), HEARTBEAT_S)
             except TimeoutError:
-                log.warning("change listener's connection did not answer in %.1f s", HEARTBEAT_S)
+                log.warning("change listener's connection did not answer in %g s", HEARTBEAT_S)
                 connection.terminate()
                 return
 

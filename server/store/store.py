@@ -29,7 +29,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from server.store import deals, games, players, schema, stats, writes
+from server.store import deals, games, notify, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
 from server.store.database import (
     BUSY_TIMEOUT_MS,
@@ -40,6 +40,7 @@ from server.store.database import (
 )
 from server.store.errors import (
     DatabaseReplaced,
+    NotHearing,
     SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
@@ -366,13 +367,19 @@ class Store:
         answer: ``TablesLocked`` then, so a load balancer sends players elsewhere
         (``/readyz``). On either store, after a write failed for the database, also a
         write of its own (``_probe_write``): ``WritesFailing`` until one goes through.
-        SQLite's reads answer with its disk full or its lock held by another process."""
+        SQLite's reads answer with its disk full or its lock held by another process.
+        On PostgreSQL, last, ``NotHearing`` once the listening connection has been lost
+        for ``notify.DEAF_NOT_READY_S``."""
         status = await self.schema_status()
         if status is not SchemaStatus.CURRENT:
             return status
         if self._sqlite_path is None:
             await self._probe_locks()
         await self._probe_write()
+        if self._listener is not None:
+            deaf = self._listener.deaf_for()
+            if deaf >= notify.DEAF_NOT_READY_S:
+                raise NotHearing(deaf)
         return status
 
     async def _probe_write(self) -> None:

@@ -199,6 +199,53 @@ async def test_a_listening_connection_gone_silent_is_noticed_and_replaced(
             await heard.wait()
 
 
+async def test_a_node_that_cannot_listen_for_a_while_is_not_ready(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node whose listening connection could not be made again (its pool still
+    answering) said ready while it pushed no other node's moves and heard no sign-out:
+    ``/readyz`` sends players elsewhere once it has been deaf for a while."""
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    monkeypatch.setattr(notify, "HEARTBEAT_S", 0.3)
+    monkeypatch.setattr(notify, "DEAF_NOT_READY_S", 1.0)
+    real_connect = asyncpg.connect
+    refused = asyncio.Event()
+
+    async def connect(*args: Any, **kwargs: Any) -> Any:
+        listener = kwargs.get("server_settings", {}).get("application_name") == APPLICATION_NAME
+        if listener and refused.is_set():
+            raise OSError("connection refused")
+        return await real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(asyncpg, "connect", connect)
+    other = Store.connect(database_url)
+    heard = Heard()
+    try:
+        await other.listen(heard.change, heard.reset, heard.revoke)
+        await other.readiness()
+        refused.set()
+        async with other._engine.connect() as conn:  # its listening connection: gone
+            await conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    f" WHERE application_name = '{APPLICATION_NAME}'"
+                    " AND datname = current_database()"
+                )
+            )
+        await asyncio.sleep(0.3)
+        await other.readiness()  # deaf for less than DEAF_NOT_READY_S: still ready
+        await asyncio.sleep(1.0)
+        with pytest.raises(StoreUnavailable, match="not hearing other nodes"):
+            await other.readiness()
+        refused.clear()
+        while not heard.resets:
+            await heard.wait()
+        await other.readiness()
+    finally:
+        await other.close()
+
+
 class _ListenerFails:
     """A listening connection whose ``add_listener`` fails as asyncpg's does when the
     connection is closed under it; everything else is the real connection's."""
