@@ -121,6 +121,28 @@ test("signing out forgets the token on every tab of the browser", async ({ page,
   expect(found.problems).toEqual([]);
 });
 
+test("a tab on the sign-in page follows a sign-in in another tab of the browser", async ({ page, context, server }) => {
+  // the sign-in page, open in one tab while another signs in: registering a second name
+  // there replaced the token the other tab had stored, and its player was lost to the browser
+  await page.goto(server.url);
+  await expect(page.locator("form.register")).toBeVisible();
+  const other = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  const name = uniqueName("first");
+  await register(other, server.url, name);
+
+  // the first tab is signed in as that player too: its lobby, no sign-in page left
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator("header .who")).toContainText(name);
+  await expect(page.locator("form.register")).toHaveCount(0);
+  await startGame(other, "medium", knownDeal());
+  await page.reload(); // and its next load opens that player's game
+  await expect(page.locator("main.game")).toBeVisible();
+  await expect(page.locator("header .who")).toContainText(name);
+  expect(found.problems).toEqual([]);
+});
+
 test("a new game asks first when another tab has started a game meanwhile", async ({ page, context, server }) => {
   await register(page, server.url, uniqueName("meanwhile"));
   await startGame(page, "medium", knownDeal());

@@ -208,9 +208,13 @@ export class App {
       },
     });
     // "Sign out on this device" in another tab of this browser forgot the
-    // token: this tab is signed out with it, not left playing as the player signed out
+    // token: this tab is signed out with it, not left playing as the player signed out.
+    // Another tab signed in (a name registered, a token entered) while this one was
+    // signed out: this one follows, rather than let a second name pressed here
+    // replace the token and lose that player to the browser.
     watchKey(TOKEN_KEY, (value) => {
       if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
+      else if (value !== null && value !== this.token && this.player === null) this.followSignIn(value);
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("resize", () => {
@@ -795,6 +799,17 @@ export class App {
     const name = this.waitingName;
     this.waitingName = null;
     if (name !== null && this.player === null && this.screen === "signin") void this.register(name);
+  }
+
+  /** Signs this page in with the token another tab of the browser stored. */
+  private followSignIn(token: string): void {
+    this.waitingName = null;
+    this.token = token;
+    this.tokenTyped = false; // stored already
+    this.signInError = null;
+    Object.assign(this.typed, { name: "", token: "", otherDevice: false });
+    this.conn.stop();
+    this.conn.start();
   }
 
   private signInWithToken(token: string): void {
