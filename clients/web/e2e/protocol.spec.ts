@@ -120,3 +120,23 @@ test("a snapshot with a column of a billion face-down cards is refused, and the 
   await atVersion(page, 1);
   expect(said).toHaveLength(1);
 });
+
+test("statistics and past games the server refuses are said where they would be, not left blank", async ({ page, server }) => {
+  // the results' statistics were left out without a word, and the list of past games
+  // showed its heading alone once the refusal's notice had gone
+  const wire = await relay(page, (message) => {
+    const asked = wire.sent.find((each) => each.id === message.re);
+    const refused = (asked?.type === "stats" && asked.level !== undefined) || (asked?.type === "games" && asked.status === undefined);
+    return refused ? { type: "error", re: message.re, code: "unavailable", message: "The database is unavailable." } : message;
+  });
+  await register(page, server.url, uniqueName("refused"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results .level-stats p.unread")).toBeVisible();
+  await expect(page.locator("main.results .level-stats dl.stats")).toHaveCount(0);
+  await page.locator("header nav button", { hasText: "Past games" }).click();
+  await expect(page.locator("main.history p.unread")).toBeVisible();
+  await page.waitForTimeout(6000); // longer than a notice is shown: the panel still says it
+  await expect(page.locator("main.history p.unread")).toBeVisible();
+});

@@ -221,6 +221,33 @@ test("a name pressed while the server is down is said as waiting, and registered
   }
 });
 
+test("statistics cut off by a dropped connection are said as such, and read again once it is back", async ({ page, watch }) => {
+  // the table the page had at sign-in stayed on show as the player's statistics, a loss short
+  const server = new TestServer();
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("stale"));
+    await startGame(page, "medium", knownDeal());
+    await page.locator('.tools [data-action="resign"]').click();
+    await page.locator(".dialog .yes").click();
+    await expect(page.locator("main.results")).toBeVisible();
+    watch.allow.push(/WebSocket connection to .* failed/);
+    await server.stop();
+    await expect(page.locator(".toast.offline")).toBeVisible();
+    await page.locator("header nav button", { hasText: "Statistics" }).click();
+    await expect(page.locator("main.stats-page p.unread")).toHaveText(
+      "Not loaded: the connection dropped. It is asked for again once the server answers.",
+    );
+    await expect(page.locator("main.stats-page table")).toHaveCount(0); // no older table instead
+    await server.start();
+    const medium = page.locator('main.stats-page tr[data-level="medium"][data-winnable="false"] td');
+    await expect(medium.nth(2)).toHaveText("1", { timeout: 20_000 }); // losses: the resigned game
+    await expect(page.locator("main.stats-page p.unread")).toHaveCount(0);
+  } finally {
+    await server.dispose();
+  }
+});
+
 test("an action while the connection is lost is refused and said, and nothing is sent once it is back", async ({ page, watch }) => {
   const server = new TestServer();
   await server.start();

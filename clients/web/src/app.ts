@@ -17,7 +17,7 @@
  */
 import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { ProtocolError } from "./checks";
-import { Connection, Disconnected } from "./conn";
+import { Connection, Disconnected, type Body } from "./conn";
 import { h } from "./dom";
 import { cardLabel, clock, percent } from "./format";
 import { columnKey, shortcutLetter } from "./keys";
@@ -140,6 +140,12 @@ export class App {
   private games: GameSummary[] = [];
   /** Whether `games` is the server's latest answer (else "no games" is not said). */
   private gamesLoaded = false;
+  /**
+   * Reads the server refused or a dropped connection cut off: said where their
+   * answer would be, instead of an older answer or an empty panel, and asked again
+   * when the connection opens again (or the panel is opened again).
+   */
+  private unread = new Map<"stats" | "games" | "endStats", Said>();
   private hint: { v: number; hint: HintEvent } | null = null;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
@@ -200,6 +206,7 @@ export class App {
         this.render();
         // a name pressed while the server could not be reached: registered now it answers
         if (state === "open") this.registerWaiting();
+        if (state === "open") this.readAgain();
       },
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
       // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
@@ -450,12 +457,53 @@ export class App {
   }
 
   private async loadEndStats(level: Level): Promise<void> {
-    const reply = await this.conn.request({ type: "stats", level });
-    if (reply.type === "stats" && this.ended) {
+    const reply = await this.read("endStats", { type: "stats", level });
+    if (reply?.type === "stats" && this.ended) {
       const rows = levelRows(reply.stats, level);
       this.ended.stats = (this.gameWinnable ? rows.winnable : rows.random) ?? null;
       this.render();
+    } else if (reply && reply.type !== "stats" && reply.type !== "error") {
+      this.failed(reply);
     }
+  }
+
+  /**
+   * A read for a panel: its reply, or null when it was refused or cut off, which is
+   * then said in the panel (`unread`) until a later read of it is answered.
+   */
+  private async read(what: "stats" | "games" | "endStats", request: Body, early = false): Promise<ServerMessage | null> {
+    let reply: ServerMessage;
+    try {
+      reply = await this.conn.request(request, early);
+    } catch (error) {
+      if (!(error instanceof Disconnected)) throw error;
+      this.unread.set(what, () => t("readCutOff"));
+      this.render();
+      return null;
+    }
+    if (reply.type === "error" && reply.code !== "unauthenticated") {
+      this.unread.set(what, saidError(reply));
+      this.render();
+      return null;
+    }
+    this.unread.delete(what);
+    if (reply.type === "error") this.failed(reply);
+    return reply;
+  }
+
+  /** The connection is open again: the reads it cut off, or the server refused, on the panel on show. */
+  private readAgain(): void {
+    if (!this.player) return;
+    if (this.unread.has("stats") && (this.screen === "stats" || this.screen === "lobby")) void this.loadStats();
+    if (this.unread.has("games") && this.screen === "history") void this.loadGames();
+    const view = this.board?.view;
+    if (this.unread.has("endStats") && this.screen === "results" && view && this.ended && !this.ended.stats) void this.loadEndStats(view.level);
+  }
+
+  /** What `unread` says of a read, where its answer would be. */
+  private unreadNote(what: "stats" | "games" | "endStats"): HTMLElement | null {
+    const said = this.unread.get(what);
+    return said === undefined ? null : h("p.error.unread", { role: "status" }, shown(said));
   }
 
   /**
@@ -479,6 +527,7 @@ export class App {
     this.stats = [];
     this.games = [];
     this.gamesLoaded = false;
+    this.unread.clear();
     this.replay = null;
     this.ended = null;
     this.showToken = false;
@@ -678,23 +727,23 @@ export class App {
   }
 
   private async loadStats(early = false): Promise<void> {
-    const reply = await this.conn.request({ type: "stats" }, early);
-    if (reply.type === "stats") {
+    const reply = await this.read("stats", { type: "stats" }, early);
+    if (reply?.type === "stats") {
       this.stats = reply.stats;
       this.render();
-    } else {
+    } else if (reply && reply.type !== "error") {
       this.failed(reply);
     }
   }
 
   private async loadGames(): Promise<void> {
     this.gamesLoaded = false;
-    const reply = await this.conn.request({ type: "games" });
-    if (reply.type === "games") {
+    const reply = await this.read("games", { type: "games" });
+    if (reply?.type === "games") {
       this.games = reply.games;
       this.gamesLoaded = true;
       this.render();
-    } else {
+    } else if (reply && reply.type !== "error") {
       this.failed(reply); // the list is not claimed empty
     }
   }
@@ -1131,8 +1180,11 @@ export class App {
           ),
         ),
       ),
-      h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${level}` as Key) })), this.statsTable(rows.random)),
-      rows.winnable
+      this.unreadNote("stats"),
+      this.unread.has("stats")
+        ? null
+        : h("section.level-stats", {}, h("h3", {}, t("levelStats", { level: t(`level_${level}` as Key) })), this.statsTable(rows.random)),
+      rows.winnable && !this.unread.has("stats")
         ? h(
             "section.level-stats.winnable",
             {},
@@ -1289,7 +1341,12 @@ export class App {
       ended.lost ? h("p", {}, ended.lost.reason === "resigned" ? t("resigned") : t("abandoned")) : null,
       h("p.level-name", {}, t(`level_${view.level}` as Key) + (view.deal ? ` #${view.deal}` : "")),
       h("dl.results-table", {}, rows.map(([key, value]) => h("div", { "data-result": key }, h("dt", {}, t(key)), h("dd", {}, value)))),
-      h("section.level-stats", {}, h("h3", {}, t(this.gameWinnable ? "winnableStats" : "levelStats", { level: t(`level_${view.level}` as Key) })), this.statsTable(ended.stats ?? undefined)),
+      h(
+        "section.level-stats",
+        {},
+        h("h3", {}, t(this.gameWinnable ? "winnableStats" : "levelStats", { level: t(`level_${view.level}` as Key) })),
+        ended.stats ? this.statsTable(ended.stats) : (this.unreadNote("endStats") ?? this.statsTable(undefined)),
+      ),
       h(
         "div.actions",
         {},
@@ -1316,29 +1373,32 @@ export class App {
       "main.panel.stats-page",
       {},
       h("h2", {}, t("statistics")),
-      // shown while the table is wider than the screen (style.css)
-      h("p.note.scroll-note", {}, t("scrollSideways")),
-      h(
-        "div.scroll",
-        { onscroll: (event: Event) => markScroll(event.target as HTMLElement) } as never,
+      // an older table is not shown as the player's statistics now
+      this.unreadNote("stats") ?? [
+        // shown while the table is wider than the screen (style.css)
+        h("p.note.scroll-note", {}, t("scrollSideways")),
         h(
-          "table",
-          {},
-          h("thead", {}, h("tr", {}, h("th", {}, t("level")), columns.map(([key]) => h("th", {}, t(key))))),
+          "div.scroll",
+          { onscroll: (event: Event) => markScroll(event.target as HTMLElement) } as never,
           h(
-            "tbody",
+            "table",
             {},
-            this.stats.map((row) =>
-              h(
-                "tr",
-                { "data-level": row.level, "data-winnable": row.winnable ? "true" : "false" },
-                h("th", {}, row.winnable ? t("winnableLevel", { level: t(`level_${row.level}` as Key) }) : t(`level_${row.level}` as Key)),
-                columns.map(([, value]) => h("td", {}, value(row))),
+            h("thead", {}, h("tr", {}, h("th", {}, t("level")), columns.map(([key]) => h("th", {}, t(key))))),
+            h(
+              "tbody",
+              {},
+              this.stats.map((row) =>
+                h(
+                  "tr",
+                  { "data-level": row.level, "data-winnable": row.winnable ? "true" : "false" },
+                  h("th", {}, row.winnable ? t("winnableLevel", { level: t(`level_${row.level}` as Key) }) : t(`level_${row.level}` as Key)),
+                  columns.map(([, value]) => h("td", {}, value(row))),
+                ),
               ),
             ),
           ),
         ),
-      ),
+      ],
     );
   }
 
@@ -1347,7 +1407,10 @@ export class App {
       "main.panel.history",
       {},
       h("h2", {}, t("history")),
-      this.games.length === 0
+      this.unreadNote("games"),
+      this.unread.has("games")
+        ? null
+        : this.games.length === 0
         ? this.gamesLoaded
           ? h("p", {}, t("noGames"))
           : null

@@ -73,7 +73,7 @@ export class Disconnected extends Error {
 }
 
 type Pending = { resolve: (reply: ServerMessage) => void; reject: (error: Error) => void };
-type Body = ClientMessage extends infer M ? (M extends unknown ? Omit<M, "id"> : never) : never;
+export type Body = ClientMessage extends infer M ? (M extends unknown ? Omit<M, "id"> : never) : never;
 
 export interface ConnectionHooks {
   onOpen: () => Promise<void>;

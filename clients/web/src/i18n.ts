@@ -153,6 +153,7 @@ const en = {
   nameSpelled: "This name is too long once its characters are written out in full (a ligature such as ﷺ counts as the letters it stands for).",
   scrollSideways: "Scroll the table sideways to see every column →",
   signedOutElsewhere: "You signed out in another tab of this browser.",
+  readCutOff: "Not loaded: the connection dropped. It is asked for again once the server answers.",
   badTypedToken: "The sign-in token you entered is not valid (revoked, expired or mistyped): check it and try again.",
   badToken: "The sign-in token kept on this device is not valid (revoked, expired or unreadable): sign in again.",
 } as const;
@@ -301,6 +302,7 @@ const fi: Strings = {
   nameSpelled: "Nimi on liian pitkä, kun sen merkit kirjoitetaan auki (ligatuuri kuten ﷺ lasketaan niinä kirjaimina, joita se tarkoittaa).",
   scrollSideways: "Vieritä taulukkoa sivusuunnassa nähdäksesi kaikki sarakkeet →",
   signedOutElsewhere: "Kirjauduit ulos tämän selaimen toisessa välilehdessä.",
+  readCutOff: "Ei ladattu: yhteys katkesi. Tiedot haetaan uudelleen, kun palvelin vastaa.",
   badTypedToken: "Antamasi kirjautumisavain ei kelpaa (peruttu, vanhentunut tai kirjoitettu väärin): tarkista se ja yritä uudelleen.",
   badToken: "Tälle laitteelle tallennettu kirjautumisavain ei kelpaa (peruttu, vanhentunut tai lukukelvoton): kirjaudu uudelleen.",
 };
@@ -446,6 +448,7 @@ const ru: Strings = {
   nameSpelled: "Имя слишком длинное, если записать его знаки полностью (лигатура вроде ﷺ считается теми буквами, которые она заменяет).",
   scrollSideways: "Прокрутите таблицу вбок, чтобы увидеть все столбцы →",
   signedOutElsewhere: "Вы вышли из игры в другой вкладке этого браузера.",
+  readCutOff: "Не загружено: соединение прервалось. Данные будут запрошены снова, когда сервер ответит.",
   badTypedToken: "Введённый ключ входа недействителен (отозван, истёк или набран с ошибкой): проверьте его и попробуйте снова.",
   badToken: "Ключ входа, сохранённый на этом устройстве, недействителен (отозван, истёк или не читается): войдите снова.",
 };
