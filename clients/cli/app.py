@@ -447,7 +447,7 @@ class App:
         if self.options.json:
             self.terminal.json(reply)
         else:
-            self.say(render_games(list(reply["games"])))
+            self.say(render_games(list(reply["games"]), status))
         return 0
 
     # -- playing -----------------------------------------------------------

@@ -23,7 +23,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from clients.cli.i18n import _
 from protocol.constants import MAX_TOKEN_CHARS
@@ -156,12 +156,24 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     if not isinstance(entry, dict):
         raise InvalidEntry(path, _("saved.entry_not_object", server=_key(server)))
     name, token = entry.get("name", ""), entry.get("token")
-    if not isinstance(token, str) or not 1 <= len(token) <= MAX_TOKEN_CHARS:
+    if not _text(token) or not 1 <= len(token) <= MAX_TOKEN_CHARS:
         limit = f"1..{MAX_TOKEN_CHARS}"
         raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
-    if not isinstance(name, str):
+    if not _text(name):
         raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
     return Credentials(name, token)
+
+
+def _text(value: object) -> TypeGuard[str]:
+    """A string that has UTF-8: JSON's ``"\\ud800"`` (a lone surrogate) has none, and
+    could be neither sent nor shown."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def set_aside(directory: Path | None = None) -> Path | None:

@@ -157,6 +157,10 @@ def file_name(text: str) -> str:
 
 def server_url(text: str) -> str:
     """A ``ws://`` or ``wss://`` URL naming a host, with a port in range if it has one."""
+    if _undecoded(text):
+        raise argparse.ArgumentTypeError(
+            _("args.bad_server", value=_shown(text), reason=_("args.url_bytes"))
+        )
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
@@ -172,7 +176,20 @@ def server_url(text: str) -> str:
             if problem is None:
                 return text
             reason = problem
-    raise argparse.ArgumentTypeError(_("args.bad_server", value=repr(text), reason=reason))
+    raise argparse.ArgumentTypeError(_("args.bad_server", value=_shown(text), reason=reason))
+
+
+def _undecoded(text: str) -> bool:
+    """Whether ``text`` holds bytes that were not UTF-8 (``os.fsdecode``'s surrogates)."""
+    return any("\udc80" <= char <= "\udcff" for char in text)
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted, with the bytes of an argument that is not UTF-8 (which Python
+    keeps as surrogates) as the bytes they were: ``'ws://\\xff/'``."""
+    if _undecoded(text):
+        return repr(os.fsencode(text).decode("utf-8", "backslashreplace")).replace("\\\\", "\\")
+    return repr(text)
 
 
 def _websocket_uri_problem(text: str, host: str) -> str | None:
@@ -181,20 +198,20 @@ def _websocket_uri_problem(text: str, host: str) -> str | None:
     Said in the player's language: the library's and the codec's reasons are English.
     """
     try:
-        parse_uri(text)
-    except InvalidURI as exc:
-        if "fragment" in str(exc):
-            return _("args.url_fragment")
-        if "password" in str(exc):
-            return _("args.url_user")
-        return str(exc).split(": ", 1)[-1]  # "ws://x isn't a valid URI: ..."
-    try:
         ipaddress.ip_address(host)
     except ValueError:
         try:
             host.encode("idna")  # a label empty (a..b) or over 63 characters: never a host
         except UnicodeError:
             return _("args.url_label")
+    try:
+        parse_uri(text)  # it encodes a host that is not ASCII itself: after the check above
+    except InvalidURI as exc:
+        if "fragment" in str(exc):
+            return _("args.url_fragment")
+        if "password" in str(exc):
+            return _("args.url_user")
+        return str(exc).split(": ", 1)[-1]  # "ws://x isn't a valid URI: ..."
     return None
 
 
@@ -209,6 +226,18 @@ def one_of(choices: Sequence[str]) -> Callable[[str], str]:
         return text
 
     return check
+
+
+def game_status(text: str) -> str:
+    """A game status for ``games --status``: the protocol's word (``active``, ``won``,
+    ``lost``) or the one the games table shows in the player's language (``playing``)."""
+    statuses = ("active", "won", "lost")
+    shown = {_(f"status.{status}").casefold(): status for status in statuses}
+    found = text if text in statuses else shown.get(text.casefold())
+    if found is None:
+        choices = ", ".join(dict.fromkeys([*statuses, *shown]))
+        raise argparse.ArgumentTypeError(_("args.one_of", value=repr(text), choices=choices))
+    return found
 
 
 MAX_SPEED = 1000
@@ -304,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     games = sub.add_parser("games", help=_("args.help_games"))
     _common(games, top=False)
     statuses = ("active", "won", "lost")
-    games.add_argument("--status", type=one_of(statuses), metavar="|".join(statuses))
+    games.add_argument("--status", type=game_status, metavar="|".join(statuses))
     replay = sub.add_parser("replay", help=_("args.help_replay"))
     _common(replay, top=False)
     replay.add_argument("game", type=game_number, metavar=_("args.metavar_game"))

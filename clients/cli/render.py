@@ -431,9 +431,11 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
     return _table(header, body)
 
 
-def render_games(games: list[dict[str, Any]]) -> str:
-    """The player's games, newest first."""
+def render_games(games: list[dict[str, Any]], status: str | None = None) -> str:
+    """The player's games, newest first (those of ``status`` only, if given)."""
     if not games:
+        if status is not None:
+            return _("games.none_with", status=_(f"status.{status}"))
         return _("games.none")
     header = [
         _("games.game"),

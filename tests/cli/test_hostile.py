@@ -181,6 +181,30 @@ def test_a_url_no_resolver_takes_is_a_usage_error(
     assert err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: {reason}")
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("ws://é..b/", "'ws://é..b/'"),
+        ("ws://a。。b/", "'ws://a。。b/'"),
+        ("ws://\udcff:8765/", "'ws://\\xff:8765/'"),  # the byte 0xff of a non-UTF-8 argument
+    ],
+)
+def test_a_host_the_idna_codec_refuses_is_a_usage_error_from_the_flag_and_the_variable(
+    url: str, shown: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """websockets encodes a host that is not ASCII itself: such a host with an empty label
+    ended in three chained tracebacks from ``SCORPION_SERVER``, and in argparse's
+    "invalid server_url value" from ``--server``."""
+    assert main(["--server", url, "stats"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scorpion: argument --server: {shown} is not a server URL: "), err
+    monkeypatch.setenv("SCORPION_SERVER", url)
+    assert main(["stats"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "SCORPION_SERVER" in err and shown in err, err
+    assert err.count("\n") == 1, err
+
+
 @pytest.mark.parametrize("lang", ["fi", "ru"])
 @pytest.mark.parametrize("url", ["ws://a..b:80", "ws://h:80/#top", "ws://ada@h:80/"])
 def test_why_a_url_is_refused_is_said_in_the_players_language(

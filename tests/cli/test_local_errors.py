@@ -214,6 +214,13 @@ def test_the_credentials_file_checks(tmp_path: Path) -> None:
     with pytest.raises(config.InvalidEntry):
         config.load("ws://a", tmp_path)
     assert config.load("ws://b", tmp_path) is None  # another server's entry is fine
+    # a lone surrogate, which JSON may hold: no UTF-8 for it (it ended in UnicodeEncodeError)
+    path.write_text('{"servers": {"ws://a": {"name": "ada", "token": "\\ud800"}}}')
+    with pytest.raises(config.InvalidEntry):
+        config.load("ws://a", tmp_path)
+    path.write_text('{"servers": {"ws://a": {"name": "\\udfff", "token": "t"}}}')
+    with pytest.raises(config.InvalidEntry):
+        config.load("ws://a", tmp_path)
     (tmp_path / "afile").write_text("")
     assert config.load("ws://a", tmp_path / "afile" / "x") is None  # nothing can be there
 

@@ -260,3 +260,20 @@ async def test_a_deal_number_on_easy_is_refused_before_asking(cli: CliRunner) ->
     assert out.count("easy deals are chosen by the server: type n easy, without a deal") == 2
     assert out.count("Scorpion · game") == 3 and out.count("hard · deal 1") == 3  # still hard 1
     assert await _lost_games(cli) == []
+
+
+async def test_games_takes_the_status_it_shows_and_says_when_none_has_it(cli: CliRunner) -> None:
+    """The table showed "playing", which --status refused; and a status no game had was
+    said as "no games yet" beside a list of games."""
+    assert (await cli("play", "--level", "hard", "--deal", "1", lines=["ada", "resign!"]))[0] == 0
+    assert (await cli("play", "--level", "hard", "--deal", "2", lines=["q"]))[0] == 0
+    code, out = await cli("games")
+    assert code == 0 and "playing" in out and "lost" in out, out
+    code, out = await cli("games", "--status", "playing")
+    assert code == 0 and "playing" in out and "lost" not in out, out
+    code, out = await cli("games", "--status", "active")
+    assert code == 0 and "playing" in out and "lost" not in out, out
+    code, out = await cli("games", "--status", "won")
+    assert code == 0 and out.strip() == "no won games", out
+    code, out = await cli("--lang", "fi", "games", "--status", "kesken")
+    assert code == 0 and "kesken" in out and "hävitty" not in out, out
