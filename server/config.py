@@ -220,10 +220,26 @@ def _convert(kind: Any, raw: str, name: str) -> Any:
         return word in _TRUE
     if kind in (int, "int"):
         try:
-            return int(raw)
+            return _integer(raw)
         except ValueError:
             raise SettingsError([f"{_label(name)} must be an integer, not {raw!r}"]) from None
     return raw
+
+
+def _integer(text: str) -> int:
+    """``int(text)`` of ASCII digits only: Python's ``int`` takes any script's digits
+    (``"\u0663"`` is 3), and such a port or count is no typo a host would see."""
+    if not text.isascii():
+        raise ValueError(f"invalid int value: {text!r}")
+    return int(text)
+
+
+def _int_flag(text: str) -> int:
+    """``_integer`` for argparse, which words its failure as it does for ``int``."""
+    try:
+        return _integer(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
 # The least value of each integer setting; a few also have a greatest.
@@ -370,7 +386,9 @@ def _database_problems(settings: Settings) -> list[str]:
         return []
     label = _label("database_url")
     port = _HOST_PORT.match(settings.database_url)
-    if port is not None and not (port[1].isdigit() and 1 <= int(port[1]) <= 65535):
+    if port is not None and not (
+        port[1].isascii() and port[1].isdigit() and 1 <= int(port[1]) <= 65535
+    ):
         return [f"{label}: port must be a number 1..65535, not {port[1]!r}"]
     try:
         url = async_url(settings.database_url)
@@ -446,7 +464,9 @@ def _postgresql_problem(url: URL) -> str:
         if bad:
             one_of = f"one of {', '.join(allowed)}" if allowed else "not empty"
             return f": {key} must be {one_of}, not {bad[0]!r}"
-        if key == "port" and not (values[0].isdigit() and 1 <= int(values[0]) <= 65535):
+        if key == "port" and not (
+            values[0].isascii() and values[0].isdigit() and 1 <= int(values[0]) <= 65535
+        ):
             return f": port must be a number 1..65535, not {values[0]!r}"
         if key == "port" and "host" in url.query:
             return ": with host in the query, give each port there (host=name:port), not as port"
@@ -674,7 +694,7 @@ def parser() -> argparse.ArgumentParser:
         if each.type in (bool, "bool"):
             cli.add_argument(flag, action="store_true", default=None, help=f"{_HELP[each.name]}")
             continue
-        kind = int if each.type in (int, "int") else str
+        kind = _int_flag if each.type in (int, "int") else str
         cli.add_argument(flag, type=kind, default=None, help=f"{_HELP[each.name]} (env {env})")
     return cli
 

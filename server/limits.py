@@ -116,7 +116,7 @@ def parse_rate(text: str) -> Rate | None:
     if text.strip().lower() == "off":
         return None
     parts = text.split(",")
-    if len(parts) != 2:
+    if len(parts) != 2 or not text.isascii():  # float() takes any script's digits
         raise ValueError("must be RATE,BURST (per second, e.g. 20,60) or off")
     try:
         per_s, burst = float(parts[0]), float(parts[1])

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from server.app import ScorpionServer, main, prepare_store
-from server.config import Settings, load_settings, unknown_variables
+from server.config import Settings, SettingsError, load_settings, unknown_variables
 from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus
 from tests.server.conftest import quiet_settings
@@ -185,6 +185,21 @@ def test_a_malformed_flag_is_one_line_and_exit_code_2(capsys: pytest.CaptureFixt
     assert main(["--port", "abc"]) == 2
     err = capsys.readouterr().err
     assert err == "scorpion-server: argument --port: invalid int value: 'abc' (see --help)\n"
+
+
+def test_numbers_are_ascii_digits() -> None:
+    """Python's int and float take any script's digits: --port \u0663 listened on port 3,
+    and SCORPION_WORKERS=\u0663 started three workers."""
+    arabic = "\u0664\u0662\u0665\u0669\u0663"  # 42593
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--port", arabic])
+    assert caught.value.lines == [f"argument --port: invalid int value: {arabic!r} (see --help)"]
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--rate-actions", "\u0663\u0660,\u0665"])
+    assert caught.value.lines[0].startswith("--rate-actions (SCORPION_RATE_ACTIONS) must be")
+    with pytest.raises(SettingsError) as caught:
+        load_settings([], {"SCORPION_WORKERS": "\u0663"})
+    assert caught.value.lines == ["--workers (SCORPION_WORKERS) must be an integer, not '\u0663'"]
 
 
 def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
