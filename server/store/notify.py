@@ -190,6 +190,11 @@ async def notify_revoked(
     )
 
 
+def _why(exc: BaseException) -> str:
+    """An exception's words, or its name when it has none (a bare ``TimeoutError``)."""
+    return str(exc) or type(exc).__name__
+
+
 class ChangeListener:
     """Listens on ``CHANNEL`` and ``SIGN_OUTS`` over its own connection until ``close()``
     (module docstring)."""
@@ -212,17 +217,19 @@ class ChangeListener:
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._deaf_since: float | None = None  # the loop's time; None while listening
+        self._heard_at = 0.0  # the loop's time the database last answered the listener
 
     def deaf_for(self) -> float:
-        """Seconds since the listening connection was lost, or since the listener
-        started if it has not listened yet; 0 while listening."""
+        """Seconds since the database last answered the listening connection, once that
+        connection is known lost (or since the listener started, if it has not listened
+        yet); 0 while listening."""
         if self._deaf_since is None:
             return 0.0
         return asyncio.get_running_loop().time() - self._deaf_since
 
     async def start(self) -> None:
         """Start listening; returns once the first connection listens (or failed once)."""
-        self._deaf_since = asyncio.get_running_loop().time()
+        self._deaf_since = self._heard_at = asyncio.get_running_loop().time()
         self._task = asyncio.create_task(self._run(), name="store-change-listener")
         waiter = asyncio.create_task(self._listening.wait())
         await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
@@ -238,12 +245,13 @@ class ChangeListener:
         while True:
             try:
                 connection = await asyncpg.connect(
-                    **self._connect, server_settings={"application_name": APPLICATION_NAME}
+                    **(self._connect | {"timeout": HEARTBEAT_S}),
+                    server_settings={"application_name": APPLICATION_NAME},
                 )
             except _LOST as exc:
-                log.warning("change listener cannot connect (%s); retrying", exc)
+                log.warning("change listener cannot connect (%s); retrying", _why(exc))
+                self._failed()
                 missed = True
-                self._listening.set()  # start() must not wait for a database that is down
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_S)
                 continue
@@ -252,26 +260,38 @@ class ChangeListener:
                 pause = RETRY_MIN_S
                 log.warning("change listener lost its connection; reconnecting")
             except _LOST as exc:
-                log.warning("change listener failed (%s); reconnecting", exc)
+                log.warning("change listener failed (%s); reconnecting", _why(exc))
             finally:
                 missed = True
-                if self._deaf_since is None:
-                    self._deaf_since = asyncio.get_running_loop().time()
+                self._failed()
                 if not connection.is_closed():
                     with contextlib.suppress(Exception):
                         await asyncio.shield(connection.close(timeout=2))
             await asyncio.sleep(pause)
 
+    def _failed(self) -> None:
+        """Not listening (the connection lost, or not made): ``start()`` waits no longer,
+        deafness counts from when the node last heard from the database, and a node deaf
+        for ``DEAF_NOT_READY_S`` rechecks what it holds at each try (``on_reset``), so its
+        connections learn of the others' moves and sign-outs meanwhile, late."""
+        self._listening.set()
+        if self._deaf_since is None:
+            self._deaf_since = self._heard_at
+        if self.deaf_for() >= DEAF_NOT_READY_S:
+            self._on_reset()
+
     async def _listen(self, connection: Any, *, reset: bool) -> None:
-        """Listen on ``connection`` until it is lost."""
+        """Listen on ``connection`` until it is lost, or does not answer in time."""
         lost = asyncio.Event()
         connection.add_termination_listener(lambda _conn: lost.set())
+        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(HEARTBEAT_S):
                 await connection.add_listener(CHANNEL, self._received)
                 await connection.add_listener(SIGN_OUTS, self._revoked)
         except TimeoutError:  # an OSError, as the listener's other losses
             raise TimeoutError(f"LISTEN not answered in {HEARTBEAT_S:g} s") from None
+        self._heard_at = loop.time()
         self._deaf_since = None
         self._listening.set()
         if reset:
@@ -286,6 +306,7 @@ class ChangeListener:
                 log.warning("change listener's connection did not answer in %g s", HEARTBEAT_S)
                 connection.terminate()
                 return
+            self._heard_at = loop.time()
 
     def _received(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
         parsed = parse_payload(str(payload))

@@ -238,12 +238,53 @@ async def test_a_node_that_cannot_listen_for_a_while_is_not_ready(
         await asyncio.sleep(1.0)
         with pytest.raises(StoreUnavailable, match="not hearing other nodes"):
             await other.readiness()
+        while not heard.resets:  # still deaf: what it holds is read again now and then
+            await heard.wait()
+        assert refused.is_set()
         refused.clear()
-        while not heard.resets:
+        resets = heard.resets
+        while heard.resets == resets:  # listening again
             await heard.wait()
         await other.readiness()
     finally:
         await other.close()
+
+
+async def test_a_node_whose_first_listen_is_not_answered_still_starts(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LISTEN with no answer at start-up kept ``listen`` (and the node's start, its
+    /healthz with it) waiting for as long as it lasted."""
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    monkeypatch.setattr(notify, "HEARTBEAT_S", 0.3)
+    real_connect = asyncpg.connect
+
+    async def connect(*args: Any, **kwargs: Any) -> Any:
+        connection = await real_connect(*args, **kwargs)
+        listener = kwargs.get("server_settings", {}).get("application_name") == APPLICATION_NAME
+        return _ListenHangs(connection) if listener else connection
+
+    monkeypatch.setattr(asyncpg, "connect", connect)
+    other = Store.connect(database_url)
+    heard = Heard()
+    try:
+        await asyncio.wait_for(other.listen(heard.change, heard.reset, heard.revoke), 5)
+    finally:
+        await other.close()
+
+
+class _ListenHangs:
+    """A listening connection whose LISTEN is never answered (a silent network)."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+    async def add_listener(self, *_: object) -> None:
+        await asyncio.Event().wait()
 
 
 class _ListenerFails:
