@@ -310,9 +310,10 @@ class ScorpionServer:
                 keepalive=settings.keepalive_ms / 1000 or None,
                 backlog=settings.listen_backlog,
             )
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a name the resolver refused
             where = f"{settings.host}:{settings.port}"
-            raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ListenError(f"cannot listen on {where}: {reason}") from exc
         self._served = True
         self.finder.start()
         self._heartbeat = asyncio.create_task(self._beat(), name="server-heartbeat")

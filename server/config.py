@@ -20,7 +20,7 @@ import ipaddress
 import re
 import ssl
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Final, NoReturn
@@ -341,20 +341,14 @@ def problems(settings: Settings) -> list[str]:
         found.append(f"{_label('event_loop')}: uvloop is not installed (the server extra)")
     if not settings.host:
         found.append(f"{_label('host')} must name an interface")
-    found += _database_problems(settings)
-    if settings.web_dir and not Path(settings.web_dir).is_dir():
-        what = "not a directory" if Path(settings.web_dir).exists() else "no such directory"
-        found.append(f"{_label('web_dir')}: {what} {settings.web_dir!r}")
-    elif settings.web_dir and not (Path(settings.web_dir) / "index.html").is_file():
+    elif _not_a_host_name(settings.host):
         found.append(
-            f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"
+            f"{_label('host')} must be an address or a host name, not {settings.host!r} "
+            "(a part of the name is empty or longer than 63 characters, or not text)"
         )
-    elif settings.web_dir:
-        try:
-            (Path(settings.web_dir) / "index.html").read_bytes()
-        except OSError as exc:
-            found.append(f"{_label('web_dir')}: cannot read its index.html ({exc.strerror})")
-    found += _tls_problems(settings)
+    found += _looked_at(_database_problems, settings, "database_url", "data_dir")
+    found += _looked_at(_web_dir_problems, settings, "web_dir")
+    found += _looked_at(_tls_problems, settings, "certfile", "keyfile")
     found += _limit_problems(settings)
     found += _origin_problems(settings)
     return found
@@ -597,6 +591,48 @@ def _origin_problems(settings: Settings) -> list[str]:
         "trailing slash, no default port), e.g. https://play.example.org or "
         "http://localhost:5173"
     ]
+
+
+def _not_a_host_name(host: str) -> bool:
+    """Whether ``host`` is no IP address and no name the resolver could be asked for
+    (``a..b``, a label over 63 characters, bytes that were not UTF-8): the IDNA codec
+    refuses it, which ended in "the server failed unexpectedly"."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            host.encode("idna")
+        except UnicodeError:
+            return True
+    return False
+
+
+def _looked_at(
+    check: Callable[[Settings], list[str]], settings: Settings, *names: str
+) -> list[str]:
+    """``check(settings)``; a path the system will not even look at (a name part over 255
+    bytes, a loop of symbolic links: ``OSError`` from ``stat``) is said as such, naming
+    the first of the settings ``names`` that is set (a traceback before)."""
+    try:
+        return check(settings)
+    except OSError as exc:
+        name = next((each for each in names if getattr(settings, each)), names[0])
+        return [f"{_label(name)}: cannot use {exc.filename!r} ({exc.strerror or exc})"]
+
+
+def _web_dir_problems(settings: Settings) -> list[str]:
+    if not settings.web_dir:
+        return []
+    if not Path(settings.web_dir).is_dir():
+        what = "not a directory" if Path(settings.web_dir).exists() else "no such directory"
+        return [f"{_label('web_dir')}: {what} {settings.web_dir!r}"]
+    if not (Path(settings.web_dir) / "index.html").is_file():
+        return [f"{_label('web_dir')}: no index.html in {settings.web_dir!r} (make web builds one)"]
+    try:
+        (Path(settings.web_dir) / "index.html").read_bytes()
+    except OSError as exc:
+        return [f"{_label('web_dir')}: cannot read its index.html ({exc.strerror})"]
+    return []
 
 
 def _tls_problems(settings: Settings) -> list[str]:

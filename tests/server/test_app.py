@@ -202,6 +202,27 @@ def test_numbers_are_ascii_digits() -> None:
     assert caught.value.lines == ["--workers (SCORPION_WORKERS) must be an integer, not '\u0663'"]
 
 
+@pytest.mark.parametrize("flag", ["--data-dir", "--web-dir", "--certfile"])
+def test_a_path_too_long_to_look_at_is_one_line(flag: str, tmp_path: Path) -> None:
+    """A name part over 255 bytes made ``stat`` raise ENAMETOOLONG: a traceback."""
+    with pytest.raises(SettingsError) as caught:
+        load_settings([flag, str(tmp_path / ("a" * 300))])
+    assert len(caught.value.lines) == 1
+    assert caught.value.lines[0].startswith(f"{flag} (SCORPION_"), caught.value.lines
+    assert "cannot use" in caught.value.lines[0] and "File name too long" in caught.value.lines[0]
+    with pytest.raises(SettingsError):
+        load_settings(["--database-url", f"sqlite+aiosqlite:///{tmp_path / ('a' * 300)}.db"])
+
+
+@pytest.mark.parametrize("host", ["a..b", "a" * 64, "\udcff"])
+def test_a_host_the_resolver_cannot_be_asked_for_is_a_bad_setting(host: str) -> None:
+    """The IDNA codec refused it as the server started to listen: "the server failed
+    unexpectedly", with the frames of a bug."""
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--host", host])
+    assert caught.value.lines[0].startswith("--host (SCORPION_HOST) must be an address or a host")
+
+
 def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
