@@ -601,9 +601,10 @@ def _not_a_host_name(host: str) -> bool:
         ipaddress.ip_address(host)
     except ValueError:
         try:
-            host.encode("idna")
+            encoded = host.encode("idna")
         except UnicodeError:
             return True
+        return not all(encoded.removesuffix(b".").split(b"."))  # "⒈.com" is "1..com"
     return False
 
 

@@ -201,8 +201,10 @@ def _websocket_uri_problem(text: str, host: str) -> str | None:
         ipaddress.ip_address(host)
     except ValueError:
         try:
-            host.encode("idna")  # a label empty (a..b) or over 63 characters: never a host
+            encoded = host.encode("idna")  # a label empty (a..b) or over 63 characters
         except UnicodeError:
+            return _("args.url_label")
+        if not all(encoded.removesuffix(b".").split(b".")):  # "⒈.com" encodes as "1..com"
             return _("args.url_label")
     try:
         parse_uri(text)  # it encodes a host that is not ASCII itself: after the check above
@@ -232,12 +234,18 @@ def game_status(text: str) -> str:
     """A game status for ``games --status``: the protocol's word (``active``, ``won``,
     ``lost``) or the one the games table shows in the player's language (``playing``)."""
     statuses = ("active", "won", "lost")
-    shown = {_(f"status.{status}").casefold(): status for status in statuses}
-    found = text if text in statuses else shown.get(text.casefold())
+    shown = {_fold(_(f"status.{status}")): status for status in statuses}
+    shown |= {status: status for status in statuses}
+    found = shown.get(_fold(text))
     if found is None:
-        choices = ", ".join(dict.fromkeys([*statuses, *shown]))
+        choices = ", ".join(dict.fromkeys([*statuses, *(_(f"status.{each}") for each in statuses)]))
         raise argparse.ArgumentTypeError(_("args.one_of", value=repr(text), choices=choices))
     return found
+
+
+def _fold(word: str) -> str:
+    """A word as typed in any case, Russian ё as е (it is often written so)."""
+    return word.casefold().replace("ё", "е")
 
 
 MAX_SPEED = 1000

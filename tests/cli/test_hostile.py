@@ -186,6 +186,8 @@ def test_a_url_no_resolver_takes_is_a_usage_error(
     [
         ("ws://é..b/", "'ws://é..b/'"),
         ("ws://a。。b/", "'ws://a。。b/'"),
+        ("ws://⒈.com/", "'ws://⒈.com/'"),  # the codec maps it to 1..com
+        ("ws://﹒/", "'ws://﹒/'"),
         ("ws://\udcff:8765/", "'ws://\\xff:8765/'"),  # the byte 0xff of a non-UTF-8 argument
     ],
 )

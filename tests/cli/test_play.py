@@ -275,5 +275,9 @@ async def test_games_takes_the_status_it_shows_and_says_when_none_has_it(cli: Cl
     assert code == 0 and "playing" in out and "lost" not in out, out
     code, out = await cli("games", "--status", "won")
     assert code == 0 and out.strip() == "no won games", out
+    code, out = await cli("games", "--status", "LOST")
+    assert code == 0 and "lost" in out and "playing" not in out, out
+    code, out = await cli("--lang", "ru", "games", "--status", "идет")  # ё written as е
+    assert code == 0 and "идёт" in out, out
     code, out = await cli("--lang", "fi", "games", "--status", "kesken")
     assert code == 0 and "kesken" in out and "hävitty" not in out, out

@@ -214,7 +214,7 @@ def test_a_path_too_long_to_look_at_is_one_line(flag: str, tmp_path: Path) -> No
         load_settings(["--database-url", f"sqlite+aiosqlite:///{tmp_path / ('a' * 300)}.db"])
 
 
-@pytest.mark.parametrize("host", ["a..b", "a" * 64, "\udcff"])
+@pytest.mark.parametrize("host", ["a..b", "a" * 64, "\udcff", "é..b", "⒈.com"])
 def test_a_host_the_resolver_cannot_be_asked_for_is_a_bad_setting(host: str) -> None:
     """The IDNA codec refused it as the server started to listen: "the server failed
     unexpectedly", with the frames of a bug."""
