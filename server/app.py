@@ -436,6 +436,17 @@ async def run(settings: Settings) -> None:
         log.info("%s: shutting down, closing connections with %d", received[0], CLOSE_GOING_AWAY)
     finally:
         await server.stop()  # the handlers stay: a second signal changes nothing
+        if received:
+            _ignore_stop_signals(loop)
+
+
+def _ignore_stop_signals(loop: asyncio.AbstractEventLoop) -> None:
+    """Stopped by a signal: one more, from here to the process' end, is ignored. The loop's
+    handlers go with the loop, which restored the signals' defaults, and a SIGTERM sent
+    while the shutdown's last lines were written ended the process with it (-15)."""
+    for signum in STOP_SIGNALS:
+        if loop.remove_signal_handler(signum):
+            signal.signal(signum, signal.SIG_IGN)
 
 
 async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> bool:
