@@ -160,6 +160,7 @@ from server.store import (
     Committed,
     Ending,
     GameInProgress,
+    GamePaused,
     GameRecord,
     GameStatus,
     GameWrite,
@@ -254,6 +255,9 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
         fastest_win_ms=stats.fastest_win_ms,
         fewest_moves=stats.fewest_moves,
     )
+
+
+PAUSED: Final = "The game is paused; resume it first."
 
 
 def _fail(code: str, message: str, **extra: Any) -> ProtocolError:
@@ -413,6 +417,8 @@ class GameService:
         except VersionConflict as exc:
             current = (exc.current or 0) + (exc.status == GameStatus.LOST.value)
             return build.error("stale", f"The game is at version {current}.", request.id, v=current)
+        except GamePaused:  # paused on another node that had not told this one yet
+            return build.error("paused", PAUSED, request.id)  # caught up meanwhile (_commit)
         except NotFound:
             return build.error("not_found", "No such game.", request.id)
         except Unreplayable as exc:
@@ -1360,7 +1366,7 @@ class GameService:
         if live.finished:
             raise GameOver(variant=live.lost_reason or "")
         if playing and live.clock.paused:
-            raise _fail("paused", "The game is paused; resume it first.")
+            raise _fail("paused", PAUSED)
         return live.clock.now_ms()
 
     async def _act(self, session: Session, request: Request) -> Reply:

@@ -114,6 +114,7 @@ from server.store.committer import CommitStats, GroupCommitter
 from server.store.errors import (
     DatabaseReplaced,
     GameInProgress,
+    GamePaused,
     NameTaken,
     NotFound,
     NotHearing,
@@ -155,6 +156,7 @@ __all__ = [
     "DatabaseReplaced",
     "Ending",
     "GameInProgress",
+    "GamePaused",
     "GameRecord",
     "GameStatus",
     "GameWrite",

@@ -109,6 +109,21 @@ class VersionConflict(StoreError):
         super().__init__(f"game {game_id} {where}{state}; the write expected version {expected}")
 
 
+class GamePaused(StoreError):
+    """A write of an action found its game paused: nothing of it was stored.
+
+    The pause was made after the writer last read the game, on another node or
+    another device (a node that has not heard of it yet). A write that ends the
+    game without an action (resign, abandon) is not refused: a paused game may
+    be given up. ``version`` is the game's, unchanged: a pause moves no version.
+    """
+
+    def __init__(self, game_id: int, version: int) -> None:
+        self.game_id = game_id
+        self.version = version
+        super().__init__(f"game {game_id} is paused at version {version}; nothing was written")
+
+
 class SchemaOutdated(StoreError):
     """The database schema is missing or not at the head revision of this code."""
 

@@ -51,7 +51,7 @@ import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store.errors import NotFound, StoreError, VersionConflict
+from server.store.errors import VersionConflict
 from server.store.held import HeldConnection
 from server.store.records import Committed, GameWrite
 from server.store.writes import (
@@ -59,10 +59,12 @@ from server.store.writes import (
     POSTGRESQL_ALONE,
     POSTGRESQL_ALONE_PARAMETERS,
     POSTGRESQL_ONE,
+    REFUSED_COLUMNS,
     WriteOutcome,
     action_record,
     column_types,
     game_row,
+    refusal,
 )
 
 __all__ = ["MAX_BATCH", "PostgresWriter"]
@@ -71,7 +73,7 @@ MAX_BATCH: Final = 256
 """The most writes a batch may have here: its notification (a game id of up to
 20 characters each) stays under PostgreSQL's payload limit (``notify``)."""
 
-_REFUSED: Final = "SELECT id, version, status FROM games WHERE id = ANY(CAST($1 AS BIGINT[]))"
+_REFUSED: Final = f"SELECT {REFUSED_COLUMNS} FROM games WHERE id = ANY(CAST($1 AS BIGINT[]))"
 _ARITY: Final = len(POSTGRESQL_ALONE_PARAMETERS)
 
 
@@ -139,7 +141,7 @@ class PostgresWriter:
         for write in batch:
             game = moved.get(write.game_id)
             outcomes.append(
-                _refusal(write, refused.get(write.game_id))
+                refusal(write, refused.get(write.game_id))
                 if game is None
                 else Committed(game, records[write.game_id], None)
             )
@@ -148,10 +150,3 @@ class PostgresWriter:
     async def close(self) -> None:
         """Give the connection back to the pool (again: nothing to do)."""
         await self._held.close()
-
-
-def _refusal(write: GameWrite, row: Any) -> StoreError:
-    """Why the guarded update matched nothing: NotFound, or VersionConflict."""
-    if row is None:
-        return NotFound("game", write.game_id)
-    return VersionConflict(write.game_id, write.version, row[1], row[2])

@@ -59,10 +59,11 @@ from sqlalchemy import Dialect
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from server.store.database import configure_sqlite_connection
-from server.store.errors import NotFound, StoreError, VersionConflict
+from server.store.errors import VersionConflict
 from server.store.records import ActionRecord, Committed, GameWrite
 from server.store.writes import (
     PLAIN_GAME_WIDTH,
+    REFUSED_COLUMNS,
     SQLITE_ONE_STATEMENTS,
     SQLITE_PLAIN_STATEMENTS,
     SQLITE_SNAPSHOT,
@@ -71,6 +72,7 @@ from server.store.writes import (
     column_types,
     compact_json,
     game_row,
+    refusal,
     rounds,
 )
 
@@ -121,7 +123,7 @@ class SqliteWriter:
             step = _round_of(batch, {write.game_id: record})
             ((moved, refused),) = await self._rounds([step], bind_now(now), light)
             if not moved:
-                return [_refusal(write, refused.get(write.game_id))]
+                return [refusal(write, refused.get(write.game_id))]
             return [Committed(returned(moved[0]), record, None)]
         order = rounds(batch)
         plan = [[batch[index] for index in indexes] for indexes in order]
@@ -134,7 +136,7 @@ class SqliteWriter:
             for write in each:
                 game = games.get(write.game_id)
                 outcome: WriteOutcome = (
-                    _refusal(write, refused.get(write.game_id))
+                    refusal(write, refused.get(write.game_id))
                     if game is None
                     else Committed(game, records[write.game_id], None)
                 )
@@ -224,7 +226,7 @@ class SqliteWriter:
 
     def _transaction(self, steps: list[_Round], now: Any) -> list[tuple[list[Any], dict[int, Any]]]:
         """BEGIN IMMEDIATE, each round's statements, COMMIT: per round, the moved games'
-        rows and the refused games' (id, version, status)."""
+        rows and the refused games' ``REFUSED_COLUMNS``."""
         try:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -286,7 +288,7 @@ class SqliteWriter:
         refused: dict[int, Any] = {}
         if missing:
             marks = ", ".join("?" * len(missing))
-            sql = f"SELECT id, version, status FROM games WHERE id IN ({marks})"
+            sql = f"SELECT {REFUSED_COLUMNS} FROM games WHERE id IN ({marks})"
             refused = {row[0]: row for row in conn.execute(sql, missing).fetchall()}
         return moved, refused
 
@@ -325,10 +327,3 @@ def _round_of(writes: Sequence[GameWrite], actions: dict[int, ActionRecord]) -> 
         None,
         snapshots,
     )
-
-
-def _refusal(write: GameWrite, row: Any) -> StoreError:
-    """Why the guarded update matched nothing: NotFound, or VersionConflict."""
-    if row is None:
-        return NotFound("game", write.game_id)
-    return VersionConflict(write.game_id, write.version, row[1], row[2])

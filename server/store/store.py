@@ -637,7 +637,7 @@ class Store:
     async def save_play_time(self, game_id: int, version: int, time_ms: int, score: int) -> bool:
         """Bank an active game's play time between actions (``writes.save_play_times``).
 
-        False when the game moved on, ended, or already holds as much time.
+        False when the game moved on, ended, is paused, or already holds as much time.
         Saves made at the same time share a transaction (a committer of their own,
         like actions): when thousands of connections close at once, or at shutdown,
         each would otherwise wait for a connection of the pool, past the timeout.
@@ -660,9 +660,9 @@ class Store:
         ``banked``: (version, time_ms, score), the play time reached, saved in the same
         transaction as ``save_play_time`` would (the clock stops with the pause)."""
         async with self._transaction() as conn:
-            changed = await games.set_paused(conn, game_id, paused)
-            if changed and banked is not None:
+            if paused and banked is not None:  # first: a paused game's time is not saved
                 await writes.save_play_times(conn, [(game_id, *banked)])
+            changed = await games.set_paused(conn, game_id, paused)
             if changed and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])
             return changed

@@ -9,7 +9,9 @@ a CTE of the first; on SQLite two):
 
 1. One guarded ``UPDATE games ... FROM <the round's rows> WHERE games.id =
    row.id AND games.version = row.expected AND games.status = 'active'
-   RETURNING games.*``. This is the optimistic concurrency check and also
+   AND (NOT games.paused OR <no action>) RETURNING games.*``. This is the
+   optimistic concurrency check (a pause moves no version, so it is checked
+   too: an action is refused, ``GamePaused``, an end is not) and also
    takes each game's row lock, so of two writers computed from the same
    version (two nodes, two devices) the second blocks, then matches no row.
    A write whose game does not come back wrote nothing; its answer is
@@ -54,14 +56,13 @@ from sqlalchemy import (
     bindparam,
     column,
     or_,
-    select,
     text,
     update,
 )
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.store.errors import NotFound, StoreError, VersionConflict
+from server.store.errors import GamePaused, NotFound, StoreError, VersionConflict
 from server.store.games import GAME_COLUMNS, insert_game, status_is
 from server.store.models import GAMES, UTCDateTime
 from server.store.notify import CHANNEL
@@ -188,6 +189,7 @@ def _rows_source(
 _ADVANCE: Final = (
     "UPDATE games SET {set} FROM {rows}"
     f" WHERE games.id = v.id AND games.version = v.expected AND games.status = '{_ACTIVE}'"
+    " AND (NOT games.paused OR v.version = v.expected)"  # a paused game: no action, an end
     f" RETURNING {_RETURNING}"
 )
 _APPEND: Final = (
@@ -298,7 +300,7 @@ def _advance_one(game: dict[str, str], now: str) -> str:
     return (
         f"UPDATE games SET {assignments}"
         f" WHERE games.id = {game['id']} AND games.version = {game['expected']}"
-        f" AND games.status = '{_ACTIVE}' RETURNING {_RETURNING}"
+        f" AND games.status = '{_ACTIVE}' AND NOT games.paused RETURNING {_RETURNING}"
     )
 
 
@@ -523,19 +525,29 @@ def rounds(writes: Sequence[GameWrite]) -> list[list[int]]:
     return rounds
 
 
+REFUSED_COLUMNS: Final = "id, version, status, paused"
+"""What ``refusal`` reads of a game whose guarded update matched nothing."""
+
+
+def refusal(write: GameWrite, row: Sequence[Any] | None) -> StoreError:
+    """Why step 1 matched nothing for ``write``, from its game's ``REFUSED_COLUMNS``
+    (None: no such game): NotFound, GamePaused, or VersionConflict with the game's state."""
+    if row is None:
+        return NotFound("game", write.game_id)
+    _id, version, status, paused = row
+    if paused and status == _ACTIVE and version == write.version and write.action is not None:
+        return GamePaused(write.game_id, version)
+    return VersionConflict(write.game_id, write.version, version, status)
+
+
 async def _refusals(conn: AsyncConnection, refused: list[GameWrite]) -> list[StoreError]:
-    """Why step 1 matched nothing: NotFound, or VersionConflict with the game's state."""
+    """Why step 1 matched nothing, for each of ``refused`` (``refusal``)."""
     ids = sorted({write.game_id for write in refused})
-    statement = select(GAMES.c.id, GAMES.c.version, GAMES.c.status).where(GAMES.c.id.in_(ids))
-    found = {row.id: row for row in await conn.execute(statement)}
-    errors: list[StoreError] = []
-    for write in refused:
-        row = found.get(write.game_id)
-        if row is None:
-            errors.append(NotFound("game", write.game_id))
-        else:
-            errors.append(VersionConflict(write.game_id, write.version, row.version, row.status))
-    return errors
+    statement = text(f"SELECT {REFUSED_COLUMNS} FROM games WHERE id IN :ids").bindparams(
+        bindparam("ids", expanding=True)
+    )
+    found = {row[0]: row for row in await conn.execute(statement, {"ids": ids})}
+    return [refusal(write, found.get(write.game_id)) for write in refused]
 
 
 async def _apply_round(
@@ -586,7 +598,7 @@ _TIME_ROW: Final = (
 _SAVE_TIMES: Final = (
     "UPDATE games SET time_ms = t.time_ms, score = t.score FROM {rows}"
     f" WHERE games.id = t.id AND games.version = t.version AND games.status = '{_ACTIVE}'"
-    " AND games.time_ms < t.time_ms RETURNING games.id"
+    " AND games.time_ms < t.time_ms AND NOT games.paused RETURNING games.id"
 )
 
 
@@ -598,10 +610,12 @@ async def save_play_times(
     Each save is (game id, version, time_ms, score): the time spent up to a moment
     between actions (R22), kept when the clock stops (pause, last connection gone,
     shutdown) so that a restart does not give it back. A save applies only to a game
-    still active at ``version`` that holds less time: it never overwrites a newer
-    write, and time only grows. One guarded ``UPDATE ... FROM`` the saves' rows (as
-    the write path's step 1): when thousands of connections close at once, a
-    statement per save was most of what banking their time cost. Of a game saved
+    still active at ``version``, not paused, that holds less time: it never overwrites
+    a newer write, time only grows, and a paused game's clock stands still (a node that
+    has not heard of a pause made on another cannot add the time its clock ran on).
+    One guarded ``UPDATE ... FROM`` the saves' rows (as the write path's step 1):
+    when thousands of connections close at once, a statement per save was most of
+    what banking their time cost. Of a game saved
     more than once here, the save of the highest version and then the longest time
     is the one tried (such an ``UPDATE`` takes any one row per game). True for each
     save that was applied.

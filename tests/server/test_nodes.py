@@ -196,6 +196,33 @@ async def test_pausing_on_one_node_stops_the_clock_on_the_other(
             await asyncio.sleep(0.01)
 
 
+async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``pause`` acked on node A holds on node B before B hears of it: B's move at the
+    unchanged version answers ``paused`` and stores nothing, and B adopts the pause
+    (its device is told the clock stopped)."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert refused["type"] == "error" and refused["code"] == "paused", refused
+    record, actions = await store.load_game(game, 0)
+    assert record is not None and record.version == 0 and record.paused and actions == []
+    async with asyncio.timeout(TIMEOUT):
+        while not any(
+            event == {**event, "type": "clock", "running": False}
+            for m in on_b.frames
+            if m["type"] == "events"
+            for event in m["events"]
+        ):
+            await asyncio.sleep(0.01)
+    again = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert again["type"] == "error" and again["code"] == "paused", again
+
+
 # -- signing out on one node signs out on the other ------------------------------------
 
 SIGNED_OUT_S = 3.0

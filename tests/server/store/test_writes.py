@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store import (
     Ending,
+    GamePaused,
     GameRecord,
     GameStatus,
     GameWrite,
@@ -120,6 +121,35 @@ async def test_a_finished_game_takes_no_more_writes(store: Store, engine: AsyncE
     with pytest.raises(VersionConflict):
         await store.commit(GameWrite(game.id, 0, Progress(), ending=Ending.ABANDONED))
     assert await snapshot(engine) == before
+
+
+async def test_a_paused_game_takes_no_action_but_can_be_given_up(store: Store) -> None:
+    """The pause is in the guard: a node that has not heard of a pause made on another
+    node cannot write an action past it, on either path (the hot path alone and in a
+    batch, the general path with a win), nor save the time its clock ran on, while a
+    resignation still ends the game."""
+    game = await new_game(store)
+    other = await new_game(store, "bob")
+    assert await store.set_paused(game.id, True)
+    paused = await store.get_game(game.id)
+    with pytest.raises(GamePaused) as caught:
+        await store.commit(move(game.id, 0))
+    assert (caught.value.game_id, caught.value.version) == (game.id, 0)
+    alone, beside = await asyncio.gather(
+        store.commit(move(game.id, 0)), store.commit(move(other.id, 0)), return_exceptions=True
+    )
+    assert isinstance(alone, GamePaused) and not isinstance(beside, BaseException)
+    won = GameWrite(game.id, 0, Progress(moves=1), NewAction("move", "5S", 2, 9), ending=Ending.WON)
+    for write in (won, move(game.id, 0)):
+        with pytest.raises(GamePaused):
+            await store.append_actions([write])
+        with pytest.raises(GamePaused):
+            await store.commit(write)
+    assert not await store.save_play_time(game.id, 0, 99_000, 1)  # its clock stands still
+    assert await store.get_game(game.id) == paused
+    assert await store.load_actions(game.id) == []
+    resigned = await store.commit(GameWrite(game.id, 0, Progress(), ending=Ending.RESIGNED))
+    assert resigned.game.status is GameStatus.LOST
 
 
 async def test_writing_to_a_missing_game(store: Store) -> None:
