@@ -15,8 +15,15 @@ Two backends are supported, with the same schema and the same tests:
   it takes the write lock at once (waiting ``busy_timeout`` for it). Begun
   deferred, a transaction that reads before it writes fails at its first write,
   without waiting, when another connection committed after its read.
-- PostgreSQL through asyncpg (production), with ``pool_pre_ping`` so a
-  connection dropped by a failover is replaced instead of failing a request.
+- PostgreSQL through asyncpg (production). A pooled connection is pinged as
+  it is checked out (``_ping_on_checkout``: one lone statement, one round trip,
+  where SQLAlchemy's ``pool_pre_ping`` makes three), so a connection dropped by a
+  failover is replaced instead of failing a request. One that fails its ping,
+  or does not answer it within the statement timeout, has the whole pool
+  replaced: after a restart of the database, a failover, a partition or a NAT
+  that forgot its connections, every idle connection made before is as dead,
+  and found out one by one each would cost a request, half-open ones a whole
+  timeout each.
 
 ``timeout`` (seconds; the server's ``--db-timeout-ms``) bounds every step
 where the database could keep a request waiting: opening a connection,
@@ -33,7 +40,9 @@ async driver; any other backend is refused.
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -41,7 +50,7 @@ from typing import Any, Final
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
 
@@ -130,7 +139,58 @@ def create_engine(
         connect_args.setdefault("timeout", opening)
         if timeout is not None:
             connect_args.setdefault("command_timeout", timeout)
-    return create_async_engine(parsed, pool_pre_ping=True, **options)
+    engine = create_async_engine(parsed, **options)
+    _ping_on_checkout(engine)
+    return engine
+
+
+def _ping_on_checkout(engine: AsyncEngine) -> None:
+    """PostgreSQL: ping each pooled connection as it is checked out (module docstring)."""
+    guard = _PoolGuard()
+    event.listen(engine.sync_engine, "connect", guard.made)
+    event.listen(engine.sync_engine, "checkout", guard.checkout)
+    event.listen(engine.sync_engine, "close", guard.closing)
+
+
+_MADE: Final = "scorpion_made"
+"""``ConnectionPoolEntry.info``'s key: when the connection was made (monotonic time)."""
+_FRESH: Final = "scorpion_fresh"
+"""``ConnectionPoolEntry.info``'s key: the connection was just made, not yet handed out."""
+
+
+class _PoolGuard:
+    """The pool events of ``_ping_on_checkout``.
+
+    A connection checked out is pinged, but a new one (it answered its connect).
+    One that fails has the pool replaced: ``InvalidatePoolError`` raised from the
+    ``checkout`` event is SQLAlchemy's own way; it drops that connection, marks
+    every connection made before as to be replaced at its next checkout, and
+    hands out a new one in its place. SQLAlchemy closes each replaced connection
+    politely, waiting up to 2 s for the database to see it go, which a half-open
+    connection never does: those made before the failed ping are cut off at once.
+    """
+
+    def __init__(self) -> None:
+        self.replaced_at = -math.inf  # when a connection last failed its ping
+
+    @staticmethod
+    def made(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_MADE] = time.monotonic()
+        record.info[_FRESH] = True
+
+    def checkout(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if record.info.pop(_FRESH, False):
+            return
+        try:  # outside any transaction: asyncpg's ``command_timeout`` bounds it
+            await_only(dbapi_connection.driver_connection.execute(";"))
+        except Exception as exc:
+            self.replaced_at = time.monotonic()
+            log.info("a pooled connection failed its ping (%r): replacing the pool", exc)
+            raise InvalidatePoolError(f"ping failed: {exc!r}") from exc
+
+    def closing(self, dbapi_connection: Any, record: Any) -> None:
+        if record.info.get(_MADE, math.inf) <= self.replaced_at:
+            dbapi_connection.driver_connection.terminate()
 
 
 def _configure_sqlite(engine: AsyncEngine, busy_ms: int) -> None:

@@ -2,8 +2,8 @@
 
 The hot paths on PostgreSQL (``pg_writer``'s batches, ``pg_reader``'s reads of
 returning players) send their statements through asyncpg itself: through
-SQLAlchemy each would cost the pool's check-out and pre-ping (itself three
-round trips), ``BEGIN`` and the reset, each a wake-up of the event loop. The
+SQLAlchemy each would cost the pool's check-out and ping, ``BEGIN`` and the
+reset, each a wake-up of the event loop. The
 connection is one of the engine's pool, so it carries the engine's connect
 arguments (``--db-timeout-ms`` bounds each statement here too).
 

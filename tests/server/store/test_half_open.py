@@ -1,0 +1,56 @@
+"""Pooled PostgreSQL connections gone half-open: one costs a timeout, not each of them.
+
+After a partition, a database host that died or a NAT that forgot its connections,
+every idle connection of the pool is dead without a word from the network. Each
+was found out on its own, a whole ``--db-timeout-ms`` each, one read at a time,
+so a node answered ``unavailable`` for the pool's size times the timeout while
+the database answered new connections at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from server.store import Store, StoreUnavailable
+from tests.server.pg_proxy import SilentProxy
+from tests.server.store.conftest import new_game
+
+TIMEOUT_S = 0.5
+
+
+async def test_the_first_silent_connection_has_the_pool_replaced(
+    store: Store, database_url: str
+) -> None:
+    if not store.shared:
+        pytest.skip("SQLite has no network between the server and its database")
+    game = await new_game(store)
+    url = make_url(database_url)
+    async with SilentProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
+        node = Store.connect(proxy.url_for(database_url), timeout=TIMEOUT_S)
+        try:
+            # Several connections at once, back in the pool when done.
+            await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
+            proxy.silence()  # every one of them now half-open; new ones relayed
+            failed = 0
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            while await _read_fails(node, game.id):
+                failed += 1
+                assert failed < 20
+            assert failed <= 1, f"{failed} reads failed, {loop.time() - started:.1f} s"
+            # And the node goes on: reads and writes on fresh connections.
+            await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
+            assert await node.set_paused(game.id, True)
+        finally:
+            await node.close()
+
+
+async def _read_fails(node: Store, game_id: int) -> bool:
+    try:
+        await node.get_game(game_id)
+    except StoreUnavailable:
+        return True
+    return False
