@@ -257,11 +257,12 @@ class ChangeListener:
                 continue
             try:
                 await self._listen(connection, reset=missed)
-                pause = RETRY_MIN_S
                 log.warning("change listener lost its connection; reconnecting")
             except _LOST as exc:
                 log.warning("change listener failed (%s); reconnecting", _why(exc))
             finally:
+                if self._deaf_since is None:  # it did listen: the next try comes soon
+                    pause = RETRY_MIN_S
                 missed = True
                 self._failed()
                 if not connection.is_closed():
@@ -281,7 +282,7 @@ class ChangeListener:
             self._on_reset()
 
     async def _listen(self, connection: Any, *, reset: bool) -> None:
-        """Listen on ``connection`` until it is lost, or does not answer in time."""
+        """Listen on ``connection`` until it is lost; raise if it does not answer in time."""
         lost = asyncio.Event()
         connection.add_termination_listener(lambda _conn: lost.set())
         loop = asyncio.get_running_loop()
@@ -303,9 +304,8 @@ class ChangeListener:
             try:
                 await asyncio.wait_for(connection.fetchval("SELECT 1"), HEARTBEAT_S)
             except TimeoutError:
-                log.warning("change listener's connection did not answer in %g s", HEARTBEAT_S)
                 connection.terminate()
-                return
+                raise TimeoutError(f"its connection did not answer in {HEARTBEAT_S:g} s") from None
             self._heard_at = loop.time()
 
     def _received(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:

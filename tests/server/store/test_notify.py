@@ -177,11 +177,14 @@ async def test_a_lost_listening_connection_reconnects_and_resets(
 
 
 async def test_a_listening_connection_gone_silent_is_noticed_and_replaced(
-    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+    store: Store,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A listening connection that stopped carrying bytes, closed by nothing (a half-open
     TCP connection after a partition), left its node deaf to the others' commits and
-    sign-outs for good: a query now and then tells it is gone."""
+    sign-outs for good: a query now and then tells it is gone, in one warning."""
     if not store.shared:
         pytest.skip("SQLite is served by one node: there is nothing to hear")
     monkeypatch.setattr(notify, "HEARTBEAT_S", 0.3)
@@ -194,6 +197,10 @@ async def test_a_listening_connection_gone_silent_is_noticed_and_replaced(
         while not heard.resets:  # listening again, on a new connection
             await heard.wait()
         assert heard.resets == 1
+        said = [r.getMessage() for r in caplog.records if r.name == notify.__name__]
+        assert said == [
+            "change listener failed (its connection did not answer in 0.3 s); reconnecting"
+        ], said
         await store.commit(move(game.id, 1))
         while game.id not in heard.changes:
             await heard.wait()
