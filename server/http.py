@@ -40,7 +40,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 from server.metrics import CONTENT_TYPE, Metrics
 from server.store import (
@@ -181,10 +181,14 @@ class HttpRoutes:
         return reply
 
     async def _probe(self) -> HttpReply:
+        check = asyncio.ensure_future(self._schema_status())
         try:
-            async with asyncio.timeout(self.timeout):
-                status = await self._schema_status()
+            status = await asyncio.wait_for(asyncio.shield(check), self.timeout)
         except TimeoutError:
+            # Cancelled, it cleans up in the background (a statement cancelled, its
+            # connection closed: seconds more when the database stopped answering).
+            check.cancel()
+            check.add_done_callback(_settled)
             return _text(503, f"not ready: the database did not answer within {self.timeout:g} s")
         except DatabaseReplaced as exc:
             log.error("%s", exc)  # what the node writes now is lost at its restart
@@ -211,3 +215,9 @@ class HttpRoutes:
             "Installed from a wheel built without it: build the wheel after `make web`,\n"
             "or serve a build with --web-dir (SCORPION_WEB_DIR)."
         )
+
+
+def _settled(task: asyncio.Future[Any]) -> None:
+    """A probe given up: what it ended with is of no use now (and so not an error)."""
+    if not task.cancelled():
+        task.exception()

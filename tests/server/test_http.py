@@ -125,6 +125,28 @@ async def test_not_ready_without_the_database_or_its_schema() -> None:
     assert (await routes(SchemaStatus.CURRENT).answer("/readyz")).status == 200
 
 
+async def test_a_probe_out_of_time_answers_without_waiting_for_its_clean_up() -> None:
+    """A database that stopped answering made ``/readyz`` wait for the probe's clean-up
+    too (a statement cancelled, its connection closed: 2 s more with a frozen
+    PostgreSQL), past the timeout it names."""
+    cleaned = asyncio.Event()
+
+    async def status() -> SchemaStatus:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            await asyncio.shield(asyncio.sleep(2))  # a polite close the network never answers
+            cleaned.set()
+        raise AssertionError("not reached")
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    slow = await HttpRoutes(Metrics(), status, timeout=0.05, name="test").answer("/readyz")
+    assert slow.status == 503 and b"did not answer within 0.05 s" in slow.body
+    assert loop.time() - started < 1.0 and not cleaned.is_set()
+    await asyncio.wait_for(cleaned.wait(), 5)  # the clean-up still ran, in the background
+
+
 async def test_probes_at_once_share_one_and_its_answer_serves_a_moment() -> None:
     """``/readyz`` is on the public port, and a probe holds a database connection
     (on PostgreSQL, up to half a second waiting for a lock): a flood of probes took the
