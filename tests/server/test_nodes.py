@@ -181,19 +181,24 @@ async def test_resigning_on_one_node_ends_the_game_on_the_other(
     assert stats["stats"][0]["losses"] == 1
 
 
+async def clock_stopped(client: Client) -> None:
+    """Wait until ``client`` was pushed a ``clock`` event that stops the clock."""
+    async with asyncio.timeout(TIMEOUT):
+        while not any(
+            event == {**event, "type": "clock", "running": False}
+            for m in client.frames
+            if m["type"] == "events"
+            for event in m["events"]
+        ):
+            await asyncio.sleep(0.01)
+
+
 async def test_pausing_on_one_node_stops_the_clock_on_the_other(
     nodes: tuple[Running, Running],
 ) -> None:
     on_a, on_b, game = await two_devices(nodes)
     assert (await on_b.request("pause", game=game))["type"] == "ack"
-    async with asyncio.timeout(TIMEOUT):
-        while not any(
-            event == {**event, "type": "clock", "running": False}
-            for m in on_a.frames
-            if m["type"] == "events"
-            for event in m["events"]
-        ):
-            await asyncio.sleep(0.01)
+    await clock_stopped(on_a)
 
 
 async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
@@ -211,14 +216,7 @@ async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
     assert refused["type"] == "error" and refused["code"] == "paused", refused
     record, actions = await store.load_game(game, 0)
     assert record is not None and record.version == 0 and record.paused and actions == []
-    async with asyncio.timeout(TIMEOUT):
-        while not any(
-            event == {**event, "type": "clock", "running": False}
-            for m in on_b.frames
-            if m["type"] == "events"
-            for event in m["events"]
-        ):
-            await asyncio.sleep(0.01)
+    await clock_stopped(on_b)
     again = await on_b.request("move", game=game, v=0, card="7C", to=5)
     assert again["type"] == "error" and again["code"] == "paused", again
 
