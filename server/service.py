@@ -657,10 +657,24 @@ class GameService:
         if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
             self._end_lost(live, record, record.lost_reason or "resigned")
         live.clock.advance_to(record.time_ms)
+        if record.paused and not live.finished:
+            self._hold_paused(live, record.time_ms)
         live.clock.paused = record.paused
         self._sync_clock(live)
         if missing and not live.finished:
             self._check_lost(live)
+
+    def _hold_paused(self, live: LiveGame, time_ms: int) -> None:
+        """Call holding the lock: the game is paused in the store; its play time is the
+        one stored with the pause (``time_ms``), whatever this node's clock ran on to
+        before it heard. The watchers are told if that is not what they were told."""
+        if live.clock.paused and live.clock.now_ms() == time_ms:
+            return
+        live.clock.stop(time_ms)
+        live.clock.base_ms = time_ms  # a clock stopped already stopped where it was
+        live.clock.paused = True
+        event = build.clock(running=False, time_ms=time_ms)
+        self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _announce_since(self, live: LiveGame, told: int | None) -> None:
         """Push to ``live``'s watchers what happened after version ``told``.
@@ -1303,15 +1317,18 @@ class GameService:
         async with live.lock:
             self._check_open(session, live)
             paused = request.type == "pause"
-            if live.clock.paused != paused and not live.finished:
+            if not live.finished:
                 self._check_fresh(live)
+                # Stored even when this node's copy says it is so already: another node
+                # may have paused or resumed since, and this node not heard of it yet.
                 # A pause stores the play time reached with it: were it saved after the
                 # ack, a crash in between would keep the game paused, at an older time.
                 t = live.clock.now_ms()
                 banked = None
                 if paused and live.clock.running and not live.game.won:
                     banked = (live.log_version, t, live.game.score(t))
-                await self.store.set_paused(live.id, paused, banked)
+                if not await self.store.set_paused(live.id, paused, banked):
+                    self.remote_changed([live.id])  # over in the store: catch up
                 live.clock.paused = paused
                 self._sync_clock(live, stop_at=t if banked is not None else None)
             return build.ack(request.id, game=live.id, v=live.version)

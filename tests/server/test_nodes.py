@@ -221,6 +221,58 @@ async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
     assert again["type"] == "error" and again["code"] == "paused", again
 
 
+async def test_a_pause_heard_late_holds_the_time_it_stored(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node that learned of another's pause late (here by its move refused) stopped
+    its clock where its own had run on to, showed that time and stored it with a later
+    resignation: the time spent paused counted as play."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    record = await store.get_game(game)
+    assert record is not None and record.paused
+    await asyncio.sleep(0.5)  # B's clock runs on
+    refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert refused["type"] == "error" and refused["code"] == "paused", refused
+    await clock_stopped(on_b)
+    clocks = [e for m in on_b.frames if m["type"] == "events" for e in m["events"]]
+    assert clocks[-1] == {"type": "clock", "running": False, "time_ms": record.time_ms}
+    view = await on_b.request("open_game", game=game)
+    assert view["view"]["time_ms"] == record.time_ms, view
+    assert (await on_b.request("resign", game=game))["type"] == "ack"
+    ended = await store.get_game(game)
+    assert ended is not None and ended.time_ms == record.time_ms
+
+
+async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node that had not heard of the other's ``pause`` (or ``resume``) took a
+    ``resume`` (a ``pause``) for one that changed nothing, acked it and stored nothing:
+    the other node went on taking moves after a pause was acked."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[0].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # A hears nothing
+    assert (await on_b.request("pause", game=game))["type"] == "ack"  # A: still running
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    record = await store.get_game(game)
+    assert record is not None and not record.paused
+    moved = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack", moved
+    assert (await on_b.request("pause", game=game))["type"] == "ack"
+    assert (await on_a.request("resume", game=game))["type"] == "ack"  # A: running still
+    assert (await on_b.request("resume", game=game))["type"] == "ack"  # B: paused, as stored
+    assert (await on_a.request("pause", game=game))["type"] == "ack"  # A: paused, as stored
+    record = await store.get_game(game)
+    assert record is not None and record.paused
+    refused = await on_b.request("undo", game=game, v=1)
+    assert refused["type"] == "error" and refused["code"] == "paused", refused
+
+
 # -- signing out on one node signs out on the other ------------------------------------
 
 SIGNED_OUT_S = 3.0
