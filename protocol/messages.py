@@ -250,7 +250,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "hinted into an empty column, unless the stock is still to come and one of the two "
         "columns is among those the deal covers. Asked again at a position the game was in "
         "before (after an undo), the hint is the same winning step again: a client offering "
-        '"another hint" should undo further, or restart.',
+        '"another hint" should undo further, or restart. A hint has no `v` and is not '
+        "recognised when resent: one answered `internal` or `unavailable` may have been "
+        "recorded all the same (the database committed it as the server stopped waiting), "
+        "and its `hint` event then reaches the game's watchers; asking again records another.",
         ("hint",),
         (*_OPEN_ACCESS, "game_over", "paused", "game_too_long"),
         {"type": "hint", "id": 13, "game": 42},

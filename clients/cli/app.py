@@ -757,7 +757,10 @@ class App:
     async def hint(self) -> None:
         session = self.session
         assert self.conn is not None and session.game is not None
-        reply = await self.conn.request("hint", game=session.game)
+        try:
+            reply = await self.conn.request("hint", game=session.game)
+        except Unanswered:  # a drop: the catch-up printed its hint event if it was recorded
+            return
         if reply.get("type") != "hint":
             self.rejected(reply, game=session.game)
             await self.reopen_if(reply)

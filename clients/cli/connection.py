@@ -11,9 +11,9 @@ hello again with the token, awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
-A ``new_game`` or ``resign`` has no ``v`` to make that safe: it is not sent
-again but fails with ``Unanswered``, and the app looks at the new ``welcome``
-or the catch-up instead.
+A ``new_game``, ``resign`` or ``hint`` has no ``v`` to make that safe: it is
+not sent again but fails with ``Unanswered``, and the app looks at the new
+``welcome`` or the catch-up instead.
 An ``internal`` error is retried the same way, once; a ``rate_limited`` one
 the same way too (same id) after its ``retry_after_ms``, and requests of its
 kind are spaced from then on (``request``). ``on_drop`` hears of a drop (the
@@ -99,7 +99,7 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 HELLO_WAITS_S = (1.0, 2.0, 4.0)
 CLOSE_WAIT_S = 1.0  # the most closing waits for the server's answer (Ctrl-C ends at once)
 HELLO_WAIT_MAX_S = 6.0
-_NOT_RESENT = frozenset({"new_game", "resign"})  # no ``v``: the server cannot see a retry
+_NOT_RESENT = frozenset({"new_game", "resign", "hint"})  # no ``v``: a retry is a second one
 # Standard output gone, met while printing a push: raised again as it is, not as a failure
 # of the connection (``__main__`` ends quietly after a closed pipe).
 OUTPUT_GONE = (BrokenPipeError, OutputError)
@@ -129,11 +129,12 @@ class ConnectionFailed(Exception):
 class Unanswered(ConnectionFailed):
     """A request a drop left unanswered that is not sent again: it may have been applied.
 
-    ``new_game`` and ``resign`` carry no ``v``: the server cannot tell one sent
-    again from a second one (PROTOCOL.md section 5); a second ``new_game``
-    would start another game and abandon the first, a second ``resign`` answer
-    ``game_over``. Whoever sent it looks at the new ``welcome`` or the
-    reconnection's catch-up (applied before this is raised) instead.
+    ``new_game``, ``resign`` and ``hint`` carry no ``v``: the server cannot tell
+    one sent again from a second one (PROTOCOL.md section 5); a second
+    ``new_game`` would start another game and abandon the first, a second
+    ``resign`` answer ``game_over``, a second ``hint`` count twice. Whoever sent
+    it looks at the new ``welcome`` or the reconnection's catch-up (applied
+    before this is raised) instead.
     """
 
 

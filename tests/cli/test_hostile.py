@@ -731,6 +731,45 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
     assert "game 5" in text and "game 5 was abandoned" not in text
 
 
+async def test_a_hint_recorded_before_a_drop_is_not_asked_again(tmp_path: Path) -> None:
+    """``hint`` has no ``v``: sent again after a drop, it records a second hint.
+
+    The reconnection's catch-up holds the first one's ``hint`` event if it was
+    recorded, and that prints the advice.
+    """
+    hints: list[Any] = []
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            kind, re_ = request["type"], request["id"]
+            if kind == "hello":
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+            elif kind == "new_game":
+                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            elif kind == "hint":
+                hints.append(re_)
+                if len(hints) == 1:  # recorded, then the connection drops
+                    await ws.close()
+                    return
+                hint = {"game": 5, "v": 2, "action": "deal"}
+                await _send(ws, {"type": "hint", "re": re_, **hint})
+            elif kind == "open_game" and "since" in request:
+                hint = {"type": "hint", "action": "deal"}
+                batches = [{"v": 1, "events": [hint]}]
+                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": True}
+                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
+            else:
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
+
+    args = ["play", "--new", "--level", "medium"]
+    code, text = await cli_against(handle, args, ["h"], tmp_path)
+    assert code == 0, text
+    assert len(hints) == 1, text
+    assert "deal" in text.lower(), text
+
+
 async def test_a_resign_applied_before_a_drop_is_not_refused_as_game_over(tmp_path: Path) -> None:
     """``resign`` has no ``v``: sent again after a drop, it answers ``game_over``.
 
