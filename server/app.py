@@ -363,7 +363,7 @@ class ScorpionServer:
         if self.service is not None:
             await self.service.close()
         if self.solver is not None:
-            self.solver.close()
+            await self.solver.close()
         if self.store is not None:
             await self.store.close()
         if self._sqlite_lock is not None:

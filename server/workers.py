@@ -164,8 +164,14 @@ class SolverPool:
             if self.on_run is not None:
                 self.on_run(_KINDS.get(work.__name__, work.__name__), time.monotonic() - started)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    async def close(self) -> None:
+        """Cancel the searches not started and wait, off the event loop, for the
+        running ones (each ends within its budget) and the pool's own thread.
+
+        Left running, that thread could close its wake-up pipe at the moment the
+        interpreter exits and writes to it: a traceback after "stopped" (a race in
+        ``concurrent.futures`` at exit)."""
+        await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
 
 
 _KINDS: Final = {"_advise": "hint", "_lost_verdict": "lost", "_find_winnable": "winnable"}

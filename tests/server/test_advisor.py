@@ -34,7 +34,7 @@ def live_game(level: str, deal: int) -> LiveGame:
 @pytest.fixture
 def pool() -> Iterator[SolverPool]:
     pool = SolverPool(1, hint_budget_ms=2000, lost_budget_ms=10)
-    pool.close()
+    pool._pool.shutdown()  # its searches run in a thread instead
     pool._pool = ThreadPoolExecutor(max_workers=1)  # type: ignore[assignment]
     yield pool
     pool._pool.shutdown()

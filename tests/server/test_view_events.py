@@ -266,7 +266,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
             yield Rig(loop, service, fake)
         finally:
             loop.run_until_complete(service.close())
-            solver.close()
+            loop.run_until_complete(solver.close())
             loop.run_until_complete(store.close())
             loop.close()
 

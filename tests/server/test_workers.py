@@ -24,7 +24,7 @@ HARD = get_level("hard")
 def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[SolverPool]:
     """A pool whose searches run in a thread and answer from ``verdicts`` (a list)."""
     pool = SolverPool(1, hint_budget_ms=10, lost_budget_ms=10)
-    pool.close()
+    pool._pool.shutdown()  # its searches run in a thread instead
     pool._pool = ThreadPoolExecutor(max_workers=1)  # type: ignore[assignment]
     verdicts: list[str] = []
 
@@ -76,7 +76,7 @@ async def test_the_real_solver_proves_a_hard_deal_lost_once() -> None:
         assert await pool.lost(Game(HARD, 2).state, HARD)
         assert await pool.lost(Game(HARD, 2).state, HARD)
     finally:
-        pool.close()
+        await pool.close()
     assert (pool.lost_searches, pool.lost_remembered) == (1, 1)
 
 
@@ -109,6 +109,6 @@ async def test_the_workers_outlast_the_signals_that_stop_their_server() -> None:
         assert forked.pid != worker.pid
         assert multiprocessing.forkserver._forkserver._forkserver_pid == forkserver  # type: ignore[attr-defined]
     finally:
-        pool.close()
+        await pool.close()
         if later is not None:
-            later.close()
+            await later.close()
