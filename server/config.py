@@ -146,7 +146,7 @@ _HELP: dict[str, str] = {
     "outbox_total_bytes": "outbound bytes buffered in all; beyond, the largest queue is closed",
     "drain_timeout_ms": "close a connection whose socket does not drain within this (1001)",
     "hello_timeout_ms": "close a connection that has not said hello within this (1008)",
-    "idle_timeout_ms": "close a connection that sent nothing for this long (1001; 0: never)",
+    "idle_timeout_ms": "close a connection that sent no message for this long (1001; 0: never)",
     "keepalive_ms": "ping every this many ms; no pong within as long again closes (1011)",
     "max_connections": "most open WebSocket connections; beyond, new ones close with 1013",
     "listen_backlog": "connections queued by the kernel while the server is busy (its cap applies)",
