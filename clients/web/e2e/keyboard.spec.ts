@@ -1,6 +1,7 @@
 // Keyboard only: the page is drawn anew after every change, and the focus (and
 // what was typed) stays where it was; a question holds the focus until it is
 // answered, then gives it back.
+import { decode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { atVersion, drag, expect, register, startGame, tap, test, uniqueName } from "./fixtures";
@@ -189,4 +190,42 @@ test("the focus never falls to the page: registering, Play, Pause, Continue and 
   await atVersion(page, 2);
   await expect(page.locator('.tools [data-action="undo"]')).toBeDisabled();
   await expect.poll(() => focused(page)).toBe("button[data-action=hint]");
+});
+
+test("a key does nothing its button would not: U with nothing to undo, D, U and H while paused", async ({ page, server }) => {
+  const sent: string[] = []; // the types of the requests the page sends
+  await page.routeWebSocket(/.*/, (ws) => {
+    const upstream = ws.connectToServer();
+    ws.onMessage((frame) => {
+      sent.push(String((decode(frame as Buffer) as Record<string, unknown>).type));
+      upstream.send(frame);
+    });
+    upstream.onMessage((frame) => ws.send(frame));
+  });
+  await register(page, server.url, uniqueName("keys"));
+  await startGame(page, "medium", knownDeal());
+  const tool = (action: string) => page.locator(`.tools [data-action="${action}"]`);
+  await expect(tool("undo")).toBeDisabled();
+  const fresh = sent.length;
+  await page.keyboard.press("u");
+  await page.waitForTimeout(300);
+  expect(sent.slice(fresh)).toEqual([]); // no undo sent, none refused
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+
+  await page.keyboard.press("h");
+  await atVersion(page, 1);
+  await expect(page.locator(".banner.hint")).toBeVisible();
+  await page.keyboard.press("p");
+  await expect(page.locator(".paused")).toBeVisible();
+  for (const action of ["deal", "undo", "hint", "restart"]) await expect(tool(action)).toBeDisabled();
+  for (const action of ["resume", "resign"]) await expect(tool(action)).toBeEnabled();
+  await expect(page.locator(".banner")).toHaveCount(0); // the hint names cards the pause screen hides
+  const paused = sent.length;
+  for (const key of ["d", "u", "h"]) await page.keyboard.press(key);
+  await page.waitForTimeout(300);
+  expect(sent.slice(paused)).toEqual([]);
+  await page.keyboard.press("p");
+  await expect(page.locator(".table")).toBeVisible();
+  await page.keyboard.press("d");
+  await atVersion(page, 2);
 });

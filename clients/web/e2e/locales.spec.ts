@@ -3,7 +3,7 @@ import type { Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
-import { boxOf, drag, expect, register, shot, SHOTS, startGame, test, uniqueName } from "./fixtures";
+import { boxOf, drag, expect, register, shot, SHOTS, SIZES, startGame, test, uniqueName } from "./fixtures";
 
 /** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
@@ -66,6 +66,13 @@ for (const locale of ["fi", "ru"] as const) {
     await expect(page.locator(".replay-board")).toHaveAttribute("data-step", "1"); // the resignation: the refused drag made no version
     await expect(page.locator(".replay .step")).toContainText(STRINGS[locale].resigned);
     expect(await english(page, locale)).toEqual([]);
+    for (const [width, height] of SIZES) {
+      await page.setViewportSize({ width, height });
+      const spilled = await page.locator(".replay dl.results-table dd").evaluateAll((values) =>
+        values.filter((value) => value.scrollWidth > value.clientWidth).map((value) => value.textContent),
+      );
+      expect(spilled, `${locale} at ${width} px: the replay's results run out of their tiles`).toEqual([]);
+    }
   });
 }
 

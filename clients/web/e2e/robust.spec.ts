@@ -617,3 +617,33 @@ test("the clock holds still while the connection is lost, and takes the server's
   await expect(page.locator(".paused")).toHaveCount(0);
   await expect(page.locator(".toast.offline")).toHaveCount(0);
 });
+
+test("Play pressed while the connection is lost says it was not done", async ({ page, server }) => {
+  let down = false;
+  let latest: { close: () => void } = { close: () => {} };
+  const sent: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    if (down) {
+      void ws.close({ code: 1001 });
+      return;
+    }
+    const upstream = ws.connectToServer();
+    latest = { close: () => void ws.close({ code: 1001 }) };
+    ws.onMessage((frame) => {
+      sent.push(decode(frame as Buffer) as Message);
+      upstream.send(frame);
+    });
+    upstream.onMessage((frame) => ws.send(frame));
+  });
+  await register(page, server.url, uniqueName("offline-play"));
+  down = true;
+  latest.close();
+  await expect(page.locator(".toast.offline")).toBeVisible();
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator(".toast")).toContainText(["Not done: the connection is being restored"]);
+  down = false;
+  await expect(page.locator(".toast.offline")).toHaveCount(0);
+  await page.waitForTimeout(500);
+  expect(sent.filter((message) => message.type === "new_game")).toEqual([]); // not kept to start later
+  await expect(page.locator("main.lobby")).toBeVisible();
+});

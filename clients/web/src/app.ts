@@ -675,6 +675,10 @@ export class App {
    * started one since this page last looked).
    */
   private async startNew(level: Level, deal?: number, winnable = false): Promise<void> {
+    if (this.online !== "open") {
+      this.say(() => t("offlineAction")); // not kept to start later: the lobby may have changed
+      return;
+    }
     if (this.choosing) return;
     this.choosing = true;
     try {
@@ -1260,16 +1264,17 @@ export class App {
     const online = this.online === "open";
     const button = (action: string, key: Key, onclick: () => void, disabled = false) =>
       h("button.tool", { type: "button", "data-action": action, onclick, disabled: disabled || !active || !online }, t(key));
+    // while paused the server refuses them (`paused`): resume first
     const tools = h(
       "div.tools",
       {},
-      button("deal", "deal", () => void this.act({ type: "deal" }), view.stock === 0),
-      button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
-      button("hint", "hint", () => void this.act({ type: "hint" })),
+      button("deal", "deal", () => void this.act({ type: "deal" }), view.stock === 0 || paused),
+      button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0 || paused),
+      button("hint", "hint", () => void this.act({ type: "hint" }), paused),
       paused
         ? button("resume", "resume", () => void this.act({ type: "resume" }))
         : button("pause", "pause", () => void this.act({ type: "pause" })),
-      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
+      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" })), paused),
       button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
       h("button.tool", { type: "button", "data-action": "menu", onclick: () => void this.lobby() }, t("levels")),
     );
@@ -1281,13 +1286,13 @@ export class App {
       h("span", {}, `${t("score")} `, h("b.score", { "data-live": "score" }, "")),
       h("span", {}, `${t("moves")} `, h("b.moves", {}, String(view.moves))),
     );
-    const notices: HTMLElement[] = [];
-    if (hint) {
+    const notices: HTMLElement[] = []; // none while paused: they name cards the pause screen hides
+    if (hint && !paused) {
       const none = hint.action === "none";
       notices.push(h(`p.banner.hint${none ? ".none" : ""}`, { role: "status", "data-reason": hint.reason ?? "" }, hintText(hint, view.undo_depth === 0)));
     }
     const lost = this.lost && this.lost.v === board.v ? this.lost : null;
-    if (view.stuck || lost) {
+    if ((view.stuck || lost) && !paused) {
       notices.push(
         h(
           "div.banner.dead-end",
@@ -1533,7 +1538,7 @@ export class App {
       h(
         "dl.results-table",
         {},
-        h("div", {}, h("dt", {}, t("status")), h("dd", {}, result.won ? t("status_won") : t("status_lost"))),
+        h("div.word", {}, h("dt", {}, t("status")), h("dd", {}, result.won ? t("status_won") : t("status_lost"))),
         h("div", {}, h("dt", {}, t("score")), h("dd", {}, String(result.score))),
         h("div", {}, h("dt", {}, t("moves")), h("dd", {}, String(result.moves))),
         h("div", {}, h("dt", {}, t("time")), h("dd", {}, clock(result.time_ms))),
@@ -1613,10 +1618,16 @@ export class App {
       event.preventDefault();
       return;
     }
+    // A key does what its button does, and nothing while that is disabled (nothing to
+    // undo, paused); but while the connection is lost the action is tried, and says so.
+    const tool = (action: string, run: () => void) => () => {
+      const button = this.root.querySelector<HTMLButtonElement>(`.tools [data-action="${action}"]`);
+      if (this.online !== "open" || (button && !button.disabled)) run();
+    };
     const actions: Record<string, () => void> = {
-      d: () => void this.act({ type: "deal" }),
-      u: () => void this.act({ type: "undo" }),
-      h: () => void this.act({ type: "hint" }),
+      d: tool("deal", () => void this.act({ type: "deal" })),
+      u: tool("undo", () => void this.act({ type: "undo" })),
+      h: tool("hint", () => void this.act({ type: "hint" })),
       p: () => void this.act({ type: this.paused() ? "resume" : "pause" }),
     };
     // the keys marked D, U, H and P on any layout (src/keys.ts)
