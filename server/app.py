@@ -441,9 +441,10 @@ async def run(settings: Settings) -> None:
 
 
 def _ignore_stop_signals(loop: asyncio.AbstractEventLoop) -> None:
-    """Stopped by a signal: one more, from here to the process' end, is ignored. The loop's
-    handlers go with the loop, which restored the signals' defaults, and a SIGTERM sent
-    while the shutdown's last lines were written ended the process with it (-15)."""
+    """Stopped by a signal, or migrated: one more, from here to the process' end, is
+    ignored. The loop's handlers go with the loop, which restored the signals' defaults,
+    and a SIGTERM sent while the last lines were written ended the process with it (-15),
+    a Ctrl-C after a committed migration with 130."""
     for signum in STOP_SIGNALS:
         if loop.remove_signal_handler(signum):
             signal.signal(signum, signal.SIG_IGN)
@@ -503,6 +504,7 @@ async def _migrate_unless_interrupted(settings: Settings) -> bool:
     try:
         upgraded = await migrate(settings)
         done = True
+        _ignore_stop_signals(loop)  # committed: from here to the process' end too
         return upgraded
     except (Exception, asyncio.CancelledError):
         if interrupted is not None:

@@ -488,6 +488,52 @@ def test_a_signal_during_migrate_is_128_plus_its_number_and_says_so(
             process.stderr.close()
 
 
+MIGRATED_THEN_SLOW = """
+import asyncio, logging, sys, time
+import server.app as app
+
+async def done(*args):
+    return True
+
+class Slow(logging.Handler):  # the process' last moments, drawn out
+    def emit(self, record):
+        if record.getMessage() == "schema upgraded":
+            print("committed", file=sys.stderr, flush=True)
+            time.sleep(0.5)
+
+app.migrate = done
+logging.getLogger("server").addHandler(Slow())
+sys.exit(app.main(sys.argv[1:]))
+"""
+"""``--migrate`` whose migration commits at once, and whose last moments take 0.5 s."""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_once_the_migration_committed_changes_nothing(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """The loop's handlers went with the loop: a signal between the commit and the
+    process' end exited 130 (or -15) after "schema upgraded", though the upgrade held."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", MIGRATED_THEN_SLOW, "--migrate", "--data-dir", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_with_sigint_at_its_default,
+    )
+    try:
+        read_until(process, "committed")
+        process.send_signal(signum)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        rest = process.stderr.read()
+        assert rest.rstrip().endswith("schema upgraded") and "Traceback" not in rest, rest
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
     """And a second signal during the shutdown does not cut it short."""
     process = start_process(*QUICK, "--data-dir", str(tmp_path))
