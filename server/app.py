@@ -535,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     for line in unknown_variables(os.environ):
-        log.warning("%s", line)
+        log.warning(line)  # its own text, not "%s": the repeat count would take them as one
     try:
         status, message = _serve_or_migrate(settings)
     except Exception as exc:  # a bug: logged with its frames (no source lines), not a traceback

@@ -62,6 +62,20 @@ def test_the_server_warns_of_an_unknown_variable_as_it_starts(
     assert "did you mean SCORPION_DATA_DIR?" in err, err
 
 
+def test_each_unknown_variable_is_named_in_its_own_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The log's repeat counting took the warnings for one failure: the first was
+    named and the others counted as its repeats."""
+    for name in ("SCORPION_DATADIR", "SCORPION_LOG_LEVL", "SCORPION_PROT"):
+        monkeypatch.setenv(name, "x")
+    assert main(["--migrate", "--data-dir", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err
+    for name in ("SCORPION_DATADIR", "SCORPION_LOG_LEVL", "SCORPION_PROT"):
+        assert f"{name} is not a setting" in err, err
+    assert "repeated" not in err, err
+
+
 def test_migrate_creates_the_sqlite_schema(tmp_path: Path) -> None:
     assert main(["--migrate", "--data-dir", str(tmp_path / "d")]) == 0
     assert (tmp_path / "d" / "scorpion.db").exists()
