@@ -154,8 +154,7 @@ def make_sqlite_directory(settings: Settings) -> None:
             try:
                 directory.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                reason = exc.strerror or exc
-                raise SqliteUnwritable(f"cannot make {directory} ({reason})") from None
+                raise SqliteUnwritable(f"cannot make {directory} ({_not_made(exc)})") from None
             try:  # SQLite makes its -wal and -shm files there: say so now, not after retries
                 with tempfile.TemporaryFile(dir=directory, prefix=".scorpion-"):
                     pass
@@ -165,6 +164,23 @@ def make_sqlite_directory(settings: Settings) -> None:
                     reason = "it takes no new files"
                 raise SqliteUnwritable(f"cannot write in {directory} ({reason})") from None
             real_path(database)  # links in a loop: never openable, so not waited for
+
+
+def _not_made(exc: OSError) -> str:
+    """Why ``mkdir`` failed: "File exists" said of a link that leads nowhere (a volume
+    not mounted yet) or of links in a loop, the path it could not make named then."""
+    where = exc.filename
+    if exc.errno == errno.ELOOP:
+        return f"{where}: its symbolic links form a loop"
+    if exc.errno == errno.EEXIST and where is not None and os.path.islink(where):
+        try:
+            os.stat(where)
+        except OSError as found:
+            if found.errno == errno.ELOOP:
+                return f"{where}: its symbolic links form a loop"
+            target = os.path.join(os.path.dirname(where), os.readlink(where))
+            return f"{where} is a symbolic link to {target}, which is not there"
+    return str(exc.strerror or exc)
 
 
 _PASSING_SQLITE_ERRORS: Final = (

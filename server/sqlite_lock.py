@@ -66,9 +66,11 @@ class SqliteLock:
             lock_path.parent.mkdir(parents=True, exist_ok=True)  # a first run makes the data dir
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise SqliteUnwritable(
-                f"cannot write in {lock_path.parent} ({exc.strerror or exc})"
-            ) from None
+            # The lock file itself when it is there (read-only, a directory), else where
+            # it would be made.
+            there = os.path.lexists(lock_path)
+            what = f"open {lock_path}" if there else f"write in {lock_path.parent}"
+            raise SqliteUnwritable(f"cannot {what} ({exc.strerror or exc})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

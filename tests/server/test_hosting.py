@@ -734,6 +734,35 @@ def test_a_read_only_database_or_directory_is_said_at_once(tmp_path: Path) -> No
         assert says in done.stderr.splitlines()[-1], done.stderr
 
 
+def test_a_data_dir_that_is_a_broken_link_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link to a volume not mounted yet, or links in a loop, were said as "File exists"."""
+    dangling, loop = tmp_path / "dangling", tmp_path / "loop"
+    dangling.symlink_to(tmp_path / "not-mounted")
+    loop.symlink_to(loop)
+    for where, reason in [
+        (
+            dangling,
+            f"{dangling} is a symbolic link to {tmp_path / 'not-mounted'}, which is not there",
+        ),
+        (loop, f"{loop}: its symbolic links form a loop"),
+    ]:
+        assert main([*QUICK, "--data-dir", str(where), "--migrate"]) == 1
+        last = capsys.readouterr().err.splitlines()[-1]
+        assert last.endswith(f"cannot make {where} ({reason})"), last
+
+
+def test_a_lock_file_that_cannot_be_opened_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its directory was blamed: "cannot write in <data dir>"."""
+    (tmp_path / "scorpion.db.lock").mkdir()
+    assert main([*QUICK, "--data-dir", str(tmp_path)]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.endswith(f"cannot open {tmp_path / 'scorpion.db.lock'} (Is a directory)"), last
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_a_directory_that_takes_no_files_is_said_so(capsys: pytest.CaptureFixture[str]) -> None:
     """``--data-dir /proc`` said "No such file or directory" of a directory that is there."""
