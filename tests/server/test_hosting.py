@@ -340,6 +340,7 @@ def start_process(*argv: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=_stop_signals_at_their_defaults,
     )
 
 
@@ -374,8 +375,12 @@ def test_a_signal_while_waiting_for_the_database_stops_the_start_at_once(
             process.stderr.close()
 
 
-def _with_sigint_at_its_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell starts a program it runs
+def _stop_signals_at_their_defaults() -> None:
+    """The stop signals at their defaults, as a shell starts a program it runs in the
+    foreground, whatever the tests' own process inherited (a job started with SIGHUP
+    ignored made the SIGHUP tests' servers serve on, and the tests wait for ever)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 @pytest.mark.parametrize("after_s", [0.1, 0.2])
@@ -394,7 +399,7 @@ def test_ctrl_c_while_the_server_loads_ends_it_without_a_traceback(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            preexec_fn=_with_sigint_at_its_default,
+            preexec_fn=_stop_signals_at_their_defaults,
         )
         time.sleep(after_s)
         process.send_signal(signal.SIGINT)
@@ -438,7 +443,7 @@ def test_a_signal_during_the_start_ups_upgrade_stops_it_there(
         [sys.executable, "-c", START_CUT_OFF, *QUICK, "--data-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_with_sigint_at_its_default,
+        preexec_fn=_stop_signals_at_their_defaults,
     )
     try:
         read_until(process, "under way")
@@ -472,7 +477,7 @@ def test_a_signal_during_migrate_is_128_plus_its_number_and_says_so(
         [sys.executable, "-c", MIGRATION_CUT_OFF, "--migrate", "--data-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_with_sigint_at_its_default,
+        preexec_fn=_stop_signals_at_their_defaults,
     )
     try:
         read_until(process, "under way")
@@ -518,7 +523,7 @@ def test_a_signal_once_the_migration_committed_changes_nothing(
         [sys.executable, "-c", MIGRATED_THEN_SLOW, "--migrate", "--data-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_with_sigint_at_its_default,
+        preexec_fn=_stop_signals_at_their_defaults,
     )
     try:
         read_until(process, "committed")
