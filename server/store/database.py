@@ -182,7 +182,7 @@ class _PoolGuard:
         if record.info.pop(_FRESH, False):
             return
         try:  # outside any transaction: asyncpg's ``command_timeout`` bounds it
-            await_only(dbapi_connection.driver_connection.execute(";"))
+            await_only(dbapi_connection.driver_connection.execute("SELECT 1"))
         except Exception as exc:
             self.replaced_at = time.monotonic()
             log.info("a pooled connection failed its ping (%r): replacing the pool", exc)

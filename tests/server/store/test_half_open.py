@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from server.store import Store, StoreUnavailable
@@ -54,3 +55,18 @@ async def _read_fails(node: Store, game_id: int) -> bool:
     except StoreUnavailable:
         return True
     return False
+
+
+async def test_a_healthy_pooled_connection_passes_its_ping_and_is_reused(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ping itself failed on every connection (asyncpg cannot run an empty
+    statement), so each checkout replaced the whole pool: a new connection each time."""
+    if not store.shared:
+        pytest.skip("SQLite has no network between the server and its database")
+    backends = set()
+    for _ in range(5):
+        async with store._engine.connect() as conn:
+            backends.add((await conn.execute(text("SELECT pg_backend_pid()"))).scalar())
+    assert len(backends) == 1, backends
+    assert "failed its ping" not in caplog.text
