@@ -33,6 +33,7 @@ and the bound ``port``, for tests and embedding.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import gc
 import logging
@@ -56,6 +57,7 @@ from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
 from server import logs
 from server.config import (
+    OutputFailed,
     Settings,
     SettingsError,
     limit_settings,
@@ -549,6 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.lines:
             _say(line, fmt, 2)
         return 2
+    except OutputFailed as exc:  # --help or --version
+        _say(str(exc), fmt, 1)
+        return 1
     configure_logging(settings.log_level, settings.log_format)
     for line in unknown_variables(os.environ):
         log.warning(line)  # its own text, not "%s": the repeat count would take them as one
@@ -587,7 +592,8 @@ def _hold_standard_streams() -> None:
 
 
 def _say(message: str, fmt: str, status: int) -> None:
-    print(logs.fatal_line(message, fmt, status), file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError):  # standard error full or gone: the status still says
+        print(logs.fatal_line(message, fmt, status), file=sys.stderr, flush=True)
 
 
 def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:

@@ -37,6 +37,7 @@ from server.store.database import async_url
 __all__ = [
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "OutputFailed",
     "Settings",
     "SettingsError",
     "limit_settings",
@@ -191,6 +192,14 @@ class SettingsError(Exception):
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = list(lines)
         super().__init__("; ".join(self.lines))
+
+
+class OutputFailed(Exception):
+    """``--help`` or ``--version`` could not be written to standard output: ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"cannot write to standard output ({reason})")
 
 
 def _flag(name: str) -> str:
@@ -692,6 +701,18 @@ class _Parser(argparse.ArgumentParser):
         if message.endswith("expected one argument"):  # a value starting with '-' is no value
             message += " (a value that starts with '-' is written --flag=VALUE)"
         raise SettingsError([f"{message} (see --help)"])
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """``--help`` and ``--version``: a write that fails (``>/dev/full``) is
+        ``OutputFailed``, where argparse ignores it and exits 0 with nothing shown."""
+        if not message:
+            return
+        out = file or sys.stdout or sys.stderr
+        try:
+            out.write(message)
+            out.flush()
+        except OSError as exc:
+            raise OutputFailed(exc.strerror or str(exc)) from None
 
 
 def requested_log_format(argv: Sequence[str] | None, environ: Mapping[str, str]) -> str:

@@ -76,6 +76,35 @@ def test_each_unknown_variable_is_named_in_its_own_warning(
     assert "repeated" not in err, err
 
 
+class _Full:
+    """A stream on a full disk (``>/dev/full``)."""
+
+    def write(self, _text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_that_cannot_be_written_is_said_not_exit_0(
+    flag: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse ignores a write that fails: ``--help >/dev/full`` exited 0, said nothing."""
+    monkeypatch.setattr(sys, "stdout", _Full())
+    assert main([flag]) == 1
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("cannot write to standard output (No space left on device)")
+
+
+def test_bad_settings_exit_2_even_when_nothing_can_be_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--port 99999 2>/dev/full`` exited 1 (the line's failed write), not 2."""
+    monkeypatch.setattr(sys, "stderr", _Full())
+    assert main(["--port", "99999"]) == 2
+
+
 def test_migrate_creates_the_sqlite_schema(tmp_path: Path) -> None:
     assert main(["--migrate", "--data-dir", str(tmp_path / "d")]) == 0
     assert (tmp_path / "d" / "scorpion.db").exists()
