@@ -43,13 +43,14 @@ import logging
 import math
 import sqlite3
 import time
+import weakref
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
@@ -147,15 +148,29 @@ def create_engine(
 def _ping_on_checkout(engine: AsyncEngine) -> None:
     """PostgreSQL: ping each pooled connection as it is checked out (module docstring)."""
     guard = _PoolGuard()
+    _GUARDS[engine.sync_engine] = guard
     event.listen(engine.sync_engine, "connect", guard.made)
     event.listen(engine.sync_engine, "checkout", guard.checkout)
     event.listen(engine.sync_engine, "close", guard.closing)
 
 
+_GUARDS: Final[weakref.WeakKeyDictionary[Engine, _PoolGuard]] = weakref.WeakKeyDictionary()
+"""Each PostgreSQL engine's ``_PoolGuard`` (``outdated_after``)."""
 _MADE: Final = "scorpion_made"
 """``ConnectionPoolEntry.info``'s key: when the connection was made (monotonic time)."""
 _FRESH: Final = "scorpion_fresh"
 """``ConnectionPoolEntry.info``'s key: the connection was just made, not yet handed out."""
+
+
+def outdated_after(engine: AsyncEngine, conn: AsyncConnection) -> Callable[[], bool]:
+    """For a connection checked out of ``engine``'s pool and kept (``held``): a test of
+    whether the pool has been replaced since it was made, when it is as likely dead as
+    the others and is to be dropped (it is not pinged again). Always False on SQLite."""
+    guard = _GUARDS.get(engine.sync_engine)
+    made = conn.info.get(_MADE, math.inf)
+    if guard is None:
+        return lambda: False
+    return lambda: made <= guard.replaced_at
 
 
 class _PoolGuard:

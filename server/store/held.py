@@ -11,13 +11,18 @@ It is not pinged before use: one the server closed (a restart, a failover,
 ``pg_terminate_backend``) is seen closed by asyncpg at once and replaced
 before the next use; after an error whose effect on the connection is unknown
 the user drops it (``drop``) and the next use checks out a fresh, pinged one.
+One made before the pool was last replaced (a pooled connection failed its
+ping: after a partition, likely as half-open as the rest) is dropped too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from server.store.database import outdated_after
 
 __all__ = ["HeldConnection"]
 
@@ -29,10 +34,12 @@ class HeldConnection:
         self._engine = engine
         self._conn: AsyncConnection | None = None
         self._driver: Any = None  # the asyncpg connection under self._conn
+        self._outdated: Callable[[], bool] = _never
 
     async def driver(self) -> Any:
-        """The asyncpg connection, checked out (again) first if there is none or it closed."""
-        if self._driver is not None and self._driver.is_closed():
+        """The asyncpg connection, checked out (again) first if there is none, it closed,
+        or the pool was replaced since it was made (``database.outdated_after``)."""
+        if self._driver is not None and (self._driver.is_closed() or self._outdated()):
             await self.drop()
         if self._conn is None:
             conn = await self._engine.connect()
@@ -42,6 +49,7 @@ class HeldConnection:
                 await conn.close()
                 raise
             self._conn, self._driver = conn, driver
+            self._outdated = outdated_after(self._engine, conn)
         return self._driver
 
     async def drop(self) -> None:
@@ -62,3 +70,7 @@ class HeldConnection:
         if self._conn is not None:
             conn, self._conn, self._driver = self._conn, None, None
             await conn.close()
+
+
+def _never() -> bool:
+    return False

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from server.store import Store, StoreUnavailable
+from server.store.held import HeldConnection
 from tests.server.pg_proxy import SilentProxy
 from tests.server.store.conftest import new_game
 
@@ -70,3 +71,28 @@ async def test_a_healthy_pooled_connection_passes_its_ping_and_is_reused(
             backends.add((await conn.execute(text("SELECT pg_backend_pid()"))).scalar())
     assert len(backends) == 1, backends
     assert "failed its ping" not in caplog.text
+
+
+async def test_a_held_connection_made_before_the_pool_was_replaced_is_dropped(
+    store: Store, database_url: str
+) -> None:
+    """The hot paths' held connections (``held``) are not pinged: after the pool was
+    replaced, each half-open one still cost its next write or read a whole timeout."""
+    if not store.shared:
+        pytest.skip("SQLite has no network between the server and its database")
+    game = await new_game(store)
+    url = make_url(database_url)
+    async with SilentProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
+        node = Store.connect(proxy.url_for(database_url), timeout=TIMEOUT_S)
+        held = HeldConnection(node._engine)
+        try:
+            before = await held.driver()
+            await node.get_game(game.id)  # a pooled connection too, back in the pool
+            proxy.silence()
+            await node.get_game(game.id)  # its ping fails: the pool is replaced
+            after = await held.driver()
+            assert after is not before
+            assert await after.fetchval("SELECT 1") == 1
+        finally:
+            await held.close()
+            await node.close()
