@@ -869,12 +869,12 @@ class GameService:
 
     def _summary(self, record: GameRecord) -> dict[str, Any]:
         """The game as listed: the copy held here (its clock runs) unless the row just
-        read is newer (another node's commit this node did not hear of), which then
-        catches the copy up."""
+        read is newer (another node's commit this node did not hear of) or paused where
+        the copy is not (another node's pause), which then catches the copy up."""
         live = self._games.get(record.id)
         if live is None:
             return record_summary(record)
-        if live.version < record_version(record):
+        if live.version < record_version(record) or (record.paused and not live.clock.paused):
             self.remote_changed([record.id])
             return record_summary(record)
         return live.summary()
@@ -1327,8 +1327,17 @@ class GameService:
                 banked = None
                 if paused and live.clock.running and not live.game.won:
                     banked = (live.log_version, t, live.game.score(t))
-                if not await self.store.set_paused(live.id, paused, banked):
+                stored = await self.store.set_paused(live.id, paused, banked)
+                if stored is None:
                     self.remote_changed([live.id])  # over in the store: catch up
+                elif paused:
+                    # The time stored with the pause: this node's own, or an earlier
+                    # pause's, made on a node this one had not heard of yet.
+                    self._hold_paused(live, stored.time_ms)
+                elif stored.was_paused:
+                    # Paused elsewhere meanwhile: play resumes from the time it held.
+                    live.clock.stop(stored.time_ms)
+                    live.clock.base_ms = stored.time_ms
                 live.clock.paused = paused
                 self._sync_clock(live, stop_at=t if banked is not None else None)
             return build.ack(request.id, game=live.id, v=live.version)

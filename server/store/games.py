@@ -41,6 +41,7 @@ from server.store.records import (
     GameStatus,
     LoggedAction,
     NewGame,
+    PauseState,
     StoredSnapshot,
 )
 
@@ -316,11 +317,15 @@ async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionR
     return None if row is None else action_record(row)
 
 
-async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> bool:
-    """Record that the player paused (or resumed) an active game; False if it is over or gone."""
-    statement = (
-        update(GAMES)
-        .where(GAMES.c.id == game_id, status_is(GameStatus.ACTIVE))
-        .values(paused=paused)
+async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> PauseState | None:
+    """Record that the player paused (or resumed) an active game: how it was before,
+    and its play time; None if it is over or gone."""
+    found = select(GAMES.c.paused, GAMES.c.time_ms).where(
+        GAMES.c.id == game_id, status_is(GameStatus.ACTIVE)
     )
-    return bool((await conn.execute(statement)).rowcount)
+    row = (await conn.execute(found.with_for_update())).one_or_none()
+    if row is None:
+        return None
+    if row.paused != paused:
+        await conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(paused=paused))
+    return PauseState(bool(row.paused), row.time_ms)

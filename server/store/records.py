@@ -255,6 +255,14 @@ class NewAction:
                 raise ValueError(f"a hint's {field!r} holds {HINT_SEPARATOR!r}")
 
 
+class PauseState(NamedTuple):
+    """What ``Store.set_paused`` found: whether the game was paused already (by another
+    node or device, perhaps), and its play time, as stored (the pause's, when paused)."""
+
+    was_paused: bool
+    time_ms: int
+
+
 class Progress(NamedTuple):
     """A game's counters after a write: the engine's ``Results`` (``suits_removed`` = ``suits``).
 

@@ -70,6 +70,7 @@ from server.store.records import (
     LevelStats,
     LoggedAction,
     NewGame,
+    PauseState,
     Player,
     SchemaStatus,
     StoredSnapshot,
@@ -654,18 +655,20 @@ class Store:
 
     async def set_paused(
         self, game_id: int, paused: bool, banked: tuple[int, int, int] | None = None
-    ) -> bool:
-        """Record that the player paused (or resumed) an active game; False if it is over.
+    ) -> PauseState | None:
+        """Record that the player paused (or resumed) an active game: whether it was
+        paused already, and its play time as stored then; None if it is over.
 
         ``banked``: (version, time_ms, score), the play time reached, saved in the same
-        transaction as ``save_play_time`` would (the clock stops with the pause)."""
+        transaction as ``save_play_time`` would (the clock stops with the pause); not
+        if the game was paused already (by another node), whose time stands."""
         async with self._transaction() as conn:
             if paused and banked is not None:  # first: a paused game's time is not saved
                 await writes.save_play_times(conn, [(game_id, *banked)])
-            changed = await games.set_paused(conn, game_id, paused)
-            if changed and self.shared:
+            state = await games.set_paused(conn, game_id, paused)
+            if state is not None and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])
-            return changed
+            return state
 
     # -- deals ----------------------------------------------------------------
 

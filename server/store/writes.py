@@ -73,6 +73,7 @@ from server.store.records import (
     GameRecord,
     GameStatus,
     GameWrite,
+    Progress,
 )
 from server.store.stats import record_game_end
 
@@ -122,6 +123,10 @@ _ENDING_COLUMNS: Final = ("status", "lost_reason")
 _SNAPSHOT: Final = ("snapshot", "snapshot_v")
 
 
+_HELD_WHILE_PAUSED: Final = ("time_ms", "score")
+"""A paused game's clock stands still: these stay as its pause stored them (``_set``)."""
+
+
 def _set(
     value: Callable[[str], str], *, ending: bool = True, carried: bool = False
 ) -> tuple[str, ...]:
@@ -151,6 +156,14 @@ def _set(
     if not ending:
         carries = (f"{name} = {kept[name]}" for name in _SNAPSHOT if carried)
         return (*counters, "updated_at = :now", *carries)
+    # An end without an action may come from a node that has not heard of a pause: a
+    # paused game ends at the time (and score) its pause stored, not at that node's.
+    counters = (
+        f"{name} = CASE WHEN games.paused THEN games.{name} ELSE {value(name)} END"
+        if name in _HELD_WHILE_PAUSED
+        else f"{name} = {value(name)}"
+        for name, _type in _GAME_ROW[2:]
+    )
     active = f"{value('status')} = '{_ACTIVE}'"
     finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
     # A game that ends drops its snapshot: a finished game is never restored from one.
@@ -582,7 +595,8 @@ async def _end(
     if write.ending is None:
         return None
     won = write.ending == Ending.WON
-    await record_game_end(conn, game.player_id, game.level, won, write.progress, game.winnable)
+    progress = Progress(game.moves, game.score, game.time_ms)  # as stored: a pause held them
+    await record_game_end(conn, game.player_id, game.level, won, progress, game.winnable)
     if write.then_start is None:
         return None
     return await insert_game(conn, game.player_id, write.then_start, now)

@@ -247,6 +247,34 @@ async def test_a_pause_heard_late_holds_the_time_it_stored(
     assert ended is not None and ended.time_ms == record.time_ms
 
 
+async def test_a_node_that_missed_a_pause_counts_none_of_it_as_play(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf to A's pause, resumed (or paused) from its own clock, which had run
+    on: the time spent paused became play, and B pushed a time never stored."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    paused = await store.get_game(game)
+    assert paused is not None and paused.paused
+    await asyncio.sleep(0.5)  # B's clock runs on
+    (listed,) = (await on_b.request("games"))["games"]
+    assert listed["time_ms"] == paused.time_ms, listed  # the stored row, not B's clock
+    assert (await on_b.request("pause", game=game))["type"] == "ack"
+    clocks = [e for m in on_b.frames if m["type"] == "events" for e in m["events"]]
+    assert clocks[-1] == {"type": "clock", "running": False, "time_ms": paused.time_ms}
+    await asyncio.sleep(0.3)
+    assert (await on_b.request("resume", game=game))["type"] == "ack"
+    view = await on_b.request("open_game", game=game)
+    assert paused.time_ms <= view["view"]["time_ms"] < paused.time_ms + 250, view
+    moved = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack", moved
+    record = await store.get_game(game)
+    assert record is not None and record.time_ms < paused.time_ms + 250, record
+
+
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:

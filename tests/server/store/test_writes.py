@@ -152,6 +152,21 @@ async def test_a_paused_game_takes_no_action_but_can_be_given_up(store: Store) -
     assert resigned.game.status is GameStatus.LOST
 
 
+async def test_a_paused_game_ends_at_the_time_and_score_its_pause_stored(
+    store: Store,
+) -> None:
+    """A node that had not heard of a pause resigned or abandoned the game with the
+    time its own clock had run on to, and the time spent paused counted as play."""
+    for ending in (Ending.RESIGNED, Ending.ABANDONED):
+        game = await new_game(store, name=f"p{ending.name}")
+        assert await store.set_paused(game.id, True, (0, 1500, 40))
+        late = Progress(moves=0, score=10, time_ms=9000)  # the unaware node's clock
+        ended = await store.commit(GameWrite(game.id, 0, late, ending=ending))
+        assert (ended.game.time_ms, ended.game.score) == (1500, 40)
+        (row,) = await store.level_stats(game.player_id, game.level)
+        assert row.best_score == 40
+
+
 async def test_writing_to_a_missing_game(store: Store) -> None:
     with pytest.raises(NotFound, match="no game 99"):
         await store.commit(move(99, 0))
