@@ -324,3 +324,18 @@ test("a first visit while the server cannot be reached says so, keeps trying, an
     await server.dispose();
   }
 });
+
+test("a restart asked while another tab pauses the game is withdrawn: the pause screen has the focus", async ({ page, context, server }) => {
+  await register(page, server.url, uniqueName("ask-pause"));
+  await startGame(page, "medium", knownDeal());
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await expect(other.locator("main.game")).toBeVisible();
+  await page.locator('.tools [data-action="restart"]').click();
+  await expect(page.locator(".dialog")).toBeVisible();
+  await other.locator('.tools [data-action="pause"]').click();
+  await expect(page.locator(".paused")).toBeVisible();
+  await expect(page.locator(".dialog")).toHaveCount(0); // the server would refuse it: paused
+  await expect(page.locator('[data-action="resume-big"]')).toBeFocused();
+  await atVersion(page, 0);
+});

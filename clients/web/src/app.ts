@@ -80,6 +80,8 @@ interface Confirm {
   action: () => void;
   /** Where the focus was when it was asked, to return to once answered. */
   from: string | null;
+  /** Withdrawn when the game is paused (on another device, say): the server would refuse it. */
+  notWhilePaused: boolean;
 }
 
 /**
@@ -630,8 +632,8 @@ export class App {
     }
   }
 
-  private ask(text: string, action: () => void): void {
-    this.confirm = { text, action, from: focusSelector(document.activeElement) };
+  private ask(text: string, action: () => void, notWhilePaused = false): void {
+    this.confirm = { text, action, from: focusSelector(document.activeElement), notWhilePaused };
     this.render('.dialog [data-action="confirm-yes"]');
   }
 
@@ -931,6 +933,7 @@ export class App {
    */
   private render(focusOn: string | null = null): void {
     if (whenReleased(() => this.render(focusOn))) return; // not under a pressed card
+    if (this.confirm?.notWhilePaused && this.screen === "game" && this.paused()) this.confirm = null;
     const focused = document.activeElement;
     const selector = focusOn ?? focusSelector(focused);
     // the focus was on the page (not nowhere, nor the language menu): it stays on the page
@@ -1274,7 +1277,7 @@ export class App {
       paused
         ? button("resume", "resume", () => void this.act({ type: "resume" }))
         : button("pause", "pause", () => void this.act({ type: "pause" })),
-      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" })), paused),
+      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true), paused),
       button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
       h("button.tool", { type: "button", "data-action": "menu", onclick: () => void this.lobby() }, t("levels")),
     );
@@ -1303,7 +1306,7 @@ export class App {
             "div.ways",
             {},
             button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
-            button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }))),
+            button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true)),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
             button("new", "newGame", () => void this.startNew(view.level, undefined, this.gameWinnable)),
           ),
