@@ -731,6 +731,39 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
     assert "game 5" in text and "game 5 was abandoned" not in text
 
 
+def _dropped_at_first(
+    kind: str, later: dict[str, Any], caught_up: dict[str, Any], sent: list[Any]
+) -> Callable[[ServerConnection], Awaitable[None]]:
+    """A server of game 5 that notes each ``kind`` request's id in ``sent``: the first
+    is stored, then the connection drops (the reconnection's catch-up holds the event
+    ``caught_up`` at version 1); a later one is answered ``later``."""
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            type_, re_ = request["type"], request["id"]
+            if type_ == "hello":
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+            elif type_ == "new_game":
+                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            elif type_ == kind:
+                sent.append(re_)
+                if len(sent) == 1:  # stored, then the connection drops
+                    await ws.close()
+                    return
+                await _send(ws, {"re": re_, **later})
+            elif type_ == "open_game" and "since" in request:
+                running = caught_up["type"] != "game_lost"
+                batches = [{"v": 1, "events": [caught_up]}]
+                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": running}
+                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
+            else:
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
+
+    return handle
+
+
 async def test_a_hint_recorded_before_a_drop_is_not_asked_again(tmp_path: Path) -> None:
     """``hint`` has no ``v``: sent again after a drop, it records a second hint.
 
@@ -738,31 +771,8 @@ async def test_a_hint_recorded_before_a_drop_is_not_asked_again(tmp_path: Path) 
     recorded, and that prints the advice.
     """
     hints: list[Any] = []
-
-    async def handle(ws: ServerConnection) -> None:
-        async for frame in ws:
-            request = msgpack.unpackb(frame)
-            kind, re_ = request["type"], request["id"]
-            if kind == "hello":
-                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
-                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
-            elif kind == "new_game":
-                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
-            elif kind == "hint":
-                hints.append(re_)
-                if len(hints) == 1:  # recorded, then the connection drops
-                    await ws.close()
-                    return
-                hint = {"game": 5, "v": 2, "action": "deal"}
-                await _send(ws, {"type": "hint", "re": re_, **hint})
-            elif kind == "open_game" and "since" in request:
-                hint = {"type": "hint", "action": "deal"}
-                batches = [{"v": 1, "events": [hint]}]
-                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": True}
-                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
-            else:
-                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
-
+    later = {"type": "hint", "game": 5, "v": 2, "action": "deal"}
+    handle = _dropped_at_first("hint", later, {"type": "hint", "action": "deal"}, hints)
     args = ["play", "--new", "--level", "medium"]
     code, text = await cli_against(handle, args, ["h"], tmp_path)
     assert code == 0, text
@@ -777,31 +787,9 @@ async def test_a_resign_applied_before_a_drop_is_not_refused_as_game_over(tmp_pa
     only if not is it sent again.
     """
     resigns: list[Any] = []
-
-    async def handle(ws: ServerConnection) -> None:
-        async for frame in ws:
-            request = msgpack.unpackb(frame)
-            kind, re_ = request["type"], request["id"]
-            if kind == "hello":
-                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
-                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
-            elif kind == "new_game":
-                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
-            elif kind == "resign":
-                resigns.append(re_)
-                if len(resigns) == 1:  # applied and stored, then the connection drops
-                    await ws.close()
-                    return
-                refused = {"code": "game_over", "message": "The game is over."}
-                await _send(ws, {"type": "error", "re": re_, **refused})
-            elif kind == "open_game" and "since" in request:
-                lost = {"type": "game_lost", "reason": "resigned", "deal": 1}
-                batches = [{"v": 1, "events": [lost]}]
-                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": False}
-                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
-            else:
-                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
-
+    later = {"type": "error", "code": "game_over", "message": "The game is over."}
+    lost = {"type": "game_lost", "reason": "resigned", "deal": 1}
+    handle = _dropped_at_first("resign", later, lost, resigns)
     args = ["play", "--new", "--level", "medium"]
     code, text = await cli_against(handle, args, ["resign!"], tmp_path)
     assert code == 0, text

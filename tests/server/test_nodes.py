@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from server.store import StoreUnavailable
+from server.store import GameRecord, Store, StoreUnavailable
 from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
 from tests.server.conftest import Running, hello_held_after_its_read, quiet_settings
@@ -201,17 +201,28 @@ async def test_pausing_on_one_node_stops_the_clock_on_the_other(
     await clock_stopped(on_a)
 
 
+async def paused_unheard(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Client, Client, int, Store, GameRecord]:
+    """Two devices (``two_devices``), node B deaf to node A, and the game paused on A:
+    the devices, the game, B's store and the game's row as the pause stored it."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    record = await store.get_game(game)
+    assert record is not None and record.paused
+    return on_a, on_b, game, store, record
+
+
 async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A ``pause`` acked on node A holds on node B before B hears of it: B's move at the
     unchanged version answers ``paused`` and stores nothing, and B adopts the pause
     (its device is told the clock stopped)."""
-    on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
-    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    _on_a, on_b, game, store, _paused = await paused_unheard(nodes, monkeypatch)
     refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
     assert refused["type"] == "error" and refused["code"] == "paused", refused
     record, actions = await store.load_game(game, 0)
@@ -227,13 +238,7 @@ async def test_a_pause_heard_late_holds_the_time_it_stored(
     """A node that learned of another's pause late (here by its move refused) stopped
     its clock where its own had run on to, showed that time and stored it with a later
     resignation: the time spent paused counted as play."""
-    on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
-    assert (await on_a.request("pause", game=game))["type"] == "ack"
-    record = await store.get_game(game)
-    assert record is not None and record.paused
+    _on_a, on_b, game, store, record = await paused_unheard(nodes, monkeypatch)
     await asyncio.sleep(0.5)  # B's clock runs on
     refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
     assert refused["type"] == "error" and refused["code"] == "paused", refused
@@ -252,13 +257,7 @@ async def test_a_node_that_missed_a_pause_counts_none_of_it_as_play(
 ) -> None:
     """Node B, deaf to A's pause, resumed (or paused) from its own clock, which had run
     on: the time spent paused became play, and B pushed a time never stored."""
-    on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
-    assert (await on_a.request("pause", game=game))["type"] == "ack"
-    paused = await store.get_game(game)
-    assert paused is not None and paused.paused
+    _on_a, on_b, game, store, paused = await paused_unheard(nodes, monkeypatch)
     await asyncio.sleep(0.5)  # B's clock runs on
     (listed,) = (await on_b.request("games"))["games"]
     assert listed["time_ms"] == paused.time_ms, listed  # the stored row, not B's clock

@@ -10,6 +10,8 @@ the database answered new connections at once.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from sqlalchemy import text
@@ -23,31 +25,40 @@ from tests.server.store.conftest import new_game
 TIMEOUT_S = 0.5
 
 
-async def test_the_first_silent_connection_has_the_pool_replaced(
+@asynccontextmanager
+async def behind_a_relay(
     store: Store, database_url: str
-) -> None:
+) -> AsyncIterator[tuple[SilentProxy, Store]]:
+    """A node's store on ``store``'s database through a relay that can go silent."""
     if not store.shared:
         pytest.skip("SQLite has no network between the server and its database")
-    game = await new_game(store)
     url = make_url(database_url)
     async with SilentProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
         node = Store.connect(proxy.url_for(database_url), timeout=TIMEOUT_S)
         try:
-            # Several connections at once, back in the pool when done.
-            await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
-            proxy.silence()  # every one of them now half-open; new ones relayed
-            failed = 0
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            while await _read_fails(node, game.id):
-                failed += 1
-                assert failed < 20
-            assert failed <= 1, f"{failed} reads failed, {loop.time() - started:.1f} s"
-            # And the node goes on: reads and writes on fresh connections.
-            await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
-            assert await node.set_paused(game.id, True)
+            yield proxy, node
         finally:
             await node.close()
+
+
+async def test_the_first_silent_connection_has_the_pool_replaced(
+    store: Store, database_url: str
+) -> None:
+    game = await new_game(store)
+    async with behind_a_relay(store, database_url) as (proxy, node):
+        # Several connections at once, back in the pool when done.
+        await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
+        proxy.silence()  # every one of them now half-open; new ones relayed
+        failed = 0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while await _read_fails(node, game.id):
+            failed += 1
+            assert failed < 20
+        assert failed <= 1, f"{failed} reads failed, {loop.time() - started:.1f} s"
+        # And the node goes on: reads and writes on fresh connections.
+        await asyncio.gather(*(node.get_game(game.id) for _ in range(12)))
+        assert await node.set_paused(game.id, True)
 
 
 async def _read_fails(node: Store, game_id: int) -> bool:
@@ -78,12 +89,8 @@ async def test_a_held_connection_made_before_the_pool_was_replaced_is_dropped(
 ) -> None:
     """The hot paths' held connections (``held``) are not pinged: after the pool was
     replaced, each half-open one still cost its next write or read a whole timeout."""
-    if not store.shared:
-        pytest.skip("SQLite has no network between the server and its database")
     game = await new_game(store)
-    url = make_url(database_url)
-    async with SilentProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
-        node = Store.connect(proxy.url_for(database_url), timeout=TIMEOUT_S)
+    async with behind_a_relay(store, database_url) as (proxy, node):
         held = HeldConnection(node._engine)
         try:
             before = await held.driver()
@@ -95,4 +102,3 @@ async def test_a_held_connection_made_before_the_pool_was_replaced_is_dropped(
             assert await after.fetchval("SELECT 1") == 1
         finally:
             await held.close()
-            await node.close()
