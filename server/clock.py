@@ -44,6 +44,11 @@ class PlayClock:
             self.base_ms = self.now_ms() if at_ms is None else at_ms
             self._since = None
 
+    def hold(self, t_ms: int) -> None:
+        """Stopped, at ``t_ms`` (the play time the store holds), running or not before."""
+        self._since = None
+        self.base_ms = t_ms
+
     def advance_to(self, t_ms: int) -> None:
         """Never show less than ``t_ms`` (the last action's time, after a reload)."""
         if self.now_ms() < t_ms:

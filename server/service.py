@@ -670,8 +670,7 @@ class GameService:
         before it heard. The watchers are told if that is not what they were told."""
         if live.clock.paused and live.clock.now_ms() == time_ms:
             return
-        live.clock.stop(time_ms)
-        live.clock.base_ms = time_ms  # a clock stopped already stopped where it was
+        live.clock.hold(time_ms)
         live.clock.paused = True
         event = build.clock(running=False, time_ms=time_ms)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
@@ -1335,9 +1334,7 @@ class GameService:
                     # pause's, made on a node this one had not heard of yet.
                     self._hold_paused(live, stored.time_ms)
                 elif stored.was_paused:
-                    # Paused elsewhere meanwhile: play resumes from the time it held.
-                    live.clock.stop(stored.time_ms)
-                    live.clock.base_ms = stored.time_ms
+                    live.clock.hold(stored.time_ms)  # paused elsewhere: resumes from there
                 live.clock.paused = paused
                 self._sync_clock(live, stop_at=t if banked is not None else None)
             return build.ack(request.id, game=live.id, v=live.version)
