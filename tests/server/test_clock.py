@@ -23,6 +23,19 @@ def test_play_clock_banks_time_between_runs() -> None:
     assert clock.now_ms() == 3000
 
 
+def test_a_held_clock_stops_at_the_time_given_running_or_not() -> None:
+    """The store's time for a paused game, even below what this clock ran on to."""
+    now = [100.0]
+    clock = PlayClock(500, monotonic=lambda: now[0])
+    clock.start()
+    now[0] += 2.0
+    clock.hold(900)
+    now[0] += 5.0
+    assert (clock.now_ms(), clock.running) == (900, False)
+    clock.hold(700)
+    assert clock.now_ms() == 700
+
+
 async def clock_events(client: Client) -> list[tuple[bool, int]]:
     await client.request("ping")
     return [
