@@ -1211,6 +1211,8 @@ class GameService:
         batch = [build.game_lost(reason, record.deal)]
         live.add([batch])
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=batch))
+        if not live.clock.running:  # stopped here already (a pause): at the time stored
+            live.clock.hold(record.time_ms)
         self._sync_clock(live)
 
     async def _latest(self, session: Session, request: Request) -> LiveGame:
@@ -1327,9 +1329,10 @@ class GameService:
                 if paused and live.clock.running and not live.game.won:
                     banked = (live.log_version, t, live.game.score(t))
                 stored = await self.store.set_paused(live.id, paused, banked)
-                if stored is None:
-                    self.remote_changed([live.id])  # over in the store: catch up
-                elif paused:
+                if stored is None:  # over in the store: the catch-up ends it at its time
+                    self.remote_changed([live.id])
+                    return build.ack(request.id, game=live.id, v=live.version)
+                if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.
                     self._hold_paused(live, stored.time_ms)

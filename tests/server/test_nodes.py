@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from server.store import GameRecord, Store, StoreUnavailable
+from server.store import GameRecord, GameStatus, Store, StoreUnavailable
 from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
 from tests.server.conftest import Running, hello_held_after_its_read, quiet_settings
@@ -272,6 +272,26 @@ async def test_a_node_that_missed_a_pause_counts_none_of_it_as_play(
     assert moved["type"] == "ack", moved
     record = await store.get_game(game)
     assert record is not None and record.time_ms < paused.time_ms + 250, record
+
+
+async def test_a_pause_of_a_game_ended_unheard_shows_the_time_it_ended_at(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node deaf to the other's resignation took a pause: it stopped its clock at its
+    own time and showed that for good, never the time the game ended at."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[0].server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # A hears nothing
+    assert (await on_b.request("resign", game=game))["type"] == "ack"
+    ended = await store.get_game(game)
+    assert ended is not None and ended.status is GameStatus.LOST
+    await asyncio.sleep(0.3)  # A's clock runs on
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    async with asyncio.timeout(TIMEOUT):
+        while (view := await on_a.request("open_game", game=game))["view"]["status"] == "active":
+            await asyncio.sleep(0.05)
+    assert view["view"]["time_ms"] == ended.time_ms, view
 
 
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
