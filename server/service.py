@@ -116,7 +116,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from engine.cards import CardParseError, card_str, parse_card
@@ -258,6 +258,10 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 
 
 PAUSED: Final = "The game is paused; resume it first."
+
+CLOCK_SKEW_MS: Final = 250
+"""How far a node's clock may run ahead of what the store's row allows before it is set
+back (``_cap_clock``): the nodes' wall clocks, and a commit's lag behind its action."""
 
 
 def _fail(code: str, message: str, **extra: Any) -> ProtocolError:
@@ -659,6 +663,8 @@ class GameService:
         live.clock.advance_to(record.time_ms)
         if record.paused and not live.finished:
             self._hold_paused(live, record.time_ms)
+        elif live.clock.running:
+            self._cap_clock(live, record)
         live.clock.paused = record.paused
         self._sync_clock(live)
         if missing and not live.finished:
@@ -673,6 +679,20 @@ class GameService:
         live.clock.hold(time_ms)
         live.clock.paused = True
         event = build.clock(running=False, time_ms=time_ms)
+        self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
+
+    def _cap_clock(self, live: LiveGame, record: GameRecord) -> None:
+        """Call holding the lock: a running clock counts no more than the stored play time
+        and the time since the row last changed (an action, a pause, a resume). One that
+        did (this node missed a pause and its resume, and ran through them) goes back to
+        that, and the watchers are told. ``CLOCK_SKEW_MS`` allows for nodes' clocks."""
+        since = datetime.now(UTC) - record.updated_at
+        most = record.time_ms + max(0, int(since.total_seconds() * 1000))
+        if live.clock.now_ms() <= most + CLOCK_SKEW_MS:
+            return
+        live.clock.hold(most)
+        live.clock.start()
+        event = build.clock(running=True, time_ms=most)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _announce_since(self, live: LiveGame, told: int | None) -> None:

@@ -317,8 +317,11 @@ async def fetch_action(conn: AsyncConnection, game_id: int, seq: int) -> ActionR
     return None if row is None else action_record(row)
 
 
-async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> PauseState | None:
-    """Record that the player paused (or resumed) an active game: how it was before,
+async def set_paused(
+    conn: AsyncConnection, game_id: int, paused: bool, now: datetime
+) -> PauseState | None:
+    """Record that the player paused (or resumed) an active game, as changed at ``now``
+    (a node that missed both reckons the play time since from it): how it was before,
     and its play time; None if it is over or gone."""
     found = select(GAMES.c.paused, GAMES.c.time_ms).where(
         GAMES.c.id == game_id, status_is(GameStatus.ACTIVE)
@@ -327,5 +330,6 @@ async def set_paused(conn: AsyncConnection, game_id: int, paused: bool) -> Pause
     if row is None:
         return None
     if row.paused != paused:
-        await conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(paused=paused))
+        changed = update(GAMES).where(GAMES.c.id == game_id)
+        await conn.execute(changed.values(paused=paused, updated_at=now))
     return PauseState(bool(row.paused), row.time_ms)

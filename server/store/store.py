@@ -665,7 +665,7 @@ class Store:
         async with self._transaction() as conn:
             if paused and banked is not None:  # first: a paused game's time is not saved
                 await writes.save_play_times(conn, [(game_id, *banked)])
-            state = await games.set_paused(conn, game_id, paused)
+            state = await games.set_paused(conn, game_id, paused, self._clock())
             if state is not None and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])
             return state

@@ -294,6 +294,25 @@ async def test_a_pause_of_a_game_ended_unheard_shows_the_time_it_ended_at(
     assert view["view"]["time_ms"] == ended.time_ms, view
 
 
+async def test_a_pause_and_resume_both_unheard_are_not_counted_once_caught_up(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B missed A's pause and A's resume: its clock ran through the pause, and it
+    kept that time once it caught up, and stored it with its next write. Caught up, it
+    counts no more than the stored time and the time since the row last changed."""
+    on_a, on_b, game, store, paused = await paused_unheard(nodes, monkeypatch)
+    await asyncio.sleep(1.0)  # paused; B's clock runs on
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    resumed = asyncio.get_running_loop().time()
+    monkeypatch.undo()  # B hears again; a read catches it up
+    view = await on_b.request("open_game", game=game)
+    since = asyncio.get_running_loop().time() - resumed
+    assert view["view"]["time_ms"] < paused.time_ms + since * 1000 + 300, (view, paused)
+    assert (await on_b.request("pause", game=game))["type"] == "ack"
+    record = await store.get_game(game)
+    assert record is not None and record.time_ms < paused.time_ms + 800, record
+
+
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
