@@ -645,7 +645,7 @@ class GameService:
         missing = record.version - live.log_version
         if len(actions) < missing:
             raise LookupError("the action log is behind the game row")
-        told = live.version
+        told, known = live.version, live.record.updated_at
         trial = live.game.fork()
         batches = [event_dicts(trial.play(to_action(action))) for action in actions[:missing]]
         if record.status is GameStatus.WON and not trial.won:
@@ -663,8 +663,8 @@ class GameService:
         live.clock.advance_to(record.time_ms)
         if record.paused and not live.finished:
             self._hold_paused(live, record.time_ms)
-        elif live.clock.running:
-            self._cap_clock(live, record)
+        elif live.clock.running and not missing and record.updated_at > known:
+            self._cap_clock(live, record)  # changed by no action: a pause and a resume
         live.clock.paused = record.paused
         self._sync_clock(live)
         if missing and not live.finished:
@@ -682,10 +682,13 @@ class GameService:
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _cap_clock(self, live: LiveGame, record: GameRecord) -> None:
-        """Call holding the lock: a running clock counts no more than the stored play time
-        and the time since the row last changed (an action, a pause, a resume). One that
-        did (this node missed a pause and its resume, and ran through them) goes back to
-        that, and the watchers are told. ``CLOCK_SKEW_MS`` allows for nodes' clocks."""
+        """Call holding the lock, for a row changed by no action since this node last read
+        it (a pause and a resume): a running clock counts no more than the stored play
+        time and the time since the resume. One that did (this node missed both, and ran
+        through the pause) goes back to that, and the watchers are told.
+        ``CLOCK_SKEW_MS`` allows for nodes' clocks. Not after an action: another node's
+        clock may run behind this one's (its device opened the game later), and time
+        with the game open on two nodes counts as the larger of the two clocks."""
         since = datetime.now(UTC) - record.updated_at
         most = record.time_ms + max(0, int(since.total_seconds() * 1000))
         if live.clock.now_ms() <= most + CLOCK_SKEW_MS:

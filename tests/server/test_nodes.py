@@ -313,6 +313,26 @@ async def test_a_pause_and_resume_both_unheard_are_not_counted_once_caught_up(
     assert record is not None and record.time_ms < paused.time_ms + 800, record
 
 
+async def test_another_nodes_action_does_not_set_this_nodes_clock_back(
+    nodes: tuple[Running, Running],
+) -> None:
+    """B's device opened the game later, so B's clock runs behind A's; B's move must not
+    pull A's clock back: time open on two nodes counts as the larger of the two."""
+    a_node, b_node = nodes
+    on_a = await a_node.player("kai")
+    game = (await on_a.request("new_game", level="hard", deal=1))["game"]
+    await asyncio.sleep(0.8)
+    on_b = await b_node.connect()
+    await on_b.hello(on_a.token)
+    assert (await on_b.request("open_game", game=game))["type"] == "game"
+    before = (await on_a.request("open_game", game=game))["view"]["time_ms"]
+    assert before >= 700
+    assert (await on_b.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    await sees(on_a, 1)
+    after = (await on_a.request("open_game", game=game))["view"]["time_ms"]
+    assert after >= before, (before, after)
+
+
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
