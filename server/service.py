@@ -891,12 +891,13 @@ class GameService:
 
     def _summary(self, record: GameRecord) -> dict[str, Any]:
         """The game as listed: the copy held here (its clock runs) unless the row just
-        read is newer (another node's commit this node did not hear of) or paused where
-        the copy is not (another node's pause), which then catches the copy up."""
+        read is newer (another node's commit, pause or resume this node did not hear
+        of) or paused where the copy is not, which then catches the copy up."""
         live = self._games.get(record.id)
         if live is None:
             return record_summary(record)
-        if live.version < record_version(record) or (record.paused and not live.clock.paused):
+        newer = live.version < record_version(record) or record.updated_at > live.record.updated_at
+        if newer or (record.paused and not live.clock.paused):
             self.remote_changed([record.id])
             return record_summary(record)
         return live.summary()

@@ -304,6 +304,9 @@ async def test_a_pause_and_resume_both_unheard_are_not_counted_once_caught_up(
     await asyncio.sleep(1.0)  # paused; B's clock runs on
     assert (await on_a.request("resume", game=game))["type"] == "ack"
     resumed = asyncio.get_running_loop().time()
+    (listed,) = (await on_b.request("games"))["games"]  # still deaf: the row is read
+    since = asyncio.get_running_loop().time() - resumed
+    assert listed["time_ms"] < paused.time_ms + since * 1000 + 300, (listed, paused)
     monkeypatch.undo()  # B hears again; a read catches it up
     view = await on_b.request("open_game", game=game)
     since = asyncio.get_running_loop().time() - resumed
