@@ -53,6 +53,15 @@ async def two_devices(nodes: tuple[Running, Running]) -> tuple[Client, Client, i
     return on_a, on_b, game
 
 
+def deaf(node: Running, monkeypatch: pytest.MonkeyPatch) -> Store:
+    """``node``'s store, its listener made to hear no other node's changes (for the
+    test; ``monkeypatch.undo()`` lets it hear again)."""
+    store = node.server.store
+    assert store is not None and store._listener is not None
+    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)
+    return store
+
+
 def not_clock(messages: list[Message]) -> list[Message]:
     """The ``events`` pushes that are not clock starts and stops."""
     return [m for m in messages if m["type"] == "events" and m["events"][0]["type"] != "clock"]
@@ -117,10 +126,7 @@ async def test_an_action_at_a_version_only_the_other_node_has_heard_of_is_applie
     of it: B catches up from the store and applies the action, rather than answering
     ``stale`` with the version it has (which names an older version than the device's)."""
     on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    listener = store._listener
-    monkeypatch.setattr(listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    deaf(nodes[1], monkeypatch)  # B hears nothing
     moved = await on_a.request("move", game=game, v=0, card="7C", to=5)
     assert moved["type"] == "ack" and moved["v"] == 1, moved
     undone = await on_b.request("undo", game=game, v=1)
@@ -139,10 +145,7 @@ async def test_a_sign_out_while_an_action_catches_up_applies_nothing(
     own, a ``sign_out`` with ``everywhere`` on another of B's connections signs the
     acting connection out: the action is ``unauthenticated`` and changes nothing."""
     on_a, on_b, game = await two_devices(nodes)
-    b_node = nodes[1].server
-    store = b_node.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)
+    store = deaf(nodes[1], monkeypatch)
     third = await nodes[1].connect()  # before the move: a welcome after it catches B up
     assert (await third.hello(on_a.token))["type"] == "welcome"
     moved = await on_a.request("move", game=game, v=0, card="7C", to=5)
@@ -207,9 +210,7 @@ async def paused_unheard(
     """Two devices (``two_devices``), node B deaf to node A, and the game paused on A:
     the devices, the game, B's store and the game's row as the pause stored it."""
     on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    store = deaf(nodes[1], monkeypatch)  # B hears nothing
     assert (await on_a.request("pause", game=game))["type"] == "ack"
     record = await store.get_game(game)
     assert record is not None and record.paused
@@ -280,9 +281,7 @@ async def test_a_pause_of_a_game_ended_unheard_shows_the_time_it_ended_at(
     """A node deaf to the other's resignation took a pause: it stopped its clock at its
     own time and showed that for good, never the time the game ended at."""
     on_a, on_b, game = await two_devices(nodes)
-    store = nodes[0].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # A hears nothing
+    store = deaf(nodes[0], monkeypatch)  # A hears nothing
     assert (await on_b.request("resign", game=game))["type"] == "ack"
     ended = await store.get_game(game)
     assert ended is not None and ended.status is GameStatus.LOST
@@ -343,9 +342,7 @@ async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
     ``resume`` (a ``pause``) for one that changed nothing, acked it and stored nothing:
     the other node went on taking moves after a pause was acked."""
     on_a, on_b, game = await two_devices(nodes)
-    store = nodes[0].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # A hears nothing
+    store = deaf(nodes[0], monkeypatch)  # A hears nothing
     assert (await on_b.request("pause", game=game))["type"] == "ack"  # A: still running
     assert (await on_a.request("resume", game=game))["type"] == "ack"
     record = await store.get_game(game)
@@ -528,9 +525,7 @@ async def test_a_node_that_cannot_read_the_log_serves_no_old_state(
     ``replay`` with null, for a game A had ended. It says ``unavailable`` now, as its
     other reads do, and the stored state once it can read again."""
     on_a, on_b, game = await two_devices(nodes)
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    store = deaf(nodes[1], monkeypatch)  # B hears nothing
     assert (await on_a.request("resign", game=game))["v"] == 1
     load_game = store.load_game
 
@@ -556,9 +551,7 @@ async def test_a_game_list_shows_the_row_it_read_when_the_cache_is_behind_it(
     a client trusting ``welcome`` saw its version go back."""
     on_a, on_b, game = await two_devices(nodes)
     await on_b.close()  # B holds the game, no connection of B watches it
-    store = nodes[1].server.store
-    assert store is not None and store._listener is not None
-    monkeypatch.setattr(store._listener, "_on_change", lambda game_ids: None)  # B hears nothing
+    deaf(nodes[1], monkeypatch)  # B hears nothing
     assert (await on_a.request("deal", game=game, v=0))["v"] == 1
     again = await nodes[1].connect()
     welcome = await again.hello(on_a.token)  # the player's unfinished games
