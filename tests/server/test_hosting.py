@@ -375,6 +375,28 @@ def test_a_signal_while_waiting_for_the_database_stops_the_start_at_once(
             process.stderr.close()
 
 
+def signalled(argv: list[str], at: str, signum: signal.Signals) -> tuple[int, str]:
+    """``python -c`` ``argv`` with the stop signals at their defaults, sent ``signum`` once
+    its standard error says ``at``: its exit status, and what it wrote after that."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_stop_signals_at_their_defaults,
+    )
+    try:
+        read_until(process, at)
+        process.send_signal(signum)
+        status = process.wait(timeout=30)
+        assert process.stderr is not None
+        return status, process.stderr.read()
+    finally:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
 def _stop_signals_at_their_defaults() -> None:
     """The stop signals at their defaults, as a shell starts a program it runs in the
     foreground, whatever the tests' own process inherited (a job started with SIGHUP
@@ -439,24 +461,11 @@ def test_a_signal_during_the_start_ups_upgrade_stops_it_there(
     """SQLite is upgraded at start-up. A signal then cancelled the upgrade, whose cut
     connection raised the driver's words, and the server exited 1 with them, not as a
     signal during start-up does (0, "... during start-up: stopping")."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", START_CUT_OFF, *QUICK, "--data-dir", str(tmp_path)],
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_stop_signals_at_their_defaults,
+    status, rest = signalled(
+        [START_CUT_OFF, *QUICK, "--data-dir", str(tmp_path)], "under way", signum
     )
-    try:
-        read_until(process, "under way")
-        process.send_signal(signum)
-        assert process.wait(timeout=30) == 0
-        assert process.stderr is not None
-        rest = process.stderr.read()
-        assert f"{signum.name} during start-up: stopping" in rest and "reconnect" not in rest, rest
-    finally:
-        process.kill()
-        process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+    assert status == 0
+    assert f"{signum.name} during start-up: stopping" in rest and "reconnect" not in rest, rest
 
 
 @pytest.mark.parametrize(
@@ -473,24 +482,11 @@ def test_a_signal_during_migrate_is_128_plus_its_number_and_says_so(
     """The migration, cancelled by Ctrl-C, raised the driver's words for its cut
     connection, and the server exited 1 with them rather than 130 (server.md). SIGTERM
     ended it with 143 and no line at all."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", MIGRATION_CUT_OFF, "--migrate", "--data-dir", str(tmp_path)],
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_stop_signals_at_their_defaults,
+    ended, rest = signalled(
+        [MIGRATION_CUT_OFF, "--migrate", "--data-dir", str(tmp_path)], "under way", signum
     )
-    try:
-        read_until(process, "under way")
-        process.send_signal(signum)
-        assert process.wait(timeout=30) == status
-        assert process.stderr is not None
-        rest = process.stderr.read()
-        assert rest.rstrip().endswith(last) and "reconnect" not in rest, rest
-    finally:
-        process.kill()
-        process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+    assert ended == status
+    assert rest.rstrip().endswith(last) and "reconnect" not in rest, rest
 
 
 MIGRATED_THEN_SLOW = """
@@ -519,24 +515,11 @@ def test_a_signal_once_the_migration_committed_changes_nothing(
 ) -> None:
     """The loop's handlers went with the loop: a signal between the commit and the
     process' end exited 130 (or -15) after "schema upgraded", though the upgrade held."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", MIGRATED_THEN_SLOW, "--migrate", "--data-dir", str(tmp_path)],
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_stop_signals_at_their_defaults,
+    status, rest = signalled(
+        [MIGRATED_THEN_SLOW, "--migrate", "--data-dir", str(tmp_path)], "committed", signum
     )
-    try:
-        read_until(process, "committed")
-        process.send_signal(signum)
-        assert process.wait(timeout=30) == 0
-        assert process.stderr is not None
-        rest = process.stderr.read()
-        assert rest.rstrip().endswith("schema upgraded") and "Traceback" not in rest, rest
-    finally:
-        process.kill()
-        process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+    assert status == 0
+    assert rest.rstrip().endswith("schema upgraded") and "Traceback" not in rest, rest
 
 
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
