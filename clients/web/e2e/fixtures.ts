@@ -109,7 +109,7 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function expectColumnsFit(page: Page, scope: string): Promise<number> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await settled(page);
-  const found = await page.locator(scope).evaluate((root) => {
+  const found = await page.$eval(scope, (root) => {
     const table = root.querySelector(".table")?.getBoundingClientRect();
     return {
       table: table ? { bottom: table.bottom } : null,

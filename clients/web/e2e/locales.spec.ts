@@ -181,7 +181,7 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   // drawn again (here for a change of language): the table stays where it was scrolled
   await page.locator("select.language").selectOption("fi");
   await expect(page.locator(".scroll-note")).toHaveText(STRINGS.fi.scrollSideways);
-  expect(await box.evaluate((node) => node.scrollLeft)).toBeGreaterThan(0);
+  expect(await page.$eval(".stats-page .scroll", (node) => node.scrollLeft)).toBeGreaterThan(0);
   await page.locator("select.language").selectOption("en");
   await page.screenshot({ path: join(SHOTS, "stats-scrolled-360x740.png") });
   // wide enough: nothing to say
@@ -201,12 +201,11 @@ test("the statistics fit a 1280 px screen in every language, a winnable row amon
   await expect(page.locator("main.results")).toBeVisible();
   await page.locator("header nav button", { hasText: STRINGS.en.statistics }).click();
   await expect(page.locator('.stats-page tr[data-winnable="true"]')).toHaveCount(1);
-  const box = page.locator(".stats-page .scroll");
   for (const locale of ["en", "fi", "ru"] as const) {
     await page.locator("select.language").selectOption(locale);
     await expect(page).toHaveTitle(STRINGS[locale].title);
     await expect(page.locator(".stats-page thead th").nth(4)).toHaveText(STRINGS[locale].winRate);
-    const { scrollWidth, clientWidth } = await box.evaluate((node) => ({ scrollWidth: node.scrollWidth, clientWidth: node.clientWidth }));
+    const { scrollWidth, clientWidth } = await page.$eval(".stats-page .scroll", (node) => ({ scrollWidth: node.scrollWidth, clientWidth: node.clientWidth }));
     expect(scrollWidth, `${locale}: the table is ${scrollWidth} px in a box of ${clientWidth} px`).toBeLessThanOrEqual(clientWidth);
     await expect(page.locator(".scroll-note")).toBeHidden();
     await page.screenshot({ path: join(SHOTS, `stats-${locale}-1280x800.png`) });

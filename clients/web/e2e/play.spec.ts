@@ -166,7 +166,7 @@ test("a hint naming a reserve card outlines it, as it does a column's card", asy
   await expect(hinted).toHaveCount(1);
   await expect(hinted).toHaveAttribute("data-card", "4D");
   await expect(page.locator('.reserve .card[data-card="4D"]')).toHaveClass(/hinted/);
-  expect(await hinted.evaluate((card) => getComputedStyle(card).boxShadow)).not.toBe("none");
+  expect(await page.$eval(".card.hinted", (card) => getComputedStyle(card).boxShadow)).not.toBe("none");
   await expect(page.locator(".column.hint-target")).toHaveAttribute("data-column", "6");
 });
 
@@ -378,10 +378,10 @@ test("the hint's outline leaves the cards on the hinted card on top", async ({ p
   await atVersion(page, 1);
   const hinted = page.locator(".card.hinted");
   await expect(hinted).toHaveAttribute("data-card", "QD"); // the deal's hint: QD with three cards on it
-  expect(await hinted.evaluate((card) => getComputedStyle(card).boxShadow)).not.toBe("none");
+  expect(await page.$eval(".card.hinted", (card) => getComputedStyle(card).boxShadow)).not.toBe("none");
   await still(page);
   // a point on each card lying on QD, in the strip it shows and over QD, finds that card
-  const found = await hinted.evaluate((card) => {
+  const found = await page.$eval(".card.hinted", (card) => {
     const below = card.getBoundingClientRect();
     const above = [...card.parentElement!.querySelectorAll<HTMLElement>(".card.hinted ~ .card")];
     return above.map((each) => {
@@ -402,7 +402,7 @@ test("a long name is cut in the header, a long deal number wraps: the page never
   await register(page, server.url, name);
   await expect(page.locator("header .who")).toHaveAttribute("title", name); // the whole name, on hovering
   expect(await sideways()).toBe(0);
-  expect(await page.locator("header .who").evaluate((node) => node.scrollWidth > node.clientWidth)).toBe(true); // cut
+  expect(await page.$eval("header .who", (node) => node.scrollWidth > node.clientWidth)).toBe(true); // cut
   await shot(page, "lobby-long-name");
   await page.setViewportSize({ width: 360, height: 740 });
   await startGame(page, "medium", knownDeal());

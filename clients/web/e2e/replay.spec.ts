@@ -12,7 +12,7 @@ interface Board {
 
 /** The table inside `scope`: each column's cards ("down" for a face-down one), the stock, the foundations. */
 async function board(page: Page, scope: string): Promise<Board> {
-  return page.locator(scope).evaluate((root) => ({
+  return page.$eval(scope, (root) => ({
     columns: [...root.querySelectorAll(".columns .column")].map((column) =>
       [...column.querySelectorAll(".card")].map((card) => (card as HTMLElement).dataset.card ?? "down"),
     ),
