@@ -49,6 +49,10 @@ _SUIT_ALIASES = {
     "♢": 2,
     "♧": 3,
 }
+# After a suit symbol: its text (U+FE0E) or emoji (U+FE0F) form, which phones' emoji
+# keyboards add (``4♥️``). Taken for the symbol alone, and only after one.
+_PRESENTATION = "\ufe0e\ufe0f"
+_SYMBOLS = "♠♥♦♣♤♡♢♧"
 _RANK_ALIASES = {name: value for value, name in enumerate(RANKS, start=1)}
 _RANK_ALIASES["10"] = 10
 
@@ -87,6 +91,8 @@ def parse_card(text: str) -> Card:
     if not isinstance(text, str):
         raise CardParseError(f"a card must be text, not {type(text).__name__}")
     cleaned = text.strip().upper()
+    if len(cleaned) > 2 and cleaned[-1] in _PRESENTATION and cleaned[-2] in _SYMBOLS:
+        cleaned = cleaned[:-1]
     rank = _RANK_ALIASES.get(cleaned[:-1])
     suit = _SUIT_ALIASES.get(cleaned[-1:])
     if rank is None or suit is None:

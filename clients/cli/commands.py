@@ -31,7 +31,8 @@ __all__ = [
     "parse_card",
 ]
 
-_CARD = re.compile(r"^(10|[2-9atjqk])([shdc♠♥♦♣♤♡♢♧])$", re.IGNORECASE)
+# a suit symbol may carry its text or emoji presentation selector (``4♥️``, from a phone)
+_CARD = re.compile(r"^(10|[2-9atjqk])(?:([shdc])|([♠♥♦♣♤♡♢♧])[\ufe0e\ufe0f]?)$", re.IGNORECASE)
 _SUIT = {"♠": "S", "♤": "S", "♥": "H", "♡": "H", "♦": "D", "♢": "D", "♣": "C", "♧": "C"}
 
 _WORDS = {
@@ -118,7 +119,7 @@ def parse_card(text: str) -> str | None:
     match = _CARD.match(text.strip())
     if match is None:
         return None
-    rank, suit = match.group(1).upper(), match.group(2)
+    rank, suit = match.group(1).upper(), match.group(2) or match.group(3)
     return ("T" if rank == "10" else rank) + _SUIT.get(suit, suit.upper())
 
 

@@ -23,13 +23,24 @@ GOLDEN = Path(__file__).parent / "golden"
 
 @pytest.mark.parametrize(
     ("text", "card"),
-    [("4h", "4H"), ("4♥", "4H"), ("10h", "TH"), ("TH", "TH"), ("10♠", "TS"), ("kd", "KD")],
+    [
+        ("4h", "4H"),
+        ("4♥", "4H"),
+        ("10h", "TH"),
+        ("TH", "TH"),
+        ("10♠", "TS"),
+        ("kd", "KD"),
+        ("4♥\ufe0f", "4H"),  # as a phone's emoji keyboard types it
+        ("10♣\ufe0e", "TC"),
+    ],
 )
 def test_card_spellings(text: str, card: str) -> None:
     assert parse_card(text) == card
 
 
-@pytest.mark.parametrize("text", ["1h", "zz", "4x", "100h", ""])
+@pytest.mark.parametrize(
+    "text", ["1h", "zz", "4x", "100h", "", "4h\ufe0f", "4♥\ufe0f\ufe0f", "4\ufe0f"]
+)
 def test_not_cards(text: str) -> None:
     assert parse_card(text) is None
 
@@ -37,6 +48,7 @@ def test_not_cards(text: str) -> None:
 def test_commands() -> None:
     assert parse("4h") == Command("move", card="4H")
     assert parse("10♥ 7") == Command("move", card="TH", to=7)
+    assert parse("4♥\ufe0f 5") == Command("move", card="4H", to=5)
     assert parse("d") == Command("deal")
     assert parse("4d") == Command("move", card="4D")
     assert parse("h") == Command("hint") and parse("u") == Command("undo")

@@ -16,7 +16,17 @@ def test_every_card_reads_back_from_its_canonical_name_and_other_spellings() -> 
         assert parse_card(name.replace("T", "10")) == card
 
 
-@pytest.mark.parametrize("text", ["", "ZZ", "1H", "KX", "AS\x00", "T H"])
+def test_a_suit_symbol_followed_by_a_presentation_selector_is_that_suit() -> None:
+    # a phone's emoji keyboard types U+2665 U+FE0F for a heart; U+FE0E asks for the text form
+    assert parse_card("4\u2665\ufe0f") == parse_card("4H")
+    assert parse_card("10\u2663\ufe0e") == parse_card("TC")
+    assert parse_card("q\u2660\ufe0f ") == parse_card("QS")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "ZZ", "1H", "KX", "AS\x00", "T H", "4H\ufe0f", "4\u2665\ufe0f\ufe0f", "4\ufe0f", "\ufe0f"],
+)
 def test_what_is_not_a_card_is_refused(text: str) -> None:
     with pytest.raises(CardParseError):
         parse_card(text)
