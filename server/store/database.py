@@ -29,8 +29,13 @@ Two backends are supported, with the same schema and the same tests:
 where the database could keep a request waiting: opening a connection,
 waiting for one from the pool, and each statement (SQLite: ``busy_timeout``,
 the wait for the write lock; PostgreSQL: asyncpg's ``command_timeout`` on the
-client, which also cancels the statement on the server). A step that runs out
-of time raises, and the store answers ``StoreUnavailable``. None: SQLite's
+client, and the same ``statement_timeout`` on the server). A step that runs out
+of time raises, and the store answers ``StoreUnavailable``. The server's own
+bound matters for a statement outside ``BEGIN`` (``pg_writer``'s batch, which
+commits itself): the client's cancel request may never arrive (the timed-out
+connection is dropped at once), and a backend waiting on a lock does not notice
+its client gone, so without it the statement would run and commit once the
+lock lifted, seconds after the client was told ``unavailable``. None: SQLite's
 default busy timeout and no limit on PostgreSQL (migrations use this).
 
 A URL without a driver (``sqlite:///x.db``, ``postgresql://...``) gets the
@@ -140,6 +145,8 @@ def create_engine(
         connect_args.setdefault("timeout", opening)
         if timeout is not None:
             connect_args.setdefault("command_timeout", timeout)
+            settings = connect_args.setdefault("server_settings", {})
+            settings.setdefault("statement_timeout", str(max(1, round(timeout * 1000))))
     engine = create_async_engine(parsed, **options)
     _ping_on_checkout(engine)
     return engine

@@ -38,7 +38,7 @@ milliseconds apart). An error drops the connection (its state is unknown) and
 leaves as SQLAlchemy's (``DBAPIError`` carrying the SQLSTATE,
 ``InterfaceError``), to every read of the batch, so ``translate_errors`` gives
 it the general path's stable codes; a timeout (``--db-timeout-ms``, the
-connection's ``command_timeout``) is ``unavailable`` as there.
+connection's ``command_timeout`` and ``statement_timeout``) is ``unavailable`` as there.
 """
 
 from __future__ import annotations

@@ -296,3 +296,45 @@ async def test_returning_players_while_postgresql_hangs_are_answered_in_time(
             await store.close()
             await ida.close()
             await server.stop()
+
+
+async def test_an_action_answered_unavailable_behind_a_lock_is_not_applied_once_it_lifts(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """An action's write waits on a lock (another session's ``LOCK TABLE``, a long
+    migration) past the timeout: the client is told ``unavailable``. PostgreSQL must
+    not go on to run and commit the statement once the lock is lifted: the server
+    dropped the connection, but a backend waiting on a lock does not notice that.
+    The retry then applies it once."""
+    import asyncpg
+
+    async with behind_a_proxy(tmp_path, pg_url) as (_proxy, settings):
+        direct = dataclasses.replace(settings, database_url=pg_url)
+        server, ida, game = await start(direct)
+        watcher = await Client.connect(f"ws://127.0.0.1:{server.port}/")
+        locker = await asyncpg.connect(
+            make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        )
+        try:
+            await watcher.hello(ida.token)
+            await watcher.request("open_game", game=game)
+            # the late commit depended on a race: tried four times
+            for version, action in enumerate(["deal", "undo", "deal", "undo"]):
+                attempt = f"a{version}"
+                async with locker.transaction():
+                    await locker.execute("LOCK TABLE game_actions IN ACCESS EXCLUSIVE MODE")
+                    reply = await ida.request(action, id_=attempt, game=game, v=version)
+                    assert reply["code"] == "unavailable", reply
+                    await asyncio.sleep(0.3)
+                await asyncio.sleep(1)  # a statement left waiting would commit now
+                assert server.store is not None
+                assert len(await server.store.load_actions(game)) == version, attempt
+                snapshot = await watcher.request("open_game", game=game)
+                assert snapshot["v"] == version, snapshot
+                again = await ida.request(action, id_=attempt, game=game, v=version)
+                assert (again["type"], again["v"]) == ("ack", version + 1), again
+        finally:
+            await locker.close()
+            await watcher.close()
+            await ida.close()
+            await server.stop()
