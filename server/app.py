@@ -264,8 +264,12 @@ class ScorpionServer:
     async def start(self) -> None:
         settings = self.settings
         if settings.is_sqlite:
+            # Before anything else: one server per file. Its directory first, made as
+            # the data dir is named (a link to a volume not mounted yet is refused
+            # there): the lock resolves links, and would make the volume's path.
+            make_sqlite_directory(settings)
             self._sqlite_lock = SqliteLock(settings.store_url)
-            self._sqlite_lock.acquire()  # before anything else: one server per file
+            self._sqlite_lock.acquire()
         try:
             await self._start(settings)
         except BaseException:

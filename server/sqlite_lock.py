@@ -63,7 +63,6 @@ class SqliteLock:
             return
         lock_path = self.path.with_name(self.path.name + ".lock")
         try:
-            lock_path.parent.mkdir(parents=True, exist_ok=True)  # a first run makes the data dir
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             # The lock file itself when it is there (read-only, a directory), else where

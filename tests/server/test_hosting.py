@@ -725,20 +725,22 @@ def test_a_read_only_database_or_directory_is_said_at_once(tmp_path: Path) -> No
 def test_a_data_dir_that_is_a_broken_link_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A link to a volume not mounted yet, or links in a loop, were said as "File exists"."""
+    """A link to a volume not mounted yet, or links in a loop, were said as "File exists".
+    Serving (not ``--migrate``) made the missing volume's directory instead, and served a
+    new, empty database there, which the volume would hide once mounted."""
     dangling, loop = tmp_path / "dangling", tmp_path / "loop"
-    dangling.symlink_to(tmp_path / "not-mounted")
+    volume = tmp_path / "mnt" / "volume"
+    dangling.symlink_to(volume)
     loop.symlink_to(loop)
     for where, reason in [
-        (
-            dangling,
-            f"{dangling} is a symbolic link to {tmp_path / 'not-mounted'}, which is not there",
-        ),
+        (dangling, f"{dangling} is a symbolic link to {volume}, which is not there"),
         (loop, f"{loop}: its symbolic links form a loop"),
     ]:
-        assert main([*QUICK, "--data-dir", str(where), "--migrate"]) == 1
-        last = capsys.readouterr().err.splitlines()[-1]
-        assert last.endswith(f"cannot make {where} ({reason})"), last
+        for mode in ([], ["--migrate"]):
+            assert main([*QUICK, "--data-dir", str(where), *mode]) == 1
+            last = capsys.readouterr().err.splitlines()[-1]
+            assert last.endswith(f"cannot make {where} ({reason})"), (mode, last)
+    assert not (tmp_path / "mnt").exists()
 
 
 def test_a_lock_file_that_cannot_be_opened_is_named(
