@@ -502,12 +502,17 @@ class _Interrupted(Exception):
     """A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) stopped ``--migrate``: ``args[0]``."""
 
 
-async def _migrate_unless_interrupted(settings: Settings) -> bool:
+async def _migrate_unless_interrupted(settings: Settings) -> str:
     """``migrate``, cancelled by SIGINT, SIGTERM or SIGHUP (each unless ignored, as by a
     background job or nohup), which then raises ``_Interrupted`` whatever the cancelled
     migration raised on its way out (a connection cut in the middle of a statement says
     so in its own words, which are not the host's answer). SIGTERM ended the process
-    at once with status 143 and not a word (the transaction rolled back all the same)."""
+    at once with status 143 and not a word (the transaction rolled back all the same).
+
+    A signal may come as the upgrade commits, or after, while the store closes: the
+    migration cannot tell then whether its commit went through, so the database is
+    asked. A schema found current is a success (nothing is left to migrate), said so.
+    Returns the line to log."""
     task = asyncio.current_task()
     assert task is not None
     interrupted: signal.Signals | None = None
@@ -527,11 +532,31 @@ async def _migrate_unless_interrupted(settings: Settings) -> bool:
         upgraded = await migrate(settings)
         done = True
         _ignore_stop_signals(loop)  # committed: from here to the process' end too
-        return upgraded
+        return "schema upgraded" if upgraded else "schema current already: nothing to do"
     except (Exception, asyncio.CancelledError):
-        if interrupted is not None:
+        if interrupted is None:
+            raise
+        task.uncancel()
+        if not await _schema_current(settings):
             raise _Interrupted(interrupted) from None
-        raise
+        _ignore_stop_signals(loop)
+        return (
+            f"schema current (found so after {interrupted.name}: "
+            "the upgrade had committed, or there was nothing to do)"
+        )
+
+
+async def _schema_current(settings: Settings) -> bool:
+    """Whether the database's schema is this version's, asked anew (within
+    ``--db-timeout-ms``); False when that cannot be told."""
+    store = Store.connect(settings.store_url, timeout=settings.db_timeout_ms / 1000)
+    try:
+        return await store.schema_status() is SchemaStatus.CURRENT
+    except Exception:
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            await store.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -604,8 +629,7 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
         if settings.migrate:
-            upgraded = asyncio.run(_migrate_unless_interrupted(settings))
-            log.info("schema upgraded" if upgraded else "schema current already: nothing to do")
+            log.info("%s", asyncio.run(_migrate_unless_interrupted(settings)))
             return 0, None
         run_loop(run(settings), settings.event_loop)
     except KeyboardInterrupt:  # Ctrl-C during --migrate: rolled back

@@ -522,6 +522,42 @@ def test_a_signal_once_the_migration_committed_changes_nothing(
     assert rest.rstrip().endswith("schema upgraded") and "Traceback" not in rest, rest
 
 
+UPGRADED_THEN_SLOW_TO_CLOSE = """
+import asyncio, sys
+import server.app as app
+from server.store import Store
+
+close = Store.close
+
+async def slow_close(self):  # after the commit: the store's last moments, drawn out
+    print("committed", file=sys.stderr, flush=True)
+    await asyncio.sleep(1)
+    await close(self)
+
+Store.close = slow_close
+sys.exit(app.main(sys.argv[1:]))
+"""
+"""``--migrate`` whose store, the upgrade committed, takes 1 s to close."""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_after_the_commit_before_the_store_closed_changes_nothing(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """The migration was taken for done only once its store had closed: a signal in
+    between exited 143 with "nothing was migrated", though the schema was upgraded."""
+    data = tmp_path / "data"
+    status, rest = signalled(
+        [UPGRADED_THEN_SLOW_TO_CLOSE, "--migrate", "--data-dir", str(data)], "committed", signum
+    )
+    assert status == 0, rest
+    last = rest.rstrip().splitlines()[-1]
+    assert f"schema current (found so after {signum.name}" in last, rest
+    assert "Traceback" not in rest, rest
+    with sqlite3.connect(data / "scorpion.db") as db:  # and it is
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() != []
+
+
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
     """And a second signal during the shutdown does not cut it short."""
     process = start_process(*QUICK, "--data-dir", str(tmp_path))
