@@ -353,7 +353,8 @@ def problems(settings: Settings) -> list[str]:
     elif _not_a_host_name(settings.host):
         found.append(
             f"{_label('host')} must be an address or a host name, not {settings.host!r} "
-            "(a part of the name is empty or longer than 63 characters, or not text)"
+            "(a part of the name is empty or longer than 63 characters, or not text, "
+            "or it holds a space or a control character)"
         )
     found += _looked_at(_database_problems, settings, "database_url", "data_dir")
     found += _looked_at(_web_dir_problems, settings, "web_dir")
@@ -605,7 +606,10 @@ def _origin_problems(settings: Settings) -> list[str]:
 def _not_a_host_name(host: str) -> bool:
     """Whether ``host`` is no IP address and no name the resolver could be asked for
     (``a..b``, a label over 63 characters, bytes that were not UTF-8): the IDNA codec
-    refuses it, which ended in "the server failed unexpectedly"."""
+    refuses it, which ended in "the server failed unexpectedly"; nor one with a space or
+    a control character, which the codec lets through to fail as the server listens."""
+    if not host.isprintable() or any(char.isspace() for char in host):
+        return True
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -257,13 +257,20 @@ def test_a_path_too_long_to_look_at_is_one_line(flag: str, tmp_path: Path) -> No
         load_settings(["--database-url", f"sqlite+aiosqlite:///{tmp_path / ('a' * 300)}.db"])
 
 
-@pytest.mark.parametrize("host", ["a..b", "a" * 64, "\udcff", "é..b", "⒈.com"])
+@pytest.mark.parametrize(
+    "host",
+    ["a..b", "a" * 64, "\udcff", "é..b", "⒈.com", "local\nhost", "127.0.0.1\x1b]0;x\x07", "a b"],
+)
 def test_a_host_the_resolver_cannot_be_asked_for_is_a_bad_setting(host: str) -> None:
     """The IDNA codec refused it as the server started to listen: "the server failed
-    unexpectedly", with the frames of a bug."""
+    unexpectedly", with the frames of a bug. Control characters and spaces it let
+    through, to fail as the server listened (status 1, its line split in two, or a
+    terminal's escape sequence written out as it was)."""
     with pytest.raises(SettingsError) as caught:
         load_settings(["--host", host])
-    assert caught.value.lines[0].startswith("--host (SCORPION_HOST) must be an address or a host")
+    line = caught.value.lines[0]
+    assert line.startswith("--host (SCORPION_HOST) must be an address or a host"), line
+    assert line.isprintable(), line
 
 
 def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
