@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import errno
 import gc
+import io
 import logging
 import os
 import signal
@@ -606,7 +607,8 @@ def _hold_standard_streams() -> None:
     descriptor below 3 (exit 134 after a clean stop); a write meant for stderr could
     land in a client's socket. ``os.open`` takes the lowest free number, so opening
     in order fills the gaps; Python's ``sys`` stream of a closed one is None, and
-    is given the null device too.
+    is given the null device too, but standard output: only ``--help`` and
+    ``--version`` write there, and what they write must not vanish with status 0.
     """
     for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
         try:
@@ -616,8 +618,21 @@ def _hold_standard_streams() -> None:
             if opened != fd:
                 os.dup2(opened, fd)
                 os.close(opened)
-        if getattr(sys, name) is None:
+        if name == "stdout" and sys.stdout is None:
+            sys.stdout = _ClosedOutput()
+        elif getattr(sys, name) is None:
             setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115 (for the process' life)
+
+
+class _ClosedOutput(io.TextIOBase):
+    """``sys.stdout`` when the process started with it closed: a write fails, as it
+    would on the closed descriptor (``OutputFailed`` for ``--help``, ``--version``)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, _text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
 
 
 def _say(message: str, fmt: str, status: int) -> None:

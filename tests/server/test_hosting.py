@@ -637,6 +637,23 @@ def test_a_server_started_with_a_standard_stream_closed_stops_cleanly(
             process.stderr.close()
 
 
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_asked_with_standard_output_closed_is_said_not_exit_0(flag: str) -> None:
+    """The closed descriptor was given the null device (for the server's sake): the
+    version went there, and the process exited 0 having shown nothing."""
+    done = subprocess.run(
+        [sys.executable, "-m", "server", flag],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: os.close(1),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done
+    assert done.stderr.rstrip().endswith("cannot write to standard output (it is closed)"), done
+
+
 @pytest.mark.parametrize("ignored", [signal.SIGHUP, signal.SIGINT])
 def test_a_server_started_with_a_signal_ignored_keeps_serving_through_one(
     tmp_path: Path, ignored: signal.Signals
