@@ -407,8 +407,11 @@ def _database_problems(settings: Settings) -> list[str]:
 
 _SQLITE_EXAMPLE: Final = "sqlite+aiosqlite:///path/to/scorpion.db"
 # A URL's port after its host (``scheme://[user[:password]@]host:PORT``), as written.
+# The user part, when there is one, and the host are each taken whole (``?+``, ``(?>``):
+# given back, a password with no port after the host read as the port of a host named
+# as the user, and ``[::1]`` with none as host ``[`` with port ``:1]``.
 _HOST_PORT: Final = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(?:\[[^\]/]*\]|[^:/?#]*):([^/?#]*)"
+    r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?+(?>\[[^\]/]*\]|[^:/?#]*):([^/?#]*)"
 )
 _HEADER_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")  # RFC 9110's token
 

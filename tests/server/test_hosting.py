@@ -847,6 +847,21 @@ def test_waiting_cures_a_busy_sqlite_file_but_not_a_read_only_one() -> None:
     assert may_pass(StoreUnavailable("the database cannot be reached"))  # PostgreSQL's
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+asyncpg://u:pw@h/db",
+        "postgresql+asyncpg://u:p%40w@h/db",
+        "postgresql://u:pw@[::1]/db",
+        "postgresql+asyncpg://u:pw@h:5432/db",
+    ],
+)
+def test_a_postgresql_url_with_a_password_and_no_port_is_taken(url: str) -> None:
+    """The check of the port as written took ``pw@h`` for the port of host ``u``:
+    every URL with a password and the default port was refused."""
+    assert load_settings(["--database-url", url], {}).database_url == url
+
+
 def test_two_migrations_at_once_on_a_new_sqlite_file_both_succeed(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "server", "--migrate", "--data-dir", str(tmp_path)]
     runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
