@@ -51,6 +51,7 @@ from typing import Final
 
 from alembic.script.revision import ResolutionError
 from alembic.util import CommandError
+from asyncpg.exceptions import ClientConfigurationError
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
@@ -199,10 +200,12 @@ _PASSING_SQLITE_ERRORS: Final = (
 def may_pass(exc: BaseException) -> bool:
     """Whether waiting may cure ``exc`` (a ``StoreUnavailable`` at start-up).
 
-    PostgreSQL's are waited for (a server starting, a failover). SQLite's only when the
-    file is busy or cannot be opened or read for now: one that is read-only, or
-    whose schema cannot be made, stays so, and is said at once rather than after
-    ``--db-wait-s`` of retries.
+    PostgreSQL's are waited for (a server starting, a failover), but for the client's
+    own configuration (``sslmode=verify-full`` with no root certificate to verify
+    with) and a server that refuses the TLS the URL requires: neither changes by
+    waiting. SQLite's only when the file is busy or cannot be opened or read for
+    now: one that is read-only, or whose schema cannot be made, stays so. What does
+    not pass is said at once rather than after ``--db-wait-s`` of retries.
     """
     cause = exc.__cause__
     while cause is not None:
@@ -210,6 +213,12 @@ def may_pass(exc: BaseException) -> bool:
         if isinstance(orig, sqlite3.Error):
             name = str(getattr(orig, "sqlite_errorname", ""))
             return name.startswith(_PASSING_SQLITE_ERRORS)
+        if isinstance(cause, ClientConfigurationError) or isinstance(
+            orig, ClientConfigurationError
+        ):
+            return False
+        if isinstance(cause, ConnectionError) and "rejected SSL upgrade" in str(cause):
+            return False  # asyncpg's words for a server without TLS, asked for it
         cause = cause.__cause__
     return True
 

@@ -457,6 +457,11 @@ def _postgresql_problem(url: URL) -> str:
     is one line at start rather than a traceback or a node that never hears
     the others.
     """
+    for part, text in (("user", url.username), ("password", url.password)):
+        if text and "\x00" in text:  # PostgreSQL's startup message cannot carry it
+            return f": its {part} holds a NUL character"
+    if url.database and "\x00" in url.database:
+        return ": its database name holds a NUL character"
     for key, value in url.query.items():
         values = [value] if isinstance(value, str) else list(value)
         if key not in PG_QUERY:

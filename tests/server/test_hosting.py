@@ -862,6 +862,51 @@ def test_a_postgresql_url_with_a_password_and_no_port_is_taken(url: str) -> None
     assert load_settings(["--database-url", url], {}).database_url == url
 
 
+def test_waiting_does_not_cure_a_postgresql_server_without_the_tls_asked_for() -> None:
+    """``?ssl=require`` on a server without TLS was retried for the whole --db-wait-s."""
+    refused = StoreUnavailable("the database cannot be reached")
+    refused.__cause__ = ConnectionError(
+        'PostgreSQL server at "127.0.0.1:5432" rejected SSL upgrade'
+    )
+    assert not may_pass(refused)
+    reset = StoreUnavailable("the database cannot be reached")
+    reset.__cause__ = ConnectionResetError("Connection reset by peer")
+    assert may_pass(reset)
+
+
+def test_a_postgresql_url_to_verify_with_no_root_certificate_is_said_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """asyncpg's ``ClientConfigurationError`` (no ``~/.postgresql/root.crt`` for
+    ``sslmode=verify-full``) was retried for the whole --db-wait-s as "unavailable"."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    url = "postgresql+asyncpg://scorpion@127.0.0.1:1/scorpion?sslmode=verify-full"
+    started = time.monotonic()
+    assert main([*QUICK, "--database-url", url, "--db-wait-s", "60"]) == 1
+    assert time.monotonic() - started < 20
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "cannot use the database: root certificate file" in last, last
+
+
+@pytest.mark.parametrize(
+    ("url", "part"),
+    [
+        ("postgresql+asyncpg://scorpion@127.0.0.1/sc%00x", "database name"),
+        ("postgresql+asyncpg://sc%00x@127.0.0.1/scorpion", "user"),
+        ("postgresql+asyncpg://scorpion:p%00w@127.0.0.1/scorpion", "password"),
+    ],
+)
+def test_a_nul_in_a_postgresql_url_is_a_bad_setting(
+    url: str, part: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It reached PostgreSQL as a startup message it refuses as a protocol violation,
+    which was retried for the whole --db-wait-s as "refused the work for now"."""
+    assert main([*QUICK, "--database-url", url, "--db-wait-s", "60"]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.endswith("holds a NUL character"), last
+    assert part in last, last
+
+
 def test_two_migrations_at_once_on_a_new_sqlite_file_both_succeed(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "server", "--migrate", "--data-dir", str(tmp_path)]
     runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
