@@ -382,9 +382,9 @@ class App:
         Its token is not shown: on a shared screen, or in a log of the output,
         anyone reading it could play as that player.
         """
-        fields = {"old": previous.name, "server": self.options.server}
-        text = _("app.replaced_player", path=path, **fields)
-        self.tell("app.replaced_player", text, name=previous.name, path=str(path))
+        key = "app.replaced_player" if previous.name else "app.replaced_unnamed"  # by hand
+        text = _(key, path=path, old=previous.name, server=self.options.server)
+        self.tell(key, text, name=previous.name, path=str(path))
 
     def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:
         """The token that could not be saved, and how to store it by hand: nothing is lost."""

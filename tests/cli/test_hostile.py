@@ -90,6 +90,22 @@ def test_a_credentials_file_that_is_no_file_is_named_not_read(kind: str, tmp_pat
     assert caught.value.reason == reason
 
 
+async def test_a_replaced_entry_without_a_name_is_said_without_one(
+    cli: CliRunner, config_dir: Path, server: Running
+) -> None:
+    """An entry written by hand (or by another program) with a token and no name: its
+    replacement said " is no longer the player kept ...; to play as  again"."""
+    path = config.credentials_path(config_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = server.url.rstrip("/")
+    path.write_text(json.dumps({"servers": {key: {"token": "x"}}}), encoding="utf-8")
+    code, out = await cli("register", "dee")
+    assert code == 0, out
+    said = out.splitlines()[-1]
+    assert said.startswith(f"The player kept for {server.url} (its entry had no name)"), out
+    assert "  " not in said and "as  " not in said, said
+
+
 async def test_registering_another_name_keeps_the_replaced_token_in_sight(
     cli: CliRunner, config_dir: Path, server: Running
 ) -> None:
