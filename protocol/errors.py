@@ -67,7 +67,9 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "(section 10): no more moves, deals, undos, restarts or hints; resign or start a new game.",
     "unavailable": "The server cannot serve the request right now (starting, stopping, or "
     "storage unavailable or too slow); retry later. Not applied, unless the database "
-    "committed it as the server stopped waiting: resend it with the same id and v to know.",
+    "commits it all the same (as the server stops waiting, or later when the network to it "
+    "stalled; its events then reach the game's watchers as any commit's do): resend it with "
+    "the same id and v to know.",
     "internal": "An unexpected server error; the request may have been applied: resend it "
     "with the same id and v.",
 }

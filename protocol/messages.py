@@ -252,7 +252,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "before (after an undo), the hint is the same winning step again: a client offering "
         '"another hint" should undo further, or restart. A hint has no `v` and is not '
         "recognised when resent: one answered `internal` or `unavailable` may have been "
-        "recorded all the same (the database committed it as the server stopped waiting), "
+        "recorded all the same (the database committed it as the server stopped waiting, or "
+        "later), "
         "and its `hint` event then reaches the game's watchers; asking again records another.",
         ("hint",),
         (*_OPEN_ACCESS, "game_over", "paused", "game_too_long"),

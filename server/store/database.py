@@ -29,13 +29,16 @@ Two backends are supported, with the same schema and the same tests:
 where the database could keep a request waiting: opening a connection,
 waiting for one from the pool, and each statement (SQLite: ``busy_timeout``,
 the wait for the write lock; PostgreSQL: asyncpg's ``command_timeout`` on the
-client, and the same ``statement_timeout`` on the server). A step that runs out
-of time raises, and the store answers ``StoreUnavailable``. The server's own
-bound matters for a statement outside ``BEGIN`` (``pg_writer``'s batch, which
-commits itself): the client's cancel request may never arrive (the timed-out
-connection is dropped at once), and a backend waiting on a lock does not notice
-its client gone, so without it the statement would run and commit once the
-lock lifted, seconds after the client was told ``unavailable``. None: SQLite's
+client, and a ``statement_timeout`` a little shorter on the server,
+``statement_timeout_ms``). A step that runs out of time raises, and the store
+answers ``StoreUnavailable``. The server's own bound matters for a statement
+outside ``BEGIN`` (``pg_writer``'s batch, which commits itself): the client's
+cancel request may never arrive (the timed-out connection is dropped at once),
+and a backend waiting on a lock does not notice its client gone, so without it
+the statement would run and commit once the lock lifted, seconds after the
+client was told ``unavailable``. What it cannot bound is a statement held up on
+the way (a network that stalls for longer than the margin): that one may still
+commit after the client gave up, which the protocol's resend tells. None: SQLite's
 default busy timeout and no limit on PostgreSQL (migrations use this).
 
 A URL without a driver (``sqlite:///x.db``, ``postgresql://...``) gets the
@@ -145,11 +148,34 @@ def create_engine(
         connect_args.setdefault("timeout", opening)
         if timeout is not None:
             connect_args.setdefault("command_timeout", timeout)
-            settings = connect_args.setdefault("server_settings", {})
-            settings.setdefault("statement_timeout", str(max(1, round(timeout * 1000))))
     engine = create_async_engine(parsed, **options)
+    if timeout is not None:
+        _bound_statements(engine, statement_timeout_ms(timeout))
     _ping_on_checkout(engine)
     return engine
+
+
+STATEMENT_MARGIN_MS: Final = 250
+"""How much sooner than the client PostgreSQL gives a statement up (at most a quarter
+of the timeout): its clock starts as the statement arrives, one trip after the
+client's, and a lock lifted in between would let the statement commit after the
+client was told ``unavailable``."""
+
+
+def statement_timeout_ms(timeout: float) -> int:
+    """PostgreSQL's ``statement_timeout`` for a client bound of ``timeout`` seconds."""
+    ms = max(1, round(timeout * 1000))
+    return max(1, ms - min(STATEMENT_MARGIN_MS, ms // 4))
+
+
+def _bound_statements(engine: AsyncEngine, ms: int) -> None:
+    """Set ``statement_timeout`` on each new connection, by a statement: as a startup
+    parameter, a PgBouncer in front of PostgreSQL would refuse the connection."""
+
+    def bound(dbapi_connection: Any, _record: Any) -> None:
+        await_only(dbapi_connection.driver_connection.execute(f"SET statement_timeout = {ms}"))
+
+    event.listen(engine.sync_engine, "connect", bound)
 
 
 def _ping_on_checkout(engine: AsyncEngine) -> None:

@@ -89,8 +89,11 @@ class FreezableProxy:
     While frozen, what either side sends is held back, as a stopped
     PostgreSQL holds a request it has received; ``thaw()`` lets it through.
     ``shut_down()`` drops every connection and answers new ones with SQLSTATE
-    57P03 ("the database system is shutting down") until ``reopen()``.
+    57P03 ("the database system is shutting down") until ``reopen()``. ``delay``
+    (seconds) holds back what the client sends by that long: a slow network.
     """
+
+    delay = 0.0
 
     def __init__(self, host: str, port: int) -> None:
         self._target = (host, port)
@@ -142,13 +145,17 @@ class FreezableProxy:
             return
         up_reader, up_writer = await asyncio.open_connection(*self._target)
         self._writers.update((writer, up_writer))
-        for source, sink in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.create_task(self._pump(source, sink))
+        for source, sink, slow in ((reader, up_writer, True), (up_reader, writer, False)):
+            task = asyncio.create_task(self._pump(source, sink, slow))
             self._tasks.add(task)
 
-    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, slow: bool
+    ) -> None:
         try:
             while data := await source.read(65536):
+                if slow and self.delay:
+                    await asyncio.sleep(self.delay)
                 await self._flowing.wait()
                 sink.write(data)
                 await sink.drain()
