@@ -457,11 +457,18 @@ def _postgresql_problem(url: URL) -> str:
     is one line at start rather than a traceback or a node that never hears
     the others.
     """
-    for part, text in (("user", url.username), ("password", url.password)):
-        if text and "\x00" in text:  # PostgreSQL's startup message cannot carry it
-            return f": its {part} holds a NUL character"
-    if url.database and "\x00" in url.database:
-        return ": its database name holds a NUL character"
+    if url.password and "\x00" in url.password:  # PostgreSQL's startup message cannot carry it
+        return ": its password holds a NUL character"
+    hosts = url.query.get("host", ())
+    named = [
+        ("user", url.username),
+        ("database name", url.database),
+        ("host", url.host),
+        *(("host", each) for each in ([hosts] if isinstance(hosts, str) else hosts)),
+    ]
+    for part, text in named:  # no such name can be, nor said on one line
+        if text and not text.isprintable():
+            return f": its {part} holds a control character ({text!r})"
     for key, value in url.query.items():
         values = [value] if isinstance(value, str) else list(value)
         if key not in PG_QUERY:
