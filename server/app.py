@@ -509,7 +509,9 @@ async def migrate(settings: Settings) -> bool:
 
 
 class _Interrupted(Exception):
-    """A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) stopped ``--migrate``: ``args[0]``."""
+    """A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) stopped ``--migrate``: ``args[0]``;
+    ``args[1]``: the database, asked after, said the migration had not committed (False:
+    it did not answer, so that is not known)."""
 
 
 async def _migrate_unless_interrupted(settings: Settings) -> str:
@@ -547,8 +549,9 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if interrupted is None:
             raise
         task.uncancel()
-        if not await _schema_current(settings):
-            raise _Interrupted(interrupted) from None
+        current = await _schema_current(settings)
+        if not current:
+            raise _Interrupted(interrupted, current is not None) from None
         _ignore_stop_signals(loop)
         return (
             f"schema current (found so after {interrupted.name}: "
@@ -556,14 +559,14 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         )
 
 
-async def _schema_current(settings: Settings) -> bool:
+async def _schema_current(settings: Settings) -> bool | None:
     """Whether the database's schema is this version's, asked anew (within
-    ``--db-timeout-ms``); False when that cannot be told."""
+    ``--db-timeout-ms``); None when the database does not answer."""
     store = Store.connect(settings.store_url, timeout=settings.db_timeout_ms / 1000)
     try:
         return await store.schema_status() is SchemaStatus.CURRENT
     except Exception:
-        return False
+        return None
     finally:
         with contextlib.suppress(Exception):
             await store.close()
@@ -659,10 +662,16 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     except KeyboardInterrupt:  # Ctrl-C during --migrate: rolled back
         return 130, "interrupted"
     except _Interrupted as stopped:  # a signal during --migrate: rolled back
-        signum = signal.Signals(stopped.args[0])
+        signum, known = signal.Signals(stopped.args[0]), stopped.args[1]
+        status = 130 if signum is signal.SIGINT else 128 + signum
+        if not known:
+            return status, (
+                f"interrupted by {signum.name}; the database did not answer after, so "
+                "whether the migration committed is not known: run --migrate again"
+            )
         if signum is signal.SIGINT:
-            return 130, "interrupted"
-        return 128 + signum, f"interrupted by {signum.name}: nothing was migrated"
+            return status, "interrupted"
+        return status, f"interrupted by {signum.name}: nothing was migrated"
     except (SchemaNewer, SchemaForeign) as exc:
         return 2, str(exc)
     except SchemaOutdated as exc:

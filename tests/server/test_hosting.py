@@ -558,6 +558,34 @@ def test_a_signal_after_the_commit_before_the_store_closed_changes_nothing(
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() != []
 
 
+UPGRADED_THEN_UNREACHABLE = UPGRADED_THEN_SLOW_TO_CLOSE.replace(
+    "Store.close = slow_close",
+    """Store.close = slow_close
+
+async def unreachable(self):
+    raise app.StoreUnavailable("the database cannot be reached")
+
+Store.schema_status = unreachable  # asked after the signal: no answer""",
+)
+"""The same, with the database not answering once the signal has come."""
+
+
+def test_a_signal_after_the_commit_with_the_database_gone_says_it_does_not_know(
+    tmp_path: Path,
+) -> None:
+    """The database not answering when asked after the signal was taken for a schema
+    not current: "nothing was migrated", though the upgrade had committed."""
+    status, rest = signalled(
+        [UPGRADED_THEN_UNREACHABLE, "--migrate", "--data-dir", str(tmp_path / "data")],
+        "committed",
+        signal.SIGTERM,
+    )
+    assert status == 143, rest
+    last = rest.rstrip().splitlines()[-1]
+    assert "whether the migration committed is not known: run --migrate again" in last, rest
+    assert "nothing was migrated" not in rest and "Traceback" not in rest, rest
+
+
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
     """And a second signal during the shutdown does not cut it short."""
     process = start_process(*QUICK, "--data-dir", str(tmp_path))
