@@ -90,9 +90,12 @@ def parse_card(text: str) -> Card:
         return card
     if not isinstance(text, str):
         raise CardParseError(f"a card must be text, not {type(text).__name__}")
-    cleaned = text.strip().upper()
+    cleaned = text.strip()
     if len(cleaned) > 2 and cleaned[-1] in _PRESENTATION and cleaned[-2] in _SYMBOLS:
         cleaned = cleaned[:-1]
+    if not all(char.isascii() or char in _SYMBOLS for char in cleaned):
+        raise CardParseError(f"not a card: {text!r}")  # upper() makes "Aſ" (long s) "AS"
+    cleaned = cleaned.upper()
     rank = _RANK_ALIASES.get(cleaned[:-1])
     suit = _SUIT_ALIASES.get(cleaned[-1:])
     if rank is None or suit is None:

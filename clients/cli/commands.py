@@ -32,7 +32,10 @@ __all__ = [
 ]
 
 # a suit symbol may carry its text or emoji presentation selector (``4♥️``, from a phone)
-_CARD = re.compile(r"^(10|[2-9atjqk])(?:([shdc])|([♠♥♦♣♤♡♢♧])[\ufe0e\ufe0f]?)$", re.IGNORECASE)
+# (re.ASCII: case folded as ASCII only, where the Kelvin sign K would match k)
+_CARD = re.compile(
+    r"^(10|[2-9atjqk])(?:([shdc])|([♠♥♦♣♤♡♢♧])[\ufe0e\ufe0f]?)$", re.IGNORECASE | re.ASCII
+)
 _SUIT = {"♠": "S", "♤": "S", "♥": "H", "♡": "H", "♦": "D", "♢": "D", "♣": "C", "♧": "C"}
 
 _WORDS = {

@@ -39,7 +39,8 @@ def test_card_spellings(text: str, card: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["1h", "zz", "4x", "100h", "", "4h\ufe0f", "4♥\ufe0f\ufe0f", "4\ufe0f"]
+    "text",
+    ["1h", "zz", "4x", "100h", "", "4h\ufe0f", "4♥\ufe0f\ufe0f", "4\ufe0f", "\u212aS", "A\u017f"],
 )
 def test_not_cards(text: str) -> None:
     assert parse_card(text) is None

@@ -25,7 +25,12 @@ def test_a_suit_symbol_followed_by_a_presentation_selector_is_that_suit() -> Non
 
 @pytest.mark.parametrize(
     "text",
-    ["", "ZZ", "1H", "KX", "AS\x00", "T H", "4H\ufe0f", "4\u2665\ufe0f\ufe0f", "4\ufe0f", "\ufe0f"],
+    [
+        *["", "ZZ", "1H", "KX", "AS\x00", "T H", "4H\ufe0f", "4\u2665\ufe0f\ufe0f"],
+        *["4\ufe0f", "\ufe0f"],
+        "A\u017f",  # the long s, which upper() makes S
+        "\u212aS",  # the Kelvin sign, which lower() makes k
+    ],
 )
 def test_what_is_not_a_card_is_refused(text: str) -> None:
     with pytest.raises(CardParseError):
