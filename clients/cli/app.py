@@ -382,8 +382,10 @@ class App:
         Its token is not shown: on a shared screen, or in a log of the output,
         anyone reading it could play as that player.
         """
-        key = "app.replaced_player" if previous.name else "app.replaced_unnamed"  # by hand
-        text = _(key, path=path, old=previous.name, server=self.options.server)
+        # A name written by hand may be blank, or hold what a terminal would act on.
+        name = previous.name if previous.name.isprintable() else repr(previous.name)
+        key = "app.replaced_player" if name.strip() else "app.replaced_unnamed"
+        text = _(key, path=path, old=name, server=self.options.server)
         self.tell(key, text, name=previous.name, path=str(path))
 
     def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:

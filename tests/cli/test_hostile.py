@@ -90,20 +90,30 @@ def test_a_credentials_file_that_is_no_file_is_named_not_read(kind: str, tmp_pat
     assert caught.value.reason == reason
 
 
+@pytest.mark.parametrize(
+    ("entry", "starts"),
+    [
+        ({"token": "x"}, "The player kept for {url} (its entry had no name)"),
+        ({"token": "x", "name": "   "}, "The player kept for {url} (its entry had no name)"),
+        ({"token": "x", "name": "\x1b]0;owned\x07"}, "'\\x1b]0;owned\\x07' is no longer"),
+        ({"token": "x", "name": "a\nb"}, "'a\\nb' is no longer the player kept"),
+    ],
+)
 async def test_a_replaced_entry_without_a_name_is_said_without_one(
-    cli: CliRunner, config_dir: Path, server: Running
+    cli: CliRunner, config_dir: Path, server: Running, entry: dict[str, str], starts: str
 ) -> None:
     """An entry written by hand (or by another program) with a token and no name: its
-    replacement said " is no longer the player kept ...; to play as  again"."""
+    replacement said " is no longer the player kept ...; to play as  again". A name
+    holding a terminal's escape sequence was written out as it was."""
     path = config.credentials_path(config_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     key = server.url.rstrip("/")
-    path.write_text(json.dumps({"servers": {key: {"token": "x"}}}), encoding="utf-8")
+    path.write_text(json.dumps({"servers": {key: entry}}), encoding="utf-8")
     code, out = await cli("register", "dee")
     assert code == 0, out
     said = out.splitlines()[-1]
-    assert said.startswith(f"The player kept for {server.url} (its entry had no name)"), out
-    assert "  " not in said and "as  " not in said, said
+    assert said.startswith(starts.format(url=server.url)), out
+    assert "as  " not in said and "\x1b" not in out, said
 
 
 async def test_registering_another_name_keeps_the_replaced_token_in_sight(
