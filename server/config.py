@@ -350,11 +350,15 @@ def problems(settings: Settings) -> list[str]:
         found.append(f"{_label('event_loop')}: uvloop is not installed (the server extra)")
     if not settings.host:
         found.append(f"{_label('host')} must name an interface")
+    elif settings.host.startswith("[") and settings.host.endswith("]"):
+        found.append(
+            f"{_label('host')}: write an IPv6 address without brackets, not {settings.host!r}"
+        )
     elif _not_a_host_name(settings.host):
         found.append(
             f"{_label('host')} must be an address or a host name, not {settings.host!r} "
-            "(a part of the name is empty or longer than 63 characters, or not text, "
-            "or it holds a space or a control character)"
+            "(a part of the name is empty or longer than 63 characters, the name longer "
+            "than 253, or not text, or it holds a space or a control character)"
         )
     found += _looked_at(_database_problems, settings, "database_url", "data_dir")
     found += _looked_at(_web_dir_problems, settings, "web_dir")
@@ -632,7 +636,8 @@ def _not_a_host_name(host: str) -> bool:
             encoded = host.encode("idna")
         except UnicodeError:
             return True
-        return not all(encoded.removesuffix(b".").split(b"."))  # "⒈.com" is "1..com"
+        name = encoded.removesuffix(b".")
+        return len(name) > 253 or not all(name.split(b"."))  # "⒈.com" is "1..com"
     return False
 
 

@@ -259,7 +259,10 @@ def test_a_path_too_long_to_look_at_is_one_line(flag: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "host",
-    ["a..b", "a" * 64, "\udcff", "é..b", "⒈.com", "local\nhost", "127.0.0.1\x1b]0;x\x07", "a b"],
+    [
+        *["a..b", "a" * 64, "\udcff", "é..b", "⒈.com", "local\nhost", "127.0.0.1\x1b]0;x\x07"],
+        *["a b", ".".join(["a" * 63] * 4)],
+    ],
 )
 def test_a_host_the_resolver_cannot_be_asked_for_is_a_bad_setting(host: str) -> None:
     """The IDNA codec refused it as the server started to listen: "the server failed
@@ -271,6 +274,14 @@ def test_a_host_the_resolver_cannot_be_asked_for_is_a_bad_setting(host: str) -> 
     line = caught.value.lines[0]
     assert line.startswith("--host (SCORPION_HOST) must be an address or a host"), line
     assert line.isprintable(), line
+
+
+def test_an_ipv6_address_in_brackets_is_a_bad_setting() -> None:
+    """``--host [::1]`` was taken, then failed to listen: status 1, not a setting's 2."""
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--host", "[::1]"])
+    assert caught.value.lines[0].endswith("without brackets, not '[::1]'"), caught.value.lines
+    assert load_settings(["--host", "::1"]).host == "::1"
 
 
 def test_a_port_in_use_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
