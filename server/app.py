@@ -44,7 +44,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Final
@@ -116,7 +116,9 @@ FIRST_PAUSE_S: Final = 0.5
 LONGEST_PAUSE_S: Final = 8.0
 
 
-async def prepare_store(settings: Settings, *, migrating: bool = False) -> Store:
+async def prepare_store(
+    settings: Settings, *, migrating: bool = False, upgrading: Callable[[], None] | None = None
+) -> Store:
     """A store on a current schema: SQLite upgraded in place, PostgreSQL checked.
 
     A database that does not answer is retried for ``db_wait_s`` seconds
@@ -124,14 +126,15 @@ async def prepare_store(settings: Settings, *, migrating: bool = False) -> Store
     the last ``StoreUnavailable`` is raised. A failure that waiting cannot cure
     (``may_pass``) is raised at once. ``migrating``: upgrade on PostgreSQL too, with
     no bound on a statement (a migration may take long); the connection is still
-    bounded by ``db_timeout_ms``.
+    bounded by ``db_timeout_ms``. ``upgrading`` is called once an upgrade's transaction
+    is open.
     """
     make_sqlite_directory(settings)
     deadline = time.monotonic() + settings.db_wait_s
     pause = FIRST_PAUSE_S
     while True:
         try:
-            return await _open_store(settings, migrating)
+            return await _open_store(settings, migrating, upgrading)
         except StoreUnavailable as exc:
             left = deadline - time.monotonic()
             if left <= 0 or not may_pass(exc):
@@ -223,7 +226,9 @@ def may_pass(exc: BaseException) -> bool:
     return True
 
 
-async def _open_store(settings: Settings, migrating: bool = False) -> Store:
+async def _open_store(
+    settings: Settings, migrating: bool = False, upgrading: Callable[[], None] | None = None
+) -> Store:
     timeout = settings.db_timeout_ms / 1000
     if migrating:
         store = Store.connect(settings.store_url, connect_timeout=timeout)
@@ -231,7 +236,7 @@ async def _open_store(settings: Settings, migrating: bool = False) -> Store:
         store = Store.connect(settings.store_url, max_batch=settings.commit_batch, timeout=timeout)
     try:
         if settings.is_sqlite or migrating:
-            await store.upgrade()
+            await store.upgrade(upgrading)
         else:
             await store.check_schema()
         await store.check_writable()
@@ -500,10 +505,10 @@ async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> 
     return False
 
 
-async def migrate(settings: Settings) -> bool:
+async def migrate(settings: Settings, upgrading: Callable[[], None] | None = None) -> bool:
     """Upgrade the schema (``--migrate``), waiting for the database as serving does;
-    False when it was current already (nothing done)."""
-    store = await prepare_store(settings, migrating=True)
+    False when it was current already (nothing done). ``upgrading``: as ``prepare_store``."""
+    store = await prepare_store(settings, migrating=True, upgrading=upgrading)
     await store.close()
     return store.schema_before is not SchemaStatus.CURRENT
 
@@ -523,12 +528,17 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
 
     A signal may come as the upgrade commits, or after, while the store closes: the
     migration cannot tell then whether its commit went through, so the database is
-    asked. A schema found current is a success (nothing is left to migrate), said so.
+    asked, once the upgrade had begun (before, nothing can have been migrated). A
+    schema found current is a success (nothing is left to migrate), said so.
     Returns the line to log."""
     task = asyncio.current_task()
     assert task is not None
     interrupted: signal.Signals | None = None
-    done = False
+    done = began = False
+
+    def upgrading() -> None:
+        nonlocal began
+        began = True
 
     def interrupt(signum: signal.Signals) -> None:
         nonlocal interrupted
@@ -541,7 +551,7 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             loop.add_signal_handler(signum, interrupt, signum)  # till the loop closes
     try:
-        upgraded = await migrate(settings)
+        upgraded = await migrate(settings, upgrading)
         done = True
         _ignore_stop_signals(loop)  # committed: from here to the process' end too
         return "schema upgraded" if upgraded else "schema current already: nothing to do"
@@ -549,7 +559,7 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if interrupted is None:
             raise
         task.uncancel()
-        current = await _schema_current(settings)
+        current = await _schema_current(settings) if began else False
         if not current:
             raise _Interrupted(interrupted, current is not None) from None
         _ignore_stop_signals(loop)

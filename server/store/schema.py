@@ -161,14 +161,17 @@ async def read_schema_state(engine: AsyncEngine) -> SchemaState:
         return await connection.run_sync(_read_state)
 
 
-async def upgrade(engine: AsyncEngine) -> SchemaStatus:
+async def upgrade(engine: AsyncEngine, begun: Callable[[], None] | None = None) -> SchemaStatus:
     """``alembic upgrade head`` in one transaction, unless the database is another
     program's (``SchemaForeign``, module docstring); the schema's status before it
     (``CURRENT``: there was nothing to do). Give it ``database.writing(engine)``:
     on SQLite the transaction then takes the write lock first, so two upgrades at once
-    wait for each other instead of one failing with "database is locked"."""
+    wait for each other instead of one failing with "database is locked". ``begun``
+    is called once the transaction is open: from then, a commit may go through."""
 
     def run(connection: Connection) -> SchemaStatus:
+        if begun is not None:
+            begun()
         if connection.dialect.name == "postgresql":
             # The lock first: read before it, three nodes migrating at once each found
             # the schema behind and said "schema upgraded"; the later two did nothing.

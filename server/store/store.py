@@ -351,12 +351,13 @@ class Store:
                 raise SchemaNewer(newer)
             raise SchemaOutdated(state.describe())
 
-    async def upgrade(self) -> SchemaStatus:
+    async def upgrade(self, begun: Callable[[], None] | None = None) -> SchemaStatus:
         """Migrate the database to this code's head revision (``alembic upgrade head``);
-        ``SchemaForeign`` for another program's database (``schema.upgrade``). The
-        schema's status before, also kept as ``schema_before``."""
+        ``SchemaForeign`` for another program's database (``schema.upgrade``, which calls
+        ``begun`` once its transaction is open). The schema's status before, also kept
+        as ``schema_before``."""
         with translate_errors():
-            self.schema_before = await schema.upgrade(self._writing)
+            self.schema_before = await schema.upgrade(self._writing, begun)
         return self.schema_before
 
     async def readiness(self) -> SchemaStatus:

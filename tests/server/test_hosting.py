@@ -586,6 +586,20 @@ def test_a_signal_after_the_commit_with_the_database_gone_says_it_does_not_know(
     assert "nothing was migrated" not in rest and "Traceback" not in rest, rest
 
 
+def test_a_signal_while_waiting_for_the_database_to_migrate_says_nothing_was_migrated() -> None:
+    """Asked after the signal, a database that never answered could not tell whether
+    the migration committed, and the line said so: it cannot have begun."""
+    url = "postgresql+asyncpg://scorpion@127.0.0.1:1/scorpion"
+    argv = ["import sys, server.app as app; sys.exit(app.main(sys.argv[1:]))"]
+    status, rest = signalled(
+        [*argv, "--migrate", "--database-url", url, "--db-wait-s", "60"],
+        "not available yet",
+        signal.SIGTERM,
+    )
+    assert status == 143, rest
+    assert rest.rstrip().endswith("interrupted by SIGTERM: nothing was migrated"), rest
+
+
 def test_sighup_stops_a_serving_server_gracefully(tmp_path: Path) -> None:
     """And a second signal during the shutdown does not cut it short."""
     process = start_process(*QUICK, "--data-dir", str(tmp_path))
