@@ -339,3 +339,28 @@ test("a restart asked while another tab pauses the game is withdrawn: the pause 
   await expect(page.locator('[data-action="resume-big"]')).toBeFocused();
   await atVersion(page, 0);
 });
+
+test("a button pressed while a push draws the page anew still clicks when released", async ({ page, context, server }) => {
+  // The page is drawn anew on each reply and push: a press and its release on two
+  // different nodes make no click, so a Deal or a tool pressed as a push came was lost.
+  let received = 0;
+  page.on("websocket", (socket) => socket.on("framereceived", () => (received += 1)));
+  await register(page, server.url, uniqueName("press"));
+  await startGame(page, "medium", knownDeal());
+  const other = await context.newPage();
+  await other.goto(server.url); // the same player: the unfinished game opens
+  await atVersion(other, 0);
+  const elsewhere = [() => tap(other, "QD"), () => other.locator('.tools [data-action="undo"]').click()];
+  for (const [index, pressed] of [".stock", '.tools [data-action="hint"]'].entries()) {
+    const box = await page.locator(pressed).boundingBox();
+    expect(box).not.toBeNull();
+    await page.mouse.move(box!.x + box!.width / 2, box!.y + box!.height / 2);
+    await page.mouse.down();
+    const before = received;
+    await elsewhere[index]!(); // an action on the other tab, pushed to this one
+    await expect.poll(() => received).toBeGreaterThan(before);
+    await page.mouse.up();
+    await atVersion(page, 2 * index + 2); // the press was a click
+  }
+  await expect(page.locator(".banner.hint")).toBeVisible();
+});

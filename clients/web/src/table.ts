@@ -213,16 +213,17 @@ interface Drag {
 let lastDrag: HTMLElement[] = [];
 
 /**
- * A pointer is down on a card: drawing the table again now would take the
- * card from under it (a drag in progress would be dropped, its pointer capture
- * lost with the old table, and a tap's click would find no button). So a
- * redraw asked for meanwhile waits until the pointer is released anywhere, and
- * until the tap's click has run.
+ * A pointer is down on a card or a button: drawing the page again now would
+ * take it from under the pointer (a drag in progress would be dropped, its
+ * pointer capture lost with the old table, and the release would land on a new
+ * node: no click, so a Deal pressed as a push came did nothing). So a redraw
+ * asked for meanwhile waits until the pointer is released anywhere, and until
+ * the click has run.
  */
 let pressed = false;
 let redrawAfter: (() => void) | null = null;
 
-/** True, keeping `redraw` for later, while a pointer is down on a card; false (draw now) otherwise. */
+/** True, keeping `redraw` for later, while a pointer is down on a card or a button; false (draw now) otherwise. */
 export function whenReleased(redraw: () => void): boolean {
   if (!pressed) return false;
   redrawAfter = redraw;
@@ -238,6 +239,13 @@ function released(): void {
 }
 
 if (typeof window !== "undefined") {
+  window.addEventListener(
+    "pointerdown",
+    (event) => {
+      if (event.button === 0 && event.target instanceof Element && event.target.closest("button")) pressed = true;
+    },
+    true,
+  );
   window.addEventListener("pointerup", released);
   window.addEventListener("pointercancel", released);
   // The window lost the focus with a card pressed (another window, a system
