@@ -445,3 +445,29 @@ test("a notice over the columns lets a drop through, and is not drawn over the t
   await atVersion(page, 2);
   expect(await columnOf(page, "9D")).toBe(1);
 });
+
+test("Escape during a drag puts the cards back, and the release moves nothing", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("escape"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD"); // uncovers 9D, which could go on column 1
+  await atVersion(page, 1);
+  await still(page);
+  const card = await boxOf(page, '.card.up[data-card="9D"]');
+  const target = await boxOf(page, '.column[data-column="1"]');
+  await page.mouse.move(card.x + card.width / 2, card.y + 6);
+  await page.mouse.down();
+  await page.mouse.move(target.x + target.width / 2, target.y + target.height - 8, { steps: 6 });
+  await expect(page.locator('.card.up[data-card="9D"]')).toHaveClass(/dragging/);
+  await page.keyboard.press("Escape");
+  await expect
+    .poll(() => page.$eval('.card.up[data-card="9D"]', (node) => (node as HTMLElement).style.transform))
+    .toBe("");
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+  await atVersion(page, 1);
+  expect(await columnOf(page, "9D")).not.toBe(1);
+  // and the next drag goes as ever
+  await drag(page, "9D", 1);
+  await atVersion(page, 2);
+  expect(await columnOf(page, "9D")).toBe(1);
+});

@@ -364,3 +364,37 @@ test("a button pressed while a push draws the page anew still clicks when releas
   }
   await expect(page.locator(".banner.hint")).toBeVisible();
 });
+
+test("a drag let go after another tab paused the game sends no move: the pause screen shows", async ({ page, context, server }) => {
+  let sent = 0;
+  let received = 0;
+  page.on("websocket", (socket) => {
+    socket.on("framesent", () => (sent += 1));
+    socket.on("framereceived", () => (received += 1));
+  });
+  await register(page, server.url, uniqueName("drag-pause"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD"); // uncovers 9D, which goes on column 1
+  await atVersion(page, 1);
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await atVersion(other, 1);
+  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
+  const target = await page.locator('.column[data-column="1"]').boundingBox();
+  await page.mouse.move(card!.x + card!.width / 2, card!.y + 6);
+  await page.mouse.down();
+  await page.mouse.move(card!.x + card!.width / 2 + 10, card!.y + 20, { steps: 2 });
+  const heard = received;
+  await other.locator('.tools [data-action="pause"]').click();
+  await expect(other.locator(".paused")).toBeVisible();
+  await expect.poll(() => received).toBeGreaterThan(heard); // the pause, pushed: the drawing waits for the release
+  await expect(page.locator(".paused")).toHaveCount(0);
+  const before = sent;
+  await page.mouse.move(target!.x + target!.width / 2, target!.y + target!.height - 8, { steps: 6 });
+  await page.mouse.up();
+  await expect(page.locator(".paused")).toBeVisible();
+  await page.waitForTimeout(300);
+  expect(sent, "frames sent after the release").toBe(before);
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+  await atVersion(page, 1);
+});

@@ -222,6 +222,8 @@ let lastDrag: HTMLElement[] = [];
  */
 let pressed = false;
 let redrawAfter: (() => void) | null = null;
+/** Puts back the cards of the drag in progress (Escape), if one is. */
+let cancelDrag: (() => void) | null = null;
 
 /** True, keeping `redraw` for later, while a pointer is down on a card or a button; false (draw now) otherwise. */
 export function whenReleased(redraw: () => void): boolean {
@@ -252,6 +254,18 @@ if (typeof window !== "undefined") {
   // gesture): its release may never be seen here, and the page would never be
   // drawn again until some later click.
   window.addEventListener("blur", released);
+  // Escape during a drag puts the cards back, and its release does nothing.
+  window.addEventListener(
+    "keydown",
+    (event) => {
+      if (event.key !== "Escape" || !cancelDrag) return;
+      cancelDrag();
+      cancelDrag = null;
+      event.preventDefault();
+      event.stopPropagation(); // not also a dialog's Escape
+    },
+    true,
+  );
 }
 
 /** The card and every card after it in its column (what a move carries, R7). */
@@ -268,6 +282,7 @@ function carriedBy(card: HTMLElement): HTMLElement[] {
 function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
   let drag: Drag | null = null;
   let suppressClick = false;
+  let cancelled: number | null = null; // the pointer of a drag Escape put back
   table.addEventListener("pointerdown", (event) => {
     const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (!target || event.button !== 0) return;
@@ -284,14 +299,29 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
       drag.moved = true;
       table.setPointerCapture(event.pointerId);
       for (const node of drag.carried) node.classList.add("dragging");
+      const current = drag;
+      cancelDrag = () => {
+        if (drag !== current) return;
+        cancelled = current.pointer;
+        drag = null;
+        springBack(current.carried);
+      };
     }
     for (const node of drag.carried) node.style.transform = `translate(${dx}px, ${dy}px)`;
     event.preventDefault();
   });
   const finish = (event: PointerEvent) => {
+    if (cancelled === event.pointerId) {
+      // the release of a drag Escape cancelled: no move, and no click either
+      cancelled = null;
+      suppressClick = true;
+      setTimeout(() => (suppressClick = false), 0);
+      return;
+    }
     if (!drag || event.pointerId !== drag.pointer) return;
     const current = drag;
     drag = null;
+    cancelDrag = null;
     if (!current.moved) return; // a tap: the click handler moves it
     suppressClick = true;
     setTimeout(() => (suppressClick = false), 0);
