@@ -64,6 +64,9 @@ test("a deal proved lost is said at the deal, not blamed on a move", async ({ pa
     await expect(notice).not.toContainText("no longer");
     await expect(notice.locator('[data-action="new"]')).toBeEnabled();
     await expect(notice.locator('[data-action="resign"]')).toBeEnabled();
+    // undo and restart lead back to this deal: not offered as ways out
+    await expect(notice).toContainText("Resign, or start a new game.");
+    await expect(notice.locator('[data-action="restart"], [data-action="undo"]')).toHaveCount(0);
     await expect(page.locator(".tools [data-action='undo']")).toBeDisabled();
     // a hint still names a move while there is one (R20), beside the notice that none can win
     await page.locator('.tools [data-action="hint"]').click();

@@ -511,13 +511,17 @@ test("a deal number the wire cannot carry is said on the page, not sent nor repl
   const sent = await noted(page);
   await register(page, server.url, uniqueName("dealno"));
   await page.locator('button.level[data-level="hard"]').click();
-  for (const typed of ["0", "-3", "1.5", "9007199254740992", "12345678901234567890"]) {
+  // 1e3 and 5.0 are numbers to the field, but no deal number as written
+  for (const typed of ["0", "-3", "1.5", "9007199254740992", "12345678901234567890", "1e3", "5.0"]) {
     await page.locator("#deal").fill(typed);
     await page.locator('[data-action="play"]').click();
     await expect(page.locator(".toast.error"), typed).toHaveText("A deal number is a whole number from 1 to 9007199254740991.");
     await expect(page.locator("main.lobby")).toBeVisible();
   }
   expect(sent.filter((each) => each.type === "new_game")).toEqual([]);
+  // the error goes as the number is typed again, not 4 s later
+  await page.locator("#deal").fill("12");
+  await expect(page.locator(".toast.error")).toHaveCount(0, { timeout: 1000 });
   await page.locator("#deal").fill("9007199254740991");
   await page.locator('[data-action="play"]').click();
   await expect(page.locator("main.game .level-name")).toHaveText("Hard #9007199254740991");
@@ -646,4 +650,32 @@ test("Play pressed while the connection is lost says it was not done", async ({ 
   await page.waitForTimeout(500);
   expect(sent.filter((message) => message.type === "new_game")).toEqual([]); // not kept to start later
   await expect(page.locator("main.lobby")).toBeVisible();
+});
+
+test("Play says it is busy while the new game is on its way", async ({ page, server }) => {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    let order = Promise.resolve();
+    real.onMessage((frame) => {
+      // the new game's answer waits, and what follows it waits behind it, in order
+      order = order.then(async () => {
+        if ((decode(frame as Buffer) as Message).type === "game") await held;
+        ws.send(frame);
+      });
+    });
+  });
+  await register(page, server.url, uniqueName("busy"));
+  const play = page.locator('[data-action="play"]');
+  await expect(play).toHaveAttribute("aria-busy", "false");
+  await play.click();
+  await expect(play).toHaveAttribute("aria-busy", "true");
+  await expect(play).toHaveText("Play…");
+  await play.click(); // a second press starts no second game (which would abandon the first)
+  release();
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.locator('.tools [data-action="menu"]').click();
+  await expect(play).toHaveAttribute("aria-busy", "false");
+  await expect(play).toHaveText("Play");
 });

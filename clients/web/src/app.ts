@@ -91,6 +91,9 @@ interface Confirm {
  */
 type Said = string | (() => string);
 
+/** The lobby's deal number refused: taken back as soon as the field changes. */
+const BAD_DEAL: Said = () => t("badDeal");
+
 function shown(said: Said): string {
   return typeof said === "string" ? said : said();
 }
@@ -623,6 +626,12 @@ export class App {
   }
 
   private async move(card: string, to?: number): Promise<void> {
+    if (this.paused()) {
+      // a drag let go after a pause came from another device: the pause screen
+      // is drawn at its release, and the server would refuse the move
+      if (to !== undefined) springBack();
+      return;
+    }
     const error = await this.act(to === undefined ? { type: "move", card } : { type: "move", card, to });
     if (error === "nothing") {
       if (to !== undefined) springBack();
@@ -648,6 +657,7 @@ export class App {
     // One at a time: a second new_game (a double click on Play) would abandon the first game, a loss.
     if (this.starting) return;
     this.starting = true;
+    this.render(); // Play shows it is busy
     let reply: ServerMessage;
     try {
       reply = await this.conn.request(
@@ -655,6 +665,7 @@ export class App {
       );
     } finally {
       this.starting = false;
+      this.render();
     }
     if (reply.type !== "game") return this.failed(reply);
     this.level = level;
@@ -681,8 +692,9 @@ export class App {
       this.say(() => t("offlineAction")); // not kept to start later: the lobby may have changed
       return;
     }
-    if (this.choosing) return;
+    if (this.choosing || this.starting) return; // one on its way: Play is busy
     this.choosing = true;
+    this.render(); // Play shows it is busy
     try {
       await this.refreshUnfinished();
     } finally {
@@ -1147,7 +1159,14 @@ export class App {
       inputmode: "numeric",
       "data-action": "deal-number",
       value: this.dealText,
-      oninput: (event: Event) => (this.dealText = (event.target as HTMLInputElement).value),
+      oninput: (event: Event) => {
+        this.dealText = (event.target as HTMLInputElement).value;
+        if (this.notice === BAD_DEAL) {
+          // said of what was typed before: gone with it
+          this.notice = null;
+          this.render();
+        }
+      },
     } as never) as HTMLInputElement;
     const active = this.unfinished.find((game) => game.status === "active");
     return h(
@@ -1201,22 +1220,25 @@ export class App {
         : null,
       level === "easy" ? h("p.note", {}, t("winnable")) : this.dealChoice(winnable, deal),
       h(
-        "button.primary.play",
+        `button.primary.play${this.starting || this.choosing ? ".busy" : ""}`,
         {
           type: "button",
           "data-action": "play",
+          // on its way: a winnable deal may take the server a moment (a second press does nothing)
+          "aria-busy": this.starting || this.choosing ? "true" : "false",
           onclick: () => {
             const typed = level !== "easy" && !winnable ? deal.value.trim() : "";
             const number = Number(typed);
-            // a number the wire cannot carry is said here, not sent (nor replaced by a random deal)
-            if (deal.validity.badInput || (typed !== "" && !(Number.isSafeInteger(number) && number >= 1))) {
-              this.say(() => t("badDeal"));
+            // a number the wire cannot carry is said here, not sent (nor replaced by a random deal);
+            // digits only: the field would also take 1e3 or 5.0
+            if (deal.validity.badInput || (typed !== "" && !(/^[0-9]+$/.test(typed) && Number.isSafeInteger(number) && number >= 1))) {
+              this.say(BAD_DEAL);
               return;
             }
             void this.startNew(level, typed === "" ? undefined : number, winnable);
           },
         },
-        t("play"),
+        this.starting || this.choosing ? `${t("play")}…` : t("play"),
       ),
       h(
         "details.token-box",
@@ -1301,12 +1323,15 @@ export class App {
           "div.banner.dead-end",
           { role: "alert" },
           h("p", { "data-lost": lost ? (lost.fromDeal ? "deal" : "position") : "" }, view.stuck ? t("stuck") : lostText(lost?.fromDeal ?? false)),
-          h("p", {}, t("waysOut")),
+          // a deal lost from the start: undo and restart lead back to it, no way out
+          h("p", {}, t(lost?.fromDeal ? "waysOutDeal" : "waysOut")),
           h(
             "div.ways",
             {},
-            button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
-            button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true)),
+            lost?.fromDeal ? null : button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
+            lost?.fromDeal
+              ? null
+              : button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true)),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
             button("new", "newGame", () => void this.startNew(view.level, undefined, this.gameWinnable)),
           ),
