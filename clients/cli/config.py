@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
+from urllib.parse import urlsplit, urlunsplit
 
 from clients.cli.i18n import _
 from protocol.constants import MAX_TOKEN_CHARS
@@ -97,7 +98,40 @@ def credentials_path(directory: Path | None = None) -> Path:
 
 
 def _key(server: str) -> str:
-    return server.rstrip("/")
+    """The server's name in the file: ``WS://Host:80/`` and ``ws://host`` are one server.
+
+    The scheme and host are lower-cased (neither tells case apart), the
+    scheme's own port dropped and the trailing slash too; a URL that cannot be
+    read (a hand-written key) is itself.
+    """
+    text = server.rstrip("/")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return text
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if not scheme or not host:
+        return text
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    user, at, _rest = parts.netloc.rpartition("@")
+    if at:
+        netloc = f"{user}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path, parts.query, "")).rstrip("/")
+
+
+_DEFAULT_PORTS = {"ws": 80, "wss": 443}
+
+
+def _entry_key(servers: dict[str, Any], server: str) -> str:
+    """The key ``server``'s entry is under: its own, or one written another way
+    (by hand, or by an older client) that names the same server."""
+    key = _key(server)
+    if key in servers:
+        return key
+    return next((each for each in servers if _key(each) == key), key)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -150,7 +184,8 @@ def _read(path: Path) -> dict[str, Any]:
 def load(server: str, directory: Path | None = None) -> Credentials | None:
     """The player stored for ``server``, if any (``CredentialsError`` if unusable)."""
     path = credentials_path(directory)
-    entry = _read(path).get("servers", {}).get(_key(server))
+    servers = _read(path).get("servers", {})
+    entry = servers.get(_entry_key(servers, server))
     if entry is None:
         return None
     if not isinstance(entry, dict):
@@ -208,7 +243,7 @@ def save(server: str, credentials: Credentials, directory: Path | None = None) -
     path = credentials_path(directory)
     data = _read(path)
     servers = data.setdefault("servers", {})
-    before = servers.get(_key(server))
+    before = servers.pop(_entry_key(servers, server), None)  # kept under the one key from now on
     if isinstance(before, dict) and before.get("token") != credentials.token:
         # Another player replaces it: kept in the file (never shown), not lost.
         kept = data.get("replaced", [])

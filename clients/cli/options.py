@@ -171,6 +171,8 @@ def server_url(text: str) -> str:
             reason = _("args.url_scheme")
         elif not parts.hostname:
             reason = _("args.url_host")
+        elif parts.port == 0:
+            reason = _("args.url_port_zero")
         else:
             problem = _websocket_uri_problem(text, parts.hostname)
             if problem is None:

@@ -232,6 +232,8 @@ def test_the_credentials_file_checks(tmp_path: Path) -> None:
         ("ws://127.0.0.1:99999/", "Port out of range"),
         ("http://127.0.0.1:8765/", "does not start with `ws://` or `wss://`"),
         ("ws:///", "names no host"),
+        ("ws://127.0.0.1:0/", "port 0 is no port"),
+        ("ws://127.0.0.1:00", "port 0 is no port"),
         ("127.0.0.1:8765", "does not start with"),
     ],
 )
@@ -244,6 +246,26 @@ def test_a_bad_server_url_is_a_usage_error(
     assert captured.err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: ")
     assert reason in captured.err and len(captured.err.splitlines()) == 1
     assert main(["stats", "--server", url]) == 2
+
+
+def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
+    """Scheme and host are case-blind and ``:80`` is ``ws://``'s own port: the
+    player registered at one spelling is found at the other, not registered anew."""
+    config.save("WS://Example.ORG:80/", config.Credentials("ann", "t1"), tmp_path)
+    assert config.load("ws://example.org", tmp_path) == config.Credentials("ann", "t1")
+    assert config.load("ws://example.org:8765", tmp_path) is None  # another port, another server
+    assert config.load("wss://example.org", tmp_path) is None
+    assert config.load("ws://example.org/other", tmp_path) is None  # paths tell case apart
+    # an entry written by hand (or by an older client) under another spelling is found, and
+    # saving again keeps the one entry, under one key
+    path = config.credentials_path(tmp_path)
+    path.write_text('{"servers": {"ws://[::1]:08765/": {"name": "bo", "token": "t2"}}}')
+    assert config.load("ws://[::1]:8765", tmp_path) == config.Credentials("bo", "t2")
+    config.save("ws://[::1]:8765", config.Credentials("bo", "t2"), tmp_path)
+    assert json.loads(path.read_text()) == {"servers": {"ws://[::1]:8765": {"name": "bo", "token": "t2"}}}
+    # keys that are no URL are kept as they are
+    path.write_text('{"servers": {"not a url": {"name": "x", "token": "t"}, "ws://h:x": {}}}')
+    assert config.load("ws://h", tmp_path) is None
 
 
 def test_a_bad_server_url_from_the_environment() -> None:
