@@ -236,11 +236,15 @@ def _convert(kind: Any, raw: str, name: str) -> Any:
 
 
 def _integer(text: str) -> int:
-    """``int(text)`` of ASCII digits only: Python's ``int`` takes any script's digits
-    (``"\u0663"`` is 3), and such a port or count is no typo a host would see."""
-    if not text.isascii():
+    """``int(text)`` of ASCII digits (after an optional ``-``) only. Python's ``int``
+    takes any script's digits (``"\u0663"`` is 3), underscores (``1_0`` is 10), a
+    ``+`` and spaces around: such a port or count is no typo a host would see."""
+    if not _INTEGER.fullmatch(text):
         raise ValueError(f"invalid int value: {text!r}")
     return int(text)
+
+
+_INTEGER: Final = re.compile(r"-?[0-9]+")
 
 
 def _int_flag(text: str) -> int:

@@ -116,18 +116,20 @@ def parse_rate(text: str) -> Rate | None:
     if text.strip().lower() == "off":
         return None
     parts = text.split(",")
-    if len(parts) != 2 or not text.isascii():  # float() takes any script's digits
+    if len(parts) != 2:
         raise ValueError("must be RATE,BURST (per second, e.g. 20,60) or off")
-    try:
-        per_s, burst = float(parts[0]), float(parts[1])
-    except ValueError:
-        raise ValueError("must be RATE,BURST with two numbers, or off") from None
+    # float() takes any script's digits, 1_0, 1e3, inf and nan: a rate is written in decimals
+    if not all(_DECIMAL.fullmatch(part.strip()) for part in parts):
+        raise ValueError("must be RATE,BURST with two numbers, or off")
+    per_s, burst = float(parts[0]), float(parts[1])
     if not (burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
         raise ValueError("needs a rate of at least one a day and a burst of at least 1")
     if per_s < LOWEST_RATE_PER_S:
         raise ValueError(f"needs a rate of at least one a day ({LOWEST_RATE_PER_S:.3g} per second)")
     return Rate(per_s, burst)
 
+
+_DECIMAL: Final = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 LOWEST_RATE_PER_S: Final = 1 / 86400
 """One a day: a lower rate's ``retry_after_ms`` could pass the wire's largest integer."""

@@ -245,6 +245,26 @@ def test_numbers_are_ascii_digits() -> None:
     assert caught.value.lines == ["--workers (SCORPION_WORKERS) must be an integer, not '\u0663'"]
 
 
+@pytest.mark.parametrize("written", ["1_0", "+8765", " 2", "2 ", "0x10", "1e3", ""])
+def test_an_integer_is_digits_only(written: str) -> None:
+    """``int`` took ``1_0`` as 10, ``+8765``, and spaces around: no typo was seen."""
+    with pytest.raises(SettingsError) as caught:
+        load_settings(["--port", written])
+    assert caught.value.lines == [f"argument --port: invalid int value: {written!r} (see --help)"]
+    with pytest.raises(SettingsError) as caught:
+        load_settings([], {"SCORPION_WORKERS": written})
+    assert caught.value.lines == [f"--workers (SCORPION_WORKERS) must be an integer, not {written!r}"]
+    assert load_settings(["--port", "08765"]).port == 8765
+
+
+@pytest.mark.parametrize("written", ["1_0,5", "1e3,5", "inf,5", "nan,5", "5,1_0", "-1,5", "5,"])
+def test_a_rate_is_decimals_only(written: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings([f"--rate-actions={written}"])
+    assert caught.value.lines[0].startswith("--rate-actions (SCORPION_RATE_ACTIONS) must be RATE,BURST")
+    assert load_settings(["--rate-actions", " 0.5 , 10 "]).rate_actions == " 0.5 , 10 "
+
+
 @pytest.mark.parametrize("flag", ["--data-dir", "--web-dir", "--certfile"])
 def test_a_path_too_long_to_look_at_is_one_line(flag: str, tmp_path: Path) -> None:
     """A name part over 255 bytes made ``stat`` raise ENAMETOOLONG: a traceback."""
