@@ -471,3 +471,27 @@ test("Escape during a drag puts the cards back, and the release moves nothing", 
   await atVersion(page, 2);
   expect(await columnOf(page, "9D")).toBe(1);
 });
+
+test("Back and Forward go between the app's screens, not off the page", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("back"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  await page.goBack(); // the game is closed, kept unfinished
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator('[data-action="continue"]')).toBeVisible();
+  await page.goForward(); // and opened again where it was
+  await expect(page.locator("main.game")).toBeVisible();
+  await atVersion(page, 1);
+  await expect(page.locator('.column[data-column="7"] .card.up[data-card="QD"]')).toBeVisible();
+  await page.locator('.tools [data-action="menu"]').click();
+  await page.locator("nav button", { hasText: "Statistics" }).click();
+  await expect(page.locator("main.stats-page")).toBeVisible();
+  await page.goBack();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await page.goBack();
+  await expect(page.locator("main.game")).toBeVisible();
+  await atVersion(page, 1);
+  await page.goBack(); // the first screen after signing in
+  await expect(page.locator("main.lobby")).toBeVisible();
+});

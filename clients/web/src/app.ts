@@ -173,6 +173,8 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
+  /** The next screen shown is one Back or Forward went to: its history entry is already there. */
+  private fromHistory = false;
   /** The resync on its way, and whether it was asked for again meanwhile. */
   private resyncing: Promise<void> | null = null;
   private resyncAgain = false;
@@ -229,6 +231,9 @@ export class App {
       else if (value !== null && value !== this.token && this.player === null) this.followSignIn(value);
     });
     document.addEventListener("keydown", (event) => this.key(event));
+    window.addEventListener("popstate", (event) => {
+      void this.navigated((event.state as { screen?: Screen } | null)?.screen).catch(() => {});
+    });
     window.addEventListener("resize", () => {
       fitColumns(this.root);
       this.root.querySelectorAll<HTMLElement>(".scroll").forEach(markScroll);
@@ -712,6 +717,15 @@ export class App {
   }
 
   private async lobby(early = false): Promise<void> {
+    await this.leaveGame(early);
+    this.show("lobby");
+    await this.loadStats(early);
+    await this.refreshUnfinished(early); // another tab or device may have started one
+    if (this.screen === "lobby") this.render();
+  }
+
+  /** The game on screen closed (kept among the unfinished ones if it is), and off the screen. */
+  private async leaveGame(early = false): Promise<void> {
     if (this.board && this.board.view.status === "active") {
       const game = this.board.game;
       this.unfinished = [{ ...this.summary(), game }];
@@ -720,10 +734,6 @@ export class App {
       this.unfinished = [];
     }
     this.board = null;
-    this.show("lobby");
-    await this.loadStats(early);
-    await this.refreshUnfinished(early); // another tab or device may have started one
-    if (this.screen === "lobby") this.render();
   }
 
   private summary(): GameSummary {
@@ -912,11 +922,66 @@ export class App {
   // ---- screens ----------------------------------------------------------
 
   private show(screen: Screen): void {
+    this.remember(screen);
     this.screen = screen;
     this.confirm = null;
     this.render();
     if (screen === "stats") void this.loadStats();
     if (screen === "history") void this.loadGames();
+  }
+
+  /**
+   * The browser's history has an entry per screen gone to, so Back (a phone's
+   * back gesture) goes to the screen before, not off the page. The first
+   * screen, the sign-in page, the screen after it, and a game's results (which
+   * take the game's place) replace the entry they are on; a screen reached by
+   * Back or Forward is already its entry.
+   */
+  private remember(screen: Screen): void {
+    if (screen === "loading" || typeof history === "undefined") return;
+    const kept = (history.state as { screen?: Screen } | null)?.screen;
+    const fromHistory = this.fromHistory;
+    this.fromHistory = false;
+    if (kept === screen) return;
+    const replace =
+      fromHistory || kept === undefined || kept === "signin" || screen === "signin" || (screen === "results" && kept === "game");
+    try {
+      if (replace) history.replaceState({ screen }, "");
+      else history.pushState({ screen }, "");
+    } catch {
+      // a browser limiting how often history may change: the screen is shown all the same
+    }
+  }
+
+  /** Back or Forward to an entry of `remember`'s: that screen, as far as it can still be shown. */
+  private async navigated(screen: Screen | undefined): Promise<void> {
+    if (!this.player || this.screen === "signin" || this.screen === "loading" || screen === undefined) {
+      this.fromHistory = true; // signed out meanwhile: the sign-in page stays, on this entry
+      this.remember(this.screen === "loading" ? "signin" : this.screen);
+      return;
+    }
+    this.fromHistory = true;
+    switch (screen) {
+      case "game": {
+        if (this.board) return this.show(this.board.view.status === "active" || !this.ended ? "game" : "results");
+        const active = this.unfinished.find((game) => game.status === "active");
+        if (active) await this.openGame(active.game);
+        if (!this.board) await this.lobby();
+        return;
+      }
+      case "replay":
+        if (this.replay) return this.show("replay");
+        return this.show("history");
+      case "results":
+        if (this.board && this.ended) return this.show("results");
+        return this.show("history");
+      case "stats":
+      case "history":
+        await this.leaveGame();
+        return this.show(screen);
+      default:
+        await this.lobby();
+    }
   }
 
   private say(message: Said): void {
