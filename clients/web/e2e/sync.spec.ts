@@ -398,3 +398,55 @@ test("a drag let go after another tab paused the game sends no move: the pause s
   await expect(page.locator(".toast.error")).toHaveCount(0);
   await atVersion(page, 1);
 });
+
+test("a new sign-in token: this browser's tabs keep playing, a device with the old one is signed out", async ({ page, context, browser, server }) => {
+  const name = uniqueName("rotate");
+  await register(page, server.url, name);
+  await page.locator("details.token-box summary").click();
+  const old = (await page.locator("code.token").textContent()) ?? "";
+  expect(old).not.toBe("");
+  const tab = await context.newPage(); // another tab of this browser
+  await tab.goto(server.url);
+  await expect(tab.locator("main.lobby")).toBeVisible();
+  const device = await browser.newContext(); // another device, given the token
+  const phone = await device.newPage();
+  await phone.addInitScript((token) => localStorage.setItem("scorpion.token", token), old);
+  await phone.goto(server.url);
+  await expect(phone.locator("header .who")).toHaveText(name);
+
+  await page.locator('[data-action="new-token"]').click();
+  await expect(page.locator(".dialog")).toContainText("The one shown stops working");
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect(page.locator(".toast.done")).toHaveText("A new sign-in token replaces the old one.");
+  const fresh = (await page.locator("code.token").textContent()) ?? "";
+  expect(fresh).not.toBe(old);
+  expect(fresh).not.toBe("");
+
+  // the other tab takes the new token from the browser's storage and plays on
+  await startGame(tab, "medium", knownDeal());
+  await tap(tab, "QD");
+  await atVersion(tab, 1);
+  await tab.reload();
+  await atVersion(tab, 1);
+  // the other device, still on the old token, is signed out at its next request
+  await phone.locator('[data-action="play"]').click();
+  await expect(phone.locator("form.register")).toBeVisible();
+  await device.close();
+
+  // and signing out everywhere leaves no way back in, here or in the other tab
+  await expect(page.locator("details.token-box")).toHaveAttribute("open", ""); // still open
+  await page.locator('[data-action="sign-out-everywhere"]').click();
+  await expect(page.locator(".dialog")).toContainText(`no device can sign in as ${name} again`);
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+  await expect(page.locator("main.signin p.error")).toHaveText(
+    "Signed out on every device: no sign-in token of that player works any more.",
+  );
+  await expect(tab.locator("form.register")).toBeVisible();
+  const again = await browser.newContext();
+  const check = await again.newPage();
+  await check.addInitScript((token) => localStorage.setItem("scorpion.token", token), fresh);
+  await check.goto(server.url);
+  await expect(check.locator("form.register")).toBeVisible(); // the token is refused: sign in again
+  await again.close();
+});

@@ -163,6 +163,7 @@ export class App {
   private ended: Ended | null = null;
   private replay: ReplayState | null = null;
   private notice: Said | null = null;
+  private noticeKind: "error" | "done" = "error";
   private noticeTimer = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
@@ -228,7 +229,8 @@ export class App {
     // replace the token and lose that player to the browser.
     watchKey(TOKEN_KEY, (value) => {
       if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
-      else if (value !== null && value !== this.token && this.player === null) this.followSignIn(value);
+      // signed in in another tab, or this player's token replaced there (rotated): the old one no longer works
+      else if (value !== null && value !== this.token) this.followSignIn(value);
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("popstate", (event) => {
@@ -541,6 +543,7 @@ export class App {
     this.replay = null;
     this.ended = null;
     this.showToken = false;
+    this.notice = null; // of the player signed out
     this.signInError = message;
     this.show("signin");
     this.conn.stop();
@@ -550,6 +553,32 @@ export class App {
   private async signOut(): Promise<void> {
     await this.conn.request({ type: "sign_out" }).catch(() => null);
     this.signedOut(null);
+  }
+
+  /**
+   * A new token for this player (the old one may have leaked): kept on this
+   * device; every other connection signed in with the old one is signed out.
+   */
+  private async rotateToken(): Promise<void> {
+    if (this.online !== "open") return this.say(() => t("offlineAction"));
+    const reply = await this.conn.request({ type: "rotate_token" }).catch(() => null);
+    if (reply === null) return this.say(() => t("offlineAction")); // cut off: the old token may still be the one
+    if (reply.type === "token") {
+      this.token = reply.token;
+      save(TOKEN_KEY, reply.token);
+      this.say(() => t("tokenRotated"), "done");
+    } else {
+      this.failed(reply); // unauthenticated: rotated or revoked on another device meanwhile, signed out
+    }
+  }
+
+  /** Every token of the player revoked, every device signed out: for a device lost, with no way back. */
+  private async signOutEverywhere(): Promise<void> {
+    if (this.online !== "open") return this.say(() => t("offlineAction"));
+    const reply = await this.conn.request({ type: "sign_out", everywhere: true }).catch(() => null);
+    if (reply === null) return this.say(() => t("offlineAction"));
+    if (reply.type === "signed_out") this.signedOut(() => t("signedOutEverywhere"));
+    else this.failed(reply);
   }
 
   // ---- actions ----------------------------------------------------------
@@ -984,7 +1013,9 @@ export class App {
     }
   }
 
-  private say(message: Said): void {
+  /** Shows `message` for 4 s: a refusal or failure, or (`done`) something done as asked. */
+  private say(message: Said, kind: "error" | "done" = "error"): void {
+    this.noticeKind = kind;
     this.notice = message;
     clearTimeout(this.noticeTimer);
     this.noticeTimer = window.setTimeout(() => {
@@ -1311,7 +1342,25 @@ export class App {
         h("summary", { "data-action": "show-token" }, t("showToken")),
         h("p", {}, t("tokenNote")),
         h("code.token", {}, this.token ?? ""),
-        h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
+        h(
+          "div.token-actions",
+          {},
+          h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
+          h(
+            "button",
+            { type: "button", "data-action": "new-token", onclick: () => this.ask(t("confirmNewToken"), () => void this.rotateToken()) },
+            t("newToken"),
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              "data-action": "sign-out-everywhere",
+              onclick: () => this.ask(t("confirmSignOutEverywhere", { name: this.player?.name ?? "" }), () => void this.signOutEverywhere()),
+            },
+            t("signOutEverywhere"),
+          ),
+        ),
       ),
     );
   }
@@ -1650,7 +1699,11 @@ export class App {
       { "aria-live": "polite" },
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
-      this.notice ? h("p.toast.error", { role: "alert" }, shown(this.notice)) : null,
+      this.notice
+        ? this.noticeKind === "done"
+          ? h("p.toast.done", { role: "status" }, shown(this.notice))
+          : h("p.toast.error", { role: "alert" }, shown(this.notice))
+        : null,
     );
   }
 
