@@ -166,6 +166,10 @@ class App:
         command = self.options.command
         if command == "register":
             return await self.register(self.options.name or "")
+        if command == "new-token":
+            return await self.new_token()
+        if command == "sign-out":
+            return await self.sign_out(self.options.everywhere)
         conn = await self.connect()
         if conn is None:
             return 1
@@ -417,6 +421,90 @@ class App:
         self.conn = conn
         await self._open(conn)
         return 0 if await self._register(conn, name) else 1
+
+    # -- the stored player's token ----------------------------------------
+
+    async def _as_stored(self) -> tuple[Connection, config.Credentials] | None:
+        """Connected as the stored player; None, said, if there is none or its token is refused.
+
+        Never registers: these commands are about the player kept here.
+        """
+        stored = self._stored()
+        if stored is None:
+            self.fail("app.no_player", server=self.options.server)
+            return None
+        conn = self._connection(stored.token)
+        self.conn = conn
+        try:
+            await self._open(conn)
+        except ServerError as exc:
+            if exc.code != "unauthenticated":
+                raise  # not about the token: ``run`` names it
+            self.terminal.complain(_("app.token_refused", reason=error_text(exc.reply)))
+            return None
+        return conn, stored
+
+    @staticmethod
+    def _shown_name(name: str) -> str:
+        """A stored name as said: one written by hand may hold what a terminal would act on."""
+        return name if name.isprintable() and name.strip() else repr(name)
+
+    async def new_token(self) -> int:
+        """``rotate_token``: the stored token replaced by a new one, kept in its place."""
+        signed_in = await self._as_stored()
+        if signed_in is None:
+            return 1
+        conn, stored = signed_in
+        reply = await conn.request("rotate_token")
+        if reply.get("type") != "token":
+            self.rejected(reply)
+            return 1
+        conn.token = str(reply["token"])
+        credentials = config.Credentials(stored.name, conn.token)
+        try:
+            path = config.save(self.options.server, credentials, self.config_dir, rotated=True)
+        except (OSError, config.CredentialsError) as exc:
+            self.unsaved(credentials, exc)  # the old token is gone: the new one is shown, not lost
+            return 1
+        self.notice("app.token_rotated", name=self._shown_name(stored.name), path=path)
+        return 0
+
+    async def sign_out(self, everywhere: bool) -> int:
+        """The stored player forgotten here (its entry kept under ``replaced``); with
+        ``everywhere``, every token of the player revoked first (``sign_out``)."""
+        if everywhere:
+            signed_in = await self._as_stored()
+            if signed_in is None:
+                return 1
+            conn, stored = signed_in
+            reply = await conn.request("sign_out", everywhere=True)
+            if reply.get("type") != "signed_out":
+                self.rejected(reply)
+                return 1
+            self.notice("app.signed_out_everywhere", name=self._shown_name(stored.name))
+            return 0 if self._forget(revoked=True) else 1  # its token opens nothing any more
+        kept = self._stored()
+        if kept is None:
+            self.fail("app.no_player", server=self.options.server)
+            return 1
+        path = self._forget(revoked=False)
+        if path is None:
+            return 1
+        name = self._shown_name(kept.name)
+        self.notice("app.signed_out", name=name, server=self.options.server, path=path)
+        return 0
+
+    def _forget(self, revoked: bool) -> Path | None:
+        """``config.forget`` for the server: the file; None, said, if it cannot be written."""
+        path = config.credentials_path(self.config_dir)
+        try:
+            return config.forget(self.options.server, self.config_dir, revoked=revoked) or path
+        except config.CredentialsError as exc:
+            reason = exc.reason
+        except OSError as exc:
+            reason = config.os_reason(exc, path)
+        self.fail("app.cannot_forget", path=path, server=self.options.server, reason=reason)
+        return None
 
     # -- lists -------------------------------------------------------------
 

@@ -199,6 +199,35 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     return Credentials(name, token)
 
 
+def forget(server: str, directory: Path | None = None, *, revoked: bool = False) -> Path | None:
+    """Take ``server``'s entry out of ``servers``; the file, or None if it had none.
+
+    A token that still works goes to the ``"replaced"`` list, as when another
+    player replaces it (``save``): signing out loses no player. A ``revoked``
+    one opens nothing any more, and goes.
+    """
+    path = credentials_path(directory)
+    data = _read(path)
+    servers = data.get("servers", {})
+    key = _entry_key(servers, server)
+    if key not in servers:
+        return None
+    before = servers.pop(key)
+    if not revoked:
+        _keep_replaced(data, server, before)
+    _write(path, data)
+    return path
+
+
+def _keep_replaced(data: dict[str, Any], server: str, entry: object) -> None:
+    """Append a player's ``entry`` (if it is one) to the file's ``"replaced"`` list: kept
+    in the file, never shown, so that it can be put back under ``servers`` by hand."""
+    if isinstance(entry, dict):
+        kept = data.get("replaced", [])
+        kept = kept if isinstance(kept, list) else [kept]
+        data["replaced"] = [*kept, {"server": _key(server), **entry}]
+
+
 def _text(value: object) -> TypeGuard[str]:
     """A string that has UTF-8: JSON's ``"\\ud800"`` (a lone surrogate) has none, and
     could be neither sent nor shown."""
@@ -228,12 +257,15 @@ def set_aside(directory: Path | None = None) -> Path | None:
     raise Malformed(path, _("saved.no_free_name"))
 
 
-def save(server: str, credentials: Credentials, directory: Path | None = None) -> Path:
+def save(
+    server: str, credentials: Credentials, directory: Path | None = None, *, rotated: bool = False
+) -> Path:
     """Store ``credentials`` for ``server``; returns the file (mode 0600).
 
     The entry of another player it replaces is appended to the file's
     ``"replaced"`` list (with ``"server"``), so that registering another name
-    loses no player and shows no token.
+    loses no player and shows no token; a token ``rotated`` into this one opens
+    nothing any more, and goes.
 
     Raises ``OSError`` if the file cannot be written, and ``Malformed`` rather
     than write over a malformed file (``set_aside`` moves one away).
@@ -244,12 +276,15 @@ def save(server: str, credentials: Credentials, directory: Path | None = None) -
     data = _read(path)
     servers = data.setdefault("servers", {})
     before = servers.pop(_entry_key(servers, server), None)  # kept under the one key from now on
-    if isinstance(before, dict) and before.get("token") != credentials.token:
-        # Another player replaces it: kept in the file (never shown), not lost.
-        kept = data.get("replaced", [])
-        kept = kept if isinstance(kept, list) else [kept]
-        data["replaced"] = [*kept, {"server": _key(server), **before}]
+    if isinstance(before, dict) and before.get("token") != credentials.token and not rotated:
+        _keep_replaced(data, server, before)  # another player replaces it: not lost
     servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
+    _write(path, data)
+    return path
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` to the credentials file at once (mode 0600), or not at all."""
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     temporary = path.with_suffix(".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -261,4 +296,3 @@ def save(server: str, credentials: Credentials, directory: Path | None = None) -
     except BaseException:
         temporary.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
         raise
-    return path

@@ -272,6 +272,7 @@ class Options:
     game: int | None = None
     speed: float = 1.0
     export: str | None = None
+    everywhere: bool = False
 
 
 def detect_locale(env: Mapping[str, str]) -> str:
@@ -357,6 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--export", type=file_name, metavar=_("args.metavar_file"), help=_("args.help_export")
     )
+    new_token = sub.add_parser("new-token", help=_("args.help_new_token"))
+    _common(new_token, top=False)
+    sign_out = sub.add_parser("sign-out", help=_("args.help_sign_out"))
+    _common(sign_out, top=False)
+    sign_out.add_argument("--everywhere", action="store_true", help=_("args.help_everywhere"))
     return parser
 
 
@@ -405,4 +411,5 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
         game=getattr(args, "game", None),
         speed=float(getattr(args, "speed", 1.0)),
         export=getattr(args, "export", None),
+        everywhere=bool(getattr(args, "everywhere", False)),
     )

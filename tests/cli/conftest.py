@@ -51,6 +51,7 @@ def cli(server: Running, config_dir: Path) -> CliRunner:
         *args: str,
         lines: Sequence[str] = (),
         connection_class: type[Connection] = Connection,
+        directory: Path | None = None,  # another device's config directory
     ) -> tuple[int, str]:
         out = io.StringIO()
         options = parse_args(["--server", server.url, *args], env={})
@@ -58,7 +59,7 @@ def cli(server: Running, config_dir: Path) -> CliRunner:
             options,
             Terminal(out, list(lines)),
             connection_class=connection_class,
-            config_dir=config_dir,
+            config_dir=directory or config_dir,
         )
         return code, out.getvalue()
 

@@ -33,6 +33,7 @@ FAMILIES = {key.split(".")[0] for key in catalogue("en")}
 # Words the player types, the same in every language: commands, subcommands, level ids;
 # and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://, UTF-8, msgpack.
 TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
+TYPED |= {"sign", "out", "token"}  # the commands sign-out and new-token
 TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls", "utf", "msgpack"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")

@@ -262,7 +262,9 @@ def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
     path.write_text('{"servers": {"ws://[::1]:08765/": {"name": "bo", "token": "t2"}}}')
     assert config.load("ws://[::1]:8765", tmp_path) == config.Credentials("bo", "t2")
     config.save("ws://[::1]:8765", config.Credentials("bo", "t2"), tmp_path)
-    assert json.loads(path.read_text()) == {"servers": {"ws://[::1]:8765": {"name": "bo", "token": "t2"}}}
+    assert json.loads(path.read_text()) == {
+        "servers": {"ws://[::1]:8765": {"name": "bo", "token": "t2"}}
+    }
     # keys that are no URL are kept as they are
     path.write_text('{"servers": {"not a url": {"name": "x", "token": "t"}, "ws://h:x": {}}}')
     assert config.load("ws://h", tmp_path) is None

@@ -1,0 +1,79 @@
+"""``scorpion new-token`` and ``scorpion sign-out [--everywhere]``: the stored
+player's token replaced, forgotten here, or revoked on every device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clients.cli import config
+from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running
+
+
+async def test_a_new_token_replaces_the_stored_one_and_the_old_one_opens_nothing(
+    cli: CliRunner,
+    config_dir: Path,
+    server: Running,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (await cli("register", "ada"))[0] == 0
+    old = config.load(server.url, config_dir)
+    assert old is not None
+    elsewhere = tmp_path / "other-device"  # another computer, given the old token
+    config.save(server.url, old, elsewhere)
+
+    code, out = await cli("new-token")
+    assert code == 0, out
+    new = config.load(server.url, config_dir)
+    assert new is not None and new.name == "ada" and new.token != old.token
+    assert out.splitlines()[-1].startswith("a new sign-in token for ada is kept in ")
+    assert new.token not in out and old.token not in out  # never on the screen
+    data = json.loads(config.credentials_path(config_dir).read_text(encoding="utf-8"))
+    assert "replaced" not in data  # the old token opens nothing: not kept
+
+    assert (await cli("stats"))[0] == 0  # the new one plays
+    capsys.readouterr()
+    code, _out = await cli("stats", directory=elsewhere)  # the old one is refused
+    assert code == 1
+    assert "the server refused the stored player" in capsys.readouterr().err
+
+
+async def test_sign_out_keeps_the_entry_and_everywhere_revokes_every_token(
+    cli: CliRunner,
+    config_dir: Path,
+    server: Running,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (await cli("register", "bo"))[0] == 0
+    bo = config.load(server.url, config_dir)
+    assert bo is not None
+    code, out = await cli("sign-out")
+    assert code == 0, out
+    assert f"signed out of {server.url}: the entry of bo is kept in " in out
+    assert config.load(server.url, config_dir) is None
+    path = config.credentials_path(config_dir)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["replaced"] == [{"server": server.url.rstrip("/"), "name": "bo", "token": bo.token}]
+    capsys.readouterr()
+    code, _out = await cli("sign-out")
+    assert code == 1 and f"no player is stored for {server.url}" in capsys.readouterr().err
+    code, _out = await cli("new-token")  # nothing registered on the way
+    assert code == 1 and f"no player is stored for {server.url}" in capsys.readouterr().err
+    assert config.load(server.url, config_dir) is None
+
+    config.save(server.url, bo, config_dir)  # put back, as the notice says
+    elsewhere = tmp_path / "other-device"
+    config.save(server.url, bo, elsewhere)
+    code, out = await cli("sign-out", "--everywhere")
+    assert code == 0, out
+    assert "every sign-in token of bo is revoked" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["servers"] == {} and len(data["replaced"]) == 1  # the dead token is not kept
+    capsys.readouterr()
+    code, _out = await cli("stats", directory=elsewhere)
+    assert code == 1 and "the server refused the stored player" in capsys.readouterr().err
