@@ -70,33 +70,39 @@ function columns(page: Page): Promise<string[][]> {
   );
 }
 
-test("a stored token the server cannot read is forgotten: sign in again, asked once", async ({ page, server }) => {
-  await page.addInitScript(() => {
-    if (!sessionStorage.getItem("seeded")) {
-      sessionStorage.setItem("seeded", "1");
-      localStorage.setItem("scorpion.token", "x".repeat(500)); // not 1..128 characters
-    }
-  });
-  const hellos: Message[] = [];
-  await page.routeWebSocket(/.*/, (ws) => {
-    const real = ws.connectToServer();
-    ws.onMessage((frame) => {
-      const message = decode(frame as Buffer) as Message;
-      if (message.type === "hello") hellos.push(message);
-      real.send(frame);
+for (const [kept, sent] of [
+  ["x".repeat(500), false], // not 1..128 characters: the page knows it is no token
+  ["x".repeat(70_000), false], // nor sendable: a hello over the server's frame limit, closed unanswered
+  ["not a token", true], // 1..128 characters: the server refuses it
+] as const) {
+  test(`a stored token the server cannot read is forgotten: sign in again, asked once (${kept.length} characters)`, async ({ page, server }) => {
+    await page.addInitScript((token) => {
+      if (!sessionStorage.getItem("seeded")) {
+        sessionStorage.setItem("seeded", "1");
+        localStorage.setItem("scorpion.token", token);
+      }
+    }, kept);
+    const hellos: Message[] = [];
+    await page.routeWebSocket(/.*/, (ws) => {
+      const real = ws.connectToServer();
+      ws.onMessage((frame) => {
+        const message = decode(frame as Buffer) as Message;
+        if (message.type === "hello") hellos.push(message);
+        real.send(frame);
+      });
     });
-  });
-  await page.goto(server.url);
-  await expect(page.locator("form.register")).toBeVisible();
-  await expect(page.locator("p.error")).toHaveText(STRINGS.en.badToken);
-  await page.waitForTimeout(1500); // time for any hello more
-  expect(hellos.map((hello) => "token" in hello)).toEqual([true, false]);
-  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
+    await page.goto(server.url);
+    await expect(page.locator("form.register")).toBeVisible();
+    await expect(page.locator("p.error")).toHaveText(STRINGS.en.badToken);
+    await page.waitForTimeout(1500); // time for any hello more
+    expect(hellos.map((hello) => "token" in hello)).toEqual(sent ? [true, false] : [false]);
+    expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
 
-  await page.locator("#name").fill(uniqueName("reread"));
-  await page.locator("form.register button[type=submit]").click();
-  await expect(page.locator("main.lobby")).toBeVisible();
-});
+    await page.locator("#name").fill(uniqueName("reread"));
+    await page.locator("form.register button[type=submit]").click();
+    await expect(page.locator("main.lobby")).toBeVisible();
+  });
+}
 
 test("a refused hello is said on the page, and asked again after a growing delay", async ({ page, server }) => {
   const wire = await fake(page, (message) =>
@@ -108,6 +114,20 @@ test("a refused hello is said on the page, and asked again after a growing delay
   // 0.25 s, 0.5 s, 1 s, 2 s: at most five hellos in the first three seconds, not one every 0.25 s
   expect(wire.sockets).toBeGreaterThanOrEqual(3);
   expect(wire.sockets).toBeLessThanOrEqual(5);
+});
+
+test("a welcome the page cannot use is said as such, naming the field, never as a server not reached", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const wire = await fake(page, (message) =>
+    message.type === "hello" ? [{ ...welcome(message, []), player: { ...PLAYER, name: "<b>".repeat(60) } }] : [],
+  );
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator(".toast.refused")).toContainText("welcome.player.name must be a string");
+  await page.waitForTimeout(3500); // past the time the page says a server cannot be reached
+  await expect(page.locator(".unreachable")).toHaveCount(0);
+  await expect(page.locator(".toast.refused")).toContainText("welcome.player.name");
+  expect(wire.sockets).toBeLessThanOrEqual(6); // asked again after a growing delay
 });
 
 test("an unfinished game that cannot be opened leads to the lobby, which offers it again", async ({ page, server }) => {
@@ -324,6 +344,34 @@ test("a list the server fails to give is said, not shown as empty", async ({ pag
   await expect(page.locator("main.history p.unread")).toHaveText(STRINGS.en.error_unavailable);
   await expect(page.locator("main.history")).not.toContainText("No games yet.");
   await expect(page.locator("main.history p")).toHaveCount(1);
+});
+
+test("a list or statistics the page cannot use are said where they would be, not shown as empty", async ({ page, server, watch }) => {
+  watch.allow.push(/protocol error: /);
+  const row = { level: "hard", wins: 1, losses: 0, current_streak: -3, best_streak: 1, winnable: false };
+  await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message, [])];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [row] }]; // a streak below 0
+      case "games":
+        return [{ type: "games", re: message.id, games: [{ game: 1, level: "hard", status: "won", v: 3, moves: -7 }] }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  for (const [label, panel] of [["Statistics", "main.stats-page"], ["Past games", "main.history"]]) {
+    await page.locator("nav button", { hasText: label }).click();
+    await expect(page.locator(`${panel} p.unread`)).toHaveText(STRINGS.en.readUnusable);
+    await expect(page.locator(".toast.error")).toHaveCount(0, { timeout: 6000 }); // the protocol error's note goes...
+    await expect(page.locator(`${panel} p.unread`)).toHaveText(STRINGS.en.readUnusable); // ...this stays
+  }
+  await page.locator("nav button", { hasText: "Levels" }).click();
+  await expect(page.locator("main.lobby p.unread")).toHaveText(STRINGS.en.readUnusable);
 });
 
 test("after signing out, the next player on the page sees none of the last one's games", async ({ page, server }) => {

@@ -52,6 +52,19 @@ const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
+/** The longest token the wire carries (PROTOCOL.md, `hello`'s `token`). */
+const MAX_TOKEN_CHARS = 128;
+
+/** A token kept in storage, if it can be one: anything else is forgotten (and `tokenDropped`). */
+function storedToken(value: string | null): string | null {
+  if (value && value.length <= MAX_TOKEN_CHARS) return value;
+  if (value !== null) {
+    forget(TOKEN_KEY);
+    tokenDropped = true;
+  }
+  return null;
+}
+let tokenDropped = false;
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
 const WINNABLE_KEY = "scorpion.winnable";
@@ -135,7 +148,9 @@ export class App {
   /** When the page started connecting. */
   private startedAt = 0;
   private conn: Connection;
-  private token: string | null = load(TOKEN_KEY) || null;
+  // one the wire cannot carry (not 1..128 characters: garbage) is none: a hello
+  // of 70 KB is over the server's frame limit, closed before any answer
+  private token: string | null = storedToken(load(TOKEN_KEY));
   private player: Player | null = null;
   private unfinished: GameSummary[] = [];
   private board: GameBoard | null = null;
@@ -167,7 +182,8 @@ export class App {
   private noticeTimer = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
-  private signInError: Said | null = null;
+  // a kept token that cannot be one is forgotten (storedToken), and said on the sign-in page
+  private signInError: Said | null = tokenDropped ? () => t("badToken") : null;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
   private refused: Said | null = null;
   /** The actions on their way (`act`): a game's version, or its hint. */
@@ -230,7 +246,7 @@ export class App {
     watchKey(TOKEN_KEY, (value) => {
       if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
       // signed in in another tab, or this player's token replaced there (rotated): the old one no longer works
-      else if (value !== null && value !== this.token) this.followSignIn(value);
+      else if (value !== null && value !== this.token && storedToken(value) !== null) this.followSignIn(value);
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("popstate", (event) => {
@@ -259,7 +275,25 @@ export class App {
 
   // ---- connection -------------------------------------------------------
 
+  /**
+   * Says hello. An answer this page cannot use (a welcome that breaks the
+   * protocol) is said as such, not as a server that cannot be reached, and
+   * asked again after the connection's growing delay, as a refused hello is.
+   */
   private async hello(): Promise<void> {
+    try {
+      await this.greet();
+    } catch (error) {
+      if (error instanceof ProtocolError) {
+        const problem = error.message;
+        this.refused = () => t("protocolError", { problem });
+        this.render();
+      }
+      throw error;
+    }
+  }
+
+  private async greet(): Promise<void> {
     const token = this.token;
     let reply = await this.conn.request(
       { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
@@ -488,8 +522,9 @@ export class App {
     try {
       reply = await this.conn.request(request, early);
     } catch (error) {
-      if (!(error instanceof Disconnected)) throw error;
-      this.unread.set(what, () => t("readCutOff"));
+      if (!(error instanceof Disconnected || error instanceof ProtocolError)) throw error;
+      // an answer this page cannot use (said once, by `malformed`) is no empty list either
+      this.unread.set(what, error instanceof Disconnected ? () => t("readCutOff") : () => t("readUnusable"));
       this.render();
       return null;
     }
@@ -1165,7 +1200,8 @@ export class App {
           "main.center",
           {},
           h("p", {}, t("connecting")),
-          this.online !== "open" && performance.now() - this.startedAt >= UNREACHABLE_AFTER_MS
+          // reached, but its hello refused or unusable: said as such (`noticeBar`), not as unreachable
+          this.online !== "open" && !this.refused && performance.now() - this.startedAt >= UNREACHABLE_AFTER_MS
             ? h("p.unreachable", { role: "status" }, t("unreachable"))
             : null,
         );
@@ -1197,7 +1233,7 @@ export class App {
     };
     // maxlength counts UTF-16 units: room for 32 characters of two each (🦂); checkName counts as the server does
     const name = field("name", 2 * MAX_NAME_CHARS, "nickname");
-    const token = field("token", 128, "off");
+    const token = field("token", MAX_TOKEN_CHARS, "off");
     return h(
       "main.panel.signin",
       {},

@@ -98,7 +98,13 @@ function check(kind: Schema, value: unknown, path: string): void {
   } else if (kind.oneOf !== undefined) {
     checkOneOf(kind.oneOf, value, path);
   } else if (kind.anyOf !== undefined) {
-    if (!kind.anyOf.some((option) => fits(option, value, path))) {
+    const failures: ProtocolError[] = [];
+    if (!kind.anyOf.some((option) => fits(option, value, path, failures))) {
+      // a map or nil given a map that is wrong inside: what is wrong inside it (a name too long),
+      // not that it is no map
+      const inside = isMap(value) || Array.isArray(value);
+      const alike = kind.anyOf.flatMap((option, index) => (sameKind(option, value) ? [failures[index]] : []));
+      if (inside && alike.length === 1) throw alike[0];
       throw new ProtocolError(path, `must be ${kind.anyOf.map(describe).join(" or ")}, got ${show(value)}`);
     }
   } else if (kind.const !== undefined || kind.enum !== undefined) {
@@ -114,13 +120,36 @@ function check(kind: Schema, value: unknown, path: string): void {
   }
 }
 
-function fits(kind: Schema, value: unknown, path: string): boolean {
+function fits(kind: Schema, value: unknown, path: string, failures: ProtocolError[]): boolean {
   try {
     check(kind, value, path);
     return true;
   } catch (error) {
-    if (error instanceof ProtocolError) return false;
-    throw error;
+    if (!(error instanceof ProtocolError)) throw error;
+    failures.push(error);
+    return false;
+  }
+}
+
+/** Whether `value` is of the kind `option` takes (a map, an array, nil, a string, a number, a bool). */
+function sameKind(option: Schema, value: unknown): boolean {
+  const kind = definition(option);
+  if (kind.anyOf !== undefined) return kind.anyOf.some((each) => sameKind(each, value));
+  if (kind.oneOf !== undefined) return kind.oneOf.some((each) => sameKind(each, value));
+  const constant = kind.const ?? kind.enum?.[0];
+  if (constant !== undefined) return constant === null ? value === null : typeof constant === typeof value;
+  switch (kind.type) {
+    case "object":
+      return isMap(value);
+    case "array":
+      return Array.isArray(value);
+    case "null":
+      return value === null;
+    case "integer":
+    case "number":
+      return typeof value === "number";
+    default:
+      return typeof value === kind.type;
   }
 }
 

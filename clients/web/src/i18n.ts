@@ -161,6 +161,7 @@ const en = {
   scrollSideways: "Scroll the table sideways to see every column →",
   signedOutElsewhere: "You signed out in another tab of this browser.",
   readCutOff: "Not loaded: the connection dropped. It is asked for again once the server answers.",
+  readUnusable: "Not loaded: the server's answer could not be used. It is asked for again when this panel is opened again.",
   badTypedToken: "The sign-in token you entered is not valid (revoked, expired or mistyped): check it and try again.",
   badToken: "The sign-in token kept on this device is not valid (revoked, expired or unreadable): sign in again.",
 } as const;
@@ -317,6 +318,7 @@ const fi: Strings = {
   scrollSideways: "Vieritä taulukkoa sivusuunnassa nähdäksesi kaikki sarakkeet →",
   signedOutElsewhere: "Kirjauduit ulos tämän selaimen toisessa välilehdessä.",
   readCutOff: "Ei ladattu: yhteys katkesi. Tiedot haetaan uudelleen, kun palvelin vastaa.",
+  readUnusable: "Ei ladattu: palvelimen vastausta ei voitu käyttää. Tiedot haetaan uudelleen, kun tämä näkymä avataan uudelleen.",
   badTypedToken: "Antamasi kirjautumisavain ei kelpaa (peruttu, vanhentunut tai kirjoitettu väärin): tarkista se ja yritä uudelleen.",
   badToken: "Tälle laitteelle tallennettu kirjautumisavain ei kelpaa (peruttu, vanhentunut tai lukukelvoton): kirjaudu uudelleen.",
 };
@@ -470,6 +472,7 @@ const ru: Strings = {
   scrollSideways: "Прокрутите таблицу вбок, чтобы увидеть все столбцы →",
   signedOutElsewhere: "Вы вышли из игры в другой вкладке этого браузера.",
   readCutOff: "Не загружено: соединение прервалось. Данные будут запрошены снова, когда сервер ответит.",
+  readUnusable: "Не загружено: ответ сервера нельзя использовать. Данные будут запрошены снова, когда этот раздел откроют ещё раз.",
   badTypedToken: "Введённый ключ входа недействителен (отозван, истёк или набран с ошибкой): проверьте его и попробуйте снова.",
   badToken: "Ключ входа, сохранённый на этом устройстве, недействителен (отозван, истёк или не читается): войдите снова.",
 };

@@ -23,9 +23,15 @@ export function shortcutLetter(press: KeyPress): string | null {
   return null;
 }
 
-/** The column a digit key names (1-9, and 0 for 10), or null when it is no digit. */
+/**
+ * The column a digit key names (1-9, and 0 for 10), or null when it is no digit.
+ * A digit key that types no character of its own is none: the numpad with
+ * NumLock off gives arrows, End or Home on `Numpad2`, `Numpad1`, `Numpad7`.
+ */
 export function columnKey(press: KeyPress): number | null {
-  const typed = /^[0-9]$/.test(press.key) ? press.key : /^(?:Digit|Numpad)([0-9])$/.exec(press.code)?.[1];
+  const printing = press.key.length === 1 || press.key === "Dead";
+  const physical = printing ? /^(?:Digit|Numpad)([0-9])$/.exec(press.code)?.[1] : undefined;
+  const typed = /^[0-9]$/.test(press.key) ? press.key : physical;
   if (typed === undefined) return null;
   return typed === "0" ? 10 : Number(typed);
 }

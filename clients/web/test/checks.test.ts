@@ -49,6 +49,13 @@ describe("checkServerMessage refuses, naming the field", () => {
     expect(problem({ ...game, view: view({ deal: 1.5 }) })).toBe("game.view.deal must be an integer in 1..2^53-1 or nil, got 1.5");
   });
 
+  it("what is wrong inside a map that may also be nil: the field, not that it is no map", () => {
+    const welcome = (player: unknown) => ({ type: "welcome", re: "a-3", server: "scorpion", protocol: 1, player, games: [] });
+    expect(problem(welcome({ id: 1, name: "x".repeat(160) }))).toMatch(/^welcome\.player\.name must be a string /);
+    expect(problem(welcome({ id: 1 }))).toBe("welcome.player.name is required");
+    expect(problem(welcome(7))).toMatch(/^welcome\.player must be .* or nil, got 7$/);
+  });
+
   it("not a map, no type, an event that is not a map", () => {
     expect(problem([1, 2])).toBe("message must be a map, got an array");
     expect(problem({ re: "a-1" })).toBe("type must be a string, got nil");

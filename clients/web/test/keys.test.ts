@@ -32,4 +32,13 @@ describe("the game's shortcuts on any keyboard layout", () => {
     expect(columnKey({ key: "d", code: "KeyD" })).toBeNull();
     expect(columnKey({ key: "Enter", code: "NumpadEnter" })).toBeNull();
   });
+
+  it("is no column for the numpad's keys with NumLock off: arrows, End, Home, Clear", () => {
+    expect(columnKey({ key: "ArrowDown", code: "Numpad2" })).toBeNull();
+    expect(columnKey({ key: "ArrowLeft", code: "Numpad4" })).toBeNull();
+    expect(columnKey({ key: "End", code: "Numpad1" })).toBeNull();
+    expect(columnKey({ key: "Home", code: "Numpad7" })).toBeNull();
+    expect(columnKey({ key: "Clear", code: "Numpad5" })).toBeNull();
+    expect(columnKey({ key: "Insert", code: "Numpad0" })).toBeNull();
+  });
 });
