@@ -450,3 +450,37 @@ test("a new sign-in token: this browser's tabs keep playing, a device with the o
   await expect(check.locator("form.register")).toBeVisible(); // the token is refused: sign in again
   await again.close();
 });
+
+test("a drag let go after another tab's move is not sent against the board it did not show", async ({ page, context, server }) => {
+  let sent = 0;
+  let received = 0;
+  page.on("websocket", (socket) => {
+    socket.on("framesent", () => (sent += 1));
+    socket.on("framereceived", () => (received += 1));
+  });
+  await register(page, server.url, uniqueName("drag-push"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD"); // uncovers 9D, which goes on column 1
+  await atVersion(page, 1);
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await atVersion(other, 1);
+  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
+  const target = await page.locator('.column[data-column="1"]').boundingBox();
+  await page.mouse.move(card!.x + card!.width / 2, card!.y + 6);
+  await page.mouse.down();
+  await page.mouse.move(card!.x + card!.width / 2 + 10, card!.y + 20, { steps: 2 });
+  const heard = received;
+  await other.locator(".stock").click(); // the deal, pushed while the card is held
+  await atVersion(other, 2);
+  await expect.poll(() => received).toBeGreaterThan(heard);
+  const before = sent;
+  await page.mouse.move(target!.x + target!.width / 2, target!.y + target!.height - 8, { steps: 6 });
+  await page.mouse.up();
+  await atVersion(page, 2); // the deal, drawn at the release
+  await page.waitForTimeout(300);
+  expect(sent, "frames sent after the release").toBe(before);
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+  // and the next drag, on the board shown, goes
+  await expect.poll(() => page.locator(".card.up.dragging").count()).toBe(0);
+});

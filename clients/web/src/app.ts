@@ -145,6 +145,7 @@ function focusSelector(node: Element | null): string | null {
 export class App {
   private screen: Screen = "loading";
   private drawn: Screen = "loading"; // the screen the page shows now (render)
+  private drawnAt: string | null = null; // the game and version of the board it shows (render)
   /** When the page started connecting. */
   private startedAt = 0;
   private conn: Connection;
@@ -695,9 +696,12 @@ export class App {
   }
 
   private async move(card: string, to?: number): Promise<void> {
-    if (this.paused()) {
-      // a drag let go after a pause came from another device: the pause screen
-      // is drawn at its release, and the server would refuse the move
+    // A drag let go (or a card tapped) after a push the table waited to draw (a
+    // move or a pause from another device): played on a board the player has not
+    // seen, it could be refused for a reason about cards not shown, or go where
+    // they did not mean. Not sent: the board is drawn at the release.
+    const shown = this.board ? `${this.board.game}@${this.board.v}` : null;
+    if (this.paused() || shown !== this.drawnAt) {
       if (to !== undefined) springBack();
       return;
     }
@@ -1095,6 +1099,7 @@ export class App {
     if (this.confirm) page.forEach((part) => (part.inert = true));
     this.root.replaceChildren(...page, this.dialog());
     this.drawn = this.screen;
+    this.drawnAt = this.board ? `${this.board.game}@${this.board.v}` : null;
     fitColumns(this.root);
     this.root.querySelectorAll<HTMLElement>(".scroll").forEach((box, index) => {
       const left = scrolled.get(`${this.drawn}:${index}`);
