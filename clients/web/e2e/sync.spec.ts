@@ -1,5 +1,6 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
 import { readFileSync } from "node:fs";
+import { decode } from "@msgpack/msgpack";
 import { join } from "node:path";
 import { STRINGS } from "../src/i18n";
 import { knownDeal, ROOT, TestServer } from "./server";
@@ -483,4 +484,41 @@ test("a drag let go after another tab's move is not sent against the board it di
   await expect(page.locator(".toast.error")).toHaveCount(0);
   // and the next drag, on the board shown, goes
   await expect.poll(() => page.locator(".card.up.dragging").count()).toBe(0);
+});
+
+test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
+  const other = await context.newPage();
+  let registers = 0; // each a player: one whose token no tab keeps is lost
+  for (const tab of [page, other]) {
+    tab.on("websocket", (socket) =>
+      socket.on("framesent", (frame) => {
+        if (typeof frame.payload !== "string" && (decode(frame.payload) as { type?: string }).type === "register") registers += 1;
+      }),
+    );
+    await tab.goto(server.url);
+    await expect(tab.locator("form.register")).toBeVisible();
+  }
+  const names = [uniqueName("ra"), uniqueName("rb")];
+  const at = Date.now() + 700; // both submitted at this moment, not one click after the other
+  await Promise.all(
+    [page, other].map((tab, index) =>
+      tab.evaluate(
+        ({ name, at }) => {
+          const field = document.querySelector<HTMLInputElement>("#name")!;
+          field.value = name;
+          field.dispatchEvent(new Event("input", { bubbles: true }));
+          setTimeout(() => document.querySelector<HTMLFormElement>("form.register")!.requestSubmit(), at - Date.now());
+        },
+        { name: names[index], at },
+      ),
+    ),
+  );
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(other.locator("main.lobby")).toBeVisible();
+  const shown = await page.locator("header .who").textContent();
+  expect(names).toContain(shown);
+  await expect(other.locator("header .who")).toHaveText(shown!);
+  await other.reload(); // the token kept is that player's
+  await expect(other.locator("header .who")).toHaveText(shown!);
+  expect(registers).toBe(1);
 });

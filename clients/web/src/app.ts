@@ -24,7 +24,7 @@ import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
-import { forget, load, save, watchKey } from "./storage";
+import { forget, load, loadShared, save, watchKey } from "./storage";
 import { checkName, MAX_NAME_CHARS } from "./names";
 import { errorText, hintText, isRuleCode, levelRows, lostText, nameText } from "./words";
 import type {
@@ -54,6 +54,13 @@ const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
 /** The longest token the wire carries (PROTOCOL.md, `hello`'s `token`). */
 const MAX_TOKEN_CHARS = 128;
+
+/** `run` while no other tab of the browser runs one under `name` (the Web Locks API; where there is none, at once). */
+async function oneTabAtATime(name: string, run: () => Promise<void>): Promise<void> {
+  const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
+  if (locks?.request) await locks.request(name, run);
+  else await run();
+}
 
 /** A token kept in storage, if it can be one: anything else is forgotten (and `tokenDropped`). */
 function storedToken(value: string | null): string | null {
@@ -908,6 +915,23 @@ export class App {
   private async register(name: string): Promise<void> {
     if (this.registering) return; // a double submit would be refused as already signed in
     this.registering = true;
+    try {
+      // One tab of the browser at a time: two tabs registering at once made two
+      // players, and the token of the one saved first was lost under the other's.
+      await oneTabAtATime("scorpion.register", () => this.registerAlone(name));
+    } finally {
+      this.registering = false;
+    }
+  }
+
+  private async registerAlone(name: string): Promise<void> {
+    // Another tab signed in while this one waited (its storage event may have come,
+    // and this page be on its way to following it): that player, not a second one.
+    const kept = storedToken(loadShared(TOKEN_KEY));
+    if (kept !== null) {
+      if (kept !== this.token) this.followSignIn(kept);
+      return;
+    }
     let reply: ServerMessage;
     try {
       reply = await this.conn.request({ type: "register", name });
@@ -919,8 +943,6 @@ export class App {
       this.render();
       if (this.online === "open") this.registerWaiting(); // it opened again meanwhile
       return;
-    } finally {
-      this.registering = false;
     }
     this.waitingName = null;
     if (reply.type === "error") {

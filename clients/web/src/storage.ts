@@ -26,6 +26,21 @@ export function load(key: string): string | null {
   }
 }
 
+/**
+ * The value kept under `key` as the browser has it now, another tab's change
+ * included even before its `storage` event has come; or `load`'s when the
+ * browser refuses storage.
+ */
+export function loadShared(key: string): string | null {
+  try {
+    const shared = storage();
+    if (shared) return shared.getItem(key);
+  } catch {
+    // refused: this page's own
+  }
+  return load(key);
+}
+
 /** Keeps `value` under `key` (in memory at least). */
 export function save(key: string, value: string): void {
   memory.set(key, value);
