@@ -253,7 +253,9 @@ def test_an_integer_is_digits_only(written: str) -> None:
     assert caught.value.lines == [f"argument --port: invalid int value: {written!r} (see --help)"]
     with pytest.raises(SettingsError) as caught:
         load_settings([], {"SCORPION_WORKERS": written})
-    assert caught.value.lines == [f"--workers (SCORPION_WORKERS) must be an integer, not {written!r}"]
+    assert caught.value.lines == [
+        f"--workers (SCORPION_WORKERS) must be an integer, not {written!r}"
+    ]
     assert load_settings(["--port", "08765"]).port == 8765
 
 
@@ -261,7 +263,9 @@ def test_an_integer_is_digits_only(written: str) -> None:
 def test_a_rate_is_decimals_only(written: str) -> None:
     with pytest.raises(SettingsError) as caught:
         load_settings([f"--rate-actions={written}"])
-    assert caught.value.lines[0].startswith("--rate-actions (SCORPION_RATE_ACTIONS) must be RATE,BURST")
+    assert caught.value.lines[0].startswith(
+        "--rate-actions (SCORPION_RATE_ACTIONS) must be RATE,BURST"
+    )
     assert load_settings(["--rate-actions", " 0.5 , 10 "]).rate_actions == " 0.5 , 10 "
 
 
