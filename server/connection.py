@@ -111,7 +111,7 @@ from server.limits import (
     in_networks,
     parse_networks,
 )
-from server.logs import connection_id, game_id
+from server.logs import connection_id, detached, game_id
 from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import GameService, Session
@@ -184,10 +184,11 @@ class ConnectionHandler:
         self.open = 0
         self._sockets: dict[Outbox, ServerConnection] = {}
         self._ids = itertools.count(1)
-        # Connections waiting for a frame: (the time it must come by, whether it said hello).
+        # Connections waiting for a frame: (the time it must come by, whether it said hello,
+        # its address and its connection id, for the line that closes it).
         # One sweeper closes the late ones: a timer per connection would cost each idle
         # connection a few hundred bytes (see _sweep).
-        self._waiting: dict[ServerConnection, tuple[float, bool, str]] = {}
+        self._waiting: dict[ServerConnection, tuple[float, bool, str, int | None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -308,9 +309,10 @@ class ConnectionHandler:
         while True:
             greeted = session.greeted
             if not greeted:
-                self._waiting[ws] = (hello_by, False, peer.address)
+                self._waiting[ws] = (hello_by, False, peer.address, connection_id.get())
             elif bounds.idle_timeout:
-                self._waiting[ws] = (time.monotonic() + bounds.idle_timeout, True, peer.address)
+                idle_by = time.monotonic() + bounds.idle_timeout
+                self._waiting[ws] = (idle_by, True, peer.address, connection_id.get())
             try:
                 frame = await ws.recv()
             finally:
@@ -338,7 +340,7 @@ class ConnectionHandler:
 
     def _start_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+            self._sweeper = detached(self._sweep(), name="hello-and-idle-sweeper")
 
     async def _sweep(self) -> None:
         """Close each connection past its hello deadline (1008) or idle timeout (1001).
@@ -352,15 +354,23 @@ class ConnectionHandler:
             await asyncio.sleep(tick)
             now = time.monotonic()
             late = [(ws, *entry[1:]) for ws, entry in self._waiting.items() if now >= entry[0]]
-            for ws, greeted, address in late:
+            for ws, greeted, address, connection in late:
                 del self._waiting[ws]
+                if ws.protocol.state is not State.OPEN:
+                    # closing already (a protocol error, its close frame unanswered): that
+                    # close is its end, logged as such, and no missed deadline
+                    continue
                 code, reason = (
                     (CLOSE_GOING_AWAY, "idle for too long")
                     if greeted
                     else (CLOSE_POLICY_VIOLATION, "no hello in time")
                 )
-                _log_close("closing the", address, reason, code)
-                closing = asyncio.create_task(_close(ws, code, reason, bounds.drain_timeout))
+                named = connection_id.set(connection)  # the line, and the close, are its
+                try:
+                    _log_close("closing the", address, reason, code)
+                    closing = asyncio.create_task(_close(ws, code, reason, bounds.drain_timeout))
+                finally:
+                    connection_id.reset(named)
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
 

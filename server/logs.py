@@ -32,6 +32,7 @@ JSON object.
 the handler (and those hooks) again. ``connection_id`` and ``game_id`` are
 context variables: set in a connection's task (``server.connection``), they
 reach every record logged while it is being served, without being passed around.
+Shared work started while serving one (``detached``) carries neither.
 
 Nothing here logs request contents, so a token never reaches the log; SQL
 never does either, since the only places it could hide are exception
@@ -40,6 +41,7 @@ messages, which are filtered as above.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -47,10 +49,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, Final
+from typing import IO, Any, Final, TypeVar
 
 __all__ = [
     "JsonFormatter",
@@ -59,6 +61,7 @@ __all__ = [
     "configure_logging",
     "connection_id",
     "describe_exception",
+    "detached",
     "fatal_line",
     "flush",
     "game_id",
@@ -70,6 +73,24 @@ connection_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "connection_id", default=None
 )
 game_id: contextvars.ContextVar[int | None] = contextvars.ContextVar("game_id", default=None)
+
+
+T = TypeVar("T")
+
+
+def detached(work: Coroutine[Any, Any, T], name: str | None = None) -> asyncio.Task[T]:
+    """``work`` as a task of its own whose lines carry no connection or game.
+
+    A task inherits the context of the code that creates it: shared work started
+    while serving one connection (the group commit, the sweeper of hello
+    deadlines, a batch of reads) logged that connection's id, and its game's,
+    on lines about others.
+    """
+    context = contextvars.copy_context()
+    context.run(connection_id.set, None)
+    context.run(game_id.set, None)
+    return asyncio.get_running_loop().create_task(work, name=name, context=context)
+
 
 # Modules whose exception messages may quote SQL, parameters or stored values.
 _QUIET_MODULES: Final = ("sqlalchemy", "asyncpg", "sqlite3", "aiosqlite", "alembic")

@@ -154,6 +154,7 @@ from server.live import (
     packed_snapshot,
     to_action,
 )
+from server.logs import detached
 from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
@@ -536,7 +537,7 @@ class GameService:
         if self._token_check is not None:
             self._token_check_again = True
             return
-        self._token_check = self._spawn(self._check_tokens_loop())
+        self._token_check = self._spawn(self._check_tokens_loop(), shared=True)
 
     async def _check_tokens_loop(self) -> None:
         wait = CATCH_UP_WAIT_S
@@ -1015,7 +1016,7 @@ class GameService:
         """Have ``live``'s snapshot written soon, in the background, with others due."""
         self._snapshots_due[live.id] = live
         if self._snapshot_writer is None:
-            self._snapshot_writer = asyncio.create_task(self._write_queued())
+            self._snapshot_writer = detached(self._write_queued())
 
     async def _write_queued(self) -> None:
         """Write the snapshots queued meanwhile, until none are left."""
@@ -1619,9 +1620,10 @@ class GameService:
         live.checking = True
         self._spawn(self._lost_loop(live))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run optional background work; ``close()`` cancels what is left."""
-        task = asyncio.create_task(work)
+    def _spawn(self, work: Coroutine[Any, Any, None], shared: bool = False) -> asyncio.Task[None]:
+        """Run optional background work; ``close()`` cancels what is left. Work for no
+        one connection (``shared``) logs none, nor its game."""
+        task = detached(work) if shared else asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -41,6 +41,7 @@ from typing import Final
 
 from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.easy import WinnableDeals
+from server.logs import detached
 from server.loop import stop_task
 from server.store import Store, StoreError
 from server.workers import SolverPool
@@ -180,7 +181,7 @@ class WinnableDealFinder:
         if self._closed or (self._task is not None and not self._task.done()):
             return
         if self.short():
-            self._task = asyncio.create_task(self._run(), name="winnable-deal-finder")
+            self._task = detached(self._run(), name="winnable-deal-finder")
 
     async def wait(self) -> None:
         """Until every pool is full (for tests)."""

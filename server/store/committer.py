@@ -51,6 +51,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from server.logs import detached
 from server.store.errors import StoreConflict, StoreUnavailable
 
 __all__ = ["BatchWriter", "CommitStats", "GroupCommitter"]
@@ -134,7 +135,7 @@ class GroupCommitter(Generic[W, R]):
         future: asyncio.Future[R] = loop.create_future()
         self._queue.append(_Pending(write, future, time.monotonic()))
         if worker is None:
-            self._worker = loop.create_task(self._run(), name="store-group-commit")
+            self._worker = detached(self._run(), name="store-group-commit")
         else:
             self._wake_worker()
         return await future

@@ -55,6 +55,7 @@ import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.logs import detached
 from server.store.compiled import (
     LOG_AT,
     PLAYER_WIDTH,
@@ -245,7 +246,7 @@ class PostgresReader:
             kind = self._kinds[min(waiting)[1]]
             batch = kind.take()
             held = self._free.popleft()
-            task = asyncio.get_running_loop().create_task(self._run(held, kind, batch))
+            task = detached(self._run(held, kind, batch))
             self._batches.add(task)
             task.add_done_callback(self._batches.discard)
 

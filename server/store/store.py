@@ -29,6 +29,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.logs import detached
 from server.store import deals, games, notify, players, schema, stats, writes
 from server.store.committer import CommitStats, GroupCommitter
 from server.store.database import (
@@ -395,7 +396,7 @@ class Store:
         if trouble is None:
             return
         if self._write_probe is None or self._write_probe.done():
-            self._write_probe = asyncio.ensure_future(self._write_nothing())
+            self._write_probe = detached(self._write_nothing())
         raise WritesFailing(trouble)
 
     async def _write_nothing(self) -> None:

@@ -37,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 import server.service as service_module
 from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S
+from server.logs import connection_id
 from server.service import GameService
 from server.store import Store, StoreUnavailable
 from tests.server.client import Client
@@ -455,3 +456,56 @@ async def test_more_than_a_frame_sent_with_the_upgrade_is_cut_off(start: Start) 
         pass
     finally:
         writer.close()
+
+
+class _SeenWith(logging.Filter):
+    """Notes each line of ``server.connection`` with the connection its context names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[tuple[str, int | None]] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.lines.append((record.getMessage(), connection_id.get()))
+        return True
+
+
+async def test_a_missed_hello_deadline_is_logged_as_its_own_connections(start: Start) -> None:
+    """The sweeper of deadlines ran in the context of the connection that started it:
+    the line closing a silent connection (2) said connection=1, a healthy one."""
+    server = await start(hello_timeout_ms=300)
+    seen = _SeenWith()
+    logger = logging.getLogger("server.connection")
+    logger.addFilter(seen)
+    try:
+        ada = await server.player("ada")  # connection 1: starts the sweeper
+        silent = await RawClient.open(server.server.port)  # connection 2: says nothing
+        assert await silent.read_close(5) == 1008
+        await silent.close()
+        assert (await ada.request("ping"))["type"] == "pong"
+    finally:
+        logger.removeFilter(seen)
+    late = [who for line, who in seen.lines if "no hello in time" in line]
+    assert late == [2], seen.lines
+
+
+async def test_a_peer_closed_for_a_protocol_error_is_not_also_late_with_its_hello(
+    start: Start,
+) -> None:
+    """A bad opcode is closed at once (1002); a peer that leaves that close unanswered was
+    then also logged at the hello deadline as 'no hello in time (1008)', which it never got."""
+    server = await start(hello_timeout_ms=300)
+    seen = _SeenWith()
+    logger = logging.getLogger("server.connection")
+    logger.addFilter(seen)
+    try:
+        ada = await server.player("ada")
+        rude = await RawClient.open(server.server.port)
+        rude.writer.write(bytes([0x83, 0x80]) + os.urandom(4))  # opcode 3: reserved
+        assert await rude.read_close(5) == 1002
+        await asyncio.sleep(1.0)  # past the hello deadline, the close still unanswered
+        assert (await ada.request("ping"))["type"] == "pong"
+        await rude.close()
+    finally:
+        logger.removeFilter(seen)
+    assert not [line for line, _who in seen.lines if "no hello in time" in line], seen.lines
