@@ -694,6 +694,7 @@ class Listener:
             max_size=MAX_FRAME_BYTES,
             compression=None,
             process_request=plain_http,
+            process_response=_allow_head,
             ping_interval=keepalive,
             ping_timeout=keepalive,
             # The closes at shutdown (``close``) wait for a peer no longer than ours do.
@@ -755,6 +756,14 @@ class _Bounded(ServerConnection):
     _held: list[bytes] | None = None  # after the request head, until its answer (handshake)
     _controls: TokenBucket | None = None  # the pings, pongs and fragments it may still send
     flooded = False  # closed for sending too many of them (a strike on its address)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # websockets words its refusals of a handshake for itself, with the library's own
+        # causes ('Invalid base64-encoded string: ...'), also to a plain HTTP request
+        # ('Failed to open a WebSocket connection: line too long' for /healthz)
+        reject = self.protocol.reject
+        self.protocol.reject = lambda status, text: reject(status, _public_refusal(status, text))  # type: ignore[method-assign]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
@@ -950,6 +959,23 @@ def _give_back(transport: asyncio.Transport, raw: list[bytes]) -> None:
 
 def _address(remote: object) -> str:
     return str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
+
+
+_HANDSHAKE_FAILED: Final = "Failed to open a WebSocket connection: "
+
+
+def _public_refusal(status: int, text: str) -> str:
+    """websockets' refusal ``text`` as this server says it: what was wrong, without the
+    causes it chains on (a decoder's or a library's own words), and a head too large
+    said as such whatever the request was."""
+    if not text.startswith(_HANDSHAKE_FAILED):
+        return text
+    if status == HTTPStatus.REQUEST_URI_TOO_LONG:
+        return "The request line is too long.\n"
+    if status == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
+        return "The request's header lines are too long, or too many.\n"
+    reason = text[len(_HANDSHAKE_FAILED) :].strip().removesuffix(".").split("; ")[0]
+    return f"{reason[:1].upper()}{reason[1:]}.\n"
 
 
 def _bounded_class(
@@ -1170,7 +1196,9 @@ def _head_problem(head: bytes) -> str | None:
         return None  # parsed
     except SecurityError:
         return None  # a line too long, or too many: websockets answers 414 or 431
-    except (ValueError, NotImplementedError, EOFError) as exc:  # UnicodeDecodeError too
+    except UnicodeDecodeError:
+        return "the request line or a header is not ASCII"  # not the codec's words
+    except (ValueError, NotImplementedError, EOFError) as exc:
         return str(exc)
     return None
 
@@ -1187,6 +1215,14 @@ def _plain_head(head: bytes) -> bytes | None:
         return None
     kept = [line for name, _, line in fields if name not in _BODY_HEADERS]
     return b"\r\n".join([request_line, *kept]) + b"\r\n\r\n"
+
+
+def _allow_head(_ws: ServerConnection, _request: HttpRequest, response: HttpResponse) -> None:
+    """A 405 to an upgrade (websockets' own: ``Allow: GET``) names HEAD too, as this
+    port's other 405s do: it answers both."""
+    if response.status_code == HTTPStatus.METHOD_NOT_ALLOWED:
+        del response.headers["Allow"]  # setting a header adds one more
+        response.headers["Allow"] = "GET, HEAD"
 
 
 def _wants_websocket(request: HttpRequest) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import re
 import sqlite3
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
 from tests.server.conftest import Running, Start, quiet_settings
 from tests.server.http_get import http_get
+from tests.server.raw import upgrade_head
 
 
 async def test_health_and_readiness(server: Running) -> None:
@@ -528,3 +530,29 @@ async def test_a_head_of_bare_line_feeds_or_cut_short_is_answered_400(server: Ru
         answer = await asyncio.wait_for(raw_answer(port, data, half_close=half_close), 5)
         assert answer.startswith(b"HTTP/1.1 400 "), (data, answer)
     assert (await http_get(port, "/healthz"))[0] == 200
+
+
+async def test_refusals_say_what_was_wrong_in_the_servers_words(server: Running) -> None:
+    """A refused head carried a decoder's or a library's own words ('ascii' codec...,
+    Invalid base64-encoded string...), a plain GET with a long header was told that a
+    WebSocket could not open, and an upgrade by POST was allowed GET alone."""
+    port = server.server.port
+    upgrade = upgrade_head(port).decode()
+
+    def body(answer: bytes) -> bytes:
+        return answer.partition(b"\r\n\r\n")[2]
+
+    answer = await raw_answer(port, "GET /ж HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"codec" not in answer, answer
+    assert b"not ASCII" in body(answer)
+    bad_key = re.sub(r"Sec-WebSocket-Key: \S+", "Sec-WebSocket-Key: a", upgrade).encode()
+    answer = await raw_answer(port, bad_key)
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"base64" not in answer, answer
+    assert body(answer) == b"Invalid Sec-WebSocket-Key header: a.\n"
+    long = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + b"y" * 9000 + b"\r\n\r\n"
+    answer = await raw_answer(port, long)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer
+    assert body(answer) == b"The request's header lines are too long, or too many.\n"
+    answer = await raw_answer(port, upgrade.replace("GET ", "POST ", 1).encode())
+    assert answer.startswith(b"HTTP/1.1 405 "), answer
+    assert answer.count(b"\r\nAllow: ") == 1 and b"\r\nAllow: GET, HEAD\r\n" in answer
