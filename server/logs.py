@@ -50,7 +50,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any, Final, TypeVar
 
@@ -217,6 +217,13 @@ class _Run:
     first: float
     suppressed: int
     sample: logging.LogRecord
+    # Of the suppressed: how many had other values than the sample (an address, a reason),
+    # and the first few of those, so that the summary does not claim the sample repeated.
+    other: int = 0
+    others: list[str] = field(default_factory=list)
+
+
+_OTHERS_SHOWN: Final = 2
 
 
 class RateLimit(logging.Filter):
@@ -249,6 +256,10 @@ class RateLimit(logging.Filter):
             run = self._runs.get(key)
             if run is not None and now - run.first < self.window:
                 run.suppressed += 1
+                if record.args != run.sample.args:
+                    run.other += 1
+                    if len(run.others) < _OTHERS_SHOWN:
+                        run.others.append(record.getMessage())
                 return False
             self._runs[key] = _Run(now, 0, record)
         if run is not None and run.suppressed:
@@ -270,7 +281,15 @@ class RateLimit(logging.Filter):
     def _summary(self, run: _Run) -> logging.LogRecord:
         sample = run.sample
         summary = logging.makeLogRecord(sample.__dict__)
-        summary.msg = f"{sample.getMessage()} (repeated {run.suppressed} more times)"
+        if run.other:
+            # the same kind of line, not the same line: say so, with a few of the others
+            shown = "; ".join(run.others) + ("; ..." if run.other > len(run.others) else "")
+            summary.msg = (
+                f"{sample.getMessage()} (and {run.suppressed} more lines like it, "
+                f"{run.other} of them with other values: {shown})"
+            )
+        else:
+            summary.msg = f"{sample.getMessage()} (repeated {run.suppressed} more times)"
         summary.args = None
         summary.exc_info = sample.exc_info
         summary.repeated = run.suppressed

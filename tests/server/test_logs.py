@@ -134,6 +134,28 @@ def test_repeats_are_counted_and_reported_once_per_window() -> None:
     assert limiter.filter(record) is True  # a new window
 
 
+def test_lines_of_one_kind_with_other_values_are_not_called_repeats() -> None:
+    """Three protocol errors from three addresses were summed up as the first one
+    '(repeated 2 more times)': the others' addresses and reasons were never written."""
+    now = [0.0]
+    out: list[logging.LogRecord] = []
+    limiter = RateLimit(out.append, window=10, clock=lambda: now[0])
+
+    def line(address: str, reason: str) -> logging.LogRecord:
+        fields = {"name": "x", "levelno": logging.WARNING, "msg": "closed %s: %s"}
+        return logging.makeLogRecord({**fields, "args": (address, reason)})
+
+    records = [line("a", "bad opcode"), line("b", "bad mask"), line("a", "bad opcode")]
+    records += [line("c", "reserved bits"), line("d", "bad length")]
+    assert [limiter.filter(r) for r in records] == [True, False, False, False, False]
+    now[0] = 11
+    limiter.flush()
+    assert [r.getMessage() for r in out] == [
+        "closed a: bad opcode (and 4 more lines like it, 3 of them with other values:"
+        " closed b: bad mask; closed c: reserved bits; ...)"
+    ]
+
+
 @pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
 async def test_closes_of_different_codes_are_not_counted_as_repeats(
     server: Running, json_log: tuple[io.StringIO, RateLimit]
