@@ -1432,6 +1432,8 @@ class GameService:
                 self._check_fresh(live)
             if v != live.version:
                 return await self._retry_or_stale(live, request, v)
+            if await self._paused_caught_up(session, live) and v != live.version:
+                return await self._retry_or_stale(live, request, v)  # the version comes first
             t = self._play_time(live)
             self._check_room(live)
             trial = live.game.fork()
@@ -1447,6 +1449,18 @@ class GameService:
                     return first
                 raise
             return build.ack(request.id, game=live.id, v=live.version)
+
+    async def _paused_caught_up(self, session: Session, live: LiveGame) -> bool:
+        """Call holding the lock: a game paused as this node knows it is caught up from
+        the store first (True), when nodes share one: this node may have missed a resume,
+        and more (a listener not hearing), and would refuse as paused what the game
+        takes, or what is stale."""
+        if not (live.clock.paused and self.store.shared and not live.finished):
+            return False
+        await self._catch_up_held(live)
+        self._check_open(session, live)  # signed out while the store was read
+        self._check_fresh(live)
+        return True
 
     def _check_room(self, live: LiveGame) -> None:
         """A game holds at most ``max_versions`` versions (bounded memory, replay, CPU)."""
@@ -1570,6 +1584,7 @@ class GameService:
         async with live.lock:
             self._check_open(session, live)
             self._check_fresh(live)
+            await self._paused_caught_up(session, live)
             t = self._play_time(live)
             self._check_room(live)
             await self._complete_log(live)  # the advisor counts the positions seen

@@ -233,6 +233,35 @@ async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
     assert again["type"] == "error" and again["code"] == "paused", again
 
 
+async def test_a_resume_and_a_move_the_other_node_has_not_heard_of_make_it_stale(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf, adopted A's pause (its move refused); A then resumed and moved. B's
+    undo at the version it knew answered ``paused`` from B's own state: the version is
+    checked before the state (PROTOCOL.md section 5), and the store is past it."""
+    on_a, on_b, game, _store, _paused = await paused_unheard(nodes, monkeypatch)
+    refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert refused["code"] == "paused", refused
+    await clock_stopped(on_b)
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    late = await on_b.request("undo", game=game, v=0)
+    assert late["type"] == "error" and late["code"] == "stale" and late["v"] == 1, late
+    done = await on_b.request("undo", game=game, v=1)  # caught up: B plays on
+    assert done["type"] == "ack" and done["v"] == 2, done
+
+
+async def test_a_hint_on_a_node_that_missed_the_resume_is_given(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_a, on_b, game, _store, _paused = await paused_unheard(nodes, monkeypatch)
+    assert (await on_b.request("hint", game=game))["code"] == "paused"  # B adopts the pause
+    await clock_stopped(on_b)
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    hint = await on_b.request("hint", game=game)
+    assert hint["type"] == "hint", hint
+
+
 async def test_a_pause_heard_late_holds_the_time_it_stored(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
