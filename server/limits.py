@@ -25,10 +25,12 @@ Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
 An action, hint or read takes one token from three buckets: the connection's,
 the player's (the rate times ``player_factor``: a player's devices share it)
 and the address's (times ``address_factor``: the players behind one NAT share
-it). ``auth`` is counted per address only, ``register`` as said above. A
-request is admitted only when every bucket it needs has a token; otherwise
-nothing is taken and the caller answers ``rate_limited`` with the time until
-the emptiest bucket has one again.
+it). ``auth`` is counted per address only, ``register`` as said above, and new
+players also from one bucket for the whole server (the rate times
+``address_factor``: many addresses, each within its own rate, registering at
+once slowed everyone's moves). A request is admitted only when every bucket it
+needs has a token; otherwise nothing is taken and the caller answers
+``rate_limited`` with the time until the emptiest bucket has one again.
 
 **Strikes** are kept per address, not per connection, so they survive a
 reconnect: every ``bad_request`` is one, and so is every ``rate_limited`` reply
@@ -125,7 +127,7 @@ def parse_rate(text: str) -> Rate | None:
     if not (burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
         raise ValueError("needs a rate of at least one a day and a burst of at least 1")
     if per_s < LOWEST_RATE_PER_S:
-        raise ValueError(f"needs a rate of at least one a day ({LOWEST_RATE_PER_S:.3g} per second)")
+        raise ValueError(f"needs a rate of at least one a day ({_LOWEST_WRITTEN} per second)")
     return Rate(per_s, burst)
 
 
@@ -133,6 +135,9 @@ _DECIMAL: Final = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 LOWEST_RATE_PER_S: Final = 1 / 86400
 """One a day: a lower rate's ``retry_after_ms`` could pass the wire's largest integer."""
+
+_LOWEST_WRITTEN: Final = f"{math.ceil(LOWEST_RATE_PER_S * 1e7) / 1e7:.7f}"
+"""The lowest rate as it may be written (in decimals, not 1.16e-05), rounded up."""
 
 
 def parse_networks(text: str) -> list[Network]:
@@ -304,6 +309,13 @@ class Limits:
             if rate is not None
         }
         self._refused: OrderedDict[bytes, None] = OrderedDict()  # tokens' hashes, oldest first
+        # New players on this server from every address together: at most as many as
+        # ``address_factor`` addresses register. Each is a transaction of its own, and
+        # clients spread over many addresses, each within its own rate, slowed every
+        # player's moves to 100 ms and more.
+        register = rates.get("register")
+        self._node_rate = None if register is None else register.scaled(settings.address_factor)
+        self._node: TokenBucket | None = None
 
     # -- connections ----------------------------------------------------------------
 
@@ -389,6 +401,10 @@ class Limits:
         shared = self._address.get(kind)
         if shared is not None:
             buckets.append(shared.get(address, now))
+        if kind == "register" and self._node_rate is not None:
+            if self._node is None:
+                self._node = TokenBucket(self._node_rate, now)
+            buckets.append(self._node)
         return buckets
 
     def tracked(self) -> int:

@@ -155,8 +155,28 @@ def test_bad_rates_are_refused(text: str) -> None:
 
 
 def test_the_lowest_rate_is_one_a_day() -> None:
-    rate = parse_rate(f"{1 / 86400},1")
+    rate = parse_rate(f"{1 / 86400:.25f},1")  # written in decimals
     assert rate is not None and rate.per_s == 1 / 86400
+    with pytest.raises(ValueError, match=r"at least one a day \(0\.0000116 per second\)"):
+        parse_rate("0.00001,1")
+    assert parse_rate("0.0000116,1") is not None  # what the refusal says is taken
+
+
+def test_new_players_from_many_addresses_share_one_bucket_for_the_server() -> None:
+    """Clients over many addresses, each registering within its own rate, slowed every
+    player's moves past 100 ms: the whole server registers at most as fast as
+    ``address_factor`` addresses do."""
+    limits = Limits(LimitSettings(rates={"register": Rate(0.2, 2)}, address_factor=3))
+    taken = [
+        limits.check("register", 0.0, limits.connection_buckets(0.0), f"10.0.0.{n}")
+        for n in range(10)
+    ]
+    assert [wait == 0.0 for wait in taken] == [True] * 6 + [False] * 4  # 3 addresses' 2
+    own = limits.connection_buckets(0.0)
+    assert limits.check("register", 0.0, own, "10.0.0.99", player=7) == 0.0  # a rotation
+    assert limits.check("register", 2.0, limits.connection_buckets(2.0), "10.0.1.1") == 0.0
+    off = Limits(LimitSettings(rates={"register": None}))
+    assert off.check("register", 0.0, off.connection_buckets(0.0), "a") == 0.0
 
 
 def test_rate_settings_are_checked_and_off_turns_a_kind_off() -> None:
