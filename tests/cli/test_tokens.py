@@ -13,18 +13,27 @@ from tests.cli.conftest import CliRunner
 from tests.server.conftest import Running
 
 
+@pytest.fixture
+async def registered(
+    cli: CliRunner, config_dir: Path, server: Running, tmp_path: Path
+) -> tuple[config.Credentials, Path]:
+    """``ada`` registered here, and the config directory of another computer given her token."""
+    assert (await cli("register", "ada"))[0] == 0
+    stored = config.load(server.url, config_dir)
+    assert stored is not None
+    elsewhere = tmp_path / "other-device"
+    config.save(server.url, stored, elsewhere)
+    return stored, elsewhere
+
+
 async def test_a_new_token_replaces_the_stored_one_and_the_old_one_opens_nothing(
     cli: CliRunner,
     config_dir: Path,
     server: Running,
-    tmp_path: Path,
+    registered: tuple[config.Credentials, Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert (await cli("register", "ada"))[0] == 0
-    old = config.load(server.url, config_dir)
-    assert old is not None
-    elsewhere = tmp_path / "other-device"  # another computer, given the old token
-    config.save(server.url, old, elsewhere)
+    old, elsewhere = registered
 
     code, out = await cli("new-token")
     assert code == 0, out
@@ -46,19 +55,19 @@ async def test_sign_out_keeps_the_entry_and_everywhere_revokes_every_token(
     cli: CliRunner,
     config_dir: Path,
     server: Running,
-    tmp_path: Path,
+    registered: tuple[config.Credentials, Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert (await cli("register", "bo"))[0] == 0
-    bo = config.load(server.url, config_dir)
-    assert bo is not None
+    ada, elsewhere = registered
     code, out = await cli("sign-out")
     assert code == 0, out
-    assert f"signed out of {server.url}: the entry of bo is kept in " in out
+    assert f"signed out of {server.url}: the entry of ada is kept in " in out
     assert config.load(server.url, config_dir) is None
     path = config.credentials_path(config_dir)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["replaced"] == [{"server": server.url.rstrip("/"), "name": "bo", "token": bo.token}]
+    assert data["replaced"] == [
+        {"server": server.url.rstrip("/"), "name": "ada", "token": ada.token}
+    ]
     capsys.readouterr()
     code, _out = await cli("sign-out")
     assert code == 1 and f"no player is stored for {server.url}" in capsys.readouterr().err
@@ -66,12 +75,10 @@ async def test_sign_out_keeps_the_entry_and_everywhere_revokes_every_token(
     assert code == 1 and f"no player is stored for {server.url}" in capsys.readouterr().err
     assert config.load(server.url, config_dir) is None
 
-    config.save(server.url, bo, config_dir)  # put back, as the notice says
-    elsewhere = tmp_path / "other-device"
-    config.save(server.url, bo, elsewhere)
+    config.save(server.url, ada, config_dir)  # put back, as the notice says
     code, out = await cli("sign-out", "--everywhere")
     assert code == 0, out
-    assert "every sign-in token of bo is revoked" in out
+    assert "every sign-in token of ada is revoked" in out
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["servers"] == {} and len(data["replaced"]) == 1  # the dead token is not kept
     capsys.readouterr()

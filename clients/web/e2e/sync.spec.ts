@@ -1,6 +1,7 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
 import { readFileSync } from "node:fs";
 import { decode } from "@msgpack/msgpack";
+import type { BrowserContext, Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS } from "../src/i18n";
 import { knownDeal, ROOT, TestServer } from "./server";
@@ -366,19 +367,30 @@ test("a button pressed while a push draws the page anew still clicks when releas
   await expect(page.locator(".banner.hint")).toBeVisible();
 });
 
-test("a drag let go after another tab paused the game sends no move: the pause screen shows", async ({ page, context, server }) => {
+/**
+ * 9D held in `page` (after QD's move), a second tab of the player open on the game, and
+ * `elsewhere` done in that tab meanwhile, its push heard by `page` but not yet drawn; then 9D
+ * let go on column 1, where it fits. The frames `page` sent after the release.
+ */
+async function heldThrough(
+  page: Page,
+  context: BrowserContext,
+  url: string,
+  elsewhere: (other: Page) => Promise<void>,
+  drawn: () => Promise<void>,
+): Promise<number> {
   let sent = 0;
   let received = 0;
   page.on("websocket", (socket) => {
     socket.on("framesent", () => (sent += 1));
     socket.on("framereceived", () => (received += 1));
   });
-  await register(page, server.url, uniqueName("drag-pause"));
+  await register(page, url, uniqueName("held"));
   await startGame(page, "medium", knownDeal());
   await tap(page, "QD"); // uncovers 9D, which goes on column 1
   await atVersion(page, 1);
   const other = await context.newPage();
-  await other.goto(server.url);
+  await other.goto(url);
   await atVersion(other, 1);
   const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
   const target = await page.locator('.column[data-column="1"]').boundingBox();
@@ -386,18 +398,36 @@ test("a drag let go after another tab paused the game sends no move: the pause s
   await page.mouse.down();
   await page.mouse.move(card!.x + card!.width / 2 + 10, card!.y + 20, { steps: 2 });
   const heard = received;
-  await other.locator('.tools [data-action="pause"]').click();
-  await expect(other.locator(".paused")).toBeVisible();
-  await expect.poll(() => received).toBeGreaterThan(heard); // the pause, pushed: the drawing waits for the release
+  await elsewhere(other);
+  await expect.poll(() => received).toBeGreaterThan(heard); // pushed: the drawing waits for the release
   await expect(page.locator(".paused")).toHaveCount(0);
   const before = sent;
   await page.mouse.move(target!.x + target!.width / 2, target!.y + target!.height - 8, { steps: 6 });
   await page.mouse.up();
-  await expect(page.locator(".paused")).toBeVisible();
+  await drawn();
   await page.waitForTimeout(300);
-  expect(sent, "frames sent after the release").toBe(before);
   await expect(page.locator(".toast.error")).toHaveCount(0);
+  return sent - before;
+}
+
+test("a drag let go after another tab paused the game sends no move: the pause screen shows", async ({ page, context, server }) => {
+  const pause = async (other: Page) => {
+    await other.locator('.tools [data-action="pause"]').click();
+    await expect(other.locator(".paused")).toBeVisible();
+  };
+  const sent = await heldThrough(page, context, server.url, pause, () => expect(page.locator(".paused")).toBeVisible());
+  expect(sent, "frames sent after the release").toBe(0);
   await atVersion(page, 1);
+});
+
+test("a drag let go after another tab's move is not sent against the board it did not show", async ({ page, context, server }) => {
+  const deal = async (other: Page) => {
+    await other.locator(".stock").click(); // the deal, pushed while the card is held
+    await atVersion(other, 2);
+  };
+  const sent = await heldThrough(page, context, server.url, deal, () => atVersion(page, 2)); // the deal, drawn at the release
+  expect(sent, "frames sent after the release").toBe(0);
+  await expect.poll(() => page.locator(".card.up.dragging").count()).toBe(0);
 });
 
 test("a new sign-in token: this browser's tabs keep playing, a device with the old one is signed out", async ({ page, context, browser, server }) => {
@@ -450,40 +480,6 @@ test("a new sign-in token: this browser's tabs keep playing, a device with the o
   await check.goto(server.url);
   await expect(check.locator("form.register")).toBeVisible(); // the token is refused: sign in again
   await again.close();
-});
-
-test("a drag let go after another tab's move is not sent against the board it did not show", async ({ page, context, server }) => {
-  let sent = 0;
-  let received = 0;
-  page.on("websocket", (socket) => {
-    socket.on("framesent", () => (sent += 1));
-    socket.on("framereceived", () => (received += 1));
-  });
-  await register(page, server.url, uniqueName("drag-push"));
-  await startGame(page, "medium", knownDeal());
-  await tap(page, "QD"); // uncovers 9D, which goes on column 1
-  await atVersion(page, 1);
-  const other = await context.newPage();
-  await other.goto(server.url);
-  await atVersion(other, 1);
-  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
-  const target = await page.locator('.column[data-column="1"]').boundingBox();
-  await page.mouse.move(card!.x + card!.width / 2, card!.y + 6);
-  await page.mouse.down();
-  await page.mouse.move(card!.x + card!.width / 2 + 10, card!.y + 20, { steps: 2 });
-  const heard = received;
-  await other.locator(".stock").click(); // the deal, pushed while the card is held
-  await atVersion(other, 2);
-  await expect.poll(() => received).toBeGreaterThan(heard);
-  const before = sent;
-  await page.mouse.move(target!.x + target!.width / 2, target!.y + target!.height - 8, { steps: 6 });
-  await page.mouse.up();
-  await atVersion(page, 2); // the deal, drawn at the release
-  await page.waitForTimeout(300);
-  expect(sent, "frames sent after the release").toBe(before);
-  await expect(page.locator(".toast.error")).toHaveCount(0);
-  // and the next drag, on the board shown, goes
-  await expect.poll(() => page.locator(".card.up.dragging").count()).toBe(0);
 });
 
 test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
