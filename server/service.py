@@ -666,6 +666,11 @@ class GameService:
             self._hold_paused(live, record.time_ms)
         elif live.clock.running and not missing and record.updated_at > known:
             self._cap_clock(live, record)  # changed by no action: a pause and a resume
+        elif live.clock.paused and not live.finished:
+            # Resumed on a node this one did not hear: the game has run there since the
+            # row last changed (the resume, or an action after it), not stood at the pause.
+            since = datetime.now(UTC) - record.updated_at
+            live.clock.advance_to(record.time_ms + max(0, int(since.total_seconds() * 1000)))
         live.clock.paused = record.paused
         self._sync_clock(live)
         if missing and not live.finished:
@@ -1357,6 +1362,12 @@ class GameService:
                 if stored is None:  # over in the store: the catch-up ends it at its time
                     self.remote_changed([live.id])
                     return build.ack(request.id, game=live.id, v=live.version)
+                if self.store.shared:
+                    # This node may have missed actions (a listener not hearing): the ack
+                    # names the game's version, and the devices here are sent what they missed.
+                    await self._catch_up_held(live)
+                    if live.finished:
+                        return build.ack(request.id, game=live.id, v=live.version)
                 if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.

@@ -251,6 +251,39 @@ async def test_a_resume_and_a_move_the_other_node_has_not_heard_of_make_it_stale
     assert done["type"] == "ack" and done["v"] == 2, done
 
 
+async def test_a_node_that_missed_the_resume_counts_the_play_since(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf, adopted A's pause; A resumed. B's next action, caught up from the
+    store, stored the pause's play time: all the time played since the resume was lost."""
+    on_a, on_b, game, store, paused = await paused_unheard(nodes, monkeypatch)
+    assert (await on_b.request("hint", game=game))["code"] == "paused"  # B adopts the pause
+    await clock_stopped(on_b)
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    await asyncio.sleep(0.6)  # played on A
+    moved = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert moved["type"] == "ack", moved
+    record = await store.get_game(game)
+    assert record is not None and record.time_ms >= paused.time_ms + 500, (record, paused)
+
+
+async def test_a_pause_on_a_node_that_missed_moves_names_the_games_version(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf, adopted A's pause; A resumed and moved. B's pause was stored, but
+    acked at version 0, and B's device was never sent A's move."""
+    on_a, on_b, game, _store, _paused = await paused_unheard(nodes, monkeypatch)
+    assert (await on_b.request("hint", game=game))["code"] == "paused"
+    await clock_stopped(on_b)
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    on_b.drain()
+    paused = await on_b.request("pause", game=game)
+    assert paused["type"] == "ack" and paused["v"] == 1, paused
+    seen = await on_b.events_until(1)
+    assert any(e["type"] == "moved" for m in seen if m["type"] == "events" for e in m["events"])
+
+
 async def test_a_hint_on_a_node_that_missed_the_resume_is_given(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
