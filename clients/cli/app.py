@@ -392,8 +392,11 @@ class App:
         text = _(key, path=path, old=name, server=self.options.server)
         self.tell(key, text, name=previous.name, path=str(path))
 
-    def unsaved(self, credentials: config.Credentials, exc: Exception) -> None:
-        """The token that could not be saved, and how to store it by hand: nothing is lost."""
+    def unsaved(
+        self, credentials: config.Credentials, exc: Exception, key: str = "app.not_saved"
+    ) -> None:
+        """The token that could not be saved, and how to store it by hand: nothing is lost.
+        ``key``: what happened to it (registered, or rotated)."""
         path = config.credentials_path(self.config_dir)
         if isinstance(exc, config.CredentialsError):
             reason = exc.reason
@@ -402,7 +405,7 @@ class App:
         name, token, server = credentials.name, credentials.token, self.options.server
         entry = {"servers": {server.rstrip("/"): {"name": name, "token": token}}}
         fields = {"name": name, "token": token, "server": server, "path": str(path)}
-        self.tell("app.not_saved", _("app.not_saved", reason=reason, **fields), **fields)
+        self.tell(key, _(key, reason=reason, **fields), **fields)
         self.tell("app.keep_token", _("app.keep_token", **fields), **fields)
         text = json.dumps(entry, ensure_ascii=not self.terminal.unicode)  # a name as \u00e4
         self.tell("app.store_token", _("app.store_token", entry=text, **fields), **fields)
@@ -455,6 +458,16 @@ class App:
         if signed_in is None:
             return 1
         conn, stored = signed_in
+        # Once asked, the old token is gone: a Ctrl-C before the new one is saved (or shown)
+        # would lose the player. The rotation finishes first; the interrupt ends the command after.
+        rotation = asyncio.ensure_future(self._rotate(conn, stored))
+        try:
+            return await asyncio.shield(rotation)
+        except asyncio.CancelledError:
+            await rotation
+            raise
+
+    async def _rotate(self, conn: Connection, stored: config.Credentials) -> int:
         reply = await conn.request("rotate_token")
         if reply.get("type") != "token":
             self.rejected(reply)
@@ -464,7 +477,8 @@ class App:
         try:
             path = config.save(self.options.server, credentials, self.config_dir, rotated=True)
         except (OSError, config.CredentialsError) as exc:
-            self.unsaved(credentials, exc)  # the old token is gone: the new one is shown, not lost
+            # the old token is gone: the new one is shown, not lost
+            self.unsaved(credentials, exc, "app.rotated_not_saved")
             return 1
         self.notice("app.token_rotated", name=self._shown_name(stored.name), path=path)
         return 0

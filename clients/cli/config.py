@@ -16,7 +16,9 @@ moves such a file out of the way first (``credentials.json.bad``...).
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import ipaddress
 import json
 import os
 import stat
@@ -113,6 +115,9 @@ def _key(server: str) -> str:
     scheme, host = parts.scheme.lower(), parts.hostname
     if not scheme or not host:
         return text
+    if ":" in host:  # [0:0:0:0:0:0:0:1] is [::1]
+        with contextlib.suppress(ValueError):
+            host = ipaddress.ip_address(host).compressed
     netloc = f"[{host}]" if ":" in host else host
     if port is not None and port != _DEFAULT_PORTS.get(scheme):
         netloc += f":{port}"

@@ -165,7 +165,8 @@ def server_url(text: str) -> str:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError as exc:
-        reason = str(exc)
+        # urllib's English ("Port could not be cast to integer value as '-1'"): ours for a port
+        reason = _("args.url_port") if "Port" in str(exc) else str(exc)
     else:
         if parts.scheme.lower() not in ("ws", "wss"):
             reason = _("args.url_scheme")

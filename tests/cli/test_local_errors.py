@@ -229,7 +229,8 @@ def test_the_credentials_file_checks(tmp_path: Path) -> None:
     ("url", "reason"),
     [
         ("ws://[::1", "Invalid IPv6 URL"),
-        ("ws://127.0.0.1:99999/", "Port out of range"),
+        ("ws://127.0.0.1:99999/", "its port is not a number from 1 to 65535"),
+        ("ws://127.0.0.1:-1/", "its port is not a number from 1 to 65535"),
         ("http://127.0.0.1:8765/", "does not start with `ws://` or `wss://`"),
         ("ws:///", "names no host"),
         ("ws://127.0.0.1:0/", "port 0 is no port"),
@@ -261,6 +262,7 @@ def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
     path = config.credentials_path(tmp_path)
     path.write_text('{"servers": {"ws://[::1]:08765/": {"name": "bo", "token": "t2"}}}')
     assert config.load("ws://[::1]:8765", tmp_path) == config.Credentials("bo", "t2")
+    assert config.load("ws://[0:0:0:0:0:0:0:1]:8765", tmp_path) == config.Credentials("bo", "t2")
     config.save("ws://[::1]:8765", config.Credentials("bo", "t2"), tmp_path)
     assert json.loads(path.read_text()) == {
         "servers": {"ws://[::1]:8765": {"name": "bo", "token": "t2"}}

@@ -3,12 +3,15 @@ player's token replaced, forgotten here, or revoked on every device."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from clients.cli import config
+from clients.cli.connection import Connection, Message
 from tests.cli.conftest import CliRunner
 from tests.server.conftest import Running
 
@@ -84,3 +87,30 @@ async def test_sign_out_keeps_the_entry_and_everywhere_revokes_every_token(
     capsys.readouterr()
     code, _out = await cli("stats", directory=elsewhere)
     assert code == 1 and "the server refused the stored player" in capsys.readouterr().err
+
+
+class _SlowRotation(Connection):
+    """A rotation whose answer takes its time on the way back: the server has replaced
+    the token long before the client has the new one."""
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        reply = await super().request(type_, **fields)
+        if type_ == "rotate_token":
+            await asyncio.sleep(0.5)
+        return reply
+
+
+async def test_a_new_token_interrupted_on_its_way_is_still_saved(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """Ctrl-C after the request went and before its answer was saved exited 130 with the
+    old token revoked and the new one nowhere: the player was lost."""
+    old, _elsewhere = registered
+    command = asyncio.ensure_future(cli("new-token", connection_class=_SlowRotation))
+    await asyncio.sleep(0.25)  # asked, not answered yet
+    command.cancel()  # what asyncio.run does on Ctrl-C
+    with pytest.raises(asyncio.CancelledError):
+        await command
+    new = config.load(server.url, config_dir)
+    assert new is not None and new.token != old.token
+    assert (await cli("stats"))[0] == 0  # the saved token opens the player
