@@ -668,7 +668,9 @@ class Listener:
         backlog: int,
     ) -> Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
-            if routes is None or _wants_websocket(request):
+            # An upgrade is by GET alone: one by another method is answered as that method
+            # (HEAD as a HEAD, the rest 405 with Allow: GET, HEAD), not by websockets.
+            if routes is None or (_wants_websocket(request) and request.method == "GET"):
                 return None
             method = request.method
             accept_encoding = ", ".join(request.headers.get_all("Accept-Encoding"))
@@ -974,7 +976,13 @@ def _public_refusal(status: int, text: str) -> str:
         return "The request line is too long.\n"
     if status == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE:
         return "The request's header lines are too long, or too many.\n"
-    reason = text[len(_HANDSHAKE_FAILED) :].strip().removesuffix(".").split("; ")[0]
+    # the first line and the first reason; of a header's value, only that it is invalid
+    # (websockets' parser adds 'expected token at 0 in ...', the value echoed as it came)
+    reason = text[len(_HANDSHAKE_FAILED) :].splitlines()[0].strip().removesuffix(".")
+    reason = reason.split("; ")[0]
+    header = re.match(r"(?i)(invalid|missing) ([\w-]+) header", reason)
+    if header is not None:
+        reason = header.group(0)
     return f"{reason[:1].upper()}{reason[1:]}.\n"
 
 

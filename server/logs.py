@@ -221,6 +221,11 @@ class _Run:
     # and the first few of those, so that the summary does not claim the sample repeated.
     other: int = 0
     others: list[str] = field(default_factory=list)
+    elsewhere: bool = False  # some were about another connection or game than the sample's
+
+
+def _where(record: logging.LogRecord) -> tuple[object, object]:
+    return getattr(record, "connection", None), getattr(record, "game", None)
 
 
 _OTHERS_SHOWN: Final = 2
@@ -256,6 +261,8 @@ class RateLimit(logging.Filter):
             run = self._runs.get(key)
             if run is not None and now - run.first < self.window:
                 run.suppressed += 1
+                if _where(record) != _where(run.sample):
+                    run.elsewhere = True  # counted lines of other connections or games
                 if record.args != run.sample.args:
                     run.other += 1
                     if len(run.others) < _OTHERS_SHOWN:
@@ -293,6 +300,8 @@ class RateLimit(logging.Filter):
         summary.args = None
         summary.exc_info = sample.exc_info
         summary.repeated = run.suppressed
+        if run.elsewhere:  # the sample's connection and game are not those of the lines counted
+            summary.connection = summary.game = None
         summary.created = time.time()
         return summary
 

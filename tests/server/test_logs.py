@@ -156,6 +156,27 @@ def test_lines_of_one_kind_with_other_values_are_not_called_repeats() -> None:
     ]
 
 
+def test_a_summary_of_other_connections_lines_names_none_of_them() -> None:
+    """Three silent connections' 'no hello in time': the summary of the second and third
+    carried the first one's connection id."""
+    now = [0.0]
+    out: list[logging.LogRecord] = []
+    limiter = RateLimit(out.append, window=10, clock=lambda: now[0])
+    fields = {"name": "x", "levelno": logging.WARNING, "msg": "no hello in time", "game": None}
+    for connection in (1, 2, 3):
+        limiter.filter(logging.makeLogRecord({**fields, "connection": connection}))
+    same = {**fields, "msg": "down", "connection": 4}
+    for _ in range(3):
+        limiter.filter(logging.makeLogRecord(same))
+    now[0] = 11
+    limiter.flush()
+    summaries = {r.getMessage(): (r.connection, r.game) for r in out}  # type: ignore[attr-defined]
+    assert summaries == {
+        "no hello in time (repeated 2 more times)": (None, None),
+        "down (repeated 2 more times)": (4, None),
+    }
+
+
 @pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
 async def test_closes_of_different_codes_are_not_counted_as_repeats(
     server: Running, json_log: tuple[io.StringIO, RateLimit]
