@@ -495,3 +495,39 @@ test("Back and Forward go between the app's screens, not off the page", async ({
   await page.goBack(); // the first screen after signing in
   await expect(page.locator("main.lobby")).toBeVisible();
 });
+
+test("Back then Forward pressed before the server answers end on the screen of the entry the browser is on", async ({ page, server }) => {
+  // every server frame 150 ms late, in order: Back's close of the game is still unanswered when Forward comes
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    let order = Promise.resolve();
+    real.onMessage((frame) => {
+      order = order.then(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        ws.send(frame);
+      });
+    });
+  });
+  await register(page, server.url, uniqueName("race"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  const before = await page.evaluate(() => history.length);
+  await page.evaluate(() => {
+    history.back();
+    setTimeout(() => history.forward(), 60);
+  });
+  await page.waitForTimeout(2000);
+  await expect(page.locator("main.game")).toBeVisible();
+  await atVersion(page, 1);
+  expect(await page.evaluate(() => [(history.state as { screen?: string } | null)?.screen, history.length])).toEqual(["game", before]);
+  await page.evaluate(() => {
+    history.forward(); // nothing ahead: stays
+    history.back();
+    setTimeout(() => history.forward(), 60);
+    setTimeout(() => history.back(), 120);
+  });
+  await page.waitForTimeout(2500);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  expect(await page.evaluate(() => (history.state as { screen?: string } | null)?.screen)).toBe("lobby");
+});

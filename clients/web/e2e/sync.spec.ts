@@ -518,3 +518,34 @@ test("two tabs registering at the same moment end as one player, whose token the
   await expect(other.locator("header .who")).toHaveText(shown!);
   expect(registers).toBe(1);
 });
+
+test("two tabs asking for a new sign-in token at the same moment keep the player", async ({ page, context, server }) => {
+  const name = uniqueName("rot2");
+  await register(page, server.url, name);
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await expect(other.locator("main.lobby")).toBeVisible();
+  for (let round = 0; round < 4; round++) {
+    for (const tab of [page, other]) {
+      await expect(tab.locator("main.lobby")).toBeVisible();
+      const box = tab.locator("details.token-box");
+      if ((await box.getAttribute("open")) === null) await tab.locator("details.token-box summary").click();
+      await tab.locator('[data-action="new-token"]').click();
+      await expect(tab.locator(".dialog")).toBeVisible();
+    }
+    const at = Date.now() + 400;
+    await Promise.all(
+      [page, other].map((tab) =>
+        tab.evaluate((at) => {
+          setTimeout(() => document.querySelector<HTMLButtonElement>('[data-action="confirm-yes"]')!.click(), at - Date.now());
+        }, at),
+      ),
+    );
+    await page.waitForTimeout(1500);
+  }
+  for (const tab of [page, other]) {
+    await tab.reload(); // whatever token the browser kept opens the player
+    await expect(tab.locator("main.lobby")).toBeVisible();
+    await expect(tab.locator("header .who")).toHaveText(name);
+  }
+});

@@ -111,6 +111,12 @@ interface Confirm {
  */
 type Said = string | (() => string);
 
+/** A history entry of the page's (`remember`): its screen, and an id no other entry has. */
+interface Entry {
+  screen?: Screen;
+  n?: string;
+}
+
 /** The lobby's deal number refused: taken back as soon as the field changes. */
 const BAD_DEAL: Said = () => t("badDeal");
 
@@ -198,8 +204,11 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
-  /** The next screen shown is one Back or Forward went to: its history entry is already there. */
-  private fromHistory = false;
+  /** The history entry Back or Forward went to, while its screen is being shown (`navigated`). */
+  private navigating: string | null = null;
+  /** Back and Forward presses, each taken in its turn (`navigated`). */
+  private turns: Promise<void> = Promise.resolve();
+  private entries = 0; // history entries made by this page (`remember`)
   /** The resync on its way, and whether it was asked for again meanwhile. */
   private resyncing: Promise<void> | null = null;
   private resyncAgain = false;
@@ -257,8 +266,8 @@ export class App {
       else if (value !== null && value !== this.token && storedToken(value) !== null) this.followSignIn(value);
     });
     document.addEventListener("keydown", (event) => this.key(event));
-    window.addEventListener("popstate", (event) => {
-      void this.navigated((event.state as { screen?: Screen } | null)?.screen).catch(() => {});
+    window.addEventListener("popstate", () => {
+      this.turns = this.turns.then(() => this.navigated()).catch(() => {});
     });
     window.addEventListener("resize", () => {
       fitColumns(this.root);
@@ -295,6 +304,7 @@ export class App {
       if (error instanceof ProtocolError) {
         const problem = error.message;
         this.refused = () => t("protocolError", { problem });
+        this.notice = null; // said by `malformed` too: once is enough, where a refused hello is
         this.render();
       }
       throw error;
@@ -349,10 +359,12 @@ export class App {
     }
   }
 
+  /** This page's token forgotten, and the browser's too unless another tab has put another one there since. */
   private forgetToken(): void {
+    const kept = loadShared(TOKEN_KEY);
+    if (kept === null || kept === this.token || storedToken(kept) === null) forget(TOKEN_KEY);
     this.token = null;
     this.tokenTyped = false;
-    forget(TOKEN_KEY);
   }
 
   private async openGame(game: number, early = false): Promise<void> {
@@ -568,7 +580,13 @@ export class App {
    */
   private failed(reply: ServerMessage): void {
     if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
-    if (reply.code === "unauthenticated") return this.signedOut(saidError(reply));
+    if (reply.code === "unauthenticated") {
+      // Refused because another tab replaced the token (both asked for a new one at once,
+      // say): that tab's, kept in the browser, is this player's now. Anything else: signed out.
+      const kept = storedToken(loadShared(TOKEN_KEY));
+      if (kept !== null && kept !== this.token) return this.followSignIn(kept);
+      return this.signedOut(saidError(reply));
+    }
     this.say(saidError(reply));
   }
 
@@ -604,14 +622,26 @@ export class App {
    */
   private async rotateToken(): Promise<void> {
     if (this.online !== "open") return this.say(() => t("offlineAction"));
+    // One tab at a time: two tabs replacing the token at once, one was refused and signed
+    // out, and could forget the other's new token. The second finds it and follows it.
+    await oneTabAtATime("scorpion.token", () => this.rotateAlone());
+  }
+
+  private async rotateAlone(): Promise<void> {
+    const before = this.token;
+    const kept = storedToken(loadShared(TOKEN_KEY));
+    if (kept !== null && kept !== before) return this.followSignIn(kept);
     const reply = await this.conn.request({ type: "rotate_token" }).catch(() => null);
-    if (reply === null) return this.say(() => t("offlineAction")); // cut off: the old token may still be the one
+    // Cut off: whether the server replaced the token is not known (PROTOCOL.md, rotate_token).
+    if (reply === null) return this.say(() => t("rotateCutOff"));
     if (reply.type === "token") {
       this.token = reply.token;
       save(TOKEN_KEY, reply.token);
       this.say(() => t("tokenRotated"), "done");
+    } else if (reply.type === "error" && reply.code === "unauthenticated" && this.token !== before) {
+      // another tab asked for a new token first, and this page follows it already
     } else {
-      this.failed(reply); // unauthenticated: rotated or revoked on another device meanwhile, signed out
+      this.failed(reply); // unauthenticated: rotated here by another tab (followed), or revoked
     }
   }
 
@@ -1024,33 +1054,61 @@ export class App {
    * The browser's history has an entry per screen gone to, so Back (a phone's
    * back gesture) goes to the screen before, not off the page. The first
    * screen, the sign-in page, the screen after it, and a game's results (which
-   * take the game's place) replace the entry they are on; a screen reached by
-   * Back or Forward is already its entry.
+   * take the game's place) replace the entry they are on. A screen reached by
+   * Back or Forward is already its entry (`navigating`): it is only corrected
+   * when another screen had to be shown there, and not at all once a later
+   * press has moved on (its own turn shows its screen).
    */
   private remember(screen: Screen): void {
     if (screen === "loading" || typeof history === "undefined") return;
-    const kept = (history.state as { screen?: Screen } | null)?.screen;
-    const fromHistory = this.fromHistory;
-    this.fromHistory = false;
+    const state = history.state as Entry | null;
+    const navigating = this.navigating;
+    this.navigating = null;
+    if (navigating !== null) {
+      if (state?.n === navigating && state.screen !== screen) this.toHistory("replaceState", { screen, n: navigating });
+      return;
+    }
+    const kept = state?.screen;
     if (kept === screen) return;
-    const replace =
-      fromHistory || kept === undefined || kept === "signin" || screen === "signin" || (screen === "results" && kept === "game");
+    const replace = kept === undefined || kept === "signin" || screen === "signin" || (screen === "results" && kept === "game");
+    this.toHistory(replace ? "replaceState" : "pushState", { screen, n: `${performance.timeOrigin}:${++this.entries}` });
+  }
+
+  private toHistory(how: "pushState" | "replaceState", entry: Entry): void {
     try {
-      if (replace) history.replaceState({ screen }, "");
-      else history.pushState({ screen }, "");
+      history[how](entry, "");
     } catch {
       // a browser limiting how often history may change: the screen is shown all the same
     }
   }
 
-  /** Back or Forward to an entry of `remember`'s: that screen, as far as it can still be shown. */
-  private async navigated(screen: Screen | undefined): Promise<void> {
-    if (!this.player || this.screen === "signin" || this.screen === "loading" || screen === undefined) {
-      this.fromHistory = true; // signed out meanwhile: the sign-in page stays, on this entry
-      this.remember(this.screen === "loading" ? "signin" : this.screen);
-      return;
+  /**
+   * Back or Forward to an entry of `remember`'s: that screen, as far as it can still be
+   * shown. Presses are taken in turn (`popstate`), each going to the entry the browser
+   * is on when its turn comes: one pressed while another waited for the server is not
+   * overtaken by it.
+   */
+  private async navigated(): Promise<void> {
+    const state = history.state as Entry | null;
+    const n = state?.n ?? null;
+    try {
+      this.navigating = n;
+      if (!this.player || this.screen === "signin" || this.screen === "loading" || !state?.screen) {
+        this.remember(this.screen === "loading" ? "signin" : this.screen); // signed out: it stays
+        return;
+      }
+      await this.navigateTo(state.screen);
+    } finally {
+      this.navigating = null;
+      // not shown (the server could not be reached, say): the entry says what is
+      const now = history.state as Entry | null;
+      if (n !== null && now?.n === n && now.screen !== this.screen && this.screen !== "loading") {
+        this.toHistory("replaceState", { screen: this.screen, n });
+      }
     }
-    this.fromHistory = true;
+  }
+
+  private async navigateTo(screen: Screen): Promise<void> {
     switch (screen) {
       case "game": {
         if (this.board) return this.show(this.board.view.status === "active" || !this.ended ? "game" : "results");

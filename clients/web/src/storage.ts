@@ -62,14 +62,17 @@ export function forget(key: string): void {
 }
 
 /**
- * Calls `changed` with the new value (null: forgotten) whenever another page
- * of this origin (another tab) changes `key`; this page's own changes are not
- * told (browsers send the `storage` event to the other pages only).
+ * Calls `changed` with the value (null: forgotten) whenever another page of
+ * this origin (another tab) changes `key`; this page's own changes are not told
+ * (browsers send the `storage` event to the other pages only). The value is the
+ * one kept now, not the event's: events come late, and one tab's removal told
+ * after another tab's newer value was kept would read as "forgotten".
  */
 export function watchKey(key: string, changed: (value: string | null) => void): void {
   window.addEventListener("storage", (event) => {
     if (event.storageArea !== storage() || (event.key !== key && event.key !== null)) return;
-    const value = event.key === null ? null : event.newValue; // null key: the whole storage cleared
+    memory.delete(key); // read what the browser keeps now
+    const value = loadShared(key);
     memory.set(key, value);
     changed(value);
   });

@@ -233,6 +233,12 @@ export function whenReleased(redraw: () => void): boolean {
 }
 
 function released(): void {
+  // A drag whose release this page never saw (the window lost the focus): its cards go
+  // back, and Escape is the next dialog's again.
+  if (cancelDrag) {
+    cancelDrag();
+    cancelDrag = null;
+  }
   if (!pressed) return;
   pressed = false;
   const redraw = redrawAfter;
@@ -287,6 +293,7 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
     const target = (event.target as HTMLElement).closest<HTMLElement>(".card.up");
     if (!target || event.button !== 0) return;
     if (drag?.moved && drag.pointer !== event.pointerId) return; // a second finger while one drags: the drag goes on
+    if (cancelled === event.pointerId) cancelled = null; // a new press: the cancelled drag's release is gone
     pressed = true;
     drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
   });
