@@ -1348,6 +1348,13 @@ class GameService:
         async with live.lock:
             self._check_open(session, live)
             paused = request.type == "pause"
+            if not live.finished and self.store.shared:
+                # This node may have missed actions (a listener not hearing): caught up
+                # first, the ack names the game's version, the devices here are sent what
+                # they missed, and the time a pause banks is at the game's version.
+                self._check_fresh(live)
+                await self._catch_up_held(live)
+                self._check_open(session, live)
             if not live.finished:
                 self._check_fresh(live)
                 # Stored even when this node's copy says it is so already: another node
@@ -1362,12 +1369,6 @@ class GameService:
                 if stored is None:  # over in the store: the catch-up ends it at its time
                     self.remote_changed([live.id])
                     return build.ack(request.id, game=live.id, v=live.version)
-                if self.store.shared:
-                    # This node may have missed actions (a listener not hearing): the ack
-                    # names the game's version, and the devices here are sent what they missed.
-                    await self._catch_up_held(live)
-                    if live.finished:
-                        return build.ack(request.id, game=live.id, v=live.version)
                 if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.
