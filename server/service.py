@@ -1353,8 +1353,7 @@ class GameService:
                 # first, the ack names the game's version, the devices here are sent what
                 # they missed, and the time a pause banks is at the game's version.
                 self._check_fresh(live)
-                await self._catch_up_held(live)
-                self._check_open(session, live)
+                await self._caught_up_for(session, live)
             if not live.finished:
                 self._check_fresh(live)
                 # Stored even when this node's copy says it is so already: another node
@@ -1469,10 +1468,15 @@ class GameService:
         takes, or what is stale."""
         if not (live.clock.paused and self.store.shared and not live.finished):
             return False
-        await self._catch_up_held(live)
-        self._check_open(session, live)  # signed out while the store was read
-        self._check_fresh(live)
+        await self._caught_up_for(session, live)
         return True
+
+    async def _caught_up_for(self, session: Session, live: LiveGame) -> None:
+        """Call holding the lock: ``_catch_up_held``, then the checks the read may have
+        changed the answer to (signed out meanwhile, the game evicted)."""
+        await self._catch_up_held(live)
+        self._check_open(session, live)
+        self._check_fresh(live)
 
     def _check_room(self, live: LiveGame) -> None:
         """A game holds at most ``max_versions`` versions (bounded memory, replay, CPU)."""
