@@ -47,6 +47,7 @@ async driver; any other backend is refused.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import sqlite3
@@ -87,7 +88,7 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS: Final = 5000
 _WRITING: Final = "scorpion_writing"  # the execution option ``writing`` sets
 SUPPORTED_BACKENDS: Final = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
-_SQLITE_PRAGMAS: Final = ("journal_mode=WAL", "foreign_keys=ON", "synchronous=FULL")
+_SQLITE_PRAGMAS: Final = ("foreign_keys=ON", "synchronous=FULL")  # after WAL, _switch_to_wal
 
 
 def async_url(url: str | URL) -> URL:
@@ -243,22 +244,51 @@ class _PoolGuard:
 
 def _configure_sqlite(engine: AsyncEngine, busy_ms: int) -> None:
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        configure_sqlite_connection(dbapi_connection, busy_ms)
+        configure_sqlite_connection(dbapi_connection, busy_ms, wait=_wait_on_the_loop)
 
     event.listen(engine.sync_engine, "connect", on_connect)
     event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
 
 
-def configure_sqlite_connection(dbapi_connection: Any, busy_ms: int) -> None:
+def configure_sqlite_connection(
+    dbapi_connection: Any, busy_ms: int, *, wait: Callable[[float], None] = time.sleep
+) -> None:
+    """Set the module docstring's pragmas on a new connection (sqlite3's, or SQLAlchemy's
+    adapter of aiosqlite's). ``wait`` sleeps between tries of the switch to WAL."""
     dbapi_connection.isolation_level = None  # SQLAlchemy, not the driver, emits BEGIN
     cursor = dbapi_connection.cursor()
     try:
-        # The busy timeout first: switching a new file to WAL needs the lock, and without
-        # it a second process opening the file at that moment failed at once ("locked").
-        for pragma in (f"busy_timeout={busy_ms}", *_SQLITE_PRAGMAS):
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        _switch_to_wal(cursor, busy_ms, wait)
+        for pragma in _SQLITE_PRAGMAS:
             cursor.execute(f"PRAGMA {pragma}")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: Any, busy_ms: int, wait: Callable[[float], None]) -> None:
+    """``journal_mode=WAL``, tried again until ``busy_ms`` have passed while the file is
+    locked. The switch needs the file to itself for a moment, and SQLite fails it at once,
+    without its busy handler, while another connection writes to the file or switches it
+    too: two stores (or processes) opening a new file at once failed "database is locked".
+    Once the file is WAL, the pragma takes no such lock (the mode is kept in the file)."""
+    deadline = time.monotonic() + busy_ms / 1000
+    pause = 0.001
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            left = deadline - time.monotonic()
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY or left <= 0:
+                raise
+            wait(min(pause, left))
+            pause = min(pause * 2, 0.05)
+
+
+def _wait_on_the_loop(seconds: float) -> None:
+    """A pause inside SQLAlchemy's adapter (a greenlet on the event loop): the loop runs."""
+    await_only(asyncio.sleep(seconds))
 
 
 def writing(engine: AsyncEngine) -> AsyncEngine:
