@@ -12,8 +12,4 @@ script input), ``app`` (the programs), ``replay`` and ``__main__``.
 
 from __future__ import annotations
 
-from protocol.version import version
-
-__all__ = ["VERSION"]
-
-VERSION = version()  # the distribution's, as every program of the project says it
+__all__: list[str] = []  # light: ``__main__`` loads the rest (Ctrl-C meanwhile is quiet)

@@ -42,7 +42,7 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from clients.cli import VERSION, config
+from clients.cli import config
 from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, number, parse
 from clients.cli.connection import (
     Connection,
@@ -60,6 +60,7 @@ from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
 from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
 from clients.cli.terminal import Terminal, printable
+from clients.cli.version import VERSION
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
 

@@ -64,10 +64,10 @@ from websockets.exceptions import InvalidMessage as InvalidResponse  # not proto
 from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
 
-from clients.cli import VERSION
 from clients.cli.checks import check_server_message
 from clients.cli.i18n import _, ngettext
 from clients.cli.terminal import OutputError, printable
+from clients.cli.version import VERSION
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
     PROTOCOL_VERSION,

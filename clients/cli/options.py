@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
-from clients.cli import VERSION
 from clients.cli.commands import number
 from clients.cli.config import DEFAULT_SERVER
 from clients.cli.i18n import _, use
 from clients.cli.levels import info
 from clients.cli.terminal import OutputError
+from clients.cli.version import VERSION
 from protocol import LEVELS, LOCALES
 from protocol.constants import MAX_DEAL
 

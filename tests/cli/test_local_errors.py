@@ -13,8 +13,11 @@ import asyncio
 import io
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -342,3 +345,44 @@ async def test_a_failure_is_on_standard_error_and_output_stays_empty(tmp_path: P
         "scorpion: no server at ws://127.0.0.1:9/: "
         "start one with `scorpion-server` (`make run` in a checkout)\n"
     )
+
+
+@pytest.mark.parametrize("after_s", [0.1, 0.2])
+def test_ctrl_c_while_the_client_loads_ends_it_without_a_traceback(
+    tmp_path: Path, after_s: float
+) -> None:
+    """Ctrl-C in the third of a second Python takes to load the client printed a
+    KeyboardInterrupt traceback; it ends the process as the signal's default does.
+
+    The server accepts the connection and never answers, so a signal that comes after
+    the loading finds the client waiting (and it exits 130). On a loaded machine the
+    signal may land before any code of ours runs, while the interpreter itself imports
+    ``site`` ("Fatal Python error: init_import_site") or ``runpy`` looks for the module
+    (a traceback of frozen frames only), as for any program: such a run is tried again."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        url = f"ws://127.0.0.1:{silent.getsockname()[1]}/"
+        for _ in range(5):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "clients.cli", "--server", url, "stats"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+                text=True,
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            )
+            time.sleep(after_s)
+            process.send_signal(signal.SIGINT)
+            output, _ = process.communicate(timeout=30)
+            if not _before_any_file(output):
+                break
+    assert process.returncode in (-signal.SIGINT, 130), output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+
+
+def _before_any_file(output: str) -> bool:
+    """The interrupt came while the interpreter started, before it ran any file."""
+    if output.startswith("Fatal Python error: init_import_site"):
+        return True
+    return output.startswith("Traceback") and '.py"' not in output

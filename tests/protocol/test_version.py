@@ -13,8 +13,8 @@ import pytest
 
 import engine.version
 import protocol.version
-from clients.cli import VERSION as CLIENT_VERSION
 from clients.cli.options import build_parser
+from clients.cli.version import VERSION as CLIENT_VERSION
 from engine.__main__ import main as engine_main
 from server.config import parser as server_parser
 from server.service import SERVER_NAME
