@@ -120,9 +120,10 @@ def parse_rate(text: str) -> Rate | None:
     parts = text.split(",")
     if len(parts) != 2:
         raise ValueError("must be RATE,BURST (per second, e.g. 20,60) or off")
-    # float() takes any script's digits, 1_0, 1e3, inf and nan: a rate is written in decimals
-    if not all(_DECIMAL.fullmatch(part.strip()) for part in parts):
-        raise ValueError("must be RATE,BURST with two numbers, or off")
+    # float() takes any script's digits, 1_0, 1e3, inf, nan and spaces around: a rate is
+    # written in decimals, as an integer setting is in digits (config.py)
+    if not all(_DECIMAL.fullmatch(part) for part in parts):
+        raise ValueError("must be RATE,BURST with two numbers in decimals (0.5,10), or off")
     per_s, burst = float(parts[0]), float(parts[1])
     if not (burst >= 1 and math.isfinite(per_s) and math.isfinite(burst)):
         raise ValueError("needs a rate of at least one a day and a burst of at least 1")

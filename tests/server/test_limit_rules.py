@@ -144,7 +144,11 @@ def test_a_chain_that_names_no_client_is_said_not_guessed(chain: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3", "1e-300,1", "1e-13,1", "0.00001,1"]
+    "text",
+    [
+        *("", "1", "a,b", "0,5", "1,0", "inf,3", "1,2,3", "1e-300,1", "1e-13,1", "0.00001,1"),
+        *(" 1,5", "1 ,5", "1, 5", "1,5 ", "1,\t5"),  # spaces, as integer settings refuse them
+    ],
 )
 def test_bad_rates_are_refused(text: str) -> None:
     """A rate so low that a wait for it overflowed (1e-300: the connection closed with
