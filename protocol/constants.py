@@ -31,6 +31,7 @@ __all__ = [
     "MAX_SAFE_INT",
     "MAX_SERVER_FRAME_BYTES",
     "MAX_TOKEN_CHARS",
+    "MIN_OWN_TOKEN_CHARS",
     "OPEN_GAMES_LIMIT",
     "PROTOCOL_VERSION",
     "RATE_KINDS",
@@ -74,6 +75,7 @@ MAX_CLIENT_CHARS: Final = 64
 MAX_NAME_CHARS: Final = 32
 MAX_CARD_CHARS: Final = 8
 MAX_TOKEN_CHARS: Final = 128
+MIN_OWN_TOKEN_CHARS: Final = 43  # a token a client makes itself: 32 random bytes in base64url
 
 # Integer ranges. Every integer on the wire, in either direction, is within
 # +-MAX_SAFE_INT (2**53 - 1): a JavaScript number holds it exactly, so a client

@@ -22,6 +22,7 @@ from protocol.constants import (
     INT32_MIN,
     MAX_CLIENT_CHARS,
     MAX_TOKEN_CHARS,
+    MIN_OWN_TOKEN_CHARS,
     REPLAY_PAGE_ACTIONS,
     SUPPORTED_VERSIONS,
 )
@@ -76,6 +77,7 @@ _GAME_ACCESS = ("unauthenticated", "not_found")
 _OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
 _ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused", "game_too_long")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
+_OWN_TOKEN = Str(pattern=f"[A-Za-z0-9_-]{{{MIN_OWN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}")
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 HINT_REASON_DOC = (
     "With action `none`, why: `seen` (every move leads back to a position this game has "
@@ -336,11 +338,24 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "the old token stops working at once, on every node, and every other connection "
         "signed in with it, on any node, is signed out at once. Keep the new one. When that "
         "token no longer works (another device rotated it, or it was revoked), the reply is "
-        "`unauthenticated` and the connection is signed out, as after a refused hello.",
+        "`unauthenticated` and the connection is signed out, as after a refused hello. "
+        "With `token`, the new token is the client's own: it keeps it before it asks, so "
+        "that a reply lost on the way loses nothing (section 4, Tokens).",
         ("token",),
-        ("unauthenticated",),
+        ("unauthenticated", "bad_request"),
         {"type": "rotate_token", "id": 22},
-    )(),
+        {"type": "rotate_token", "id": 22, "token": "q1Xw0Vb8Kd3Lm6Np9Rs2Tu5Wy7Za4Bc0De3Fg6Hj8Ik"},
+    )(
+        Field(
+            "token",
+            _OWN_TOKEN,
+            f"The new token, made by the client: {MIN_OWN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} "
+            "characters of the URL-safe base64 alphabet, from a secure random source (32 "
+            "random bytes make 43). `bad_request` if the server has it already. Sent again on "
+            "a connection signed in with it, the reply is the same and nothing changes.",
+            required=False,
+        ),
+    ),
     _request(
         "sign_out",
         "Signs this connection out: its games are closed, and requests that need a player "
@@ -571,7 +586,8 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     _reply("pong", "Answers ping.", {"type": "pong", "re": 21})(),
     _reply(
         "token",
-        "Answers rotate_token: the player's new token (the old one no longer works).",
+        "Answers rotate_token: the player's new token (the old one no longer works); the "
+        "client's own when it gave one.",
         {"type": "token", "re": 22, "token": "Zb4J0x1mL9qQwErTy6UiOp"},
     )(Field("token", _TOKEN, "The new secret; sent this once only.")),
     _reply(

@@ -177,6 +177,7 @@ from server.store import (
     StoredSnapshot,
     StoreError,
     StoreUnavailable,
+    TokenTaken,
     VersionConflict,
     hash_token,
 )
@@ -838,9 +839,14 @@ class GameService:
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
         player = _player(session)
         old = self.signed_in.token(session)
+        given = request.opt_str("token")  # the client's own, kept before it asked
+        if given is not None and given == old:  # asked again, signed in with it: done already
+            return build.token(request.id, token=given)
         self._rotating.add(session)
         try:
-            new = None if old is None else await self.store.rotate_token(old)
+            new = None if old is None else await self.store.rotate_token(old, given)
+        except TokenTaken:
+            raise _fail("bad_request", "token: that token is in use; make another.") from None
         finally:
             self._rotating.discard(session)
         if new is None:  # rotated on another device, or revoked: gone for this one too

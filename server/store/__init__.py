@@ -28,7 +28,8 @@ Players
   not 1..32 printable characters. The token is returned once; only its
   SHA-256 is stored.
 - ``player_for_token(token) -> Player | None``; ``issue_token(player_id)``,
-  ``revoke_token(token)``, ``rotate_token(token)``, ``revoke_tokens(player_id)``
+  ``revoke_token(token)``, ``rotate_token(token, new=None)`` (``new``: the
+  client's own new token; ``TokenTaken`` if stored already), ``revoke_tokens(player_id)``
   (on PostgreSQL each revocation is told to the other nodes with its commit:
   ``listen``'s ``on_revoked``), ``known_tokens(hashes)`` (which are not revoked),
   ``get_player(player_id)``.
@@ -125,6 +126,7 @@ from server.store.errors import (
     StoreError,
     StoreUnavailable,
     TablesLocked,
+    TokenTaken,
     VersionConflict,
     WritesFailing,
 )
@@ -183,6 +185,7 @@ __all__ = [
     "StoreUnavailable",
     "StoredSnapshot",
     "TablesLocked",
+    "TokenTaken",
     "VersionConflict",
     "WritesFailing",
     "hash_token",

@@ -67,6 +67,13 @@ class NameTaken(StoreError):
         super().__init__(f"the name {name!r} is taken")
 
 
+class TokenTaken(StoreError):
+    """A token a client made for itself (``rotate_token``'s) is one the store has already."""
+
+    def __init__(self) -> None:
+        super().__init__("that token is in use")
+
+
 class NotFound(StoreError):
     """The player or game a call names does not exist."""
 

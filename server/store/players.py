@@ -25,7 +25,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.store.errors import NameTaken, NotFound, integrity_kind
+from server.store.errors import NameTaken, NotFound, TokenTaken, integrity_kind
 from server.store.models import PlayerRow, TokenRow
 from server.store.records import Player
 
@@ -112,9 +112,13 @@ async def insert_player(conn: AsyncConnection, name: str, now: datetime) -> Play
         return player_record(row)
 
 
-async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> str:
-    """A new token for ``player_id`` (NotFound if there is no such player)."""
-    token = secrets.token_urlsafe(32)
+async def insert_token(
+    conn: AsyncConnection, player_id: int, now: datetime, token: str | None = None
+) -> str:
+    """A new token for ``player_id`` (NotFound if there is no such player): ``token``
+    when given (a client's own, ``rotate_token``; TokenTaken if the store has it), else
+    one made here."""
+    token = secrets.token_urlsafe(32) if token is None else token
     statement = insert(TokenRow).values(
         token_hash=hash_token(token), player_id=player_id, created_at=now
     )
@@ -123,6 +127,8 @@ async def insert_token(conn: AsyncConnection, player_id: int, now: datetime) -> 
     except IntegrityError as exc:
         if integrity_kind(exc) == "foreign_key":
             raise NotFound("player", player_id) from exc
+        if integrity_kind(exc) == "unique":
+            raise TokenTaken() from exc
         raise
     return token
 

@@ -471,16 +471,18 @@ class Store:
                 await notify_revoked(conn, self.node_id, player_id, players.hash_token(token))
             return player_id is not None
 
-    async def rotate_token(self, token: str) -> str | None:
-        """Replace ``token`` by a new one for the same player; None if it was not known.
-        Other nodes hear that ``token`` was revoked, as from ``revoke_token``."""
+    async def rotate_token(self, token: str, new: str | None = None) -> str | None:
+        """Replace ``token`` by a new one for the same player, ``new`` when given (a
+        client's own; TokenTaken, and nothing changed, if the store has it already); None
+        if ``token`` was not known. Other nodes hear that ``token`` was revoked, as from
+        ``revoke_token``."""
         async with self._transaction() as conn:
             player = await players.fetch_player_by_token(conn, token)
             if player is None or await players.delete_token(conn, token) is None:
                 return None
             if self.shared:
                 await notify_revoked(conn, self.node_id, player.id, players.hash_token(token))
-            return await players.insert_token(conn, player.id, self._clock())
+            return await players.insert_token(conn, player.id, self._clock(), new)
 
     async def revoke_tokens(self, player_id: int) -> int:
         """Forget every token of ``player_id`` (sign out everywhere); how many there were.

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
+
+import pytest
+
+from protocol.constants import MAX_TOKEN_CHARS, MIN_OWN_TOKEN_CHARS
 from server.sessions import SignedIn
 from server.store import hash_token
 from tests.server.conftest import Running
@@ -38,6 +43,74 @@ async def test_a_rotated_token_replaces_the_old_one(server: Running) -> None:
     assert welcome["type"] == "welcome" and welcome["player"]["name"] == "ada"
     again = await ada.request("rotate_token")  # the connection now holds the new one
     assert again["type"] == "token"
+
+
+async def test_a_rotation_to_the_clients_own_token_survives_a_lost_reply(
+    server: Running,
+) -> None:
+    """Without ``token`` a reply lost on the way lost the player: the old token was
+    revoked and the new one nowhere. With the client's own, kept before it asks, either
+    token says where things stand, and the request sent again changes nothing."""
+    ada = await server.player("ada")
+    old, new = ada.token, secrets.token_urlsafe(32)
+    assert old is not None
+    rotated = await ada.request("rotate_token", token=new)
+    assert rotated == {"type": "token", "re": rotated["re"], "token": new}
+    await ada.close()  # as if the reply had been lost with the connection
+    stale = await server.connect()
+    assert (await stale.hello(old))["code"] == "unauthenticated"  # so it happened
+    again = await server.connect()
+    welcome = await again.hello(new)
+    assert welcome["type"] == "welcome" and welcome["player"]["name"] == "ada"
+    resent = await again.request("rotate_token", token=new)  # the resend, after reconnecting
+    assert resent == {"type": "token", "re": resent["re"], "token": new}
+    later = await server.connect()
+    assert (await later.hello(new))["type"] == "welcome"  # nothing changed
+
+
+async def test_a_rotation_not_made_leaves_the_old_token_and_may_be_sent_again(
+    server: Running,
+) -> None:
+    """The other way round: the old token still works, so the rotation did not happen,
+    and the same request made on it now replaces it."""
+    bea = await server.player("bea")
+    old, new = bea.token, secrets.token_urlsafe(32)
+    assert old is not None
+    again = await server.connect()
+    assert (await again.hello(old))["type"] == "welcome"
+    assert (await again.request("rotate_token", token=new))["token"] == new
+    stale = await server.connect()
+    assert (await stale.hello(old))["code"] == "unauthenticated"
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["x" * (MIN_OWN_TOKEN_CHARS - 1), "x" * (MAX_TOKEN_CHARS + 1), "é" * 43, "a+b/" * 11, 43],
+)
+async def test_a_token_a_client_cannot_have_made_is_refused(server: Running, token: object) -> None:
+    cid = await server.player("cid")
+    refused = await cid.request("rotate_token", token=token)
+    assert refused["code"] == "bad_request" and "token" in refused["message"], refused
+    assert (await cid.request("games"))["type"] == "games"  # still signed in, on the old one
+    assert (await (await server.connect()).hello(cid.token))["type"] == "welcome"
+
+
+async def test_a_token_in_use_is_refused_and_nothing_changes(server: Running) -> None:
+    """Another device's token (or one the client made twice) is refused: the rotation is
+    rolled back whole, and the old token still works."""
+    dan = await server.player("dan")
+    eve = await server.player("eve")
+    assert eve.token is not None and dan.token is not None
+    taken = eve.token + "-" * (MIN_OWN_TOKEN_CHARS - len(eve.token))  # as long as it must be
+    store = server.server.store
+    assert store is not None and eve.player is not None
+    assert await store.rotate_token(eve.token, taken) == taken
+    refused = await dan.request("rotate_token", token=taken)
+    assert refused["code"] == "bad_request" and "in use" in refused["message"], refused
+    assert (await dan.request("games"))["type"] == "games"
+    assert (await (await server.connect()).hello(dan.token))["type"] == "welcome"
+    eves = await (await server.connect()).hello(taken)
+    assert eves["player"]["name"] == "eve"
 
 
 async def test_sign_out_signs_this_connection_out_and_leaves_the_token_to_other_devices(

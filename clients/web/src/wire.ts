@@ -347,7 +347,7 @@ type: "ping"
 id: (number | string)
 }
 /**
- * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node, and every other connection signed in with it, on any node, is signed out at once. Keep the new one. When that token no longer works (another device rotated it, or it was revoked), the reply is `unauthenticated` and the connection is signed out, as after a refused hello.
+ * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node, and every other connection signed in with it, on any node, is signed out at once. Keep the new one. When that token no longer works (another device rotated it, or it was revoked), the reply is `unauthenticated` and the connection is signed out, as after a refused hello. With `token`, the new token is the client's own: it keeps it before it asks, so that a reply lost on the way loses nothing (section 4, Tokens).
  */
 export interface RotateTokenRequest {
 /**
@@ -358,6 +358,10 @@ type: "rotate_token"
  * Chosen by the client; the reply's `re`.
  */
 id: (number | string)
+/**
+ * The new token, made by the client: 43 to 128 characters of the URL-safe base64 alphabet, from a secure random source (32 random bytes make 43). `bad_request` if the server has it already. Sent again on a connection signed in with it, the reply is the same and nothing changes.
+ */
+token?: string
 }
 /**
  * Signs this connection out: its games are closed, and requests that need a player answer `unauthenticated`. The token it signed in with keeps working: a player's other devices may use the same token (it is entered on each), and this device may sign in with it again; a client forgets it. With `everywhere`, every token of the player is revoked and every connection of the player, on any server node, is signed out at once too: use it for a token that may have leaked, knowing that no device can sign in as the player again (`rotate_token` replaces a token and keeps the player).
@@ -1315,7 +1319,7 @@ type: "pong"
 re: (number | string)
 }
 /**
- * Answers rotate_token: the player's new token (the old one no longer works).
+ * Answers rotate_token: the player's new token (the old one no longer works); the client's own when it gave one.
  */
 export interface TokenReply {
 /**
