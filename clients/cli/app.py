@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import json
 import math
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -274,11 +275,12 @@ class App:
 
     # -- players -----------------------------------------------------------
 
-    def _connection(self, token: str | None) -> Connection:
+    def _connection(self, token: str | None, next_token: str | None = None) -> Connection:
         return self.connection_class(
             self.options.server,
             locale=self.options.lang,
             token=token,
+            next_token=next_token,
             client=CLIENT,
             on_push=self.session.on_push,
             on_reconnect=self.session.resync,
@@ -309,7 +311,7 @@ class App:
     async def connect(self) -> Connection | None:
         """Connected and acting as the stored player (registering one if needed)."""
         stored = self._stored()
-        conn = self._connection(stored.token if stored else None)
+        conn = self._connection(*((stored.token, stored.next) if stored else (None, None)))
         self.conn = self.session.conn = conn
         try:
             welcome = await self._open(conn)
@@ -319,6 +321,8 @@ class App:
             refused = _("app.token_refused", reason=error_text(exc.reply))
             self.terminal.complain(f"{refused}; {_('app.register_again')}")  # one line
             return None
+        if stored is not None:
+            self._rotated_meanwhile(conn, stored)
         if welcome.get("player") is None and not await self._ask_name(conn):
             return None
         return conn
@@ -437,7 +441,7 @@ class App:
         if stored is None:
             self.fail("app.no_player", server=self.options.server)
             return None
-        conn = self._connection(stored.token)
+        conn = self._connection(stored.token, stored.next)
         self.conn = conn
         try:
             await self._open(conn)
@@ -446,7 +450,24 @@ class App:
                 raise  # not about the token: ``run`` names it
             self.terminal.complain(_("app.token_refused", reason=error_text(exc.reply)))
             return None
-        return conn, stored
+        return conn, self._rotated_meanwhile(conn, stored)
+
+    def _rotated_meanwhile(
+        self, conn: Connection, stored: config.Credentials
+    ) -> config.Credentials:
+        """``stored``, or, when its token was refused and the ``next`` one of a rotation
+        whose answer was lost signed in instead, that one, saved in its place."""
+        if stored.next is None or conn.token != stored.next:
+            return stored  # an unanswered rotation that did not happen keeps its ``next``:
+            # it may still be on its way to the server, and is harmless if it never lands
+        rotated = config.Credentials(stored.name, stored.next)
+        try:
+            path = config.save(self.options.server, rotated, self.config_dir, rotated=True)
+        except (OSError, config.CredentialsError) as exc:
+            self.unsaved(rotated, exc, "app.rotated_not_saved")
+            return rotated
+        self.notice("app.rotation_finished", name=self._shown_name(stored.name), path=path)
+        return rotated
 
     @staticmethod
     def _shown_name(name: str) -> str:
@@ -469,11 +490,26 @@ class App:
             raise
 
     async def _rotate(self, conn: Connection, stored: config.Credentials) -> int:
-        reply = await conn.request("rotate_token")
+        # The new token is made here and kept before the server is asked: an answer lost
+        # on the way then loses nothing (the next sign-in finds which token works).
+        new = secrets.token_urlsafe(32)
+        try:
+            config.save(
+                self.options.server,
+                config.Credentials(stored.name, stored.token, new),
+                self.config_dir,
+            )
+        except (OSError, config.CredentialsError) as exc:
+            path = config.credentials_path(self.config_dir)
+            reason = config.os_reason(exc, path) if isinstance(exc, OSError) else exc.reason
+            self.fail("app.cannot_keep_next", path=path, reason=reason)  # nothing asked
+            return 1
+        conn.next_token = new  # a drop before the answer: the reconnect signs in either way
+        reply = await conn.request("rotate_token", token=new)
         if reply.get("type") != "token":
             self.rejected(reply)
             return 1
-        conn.token = str(reply["token"])
+        conn.token, conn.next_token = new, None
         credentials = config.Credentials(stored.name, conn.token)
         try:
             path = config.save(self.options.server, credentials, self.config_dir, rotated=True)

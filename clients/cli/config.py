@@ -2,7 +2,8 @@
 
 The file is ``credentials.json`` in the user's config directory:
 ``$XDG_CONFIG_HOME/scorpion/`` or ``~/.config/scorpion/`` (``%APPDATA%\\scorpion``
-on Windows). It maps server URLs to ``{"name", "token"}`` and is written
+on Windows). It maps server URLs to ``{"name", "token"}`` (and ``"next"``, the
+new token of a rotation while its answer is awaited: ``Credentials``) and is written
 with mode 0600 (the directory 0700), since a token is the player's only
 credential (PROTOCOL.md section 3).
 
@@ -78,10 +79,13 @@ def os_reason(exc: OSError, path: Path | str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Credentials:
-    """A registered player on one server."""
+    """A registered player on one server. ``next``: the new token ``scorpion new-token``
+    made and kept before it asked the server to rotate to it (PROTOCOL.md, Tokens); kept
+    until the answer comes, so that a rotation whose answer was lost loses nothing."""
 
     name: str
     token: str
+    next: str | None = None
 
 
 def config_dir(env: dict[str, str] | None = None) -> Path:
@@ -201,7 +205,9 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
         raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
     if not _text(name):
         raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
-    return Credentials(name, token)
+    following = entry.get("next")
+    usable = _text(following) and 1 <= len(following) <= MAX_TOKEN_CHARS
+    return Credentials(name, token, following if usable else None)
 
 
 def forget(server: str, directory: Path | None = None, *, revoked: bool = False) -> Path | None:
@@ -284,6 +290,8 @@ def save(
     if isinstance(before, dict) and before.get("token") != credentials.token and not rotated:
         _keep_replaced(data, server, before)  # another player replaces it: not lost
     servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
+    if credentials.next is not None:
+        servers[_key(server)]["next"] = credentials.next
     _write(path, data)
     return path
 

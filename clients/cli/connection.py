@@ -7,7 +7,8 @@ built with ``protocol.new_request`` and returns its reply, matched by ``re``
 order.
 
 When the connection drops, the reader reconnects with a growing delay, says
-hello again with the token, awaits ``on_reconnect`` (the app reopens its
+hello again with the token (or, when that one is refused, with the
+``next_token`` of a rotation whose answer was lost), awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
@@ -227,6 +228,7 @@ class Connection:
         *,
         locale: str = "en",
         token: str | None = None,
+        next_token: str | None = None,
         client: str = f"scorpion-cli/{VERSION}",
         on_push: PushHandler | None = None,
         on_reconnect: ReconnectHandler | None = None,
@@ -239,6 +241,9 @@ class Connection:
         self.url = url
         self.locale = locale
         self.token = token
+        # The client's own new token of a rotation whose answer it may have missed: when
+        # ``token`` is refused, the rotation happened, and this one signs in (``_hello``).
+        self.next_token = next_token
         self.client = client
         self.on_push = on_push
         self.on_reconnect = on_reconnect
@@ -550,6 +555,11 @@ class Connection:
             message = await self._say_hello(ws, fields)
             if message.get("type") != "error":
                 return message
+            if message.get("code") == "unauthenticated" and self.next_token is not None:
+                # the rotation happened, its answer lost: the new token is this player's
+                self.token, self.next_token = self.next_token, None
+                fields["token"] = self.token
+                continue
             wait = next(waits, None)
             if wait is None or message.get("code") not in ("rate_limited", "unavailable"):
                 raise ServerError(message)

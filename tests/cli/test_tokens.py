@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,57 @@ async def test_a_new_token_interrupted_on_its_way_is_still_saved(
     new = config.load(server.url, config_dir)
     assert new is not None and new.token != old.token
     assert (await cli("stats"))[0] == 0  # the saved token opens the player
+
+
+class _LostRotationReply(Connection):
+    """The connection drops as the answer to the (first) rotation comes: it never arrives."""
+
+    dropped = False
+
+    def _dispatch(self, message: Message) -> None:
+        if message.get("type") == "token" and not _LostRotationReply.dropped:
+            _LostRotationReply.dropped = True
+            self.drop()
+            return
+        super()._dispatch(message)
+
+
+async def test_a_new_token_whose_answer_is_lost_is_kept_all_the_same(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """The server replaced the token and its answer was lost with the connection: the
+    old token was revoked and the new one nowhere, the player lost. The client makes the
+    new token and keeps it first: the reconnection signs in with it, and the request sent
+    again on it answers the same."""
+    old, elsewhere = registered
+    _LostRotationReply.dropped = False
+    code, out = await cli("new-token", connection_class=_LostRotationReply)
+    assert _LostRotationReply.dropped
+    assert code == 0, out
+    new = config.load(server.url, config_dir)
+    assert new is not None and new.token != old.token and new.next is None
+    assert (await cli("stats"))[0] == 0
+    assert (await cli("stats", directory=elsewhere))[0] == 1  # the old token is gone
+
+
+async def test_a_rotation_the_client_did_not_hear_of_is_found_at_the_next_sign_in(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """The process ended after asking (killed, the network gone for good): the entry
+    holds the old token and the new one. The next command signs in with whichever works,
+    and keeps that one."""
+    old, _elsewhere = registered
+    not_asked = secrets.token_urlsafe(32)
+    config.save(server.url, config.Credentials(old.name, old.token, not_asked), config_dir)
+    assert (await cli("stats"))[0] == 0  # not rotated: the old token works, next stays
+    assert config.load(server.url, config_dir) == config.Credentials("ada", old.token, not_asked)
+
+    store = server.server.store
+    assert store is not None
+    asked = secrets.token_urlsafe(32)
+    config.save(server.url, config.Credentials(old.name, old.token, asked), config_dir)
+    assert await store.rotate_token(old.token, asked) == asked  # what the server did
+    code, out = await cli("stats")
+    assert code == 0, out
+    assert "whose answer was lost, is kept in" in out
+    assert config.load(server.url, config_dir) == config.Credentials("ada", asked)
