@@ -482,6 +482,47 @@ test("a new sign-in token: this browser's tabs keep playing, a device with the o
   await again.close();
 });
 
+test("a new sign-in token whose answer is lost on the way: the page signs in with it all the same", async ({ page, browser, server }) => {
+  // the server's answer to rotate_token never reaches the page: the connection drops instead
+  let cut = 0;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    real.onMessage((frame) => {
+      if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
+        cut += 1;
+        real.close();
+        ws.close();
+        return;
+      }
+      ws.send(frame);
+    });
+  });
+  const name = uniqueName("cutrot");
+  await register(page, server.url, name);
+  await page.locator("details.token-box summary").click();
+  const old = (await page.locator("code.token").textContent()) ?? "";
+  await page.locator('[data-action="new-token"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect.poll(() => cut).toBe(1);
+  // the server replaced the token: the reconnection's hello with the old one is refused,
+  // and the page signs in with the new one it made and kept before asking
+  await expect(page.locator(".toast.done")).toHaveText("A new sign-in token replaces the old one.");
+  await expect(page.locator("header .who")).toHaveText(name);
+  const fresh = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  expect(fresh).not.toBe(old);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
+  await page.locator("details.token-box summary").click();
+  await expect(page.locator("code.token")).toHaveText(fresh ?? "");
+  for (const [token, signedIn] of [[old, false], [fresh, true]] as const) {
+    const device = await browser.newContext();
+    const check = await device.newPage();
+    await check.addInitScript((kept) => localStorage.setItem("scorpion.token", kept ?? ""), token);
+    await check.goto(server.url);
+    await expect(check.locator(signedIn ? "main.lobby" : "form.register")).toBeVisible();
+    await device.close();
+  }
+});
+
 test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
   const other = await context.newPage();
   let registers = 0; // each a player: one whose token no tab keeps is lost

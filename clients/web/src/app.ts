@@ -40,6 +40,7 @@ import type {
   ServerMessage,
   StatsRow,
   View,
+  WelcomeReply,
   WonEvent,
 } from "./wire";
 
@@ -52,6 +53,12 @@ const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
+/**
+ * The new token of a rotation this page asked for and has no answer to yet: made here
+ * and kept before the server is asked, so that an answer lost on the way loses nothing
+ * (PROTOCOL.md, Tokens). When the kept token is refused, this one is tried (`greet`).
+ */
+const NEXT_TOKEN_KEY = "scorpion.token.next";
 /** The longest token the wire carries (PROTOCOL.md, `hello`'s `token`). */
 const MAX_TOKEN_CHARS = 128;
 
@@ -60,6 +67,12 @@ async function oneTabAtATime(name: string, run: () => Promise<void>): Promise<vo
   const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
   if (locks?.request) await locks.request(name, run);
   else await run();
+}
+
+/** A new token: 32 random bytes in URL-safe base64 (43 characters), as the server makes them. */
+function newToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** A token kept in storage, if it can be one: anything else is forgotten (and `tokenDropped`). */
@@ -72,6 +85,12 @@ function storedToken(value: string | null): string | null {
   return null;
 }
 let tokenDropped = false;
+
+/** The new token of a rotation asked for with `token` and not answered (`NEXT_TOKEN_KEY`), if one is kept. */
+function storedNext(token: string): string | null {
+  const next = loadShared(NEXT_TOKEN_KEY);
+  return next && next !== token && next.length <= MAX_TOKEN_CHARS ? next : null;
+}
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
 const WINNABLE_KEY = "scorpion.winnable";
@@ -317,6 +336,22 @@ export class App {
       { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
       true,
     );
+    const refused = token && !this.tokenTyped && reply.type === "error" && reply.code === "unauthenticated";
+    const next = refused ? storedNext(token) : null;
+    if (next !== null) {
+      // refused, and a rotation asked for here has no answer: it happened, and its token is the player's
+      const again = await this.conn.request(
+        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: next },
+        true,
+      );
+      if (again.type === "welcome" && again.player) {
+        this.token = next;
+        save(TOKEN_KEY, next);
+        forget(NEXT_TOKEN_KEY);
+        this.say(() => t("tokenRotated"), "done");
+        return this.welcomed(again, next);
+      }
+    }
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
     if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
@@ -339,6 +374,11 @@ export class App {
       this.render();
       throw new Error(`hello refused: ${shown(this.refused)}`);
     }
+    await this.welcomed(reply, token);
+  }
+
+  /** The server's welcome to a hello with `token` (none: a page signed out). */
+  private async welcomed(reply: WelcomeReply, token: string | null): Promise<void> {
     this.refused = null;
     this.player = reply.player;
     if (this.player && token && this.tokenTyped) save(TOKEN_KEY, token);
@@ -362,7 +402,10 @@ export class App {
   /** This page's token forgotten, and the browser's too unless another tab has put another one there since. */
   private forgetToken(): void {
     const kept = loadShared(TOKEN_KEY);
-    if (kept === null || kept === this.token || storedToken(kept) === null) forget(TOKEN_KEY);
+    if (kept === null || kept === this.token || storedToken(kept) === null) {
+      forget(TOKEN_KEY);
+      forget(NEXT_TOKEN_KEY); // a rotation of that token: it opens nothing the old one did not
+    }
     this.token = null;
     this.tokenTyped = false;
   }
@@ -631,12 +674,15 @@ export class App {
     const before = this.token;
     const kept = storedToken(loadShared(TOKEN_KEY));
     if (kept !== null && kept !== before) return this.followSignIn(kept);
-    const reply = await this.conn.request({ type: "rotate_token" }).catch(() => null);
-    // Cut off: whether the server replaced the token is not known (PROTOCOL.md, rotate_token).
+    const next = newToken();
+    save(NEXT_TOKEN_KEY, next);
+    const reply = await this.conn.request({ type: "rotate_token", token: next }).catch(() => null);
+    // Cut off: the next hello finds whether the server replaced the token (`greet`).
     if (reply === null) return this.say(() => t("rotateCutOff"));
     if (reply.type === "token") {
-      this.token = reply.token;
-      save(TOKEN_KEY, reply.token);
+      this.token = next;
+      save(TOKEN_KEY, next);
+      forget(NEXT_TOKEN_KEY);
       this.say(() => t("tokenRotated"), "done");
     } else if (reply.type === "error" && reply.code === "unauthenticated" && this.token !== before) {
       // another tab asked for a new token first, and this page follows it already
