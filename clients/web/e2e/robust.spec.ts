@@ -629,6 +629,41 @@ test("a connection the server closes as too many, or as abuse, says why while it
   await expect(page.locator(".toast.refused")).toHaveCount(0);
 });
 
+test("a hello answered 'too many requests' on reconnecting is said as such, not as a lost connection", async ({ page, server }) => {
+  let sockets = 0;
+  let latest = { close: () => {} };
+  await page.routeWebSocket(/.*/, (ws) => {
+    sockets++;
+    let limited = sockets === 2; // the reconnection's hello
+    const real = ws.connectToServer();
+    latest = { close: () => void ws.close({ code: 1001 }) };
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (limited && message.type === "hello") {
+        limited = false;
+        const reply = { type: "error", re: message.id, code: "rate_limited", message: "Too many requests: wait before asking again.", retry_after_ms: 1500 };
+        ws.send(Buffer.from(encode(reply)));
+        return;
+      }
+      real.send(frame);
+    });
+    real.onMessage((frame) => ws.send(frame));
+  });
+  await register(page, server.url, uniqueName("limited"));
+  latest.close();
+  await expect(page.locator(".toast.refused")).toContainText("Too many requests");
+  // the server answered: no "connection lost", neither at once nor while the page waits to say hello again
+  const said: string[] = [];
+  for (let sample = 0; sample < 8; sample++) {
+    said.push((await page.locator(".toast.offline").textContent()) ?? "");
+    await page.waitForTimeout(100);
+  }
+  expect(said.filter((text) => text === STRINGS.en.reconnecting)).toEqual([]);
+  await expect(page.locator(".toast.refused")).toHaveCount(0);
+  await expect(page.locator(".toast.offline")).toHaveCount(0);
+  await expect(page.locator("main.lobby")).toBeVisible();
+});
+
 test("the clock holds still while the connection is lost, and takes the server's time on reconnecting", async ({ page, server }) => {
   // the server stops a game's clock when no connection has it open (PROTOCOL.md section 6)
   let down = false;

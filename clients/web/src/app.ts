@@ -1864,7 +1864,8 @@ export class App {
     return h(
       `div.notices${this.screen === "game" ? ".in-game" : ""}`,
       { "aria-live": "polite" },
-      offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" ? t("reconnecting") : t("connecting")) : null,
+      // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
+      offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
       this.notice
         ? this.noticeKind === "done"
