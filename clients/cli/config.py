@@ -205,8 +205,8 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
         raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
     if not _text(name):
         raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
-    following = entry.get("next")
-    usable = _text(following) and 1 <= len(following) <= MAX_TOKEN_CHARS
+    following = entry.get("next")  # one that could not be sent, or is the token, is none
+    usable = _text(following) and 1 <= len(following) <= MAX_TOKEN_CHARS and following != token
     return Credentials(name, token, following if usable else None)
 
 

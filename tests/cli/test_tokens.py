@@ -169,3 +169,24 @@ async def test_a_rotation_the_client_did_not_hear_of_is_found_at_the_next_sign_i
     assert code == 0, out
     assert "whose answer was lost, is kept in" in out
     assert config.load(server.url, config_dir) == config.Credentials("ada", asked)
+
+
+@pytest.mark.parametrize("kept", ["", "x" * 129, 42, None, "SAME"])
+async def test_a_next_token_that_cannot_be_one_is_none(
+    cli: CliRunner,
+    config_dir: Path,
+    server: Running,
+    registered: tuple[config.Credentials, Path],
+    kept: object,
+) -> None:
+    """A ``next`` written by hand that could not be sent, or that is the token itself,
+    is read as none: the player signs in with the token, and nothing is said of it."""
+    ada, _elsewhere = registered
+    path = config.credentials_path(config_dir)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    entry = data["servers"][server.url.rstrip("/")]
+    entry["next"] = ada.token if kept == "SAME" else kept
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert config.load(server.url, config_dir) == ada
+    code, out = await cli("stats")
+    assert code == 0 and "answer was lost" not in out, out
