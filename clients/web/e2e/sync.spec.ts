@@ -523,6 +523,48 @@ test("a new sign-in token whose answer is lost on the way: the page signs in wit
   }
 });
 
+test("a tab signed out by another tab's rotation whose answer is lost follows the new token", async ({ page, context, server }) => {
+  let cut = 0;
+  let cutAt = 0;
+  await page.routeWebSocket(/.*/, (ws) => {
+    if (cut > 0 && Date.now() - cutAt < 3000) {
+      void ws.close({ code: 1001 }); // this tab stays away a while: the other one finds out first
+      return;
+    }
+    const real = ws.connectToServer();
+    real.onMessage((frame) => {
+      if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
+        cut += 1;
+        cutAt = Date.now();
+        real.close();
+        ws.close();
+        return;
+      }
+      ws.send(frame);
+    });
+  });
+  const name = uniqueName("tabrot");
+  await register(page, server.url, name);
+  const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const tab = await context.newPage();
+  await tab.goto(server.url);
+  await expect(tab.locator("main.lobby")).toBeVisible();
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="new-token"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect.poll(() => cut).toBe(1);
+  // the rotation signed the other tab's connection out: its next request is refused
+  await tab.locator("header nav button", { hasText: "Statistics" }).click();
+  await expect(tab.locator("main.stats-page")).toBeVisible();
+  await expect(tab.locator("header .who")).toHaveText(name);
+  const fresh = await tab.evaluate(() => localStorage.getItem("scorpion.token"));
+  expect(fresh).not.toBe(old);
+  expect(await tab.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
+  await expect(page.locator("header .who")).toHaveText(name, { timeout: 15_000 }); // and this tab, back
+  await expect(page.locator("form.register")).toHaveCount(0);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(fresh);
+});
+
 test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
   const other = await context.newPage();
   let registers = 0; // each a player: one whose token no tab keeps is lost

@@ -54,9 +54,10 @@ const UNREACHABLE_AFTER_MS = 3000;
 const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
 /**
- * The new token of a rotation this page asked for and has no answer to yet: made here
- * and kept before the server is asked, so that an answer lost on the way loses nothing
- * (PROTOCOL.md, Tokens). When the kept token is refused, this one is tried (`greet`).
+ * The new token of a rotation this page asked for and has no answer to yet, with the
+ * token it replaces (JSON `{ from, next }`): made here and kept before the server is
+ * asked, so that an answer lost on the way loses nothing (PROTOCOL.md, Tokens). When
+ * that token is refused, this one is tried (`greet`); never for another token.
  */
 const NEXT_TOKEN_KEY = "scorpion.token.next";
 /** The longest token the wire carries (PROTOCOL.md, `hello`'s `token`). */
@@ -86,10 +87,17 @@ function storedToken(value: string | null): string | null {
 }
 let tokenDropped = false;
 
-/** The new token of a rotation asked for with `token` and not answered (`NEXT_TOKEN_KEY`), if one is kept. */
+/** The new token of a rotation of `token` asked for and not answered (`NEXT_TOKEN_KEY`), if one is kept. */
 function storedNext(token: string): string | null {
-  const next = loadShared(NEXT_TOKEN_KEY);
-  return next && next !== token && next.length <= MAX_TOKEN_CHARS ? next : null;
+  let kept: unknown = null;
+  try {
+    kept = JSON.parse(loadShared(NEXT_TOKEN_KEY) ?? "null");
+  } catch {
+    return null; // not ours
+  }
+  if (typeof kept !== "object" || kept === null) return null;
+  const { from, next } = kept as { from?: unknown; next?: unknown };
+  return from === token && typeof next === "string" && next !== token && next.length <= MAX_TOKEN_CHARS ? next : null;
 }
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
@@ -336,21 +344,31 @@ export class App {
       { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
       true,
     );
+    // Refused: a rotation of the token asked for in this browser, whose answer was lost, may
+    // have happened (its token is then the player's), or another tab has kept the token
+    // that replaced it already. Either is tried before the token is given up.
     const refused = token && !this.tokenTyped && reply.type === "error" && reply.code === "unauthenticated";
     const next = refused ? storedNext(token) : null;
-    if (next !== null) {
-      // refused, and a rotation asked for here has no answer: it happened, and its token is the player's
+    const kept = storedToken(loadShared(TOKEN_KEY));
+    const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
+    if (newer !== null) {
       const again = await this.conn.request(
-        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: next },
+        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: newer },
         true,
       );
       if (again.type === "welcome" && again.player) {
-        this.token = next;
-        save(TOKEN_KEY, next);
-        forget(NEXT_TOKEN_KEY);
-        this.say(() => t("tokenRotated"), "done");
-        return this.welcomed(again, next);
+        this.token = newer;
+        save(TOKEN_KEY, newer);
+        if (next !== null) {
+          forget(NEXT_TOKEN_KEY);
+          this.say(() => t("tokenRotated"), "done");
+        }
+        return this.welcomed(again, newer);
       }
+      // neither works (revoked since): forgotten with the token below; anything else is said and asked again
+      const gone = again.type === "error" && (again.code === "unauthenticated" || again.code === "bad_request");
+      if (!gone) reply = again;
+      else if (next !== null) forget(NEXT_TOKEN_KEY);
     }
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
@@ -402,10 +420,7 @@ export class App {
   /** This page's token forgotten, and the browser's too unless another tab has put another one there since. */
   private forgetToken(): void {
     const kept = loadShared(TOKEN_KEY);
-    if (kept === null || kept === this.token || storedToken(kept) === null) {
-      forget(TOKEN_KEY);
-      forget(NEXT_TOKEN_KEY); // a rotation of that token: it opens nothing the old one did not
-    }
+    if (kept === null || kept === this.token || storedToken(kept) === null) forget(TOKEN_KEY);
     this.token = null;
     this.tokenTyped = false;
   }
@@ -628,6 +643,9 @@ export class App {
       // say): that tab's, kept in the browser, is this player's now. Anything else: signed out.
       const kept = storedToken(loadShared(TOKEN_KEY));
       if (kept !== null && kept !== this.token) return this.followSignIn(kept);
+      // Or because another tab's rotation of this token happened and its answer is still
+      // awaited there: that rotation's token may be this player's now (`greet` finds out).
+      if (this.token !== null && storedNext(this.token) !== null) return this.followSignIn(this.token);
       return this.signedOut(saidError(reply));
     }
     this.say(saidError(reply));
@@ -675,7 +693,7 @@ export class App {
     const kept = storedToken(loadShared(TOKEN_KEY));
     if (kept !== null && kept !== before) return this.followSignIn(kept);
     const next = newToken();
-    save(NEXT_TOKEN_KEY, next);
+    if (before !== null) save(NEXT_TOKEN_KEY, JSON.stringify({ from: before, next }));
     const reply = await this.conn.request({ type: "rotate_token", token: next }).catch(() => null);
     // Cut off: the next hello finds whether the server replaced the token (`greet`).
     if (reply === null) return this.say(() => t("rotateCutOff"));
