@@ -340,7 +340,7 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "token no longer works (another device rotated it, or it was revoked), the reply is "
         "`unauthenticated` and the connection is signed out, as after a refused hello. "
         "With `token`, the new token is the client's own: it keeps it before it asks, so "
-        "that a reply lost on the way loses nothing (section 4, Tokens).",
+        "that a reply lost on the way loses nothing (section 3, Tokens).",
         ("token",),
         ("unauthenticated", "bad_request"),
         {"type": "rotate_token", "id": 22},

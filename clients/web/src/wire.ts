@@ -347,7 +347,7 @@ type: "ping"
 id: (number | string)
 }
 /**
- * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node, and every other connection signed in with it, on any node, is signed out at once. Keep the new one. When that token no longer works (another device rotated it, or it was revoked), the reply is `unauthenticated` and the connection is signed out, as after a refused hello. With `token`, the new token is the client's own: it keeps it before it asks, so that a reply lost on the way loses nothing (section 4, Tokens).
+ * Replaces the token this connection signed in with (hello or register) by a new one: the old token stops working at once, on every node, and every other connection signed in with it, on any node, is signed out at once. Keep the new one. When that token no longer works (another device rotated it, or it was revoked), the reply is `unauthenticated` and the connection is signed out, as after a refused hello. With `token`, the new token is the client's own: it keeps it before it asks, so that a reply lost on the way loses nothing (section 3, Tokens).
  */
 export interface RotateTokenRequest {
 /**
