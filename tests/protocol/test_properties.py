@@ -36,6 +36,8 @@ def values(kind: FieldType) -> st.SearchStrategy[Any]:
             return st.integers(-(2**63) if low is None else low, top)
         case Str(choices=choices) if choices:
             return st.sampled_from(choices)
+        case Str(pattern=str(pattern)):
+            return st.from_regex(pattern, fullmatch=True)
         case Str(printable=True, min_len=low, max_len=high):
             return st.text(PRINTABLE, min_size=low, max_size=high)
         case Str(min_len=low, max_len=high):
