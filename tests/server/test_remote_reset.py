@@ -180,8 +180,8 @@ async def test_a_reset_during_a_rotation_leaves_the_rotating_connection_signed_i
     ada = await server.player("ada")
     rotate = store.rotate_token
 
-    async def rotate_then_reset(token: str) -> str | None:
-        new = await rotate(token)
+    async def rotate_then_reset(token: str, given: str | None = None) -> str | None:
+        new = await rotate(token, given)
         service.remote_reset()
         checking = service._token_check
         assert checking is not None
