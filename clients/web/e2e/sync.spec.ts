@@ -1,6 +1,6 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
 import { readFileSync } from "node:fs";
-import { decode } from "@msgpack/msgpack";
+import { decode, encode } from "@msgpack/msgpack";
 import type { BrowserContext, Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS } from "../src/i18n";
@@ -523,19 +523,25 @@ test("a new sign-in token whose answer is lost on the way: the page signs in wit
   }
 });
 
-test("a tab signed out by another tab's rotation whose answer is lost follows the new token", async ({ page, context, server }) => {
+test("a new token's hello answered 'too many requests' after its rotation's answer was lost keeps both tokens until it is taken", async ({ page, server }) => {
   let cut = 0;
-  let cutAt = 0;
+  let limited = 0;
   await page.routeWebSocket(/.*/, (ws) => {
-    if (cut > 0 && Date.now() - cutAt < 3000) {
-      void ws.close({ code: 1001 }); // this tab stays away a while: the other one finds out first
-      return;
-    }
     const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as { type?: string; id?: number; token?: string };
+      // the first hello with the rotation's token is told to wait, as after many refused tokens from one address
+      if (cut === 1 && limited === 0 && message.type === "hello" && message.token !== undefined && message.token === nextToken) {
+        limited += 1;
+        const reply = { type: "error", re: message.id, code: "rate_limited", message: "Too many auth requests.", retry_after_ms: 1000 };
+        ws.send(Buffer.from(encode(reply)));
+        return;
+      }
+      real.send(frame);
+    });
     real.onMessage((frame) => {
       if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
         cut += 1;
-        cutAt = Date.now();
         real.close();
         ws.close();
         return;
@@ -543,27 +549,73 @@ test("a tab signed out by another tab's rotation whose answer is lost follows th
       ws.send(frame);
     });
   });
-  const name = uniqueName("tabrot");
+  let nextToken: string | undefined;
+  const name = uniqueName("limrot");
   await register(page, server.url, name);
   const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
-  const tab = await context.newPage();
-  await tab.goto(server.url);
-  await expect(tab.locator("main.lobby")).toBeVisible();
   await page.locator("details.token-box summary").click();
   await page.locator('[data-action="new-token"]').click();
   await page.locator('[data-action="confirm-yes"]').click();
   await expect.poll(() => cut).toBe(1);
-  // the rotation signed the other tab's connection out: its next request is refused
-  await tab.locator("header nav button", { hasText: "Statistics" }).click();
-  await expect(tab.locator("main.stats-page")).toBeVisible();
-  await expect(tab.locator("header .who")).toHaveText(name);
-  const fresh = await tab.evaluate(() => localStorage.getItem("scorpion.token"));
-  expect(fresh).not.toBe(old);
-  expect(await tab.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
-  await expect(page.locator("header .who")).toHaveText(name, { timeout: 15_000 }); // and this tab, back
-  await expect(page.locator("form.register")).toHaveCount(0);
-  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(fresh);
+  nextToken = await page.evaluate(() => (JSON.parse(localStorage.getItem("scorpion.token.next") ?? "{}") as { next?: string }).next);
+  expect(nextToken).toBeTruthy();
+  await expect.poll(() => limited, { timeout: 15_000 }).toBe(1);
+  await expect(page.locator("header .who")).toHaveText(name, { timeout: 15_000 });
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(nextToken);
+  expect(nextToken).not.toBe(old);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
 });
+
+for (const action of ["reads its statistics", "asks for a new sign-in token too"]) {
+  test(`a tab signed out by another tab's rotation whose answer is lost follows the new token when it ${action}`, async ({ page, context, server }) => {
+    let cut = 0;
+    let cutAt = 0;
+    await page.routeWebSocket(/.*/, (ws) => {
+      if (cut > 0 && Date.now() - cutAt < 3000) {
+        void ws.close({ code: 1001 }); // this tab stays away a while: the other one acts first
+        return;
+      }
+      const real = ws.connectToServer();
+      real.onMessage((frame) => {
+        if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
+          cut += 1;
+          cutAt = Date.now();
+          real.close();
+          ws.close();
+          return;
+        }
+        ws.send(frame);
+      });
+    });
+    const name = uniqueName("tabrot");
+    await register(page, server.url, name);
+    const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+    const tab = await context.newPage();
+    await tab.goto(server.url);
+    await expect(tab.locator("main.lobby")).toBeVisible();
+    await page.locator("details.token-box summary").click();
+    await page.locator('[data-action="new-token"]').click();
+    await page.locator('[data-action="confirm-yes"]').click();
+    await expect.poll(() => cut).toBe(1);
+    // the rotation signed the other tab's connection out: its next request is refused
+    if (action === "reads its statistics") {
+      await tab.locator("header nav button", { hasText: "Statistics" }).click();
+      await expect(tab.locator("main.stats-page")).toBeVisible();
+    } else {
+      // a second new token would leave the first one's in no tab's keeping: the same one is asked for
+      await tab.locator("details.token-box summary").click();
+      await tab.locator('[data-action="new-token"]').click();
+      await tab.locator('[data-action="confirm-yes"]').click();
+    }
+    await expect(tab.locator("header .who")).toHaveText(name);
+    await expect.poll(() => tab.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
+    const fresh = await tab.evaluate(() => localStorage.getItem("scorpion.token"));
+    expect(fresh).not.toBe(old);
+    await expect(page.locator("header .who")).toHaveText(name, { timeout: 15_000 }); // and this tab, back
+    await expect(page.locator("form.register")).toHaveCount(0);
+    expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(fresh);
+  });
+}
 
 test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
   const other = await context.newPage();

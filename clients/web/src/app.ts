@@ -692,7 +692,10 @@ export class App {
     const before = this.token;
     const kept = storedToken(loadShared(TOKEN_KEY));
     if (kept !== null && kept !== before) return this.followSignIn(kept);
-    const next = newToken();
+    // A rotation of this token still unanswered (its request may yet reach the server) is
+    // asked again with the same new token: a second one would leave the first one's, if it
+    // lands, in no tab's keeping (PROTOCOL.md, Tokens).
+    const next = (before !== null ? storedNext(before) : null) ?? newToken();
     if (before !== null) save(NEXT_TOKEN_KEY, JSON.stringify({ from: before, next }));
     const reply = await this.conn.request({ type: "rotate_token", token: next }).catch(() => null);
     // Cut off: the next hello finds whether the server replaced the token (`greet`).
