@@ -491,8 +491,10 @@ class App:
 
     async def _rotate(self, conn: Connection, stored: config.Credentials) -> int:
         # The new token is made here and kept before the server is asked: an answer lost
-        # on the way then loses nothing (the next sign-in finds which token works).
-        new = secrets.token_urlsafe(32)
+        # on the way then loses nothing (the next sign-in finds which token works). One
+        # kept from a rotation still unanswered is sent again, never replaced: that request
+        # may yet reach the server, and its token would then be kept nowhere.
+        new = stored.next or secrets.token_urlsafe(32)
         try:
             config.save(
                 self.options.server,

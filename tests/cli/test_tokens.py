@@ -190,3 +190,21 @@ async def test_a_next_token_that_cannot_be_one_is_none(
     assert config.load(server.url, config_dir) == ada
     code, out = await cli("stats")
     assert code == 0 and "answer was lost" not in out, out
+
+
+async def test_a_new_token_asked_again_sends_the_one_still_unanswered(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """A ``new-token`` killed after asking left its token as ``next``; a second one made
+    another and overwrote it, and when the first request reached the server after the
+    second one's hello, the player was lost. The second sends the same token."""
+    old, _elsewhere = registered
+    pending = secrets.token_urlsafe(32)
+    config.save(server.url, config.Credentials(old.name, old.token, pending), config_dir)
+    code, out = await cli("new-token")
+    assert code == 0, out
+    assert config.load(server.url, config_dir) == config.Credentials("ada", pending)
+    store = server.server.store
+    assert store is not None
+    assert await store.rotate_token(old.token, pending) is None  # the first lands: too late
+    assert (await cli("stats"))[0] == 0
