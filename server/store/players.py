@@ -133,6 +133,16 @@ async def insert_token(
     return token
 
 
+async def lock_tokens(conn: AsyncConnection, player_id: int) -> None:
+    """Changes to ``player_id``'s tokens take turns until the transaction ends: the
+    player's row is held (PostgreSQL's ``FOR NO KEY UPDATE``, which leaves the rows
+    that refer to it free; SQLite's write lock holds the whole file already). Under
+    READ COMMITTED, revoking every token of a player did not see the token a rotation
+    was adding, which then outlived it."""
+    statement = select(PlayerRow.id).where(PlayerRow.id == player_id)
+    await conn.execute(statement.with_for_update(key_share=True))
+
+
 async def delete_token(conn: AsyncConnection, token: str) -> int | None:
     """Forget ``token``; the id of its player, None if it was not known."""
     statement = (

@@ -460,6 +460,7 @@ class Store:
     async def issue_token(self, player_id: int) -> str:
         """Another token for an existing player (a second device); NotFound if none."""
         async with self._transaction() as conn:
+            await players.lock_tokens(conn, player_id)
             return await players.insert_token(conn, player_id, self._clock())
 
     async def revoke_token(self, token: str) -> bool:
@@ -478,7 +479,10 @@ class Store:
         ``revoke_token``."""
         async with self._transaction() as conn:
             player = await players.fetch_player_by_token(conn, token)
-            if player is None or await players.delete_token(conn, token) is None:
+            if player is None:
+                return None
+            await players.lock_tokens(conn, player.id)  # then the token is read again:
+            if await players.delete_token(conn, token) is None:  # revoked meanwhile
                 return None
             if self.shared:
                 await notify_revoked(conn, self.node_id, player.id, players.hash_token(token))
@@ -488,6 +492,7 @@ class Store:
         """Forget every token of ``player_id`` (sign out everywhere); how many there were.
         Other nodes hear of it with the commit, and sign out the player's connections."""
         async with self._transaction() as conn:
+            await players.lock_tokens(conn, player_id)  # after a rotation under way, if any
             revoked = await players.delete_tokens(conn, player_id)
             if revoked and self.shared:
                 await notify_revoked(conn, self.node_id, player_id)
