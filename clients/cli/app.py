@@ -510,6 +510,10 @@ class App:
         reply = await conn.request("rotate_token", token=new)
         if reply.get("type") != "token":
             self.rejected(reply)
+            if reply.get("code") == "bad_request":  # a token it will not take: make another
+                with contextlib.suppress(OSError, config.CredentialsError):
+                    kept = config.Credentials(stored.name, stored.token)
+                    config.save(self.options.server, kept, self.config_dir)
             return 1
         conn.token, conn.next_token = new, None
         credentials = config.Credentials(stored.name, conn.token)

@@ -208,3 +208,24 @@ async def test_a_new_token_asked_again_sends_the_one_still_unanswered(
     assert store is not None
     assert await store.rotate_token(old.token, pending) is None  # the first lands: too late
     assert (await cli("stats"))[0] == 0
+
+
+async def test_a_kept_token_the_server_will_not_take_is_dropped_for_the_next_try(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """Sent again and again, a kept ``next`` the server refuses (another player's, in a
+    file written by hand) would fail every ``new-token``: the next try makes another."""
+    ada, _elsewhere = registered
+    bea = await server.player("bea")
+    assert bea.token is not None
+    taken = bea.token + "-" * max(0, 43 - len(bea.token))
+    store = server.server.store
+    assert store is not None and await store.rotate_token(bea.token, taken) == taken
+    config.save(server.url, config.Credentials(ada.name, ada.token, taken), config_dir)
+    code, _out = await cli("new-token")
+    assert code == 1
+    assert config.load(server.url, config_dir) == ada  # nothing changed, next dropped
+    code, out = await cli("new-token")
+    assert code == 0, out
+    new = config.load(server.url, config_dir)
+    assert new is not None and new.token not in (ada.token, taken) and new.next is None

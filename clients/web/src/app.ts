@@ -708,6 +708,8 @@ export class App {
     } else if (reply.type === "error" && reply.code === "unauthenticated" && this.token !== before) {
       // another tab asked for a new token first, and this page follows it already
     } else {
+      // a token the server will not take (in use): the next try makes another
+      if (reply.type === "error" && reply.code === "bad_request") forget(NEXT_TOKEN_KEY);
       this.failed(reply); // unauthenticated: rotated here by another tab (followed), or revoked
     }
   }
