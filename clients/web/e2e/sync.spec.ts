@@ -482,14 +482,33 @@ test("a new sign-in token: this browser's tabs keep playing, a device with the o
   await again.close();
 });
 
-test("a new sign-in token whose answer is lost on the way: the page signs in with it all the same", async ({ page, browser, server }) => {
-  // the server's answer to rotate_token never reaches the page: the connection drops instead
+type Sent = { type?: string; id?: number; token?: string };
+
+/**
+ * The server's first answer to rotate_token never reaches `page`: its connection drops
+ * instead, and for `awayMs` after that the page's new connections are closed at once.
+ * `toServer` sees each message the page sends and may answer it itself (true: not sent on).
+ */
+async function loseTheRotationsAnswer(
+  page: Page,
+  { awayMs = 0, toServer }: { awayMs?: number; toServer?: (message: Sent, answer: (reply: object) => void) => boolean } = {},
+): Promise<() => number> {
   let cut = 0;
+  let cutAt = 0;
   await page.routeWebSocket(/.*/, (ws) => {
+    if (cut > 0 && Date.now() - cutAt < awayMs) {
+      void ws.close({ code: 1001 });
+      return;
+    }
     const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const answer = (reply: object) => ws.send(Buffer.from(encode(reply)));
+      if (!toServer?.(decode(frame as Buffer) as Sent, answer)) real.send(frame);
+    });
     real.onMessage((frame) => {
-      if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
+      if (cut === 0 && typeof frame !== "string" && (decode(frame) as Sent).type === "token") {
         cut += 1;
+        cutAt = Date.now();
         real.close();
         ws.close();
         return;
@@ -497,13 +516,18 @@ test("a new sign-in token whose answer is lost on the way: the page signs in wit
       ws.send(frame);
     });
   });
+  return () => cut;
+}
+
+test("a new sign-in token whose answer is lost on the way: the page signs in with it all the same", async ({ page, browser, server }) => {
+  const cuts = await loseTheRotationsAnswer(page);
   const name = uniqueName("cutrot");
   await register(page, server.url, name);
   await page.locator("details.token-box summary").click();
   const old = (await page.locator("code.token").textContent()) ?? "";
   await page.locator('[data-action="new-token"]').click();
   await page.locator('[data-action="confirm-yes"]').click();
-  await expect.poll(() => cut).toBe(1);
+  await expect.poll(cuts).toBe(1);
   // the server replaced the token: the reconnection's hello with the old one is refused,
   // and the page signs in with the new one it made and kept before asking
   await expect(page.locator(".toast.done")).toHaveText("A new sign-in token replaces the old one.");
@@ -524,39 +548,24 @@ test("a new sign-in token whose answer is lost on the way: the page signs in wit
 });
 
 test("a new token's hello answered 'too many requests' after its rotation's answer was lost keeps both tokens until it is taken", async ({ page, server }) => {
-  let cut = 0;
   let limited = 0;
-  await page.routeWebSocket(/.*/, (ws) => {
-    const real = ws.connectToServer();
-    ws.onMessage((frame) => {
-      const message = decode(frame as Buffer) as { type?: string; id?: number; token?: string };
-      // the first hello with the rotation's token is told to wait, as after many refused tokens from one address
-      if (cut === 1 && limited === 0 && message.type === "hello" && message.token !== undefined && message.token === nextToken) {
-        limited += 1;
-        const reply = { type: "error", re: message.id, code: "rate_limited", message: "Too many auth requests.", retry_after_ms: 1000 };
-        ws.send(Buffer.from(encode(reply)));
-        return;
-      }
-      real.send(frame);
-    });
-    real.onMessage((frame) => {
-      if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
-        cut += 1;
-        real.close();
-        ws.close();
-        return;
-      }
-      ws.send(frame);
-    });
-  });
   let nextToken: string | undefined;
+  const cuts = await loseTheRotationsAnswer(page, {
+    // the first hello with the rotation's token is told to wait, as after many refused tokens from one address
+    toServer: (message, answer) => {
+      if (limited > 0 || message.type !== "hello" || message.token === undefined || message.token !== nextToken) return false;
+      limited += 1;
+      answer({ type: "error", re: message.id, code: "rate_limited", message: "Too many auth requests.", retry_after_ms: 1000 });
+      return true;
+    },
+  });
   const name = uniqueName("limrot");
   await register(page, server.url, name);
   const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
   await page.locator("details.token-box summary").click();
   await page.locator('[data-action="new-token"]').click();
   await page.locator('[data-action="confirm-yes"]').click();
-  await expect.poll(() => cut).toBe(1);
+  await expect.poll(cuts).toBe(1);
   nextToken = await page.evaluate(() => (JSON.parse(localStorage.getItem("scorpion.token.next") ?? "{}") as { next?: string }).next);
   expect(nextToken).toBeTruthy();
   await expect.poll(() => limited, { timeout: 15_000 }).toBe(1);
@@ -568,25 +577,7 @@ test("a new token's hello answered 'too many requests' after its rotation's answ
 
 for (const action of ["reads its statistics", "asks for a new sign-in token too"]) {
   test(`a tab signed out by another tab's rotation whose answer is lost follows the new token when it ${action}`, async ({ page, context, server }) => {
-    let cut = 0;
-    let cutAt = 0;
-    await page.routeWebSocket(/.*/, (ws) => {
-      if (cut > 0 && Date.now() - cutAt < 3000) {
-        void ws.close({ code: 1001 }); // this tab stays away a while: the other one acts first
-        return;
-      }
-      const real = ws.connectToServer();
-      real.onMessage((frame) => {
-        if (cut === 0 && typeof frame !== "string" && (decode(frame) as { type?: string }).type === "token") {
-          cut += 1;
-          cutAt = Date.now();
-          real.close();
-          ws.close();
-          return;
-        }
-        ws.send(frame);
-      });
-    });
+    const cuts = await loseTheRotationsAnswer(page, { awayMs: 3000 }); // away a while: the other tab acts first
     const name = uniqueName("tabrot");
     await register(page, server.url, name);
     const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
@@ -596,7 +587,7 @@ for (const action of ["reads its statistics", "asks for a new sign-in token too"
     await page.locator("details.token-box summary").click();
     await page.locator('[data-action="new-token"]').click();
     await page.locator('[data-action="confirm-yes"]').click();
-    await expect.poll(() => cut).toBe(1);
+    await expect.poll(cuts).toBe(1);
     // the rotation signed the other tab's connection out: its next request is refused
     if (action === "reads its statistics") {
       await tab.locator("header nav button", { hasText: "Statistics" }).click();
