@@ -508,6 +508,10 @@ class App:
             return 1
         conn.next_token = new  # a drop before the answer: the reconnect signs in either way
         reply = await conn.request("rotate_token", token=new)
+        if reply.get("code") == "unauthenticated" and await self._signs_in(new):
+            # the same token's earlier request (a new-token interrupted) reached the server
+            # after this connection's hello, and signed it out: the rotation is done
+            reply = {"type": "token", "token": new}
         if reply.get("type") != "token":
             self.rejected(reply)
             if reply.get("code") == "bad_request":  # a token it will not take: make another
@@ -525,6 +529,17 @@ class App:
             return 1
         self.notice("app.token_rotated", name=self._shown_name(stored.name), path=path)
         return 0
+
+    async def _signs_in(self, token: str) -> bool:
+        """Whether ``token`` signs in (on a connection of its own, closed after)."""
+        conn = self._connection(token)
+        try:
+            await self._open(conn)
+        except ServerError:
+            return False
+        finally:
+            await conn.close()
+        return True
 
     async def sign_out(self, everywhere: bool) -> int:
         """The stored player forgotten here (its entry kept under ``replaced``); with

@@ -22,6 +22,7 @@ import errno
 import ipaddress
 import json
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
 from clients.cli.i18n import _
-from protocol.constants import MAX_TOKEN_CHARS
+from protocol.constants import MAX_TOKEN_CHARS, MIN_OWN_TOKEN_CHARS
 
 __all__ = [
     "DEFAULT_SERVER",
@@ -75,6 +76,10 @@ def os_reason(exc: OSError, path: Path | str | None = None) -> str:
     if exc.filename is not None and (path is None or str(exc.filename) != str(path)):
         reason += f": {exc.filename}"
     return reason
+
+
+_OWN_TOKEN = re.compile(f"[A-Za-z0-9_-]{{{MIN_OWN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}")
+"""A token the client made for ``rotate_token`` (PROTOCOL.md): what the server takes."""
 
 
 @dataclass(frozen=True)
@@ -205,8 +210,8 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
         raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
     if not _text(name):
         raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
-    following = entry.get("next")  # one that could not be sent, or is the token, is none
-    usable = _text(following) and 1 <= len(following) <= MAX_TOKEN_CHARS and following != token
+    following = entry.get("next")  # one rotate_token would refuse, or the token itself, is none
+    usable = isinstance(following, str) and _OWN_TOKEN.fullmatch(following) and following != token
     return Credentials(name, token, following if usable else None)
 
 

@@ -171,7 +171,9 @@ async def test_a_rotation_the_client_did_not_hear_of_is_found_at_the_next_sign_i
     assert config.load(server.url, config_dir) == config.Credentials("ada", asked)
 
 
-@pytest.mark.parametrize("kept", ["", "x" * 129, 42, None, "SAME"])
+@pytest.mark.parametrize(
+    "kept", ["", "x" * 129, 42, None, "SAME", "x", "not base64 !!", "a" * 42, "é" * 43]
+)
 async def test_a_next_token_that_cannot_be_one_is_none(
     cli: CliRunner,
     config_dir: Path,
@@ -179,8 +181,9 @@ async def test_a_next_token_that_cannot_be_one_is_none(
     registered: tuple[config.Credentials, Path],
     kept: object,
 ) -> None:
-    """A ``next`` written by hand that could not be sent, or that is the token itself,
-    is read as none: the player signs in with the token, and nothing is said of it."""
+    """A ``next`` written by hand that ``rotate_token`` would refuse (sent again on every
+    ``new-token``, it failed them all), or that is the token itself, is read as none:
+    the player signs in with the token, and nothing is said of it."""
     ada, _elsewhere = registered
     path = config.credentials_path(config_dir)
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -229,3 +232,36 @@ async def test_a_kept_token_the_server_will_not_take_is_dropped_for_the_next_try
     assert code == 0, out
     new = config.load(server.url, config_dir)
     assert new is not None and new.token not in (ada.token, taken) and new.next is None
+
+
+class _FirstRequestLandsMeanwhile(Connection):
+    """Before this rotation goes, the same token's earlier request (sent by a
+    ``new-token`` killed while it waited) reaches the server and replaces the token."""
+
+    old = ""
+    store: Any = None
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        if type_ == "rotate_token":
+            cls = _FirstRequestLandsMeanwhile
+            assert await cls.store.rotate_token(cls.old, fields["token"]) == fields["token"]
+        return await super().request(type_, **fields)
+
+
+async def test_a_rotation_sent_again_after_the_first_landed_is_done_not_refused(
+    cli: CliRunner, config_dir: Path, server: Running, registered: tuple[config.Credentials, Path]
+) -> None:
+    """The token's earlier request landed after this connection's hello: this one is
+    refused ``unauthenticated`` (the old token is gone), and the command said "register
+    first", though the rotation it asked for was done."""
+    old, _elsewhere = registered
+    pending = secrets.token_urlsafe(32)
+    config.save(server.url, config.Credentials(old.name, old.token, pending), config_dir)
+    _FirstRequestLandsMeanwhile.old, _FirstRequestLandsMeanwhile.store = (
+        old.token,
+        server.server.store,
+    )
+    code, out = await cli("new-token", connection_class=_FirstRequestLandsMeanwhile)
+    assert code == 0, out
+    assert "a new sign-in token for ada is kept in" in out
+    assert config.load(server.url, config_dir) == config.Credentials("ada", pending)
