@@ -575,6 +575,24 @@ test("a new token's hello answered 'too many requests' after its rotation's answ
   expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
 });
 
+test("signing out while a rotation's answer is awaited leaves neither token behind", async ({ page, browser, server }) => {
+  const cuts = await loseTheRotationsAnswer(page, { awayMs: 4000 });
+  await register(page, server.url, uniqueName("outrot"));
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="new-token"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect.poll(cuts).toBe(1);
+  const pending = await page.evaluate(() => localStorage.getItem("scorpion.token.next"));
+  expect(pending).not.toBeNull();
+  await page.locator('[data-action="sign-out"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+  // the rotation's token signs in as the player: it must not stay for whoever comes next
+  expect(await page.evaluate(() => [localStorage.getItem("scorpion.token"), localStorage.getItem("scorpion.token.next")])).toEqual([null, null]);
+  await page.waitForTimeout(4500); // back online: still nothing kept
+  await register(page, server.url, uniqueName("next"));
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
+});
+
 for (const action of ["reads its statistics", "asks for a new sign-in token too"]) {
   test(`a tab signed out by another tab's rotation whose answer is lost follows the new token when it ${action}`, async ({ page, context, server }) => {
     const cuts = await loseTheRotationsAnswer(page, { awayMs: 3000 }); // away a while: the other tab acts first

@@ -53,6 +53,8 @@ const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
 const TOKEN_KEY = "scorpion.token";
+/** The Web Lock a tab holds while it replaces the token (`rotateAlone`); a tab whose token is refused waits for it. */
+const ROTATION_LOCK = "scorpion.token";
 /**
  * The new token of a rotation this page asked for and has no answer to yet, with the
  * token it replaces (JSON `{ from, next }`): made here and kept before the server is
@@ -62,6 +64,8 @@ const TOKEN_KEY = "scorpion.token";
 const NEXT_TOKEN_KEY = "scorpion.token.next";
 /** The longest token the wire carries (PROTOCOL.md, `hello`'s `token`). */
 const MAX_TOKEN_CHARS = 128;
+/** A token a client makes for itself, as `rotate_token` takes it: anything else kept is none. */
+const OWN_TOKEN = /^[A-Za-z0-9_-]{43,128}$/;
 
 /** `run` while no other tab of the browser runs one under `name` (the Web Locks API; where there is none, at once). */
 async function oneTabAtATime(name: string, run: () => Promise<void>): Promise<void> {
@@ -97,7 +101,7 @@ function storedNext(token: string): string | null {
   }
   if (typeof kept !== "object" || kept === null) return null;
   const { from, next } = kept as { from?: unknown; next?: unknown };
-  return from === token && typeof next === "string" && next !== token && next.length <= MAX_TOKEN_CHARS ? next : null;
+  return from === token && typeof next === "string" && next !== token && OWN_TOKEN.test(next) ? next : null;
 }
 const LOCALE_KEY = "scorpion.locale";
 const LEVEL_KEY = "scorpion.level";
@@ -348,6 +352,8 @@ export class App {
     // have happened (its token is then the player's), or another tab has kept the token
     // that replaced it already. Either is tried before the token is given up.
     const refused = token && !this.tokenTyped && reply.type === "error" && reply.code === "unauthenticated";
+    // decided once no tab of the browser is replacing the token (`failed`)
+    if (refused) await oneTabAtATime(ROTATION_LOCK, async () => {});
     const next = refused ? storedNext(token) : null;
     const kept = storedToken(loadShared(TOKEN_KEY));
     const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
@@ -421,6 +427,10 @@ export class App {
   private forgetToken(): void {
     const kept = loadShared(TOKEN_KEY);
     if (kept === null || kept === this.token || storedToken(kept) === null) forget(TOKEN_KEY);
+    // The new token of a rotation of this one goes too: a refusal reaches this only after
+    // that token was tried (`greet`, `refusedAsIs`), and signed out, it must not stay
+    // behind for whoever signs in next on the page. Another token's is left to its tab.
+    if (this.token !== null && storedNext(this.token) !== null) forget(NEXT_TOKEN_KEY);
     this.token = null;
     this.tokenTyped = false;
   }
@@ -639,16 +649,25 @@ export class App {
   private failed(reply: ServerMessage): void {
     if (reply.type !== "error") return this.malformed(new ProtocolError(reply.type, "does not answer the request"), false);
     if (reply.code === "unauthenticated") {
-      // Refused because another tab replaced the token (both asked for a new one at once,
-      // say): that tab's, kept in the browser, is this player's now. Anything else: signed out.
-      const kept = storedToken(loadShared(TOKEN_KEY));
-      if (kept !== null && kept !== this.token) return this.followSignIn(kept);
-      // Or because another tab's rotation of this token happened and its answer is still
-      // awaited there: that rotation's token may be this player's now (`greet` finds out).
-      if (this.token !== null && storedNext(this.token) !== null) return this.followSignIn(this.token);
-      return this.signedOut(saidError(reply));
+      // Decided once no tab of the browser is replacing the token: refused because one
+      // was, this tab would forget the token the browser keeps while that tab's answer
+      // is on its way, and sign every tab out (`watchKey`).
+      void oneTabAtATime(ROTATION_LOCK, async () => this.refusedAsIs(reply));
+      return;
     }
     this.say(saidError(reply));
+  }
+
+  /** A request refused `unauthenticated`, once no tab of the browser is replacing the token. */
+  private refusedAsIs(reply: ErrorReply): void {
+    // Because another tab replaced the token (both asked for a new one at once, say):
+    // that tab's, kept in the browser, is this player's now.
+    const kept = storedToken(loadShared(TOKEN_KEY));
+    if (kept !== null && kept !== this.token) return this.followSignIn(kept);
+    // Or because another tab's rotation of this token happened and its answer was lost:
+    // that rotation's token may be this player's now (`greet` finds out).
+    if (this.token !== null && storedNext(this.token) !== null) return this.followSignIn(this.token);
+    this.signedOut(saidError(reply));
   }
 
   /** The token no longer works (revoked from another device, or expired): sign in again. */
@@ -685,7 +704,7 @@ export class App {
     if (this.online !== "open") return this.say(() => t("offlineAction"));
     // One tab at a time: two tabs replacing the token at once, one was refused and signed
     // out, and could forget the other's new token. The second finds it and follows it.
-    await oneTabAtATime("scorpion.token", () => this.rotateAlone());
+    await oneTabAtATime(ROTATION_LOCK, () => this.rotateAlone());
   }
 
   private async rotateAlone(): Promise<void> {
