@@ -593,6 +593,59 @@ test("signing out while a rotation's answer is awaited leaves neither token behi
   expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
 });
 
+test("a tab waiting for its turn to replace the token, whose hello is refused meanwhile, does not wait for itself", async ({ page, context, server }) => {
+  // tab B's rotation reaches the server, its answer is held; tab A asks too (waiting for B's turn),
+  // then A's connection drops: its hello with the old token is refused. A waited for the rotation
+  // lock its own queued rotation was waiting for, whose request waited for A's hello: both tabs hung.
+  const name = uniqueName("turns");
+  await register(page, server.url, name);
+  const tab = await context.newPage();
+  let held = false;
+  let cutB = () => {};
+  await tab.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    cutB = () => ws.close();
+    real.onMessage((frame) => {
+      if (!held && typeof frame !== "string" && (decode(frame) as Sent).type === "token") {
+        held = true; // never delivered: B's connection is cut below
+        return;
+      }
+      ws.send(frame);
+    });
+  });
+  let cutA = () => {};
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    cutA = () => ws.close();
+    ws.onMessage((frame) => real.send(frame));
+    real.onMessage((frame) => ws.send(frame));
+  });
+  await page.reload();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await tab.goto(server.url);
+  await expect(tab.locator("main.lobby")).toBeVisible();
+  for (const each of [tab, page]) {
+    await each.locator("details.token-box summary").click();
+    await each.locator('[data-action="new-token"]').click();
+    await each.locator('[data-action="confirm-yes"]').click();
+    await expect.poll(() => held).toBe(true); // B's rotation is done on the server
+  }
+  cutA();
+  await page.waitForTimeout(1500);
+  cutB();
+  for (const each of [page, tab]) {
+    await expect(each.locator("header .who")).toHaveText(name, { timeout: 15_000 });
+    await expect(each.locator(".toast.offline")).toHaveCount(0, { timeout: 15_000 });
+  }
+  const kept = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const device = await context.browser()!.newContext();
+  const check = await device.newPage();
+  await check.addInitScript((token) => localStorage.setItem("scorpion.token", token ?? ""), kept);
+  await check.goto(server.url);
+  await expect(check.locator("header .who")).toHaveText(name);
+  await device.close();
+});
+
 for (const action of ["reads its statistics", "asks for a new sign-in token too"]) {
   test(`a tab signed out by another tab's rotation whose answer is lost follows the new token when it ${action}`, async ({ page, context, server }) => {
     const cuts = await loseTheRotationsAnswer(page, { awayMs: 3000 }); // away a while: the other tab acts first

@@ -67,6 +67,9 @@ const MAX_TOKEN_CHARS = 128;
 /** A token a client makes for itself, as `rotate_token` takes it: anything else kept is none. */
 const OWN_TOKEN = /^[A-Za-z0-9_-]{43,128}$/;
 
+/** How long a tab whose token is refused waits for another tab's rotation before it decides without it. */
+const ROTATION_WAIT_MS = 5000;
+
 /** `run` while no other tab of the browser runs one under `name` (the Web Locks API; where there is none, at once). */
 async function oneTabAtATime(name: string, run: () => Promise<void>): Promise<void> {
   const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
@@ -229,6 +232,10 @@ export class App {
   private online: "connecting" | "open" | "closed" = "connecting";
   // a kept token that cannot be one is forgotten (storedToken), and said on the sign-in page
   private signInError: Said | null = tokenDropped ? () => t("badToken") : null;
+  /** Whether this tab is replacing the token, or waiting for its turn to (`rotateToken`). */
+  private rotating = false;
+  /** Hellos said, counted: one decided late sees that the connection opened again meanwhile (`greet`). */
+  private greetings = 0;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
   private refused: Said | null = null;
   /** The actions on their way (`act`): a game's version, or its hint. */
@@ -343,6 +350,7 @@ export class App {
   }
 
   private async greet(): Promise<void> {
+    const greeting = ++this.greetings;
     const token = this.token;
     let reply = await this.conn.request(
       { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
@@ -353,7 +361,11 @@ export class App {
     // that replaced it already. Either is tried before the token is given up.
     const refused = token && !this.tokenTyped && reply.type === "error" && reply.code === "unauthenticated";
     // decided once no tab of the browser is replacing the token (`failed`)
-    if (refused) await oneTabAtATime(ROTATION_LOCK, async () => {});
+    if (refused) {
+      await this.rotationsDone();
+      // the connection opened again meanwhile: its own hello decides, not this one's
+      if (greeting !== this.greetings) throw new Disconnected();
+    }
     const next = refused ? storedNext(token) : null;
     const kept = storedToken(loadShared(TOKEN_KEY));
     const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
@@ -652,10 +664,22 @@ export class App {
       // Decided once no tab of the browser is replacing the token: refused because one
       // was, this tab would forget the token the browser keeps while that tab's answer
       // is on its way, and sign every tab out (`watchKey`).
-      void oneTabAtATime(ROTATION_LOCK, async () => this.refusedAsIs(reply));
+      void this.rotationsDone().then(() => this.refusedAsIs(reply));
       return;
     }
     this.say(saidError(reply));
+  }
+
+  /**
+   * Once no other tab of the browser is replacing the token (it holds `ROTATION_LOCK`),
+   * or after `ROTATION_WAIT_MS`. Not while this tab is replacing it: its own rotation's
+   * request waits for this tab's hello, which would wait for the lock it holds.
+   */
+  private async rotationsDone(): Promise<void> {
+    const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
+    if (this.rotating || !locks?.request) return;
+    const signal = AbortSignal.timeout(ROTATION_WAIT_MS);
+    await locks.request(ROTATION_LOCK, { signal }, async () => {}).catch(() => {}); // timed out: decided without it
   }
 
   /** A request refused `unauthenticated`, once no tab of the browser is replacing the token. */
@@ -704,7 +728,12 @@ export class App {
     if (this.online !== "open") return this.say(() => t("offlineAction"));
     // One tab at a time: two tabs replacing the token at once, one was refused and signed
     // out, and could forget the other's new token. The second finds it and follows it.
-    await oneTabAtATime(ROTATION_LOCK, () => this.rotateAlone());
+    this.rotating = true;
+    try {
+      await oneTabAtATime(ROTATION_LOCK, () => this.rotateAlone());
+    } finally {
+      this.rotating = false;
+    }
   }
 
   private async rotateAlone(): Promise<void> {
