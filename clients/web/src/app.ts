@@ -232,8 +232,8 @@ export class App {
   private online: "connecting" | "open" | "closed" = "connecting";
   // a kept token that cannot be one is forgotten (storedToken), and said on the sign-in page
   private signInError: Said | null = tokenDropped ? () => t("badToken") : null;
-  /** Whether this tab is replacing the token, or waiting for its turn to (`rotateToken`). */
-  private rotating = false;
+  /** How many rotations this tab has under way or waiting for their turn (`rotateToken`). */
+  private rotations = 0;
   /** Hellos said, counted: one decided late sees that the connection opened again meanwhile (`greet`). */
   private greetings = 0;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
@@ -677,7 +677,7 @@ export class App {
    */
   private async rotationsDone(): Promise<void> {
     const locks = typeof navigator === "undefined" ? undefined : navigator.locks;
-    if (this.rotating || !locks?.request) return;
+    if (this.rotations > 0 || !locks?.request) return;
     const signal = AbortSignal.timeout(ROTATION_WAIT_MS);
     await locks.request(ROTATION_LOCK, { signal }, async () => {}).catch(() => {}); // timed out: decided without it
   }
@@ -728,11 +728,11 @@ export class App {
     if (this.online !== "open") return this.say(() => t("offlineAction"));
     // One tab at a time: two tabs replacing the token at once, one was refused and signed
     // out, and could forget the other's new token. The second finds it and follows it.
-    this.rotating = true;
+    this.rotations++;
     try {
       await oneTabAtATime(ROTATION_LOCK, () => this.rotateAlone());
     } finally {
-      this.rotating = false;
+      this.rotations--;
     }
   }
 
