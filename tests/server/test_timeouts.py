@@ -33,12 +33,19 @@ from tests.server.store.conftest import PG_VARIABLE
 
 
 async def start(settings: Settings) -> tuple[ScorpionServer, Client, int]:
+    """A server on ``settings``, a player and a game. With the database's 0.5 s timeout a
+    write may be answered ``unavailable`` on a busy machine before any fault is made (a
+    registration's insert cancelled by the statement timeout while CI ran the browser
+    tests beside it): the set-up asks again, as a client would."""
     server = ScorpionServer(settings)
     await server.start()
     client = await Client.connect(f"ws://127.0.0.1:{server.port}/")
-    await client.register("ida")
-    game = (await client.request("new_game", level="hard", deal=1))["game"]
-    return server, client, int(game)
+    await client.hello()
+    registered = await retried(partial(client.request, "register", name="ida"))
+    assert registered["type"] == "registered", registered
+    client.token, client.player = registered["token"], registered["player"]
+    created = await retried(partial(client.request, "new_game", level="hard", deal=1))
+    return server, client, int(created["game"])
 
 
 async def test_a_locked_sqlite_database_answers_unavailable_then_the_retry_applies(
