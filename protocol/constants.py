@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "MIN_OWN_TOKEN_CHARS",
     "OPEN_GAMES_LIMIT",
+    "OWN_TOKEN_PATTERN",
     "PROTOCOL_VERSION",
     "RATE_KINDS",
     "REPLAY_PAGE_ACTIONS",
@@ -76,6 +77,9 @@ MAX_NAME_CHARS: Final = 32
 MAX_CARD_CHARS: Final = 8
 MAX_TOKEN_CHARS: Final = 128
 MIN_OWN_TOKEN_CHARS: Final = 43  # a token a client makes itself: 32 random bytes in base64url
+OWN_TOKEN_PATTERN: Final = (
+    f"[A-Za-z0-9_-]{{{MIN_OWN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}"  # rotate_token's token
+)
 
 # Integer ranges. Every integer on the wire, in either direction, is within
 # +-MAX_SAFE_INT (2**53 - 1): a JavaScript number holds it exactly, so a client

@@ -23,6 +23,7 @@ from protocol.constants import (
     MAX_CLIENT_CHARS,
     MAX_TOKEN_CHARS,
     MIN_OWN_TOKEN_CHARS,
+    OWN_TOKEN_PATTERN,
     REPLAY_PAGE_ACTIONS,
     SUPPORTED_VERSIONS,
 )
@@ -77,7 +78,7 @@ _GAME_ACCESS = ("unauthenticated", "not_found")
 _OPEN_ACCESS = (*_GAME_ACCESS, "not_open")
 _ACTION_ERRORS = (*_OPEN_ACCESS, "stale", "id_reused", "game_over", "paused", "game_too_long")
 _TOKEN = Str(1, MAX_TOKEN_CHARS)
-_OWN_TOKEN = Str(pattern=f"[A-Za-z0-9_-]{{{MIN_OWN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}")
+_OWN_TOKEN = Str(pattern=OWN_TOKEN_PATTERN)
 _PROTOCOL = Int(choices=SUPPORTED_VERSIONS)
 HINT_REASON_DOC = (
     "With action `none`, why: `seen` (every move leads back to a position this game has "

@@ -31,7 +31,7 @@ from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
 from clients.cli.i18n import _
-from protocol.constants import MAX_TOKEN_CHARS, MIN_OWN_TOKEN_CHARS
+from protocol.constants import MAX_TOKEN_CHARS, OWN_TOKEN_PATTERN
 
 __all__ = [
     "DEFAULT_SERVER",
@@ -78,7 +78,7 @@ def os_reason(exc: OSError, path: Path | str | None = None) -> str:
     return reason
 
 
-_OWN_TOKEN = re.compile(f"[A-Za-z0-9_-]{{{MIN_OWN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}")
+_OWN_TOKEN = re.compile(OWN_TOKEN_PATTERN)
 """A token the client made for ``rotate_token`` (PROTOCOL.md): what the server takes."""
 
 
