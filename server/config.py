@@ -449,6 +449,8 @@ def _sqlite_problem(url: URL) -> str:
             f": an SQLite URL takes no query parameters ({_SQLITE_EXAMPLE}); "
             "see --db-timeout-ms for the busy timeout"
         )
+    if "\x00" in database:  # %00: no file name can hold it
+        return f": the file's path holds a NUL character (%00) ({_SQLITE_EXAMPLE})"
     if Path(database).is_dir():
         return f": {database} is a directory, not a database file"
     if Path(database).exists() and not Path(database).is_file():  # /dev/null, a FIFO

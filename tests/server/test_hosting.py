@@ -953,6 +953,21 @@ def test_a_control_character_in_a_postgresql_url_is_a_bad_setting(
     assert part in last, last
 
 
+@pytest.mark.parametrize(
+    "url", ["sqlite:////tmp/scorpion%00x.db", "sqlite+aiosqlite:///%00", "sqlite:///a/%00/b.db"]
+)
+@pytest.mark.parametrize("mode", [[], ["--migrate"]], ids=["serve", "migrate"])
+def test_a_nul_in_an_sqlite_url_is_a_bad_setting(
+    url: str, mode: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``%00`` in the file's path reached the path's resolution at start: the server
+    stopped on an unexpected ValueError ("embedded null byte") with its traceback."""
+    assert main([*QUICK, "--database-url", url, *mode]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "unexpected" not in err, err
+    assert "holds a NUL character" in err.splitlines()[-1], err
+
+
 def test_two_migrations_at_once_on_a_new_sqlite_file_both_succeed(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "server", "--migrate", "--data-dir", str(tmp_path)]
     runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
