@@ -47,7 +47,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import msgpack
 from prompt_toolkit import PromptSession
@@ -205,6 +205,23 @@ def _unicode(encoding: str | None) -> bool:
         return codecs.lookup(encoding).name.startswith("utf")
     except LookupError:
         return False
+
+
+LINE_LIMIT: Final = 65536
+"""Characters of one line of piped input at most: a longer one is read to its end and
+dropped, so an input that never ends a line (``< /dev/zero``) holds no more than this."""
+_TOO_LONG: Final = "a line longer than LINE_LIMIT"  # put in the queue as itself (``is``)
+
+
+def _bounded_line(stdin: TextIO) -> str:
+    """The next line of ``stdin`` ('' at its end), or ``_TOO_LONG`` for one of more than
+    ``LINE_LIMIT`` characters, whose rest is read and dropped."""
+    line = stdin.readline(LINE_LIMIT + 1)
+    if len(line) <= LINE_LIMIT or line.endswith("\n"):
+        return line
+    while (more := stdin.readline(LINE_LIMIT)) and not more.endswith("\n"):
+        pass
+    return _TOO_LONG
 
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -369,6 +386,9 @@ class Terminal:
             )
             thread.start()
         line = await self._queue.get()
+        while line is _TOO_LONG:
+            self.complain(f"a line of more than {LINE_LIMIT:,} characters was ignored")
+            line = await self._queue.get()
         return line.rstrip("\r\n") if line else None
 
     async def _edit(self, prompt: str) -> str | None:
@@ -400,7 +420,7 @@ class Terminal:
         stdin = self._stdin or sys.stdin
         while True:
             try:
-                line = stdin.readline()
+                line = _bounded_line(stdin)
             except (OSError, ValueError):
                 line = ""
             try:

@@ -18,7 +18,7 @@ from clients.cli.connection import Connection
 from clients.cli.game import GameSession
 from clients.cli.options import parse_args
 from clients.cli.render import Style
-from clients.cli.terminal import OutputError, Terminal
+from clients.cli.terminal import _TOO_LONG, LINE_LIMIT, OutputError, Terminal, _bounded_line
 from protocol.constants import MAX_DEAL
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
@@ -319,3 +319,32 @@ async def test_waiting_for_an_actions_events_ends_when_the_connection_has_failed
     async with asyncio.timeout(1):
         with pytest.raises(BrokenPipeError):
             await waiting
+
+
+async def test_a_line_of_piped_input_past_the_limit_is_dropped_with_a_word(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Input that never ends a line (``< /dev/zero``) was read into one string without
+    bound (about 500 MB a second), until the reader thread died of a MemoryError."""
+    long = "x" * (LINE_LIMIT + 1)
+    at_limit = "y" * LINE_LIMIT
+    terminal = Terminal(io.StringIO(), stdin=io.StringIO(f"a\n{long}\n{at_limit}\nb\n{long}"))
+    lines = [await asyncio.wait_for(terminal.readline(), 5) for _ in range(4)]
+    assert lines == ["a", at_limit, "b", None]
+    said = capsys.readouterr().err
+    assert said.count(f"a line of more than {LINE_LIMIT:,} characters was ignored") == 2, said
+
+
+def test_input_that_never_ends_a_line_is_read_in_bounded_pieces() -> None:
+    class Endless(io.TextIOBase):
+        def __init__(self) -> None:
+            self.asked: list[int] = []
+
+        def readline(self, size: int | None = -1) -> str:
+            assert size is not None and 0 < size <= LINE_LIMIT + 1  # never "the whole line"
+            self.asked.append(size)
+            return "\0" * size if len(self.asked) < 50 else ""
+
+    endless = Endless()
+    assert _bounded_line(endless) is _TOO_LONG
+    assert len(endless.asked) == 50
