@@ -220,7 +220,9 @@ ENGINE_EVENTS: tuple[MessageSpec, ...] = (
 SERVER_EVENTS: tuple[MessageSpec, ...] = (
     _event(
         "clock",
-        "The game's clock started or stopped (R22); `time_ms` is the play time now.",
+        "The game's clock started or stopped (R22), or, running, was set: on a server of "
+        "several nodes, to the play time another node counted (section 6); `time_ms` is "
+        "the play time now.",
         {"running": False, "time_ms": 83000},
         Field("running", Bool(), "Whether play time is counting."),
         Field("time_ms", MILLISECONDS, "Play time when the clock changed."),

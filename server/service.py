@@ -87,10 +87,14 @@ again for its watchers (``_rejoin``, from the version the ``Hub`` last told
 them); ``open_game`` asks the log first, and an action naming a version ahead
 of ours triggers a catch-up, so a lost notification is repaired. Each node runs
 its own clock for its own connections; play time never goes backwards (the
-highest stored time wins). A revocation of tokens is told to the other nodes
-too, and each signs out its connections on them as the revoking node did
-(``remote_revoked``); after notifications may have been lost, a node checks the
-tokens of all its connections against the store (``_check_tokens``).
+highest stored time wins), and every ``CLOCK_BANK_S`` a node banks the time of
+the games whose clocks run on it and takes up a larger stored one
+(``_bank_clocks``): a node whose devices left a game that another node's kept
+open reads that node's time when its device opens the game again. A revocation
+of tokens is told to the other nodes too, and each signs out its connections on
+them as the revoking node did (``remote_revoked``); after notifications may have
+been lost, a node checks the tokens of all its connections against the store
+(``_check_tokens``).
 
 An unfinished game has a snapshot written to the store every
 ``SNAPSHOT_EVERY`` actions, with the action that reaches it, in the same
@@ -261,6 +265,10 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 
 PAUSED: Final = "The game is paused; resume it first."
 
+CLOCK_BANK_S: Final = 5.0
+"""On a shared store, how often a node banks the play time of the games whose clocks run
+on it (``_bank_clocks``): another node takes the time up from the store, late by this much
+at most, and a crash loses no more of it."""
 CLOCK_SKEW_MS: Final = 250
 """How far a node's clock may run ahead of what the store's row allows before it is set
 back (``_cap_clock``): the nodes' wall clocks, and a commit's lag behind its action."""
@@ -382,6 +390,7 @@ class GameService:
         self._clocks_stopped = False  # shutting down: no clock runs again (``stop_clocks``)
         self._snapshots_due: dict[int, LiveGame] = {}  # snapshots to be written, by game id
         self._snapshot_writer: asyncio.Task[None] | None = None  # writing them, while any
+        self._banker: asyncio.Task[None] | None = None  # _bank_clocks, while a clock runs
         self._handlers: dict[str, Callable[[Session, Request], Awaitable[Reply | None]]] = {
             "hello": self._hello,
             "register": self._register,
@@ -1393,6 +1402,8 @@ class GameService:
             return
         if should_run:
             live.clock.start()
+            if self.store.shared and self._banker is None:
+                self._banker = self._spawn(self._bank_clocks(), shared=True)
         else:
             # A finished game's clock stops at its recorded time, so the clock
             # event, the view, the summary and the replay give one figure.
@@ -1404,6 +1415,49 @@ class GameService:
         # A won game's play time is the win's (the view's), not when its clock stopped.
         event = build.clock(running=should_run, time_ms=live.play_time())
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
+
+    async def _bank_clocks(self) -> None:
+        """On a shared store, while any clock runs here: every ``CLOCK_BANK_S``, bank the
+        play time of each game whose clock runs, and take up the time the store holds
+        when another node's clock ran longer (its device kept the game open while this
+        node's did not: time open on two nodes counts as the larger of the clocks, and a
+        node that opens the game again reads it from the store)."""
+        try:
+            while True:
+                await asyncio.sleep(CLOCK_BANK_S)
+                running = [
+                    live
+                    for live in self._games.values()
+                    if live.clock.running and not live.finished and not live.game.won
+                ]
+                if not running:
+                    return
+                saves = []
+                for live in running:
+                    t = live.clock.now_ms()
+                    saves.append((live.id, live.log_version, t, live.game.score(t)))
+                try:
+                    held = await self.store.bank_play_times(saves)
+                except StoreError:
+                    log.warning("the play time of %d games was not banked", len(saves))
+                    continue
+                for live, (_, version, _, _) in zip(running, saves, strict=True):
+                    stored = held.get(live.id)
+                    if stored is not None and not live.lock.locked() and live.clock.running:
+                        self._take_up(live, version, stored)
+        finally:
+            self._banker = None
+
+    def _take_up(self, live: LiveGame, version: int, stored: int) -> None:
+        """``live``'s running clock counts at least ``stored``, the store's play time at
+        ``version``, if that is still the version held; the watchers are told of a jump."""
+        if live.log_version != version or self._games.get(live.id) is not live:
+            return
+        before = live.clock.now_ms()
+        live.clock.advance_to(stored)
+        if stored - before > CLOCK_SKEW_MS:
+            event = build.clock(running=True, time_ms=live.clock.now_ms())
+            self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _save_time(self, live: LiveGame) -> None:
         """Bank the play time since the last action in the store, in the background."""

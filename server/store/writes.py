@@ -56,6 +56,7 @@ from sqlalchemy import (
     bindparam,
     column,
     or_,
+    select,
     text,
     update,
 )
@@ -646,6 +647,23 @@ async def save_play_times(
     parameters = _columns(_TIME_ROW, rows) if postgresql else {"t": compact_json(rows)}
     saved = {row[0] for row in await conn.execute(sql, parameters)}
     return [save[0] in saved and kept[save[0]] is save for save in saves]
+
+
+async def bank_play_times(
+    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]]
+) -> dict[int, int]:
+    """``save_play_times``, then the play time each game holds now, by game id: only of
+    the games still active at their save's version and not paused (a node's running
+    clock takes up the time another node banked, as of the version it holds)."""
+    await save_play_times(conn, saves)
+    versions: dict[int, int] = {}
+    for game_id, version, _, _ in saves:
+        versions[game_id] = max(version, versions.get(game_id, version))
+    query = select(GAMES.c.id, GAMES.c.version, GAMES.c.time_ms).where(
+        GAMES.c.id.in_(sorted(versions)), status_is(GameStatus.ACTIVE), GAMES.c.paused.is_(False)
+    )
+    rows = await conn.execute(query)
+    return {game_id: t for game_id, version, t in rows if versions[game_id] == version}
 
 
 _SAVE_SNAPSHOT: Final = (

@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+import server.service as service_module
 from server.store import GameRecord, GameStatus, Store, StoreUnavailable
 from server.store.notify import APPLICATION_NAME
 from tests.server.client import TIMEOUT, Client
@@ -395,6 +396,26 @@ async def test_another_nodes_action_does_not_set_this_nodes_clock_back(
     await sees(on_a, 1)
     after = (await on_a.request("open_game", game=game))["view"]["time_ms"]
     assert after >= before, (before, after)
+
+
+async def test_a_node_whose_device_left_takes_up_the_time_the_other_node_ran(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's device closes the game while B's keeps it open: B's clock runs on, A's stops.
+    A's device that opened it again was shown A's time, and its win recorded seconds
+    less than the game had been open (R22: play time counts while any device has it
+    open). Running clocks bank their time; A takes it up from the store."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 0.2)
+    on_a, _, game = await two_devices(nodes)  # B's device keeps the game open
+    assert (await on_a.request("close_game", game=game))["type"] == "ack"
+    await asyncio.sleep(1.5)
+    view = (await on_a.request("open_game", game=game))["view"]
+    assert view["time_ms"] >= 1200, view["time_ms"]
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    store = nodes[0].server.store
+    assert store is not None
+    [action] = await store.load_actions(game)
+    assert action.t >= 1200, action  # the move's play time, as its score and a win take it
 
 
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(

@@ -971,7 +971,7 @@ export interface StuckEvent {
 type: "stuck"
 }
 /**
- * The game's clock started or stopped (R22); `time_ms` is the play time now.
+ * The game's clock started or stopped (R22), or, running, was set: on a server of several nodes, to the play time another node counted (section 6); `time_ms` is the play time now.
  */
 export interface ClockEvent {
 /**

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import server.store.store as store_module
 from server.store import (
     Ending,
     GameRecord,
@@ -208,3 +210,23 @@ async def test_a_game_saved_twice_in_one_transaction_keeps_its_newest_longest_ti
     assert store._time_saves.stats.transactions == 1
     times = [await store.get_game(game.id) for game in (one, two, ended)]
     assert [(g.time_ms, g.score) for g in times if g is not None] == [(500, 5), (1800, 9), (10, 0)]
+
+
+async def test_banking_play_times_tells_the_time_each_game_holds_now(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node whose clocks run banks them all at once, and learns of each game it holds
+    at the stored version the time stored, which another node may have made larger."""
+    ahead, behind, moved, paused, ended = [await new_game(store, f"b{n}") for n in range(5)]
+    assert await store.save_play_time(behind.id, 0, 7000, 3)  # another node's bank
+    await store.commit(move(moved.id, 0))
+    assert await store.set_paused(paused.id, True) is not None
+    await store.commit(GameWrite(ended.id, 0, Progress(time_ms=10), ending=Ending.RESIGNED))
+    saves = [(game.id, 0, 4000, 2) for game in (ahead, behind, moved, paused, ended)]
+    assert await store.bank_play_times(saves) == {ahead.id: 4000, behind.id: 7000}
+    times = [await store.get_game(game.id) for game in (ahead, behind, moved)]
+    assert [g.time_ms for g in times if g is not None] == [4000, 7000, 1000]
+    monkeypatch.setattr(store_module, "TIME_SAVES_PER_TRANSACTION", 2)  # two transactions
+    many = [await new_game(store, f"m{n}") for n in range(3)]
+    banked = [(g.id, 0, 100 + n, 0) for n, g in enumerate(many)]
+    assert await store.bank_play_times(banked) == {g.id: 100 + n for n, g in enumerate(many)}
