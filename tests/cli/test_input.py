@@ -336,11 +336,11 @@ async def test_a_line_of_piped_input_past_the_limit_is_dropped_with_a_word(
 
 
 def test_input_that_never_ends_a_line_is_read_in_bounded_pieces() -> None:
-    class Endless(io.TextIOBase):
+    class Endless(io.StringIO):
         def __init__(self) -> None:
             self.asked: list[int] = []
 
-        def readline(self, size: int | None = -1) -> str:
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
             assert size is not None and 0 < size <= LINE_LIMIT + 1  # never "the whole line"
             self.asked.append(size)
             return "\0" * size if len(self.asked) < 50 else ""
