@@ -919,9 +919,14 @@ class App:
     async def hint(self) -> None:
         session = self.session
         assert self.conn is not None and session.game is not None
+        board = session.board
+        hints = None if board is None else board.hints
         try:
             reply = await self.conn.request("hint", game=session.game)
         except Unanswered:  # a drop: the catch-up printed its hint event if it was recorded
+            board = session.board
+            if board is not None and board.hints == hints and session.game is not None:
+                self.say(_("hint.lost"))
             return
         if reply.get("type") != "hint":
             self.rejected(reply, game=session.game)

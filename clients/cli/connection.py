@@ -12,9 +12,10 @@ hello again with the token (or, when that one is refused, with the
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
 applied action with its first reply and never applies it twice (section 5).
-A ``new_game``, ``resign`` or ``hint`` has no ``v`` to make that safe: it is
-not sent again but fails with ``Unanswered``, and the app looks at the new
-``welcome`` or the catch-up instead.
+A ``new_game``, ``resign`` or ``hint`` has no ``v`` to make that safe: once a
+socket took it, it is not sent again but fails with ``Unanswered``, and the app
+looks at the new ``welcome`` or the catch-up instead; one asked while the
+connection was down never left, and is sent then like the others.
 An ``internal`` error is retried the same way, once; a ``rate_limited`` one
 the same way too (same id) after its ``retry_after_ms``, and requests of its
 kind are spaced from then on (``request``). ``on_drop`` hears of a drop (the
@@ -257,6 +258,7 @@ class Connection:
         self._ws: ClientConnection | None = None
         self._ids = itertools.count(secrets.randbelow(2**ID_START_BITS) + 1)
         self._pending: dict[Any, tuple[Message, asyncio.Future[Message], int]] = {}
+        self._handed: set[Any] = set()  # ids of pending requests a socket took (maybe sent)
         self._reader: asyncio.Task[None] | None = None
         self._online = asyncio.Event()
         self._closing = False
@@ -372,6 +374,7 @@ class Connection:
             return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         finally:
             self._pending.pop(request_id, None)
+            self._handed.discard(request_id)
 
     async def call(self, type_: str, **fields: Any) -> Message:
         """Like ``request``, but an ``error`` reply raises ServerError."""
@@ -384,8 +387,10 @@ class Connection:
         ws = self._ws
         if ws is None:
             return
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(encode(message))  # a drop leaves it pending: resent later
+        with contextlib.suppress(ConnectionClosed):  # a drop leaves it pending: resent later
+            await ws.send(encode(message))
+            if message["id"] in self._pending:
+                self._handed.add(message["id"])
 
     # -- reading ---------------------------------------------------------
 
@@ -516,7 +521,8 @@ class Connection:
                 return
         for message in retries:
             entry = self._pending.get(message["id"])
-            if message["type"] in _NOT_RESENT and entry is not None:
+            sent = message["id"] in self._handed  # or asked while offline: never sent
+            if message["type"] in _NOT_RESENT and entry is not None and sent:
                 if not entry[1].done():
                     entry[1].set_exception(Unanswered(_("connection.lost", url=self.url)))
                 continue

@@ -806,6 +806,78 @@ async def test_a_hint_recorded_before_a_drop_is_not_asked_again(tmp_path: Path) 
     assert "deal" in text.lower(), text
 
 
+async def test_a_hint_lost_with_the_connection_and_not_recorded_is_said(tmp_path: Path) -> None:
+    """The catch-up holds no hint: the player was told nothing, and the ``h`` went unanswered."""
+    hints: list[Any] = []
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            type_, re_ = request["type"], request["id"]
+            if type_ == "hello":
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+            elif type_ == "new_game":
+                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
+            elif type_ == "hint":  # not recorded: the connection drops first
+                hints.append(re_)
+                await ws.close()
+                return
+            elif type_ == "open_game":
+                catch_up = {"game": 5, "v": 0, "events": [], "time_ms": 0, "running": True}
+                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
+            else:  # close_game
+                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 0})
+
+    args = ["play", "--new", "--level", "medium"]
+    code, text = await cli_against(handle, args, ["h"], tmp_path)
+    assert code == 0, text
+    assert len(hints) == 1, text  # not sent again: it might have been recorded
+    assert "no hint was recorded: h asks again" in text, text
+
+
+async def test_a_hint_asked_while_the_connection_is_down_is_sent_once_it_is_back() -> None:
+    """Typed while the client reconnected, the hint never left: it failed as one a drop
+    left unanswered, and the player was told nothing."""
+    hints: list[Any] = []
+    hellos: list[Any] = []
+    back = asyncio.Event()
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            request = msgpack.unpackb(frame)
+            type_, re_ = request["type"], request["id"]
+            if type_ == "hello":
+                hellos.append(re_)
+                if len(hellos) == 2:
+                    await back.wait()  # reconnecting: the hint is asked meanwhile
+                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
+                if len(hellos) == 1:
+                    await ws.close()  # then the connection drops
+                    return
+            elif type_ == "hint":
+                hints.append(re_)
+                await _send(ws, {"type": "hint", "re": re_, "game": 5, "v": 1, "action": "deal"})
+
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        conn = Connection(f"ws://127.0.0.1:{port}", delays=(0.05, 0.05), timeout=5)
+        await conn.open()
+        try:
+            async with asyncio.timeout(SECONDS):
+                while len(hellos) < 2:
+                    await asyncio.sleep(0.01)
+                asked = asyncio.ensure_future(conn.request("hint", game=5))
+                await asyncio.sleep(0.1)
+                back.set()
+                reply = await asked
+        finally:
+            await conn.close()
+    assert reply.get("type") == "hint", reply
+    assert len(hints) == 1
+
+
 async def test_a_resign_applied_before_a_drop_is_not_refused_as_game_over(tmp_path: Path) -> None:
     """``resign`` has no ``v``: sent again after a drop, it answers ``game_over``.
 
