@@ -82,6 +82,11 @@ class NoServer(Exception):
     """No Scorpion server could be reached at the URL; the text says what is there instead."""
 
 
+class SignedOut(Exception):
+    """A request answered ``unauthenticated`` after the hello was welcomed: another device
+    replaced or revoked the token this connection signed in with (PROTOCOL.md section 3)."""
+
+
 class Unsaved(Exception):
     """A player was registered but its token could not be saved (the user has been told)."""
 
@@ -110,6 +115,9 @@ async def run(
         return 1
     except ServerError as exc:  # hello refused (rate_limited, unavailable, a protocol...)
         app.fail("app.hello_refused", url=options.server, reason=error_text(exc.reply))
+        return 1
+    except SignedOut:
+        app.terminal.complain(f"{_('app.signed_out_elsewhere')}; {_('app.register_again')}")
         return 1
     except Unsaved:
         return 1
@@ -211,10 +219,14 @@ class App:
             self.say(text)
 
     def rejected(self, reply: Message, **context: Any) -> None:
+        """An ``error`` reply said; one that says this connection was signed out ends the
+        command (``SignedOut``): every later request would be refused the same."""
         if self.options.json:
             self.terminal.json(reply)
-        else:
+        elif reply.get("code") != "unauthenticated":
             self.say(error_text(reply, **context))
+        if reply.get("code") == "unauthenticated":
+            raise SignedOut
 
     def waiting(self, seconds: float) -> None:
         """The server asked to wait before a request goes again (``rate_limited``): said,

@@ -4,6 +4,7 @@ player's token replaced, forgotten here, or revoked on every device."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import secrets
 from pathlib import Path
@@ -12,7 +13,10 @@ from typing import Any
 import pytest
 
 from clients.cli import config
+from clients.cli.app import run
 from clients.cli.connection import Connection, Message
+from clients.cli.options import parse_args
+from clients.cli.terminal import Terminal
 from tests.cli.conftest import CliRunner
 from tests.server.conftest import Running
 
@@ -265,3 +269,50 @@ async def test_a_rotation_sent_again_after_the_first_landed_is_done_not_refused(
     assert code == 0, out
     assert "a new sign-in token for ada is kept in" in out
     assert config.load(server.url, config_dir) == config.Credentials("ada", pending)
+
+
+class _RotatedBetween(Terminal):
+    """A script's lines, with another device rotating the token before the second one."""
+
+    def __init__(self, out: io.StringIO, lines: list[str], rotate: Any) -> None:
+        super().__init__(out, lines)
+        self.read = 0
+        self.rotate = rotate
+
+    async def readline(self, prompt: str = "> ") -> str | None:
+        self.read += 1
+        if self.read == 2:
+            await self.rotate()
+        return await super().readline(prompt)
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+async def test_a_device_signed_out_by_another_devices_rotation_says_so_and_stops(
+    config_dir: Path,
+    server: Running,
+    registered: tuple[config.Credentials, Path],
+    capsys: pytest.CaptureFixture[str],
+    json_mode: bool,
+) -> None:
+    """Its next action was refused "register first" (which would make another player),
+    and the command ended with status 0 as if all went well."""
+    stored, _elsewhere = registered
+
+    async def rotate() -> None:
+        other = Connection(server.url, token=stored.token)
+        await other.open()
+        try:
+            assert (await other.call("rotate_token"))["type"] == "token"
+        finally:
+            await other.close()
+
+    out = io.StringIO()
+    args = [*(["--json"] if json_mode else []), "--server", server.url]
+    options = parse_args([*args, "play", "--level", "hard", "--deal", "1"], env={})
+    terminal = _RotatedBetween(out, ["d", "u", "u"], rotate)
+    code = await run(options, terminal, config_dir=config_dir)
+    assert code == 1, out.getvalue()
+    err = capsys.readouterr().err
+    assert "this device was signed out: the sign-in token it used was replaced" in err, err
+    assert "register first" not in out.getvalue() + err
+    assert terminal.read == 2  # nothing more was asked
