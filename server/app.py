@@ -600,8 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings(argv, os.environ)
     except SettingsError as exc:
-        for line in exc.lines:
-            _say(line, fmt, 2)
+        for number, line in enumerate(exc.lines, 1):  # the status on the last line only
+            _say(line, fmt, 2 if number == len(exc.lines) else None)
         return 2
     except OutputFailed as exc:  # --help or --version
         _say(str(exc), fmt, 1)
@@ -657,7 +657,7 @@ class _ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "it is closed")
 
 
-def _say(message: str, fmt: str, status: int) -> None:
+def _say(message: str, fmt: str, status: int | None) -> None:
     with contextlib.suppress(OSError):  # standard error full or gone: the status still says
         print(logs.fatal_line(message, fmt, status), file=sys.stderr, flush=True)
 

@@ -334,7 +334,12 @@ def problems(settings: Settings) -> list[str]:
             f"{_label('keepalive_ms')} must be 0 (off) or at least {KEEPALIVE_LEAST_MS}, "
             f"not {settings.keepalive_ms}"
         )
-    if settings.outbox_total_bytes < settings.outbox_bytes:  # the per-connection bound unmet
+    out_of_range = {name for name, least in _AT_LEAST.items() if getattr(settings, name) < least}
+    out_of_range |= {name for name, most in _AT_MOST.items() if getattr(settings, name) > most}
+    if (
+        settings.outbox_total_bytes < settings.outbox_bytes  # the per-connection bound unmet
+        and not {"outbox_bytes", "outbox_total_bytes"} & out_of_range  # one line per value
+    ):
         found.append(
             f"{_label('outbox_total_bytes')} must be at least {_label('outbox_bytes')} "
             f"({settings.outbox_bytes}), not {settings.outbox_total_bytes}"

@@ -153,6 +153,16 @@ def test_postgresql_on_an_outdated_schema_is_refused(
             {},
             "--outbox-total-bytes (SCORPION_OUTBOX_TOTAL_BYTES) must be at least --outbox-bytes",
         ),
+        (  # not below --outbox-bytes as well: one line for one bad value
+            ["--outbox-total-bytes", "-1"],
+            {},
+            "--outbox-total-bytes (SCORPION_OUTBOX_TOTAL_BYTES) must be at least 65536, not -1",
+        ),
+        (
+            ["--outbox-bytes", "0"],
+            {},
+            "--outbox-bytes (SCORPION_OUTBOX_BYTES) must be at least 65536, not 0",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_code_2(

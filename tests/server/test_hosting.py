@@ -114,6 +114,16 @@ def test_with_json_logs_a_refusal_is_a_json_line_too(
     assert "Traceback" not in json.dumps(lines)
 
 
+def test_with_json_logs_only_the_last_of_several_bad_settings_carries_the_status(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each line carried ``exit``, which the JSON format gives the last line only."""
+    assert main(["--log-format", "json", "--port", "-1", "--queue-size", "0"]) == 2
+    lines = json_lines(capsys.readouterr().err)
+    assert [str(line["message"]).split()[0] for line in lines] == ["--port", "--queue-size"]
+    assert ["exit" in line for line in lines] == [False, True] and lines[-1]["exit"] == 2
+
+
 def test_in_text_the_refusal_stays_one_plain_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--port", "99999"]) == 2
     assert capsys.readouterr().err == (
