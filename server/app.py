@@ -508,8 +508,17 @@ async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> 
 async def migrate(settings: Settings, upgrading: Callable[[], None] | None = None) -> bool:
     """Upgrade the schema (``--migrate``), waiting for the database as serving does;
     False when it was current already (nothing done). ``upgrading``: as ``prepare_store``."""
-    store = await prepare_store(settings, migrating=True, upgrading=upgrading)
-    await store.close()
+    lock = None
+    if settings.is_sqlite:  # not under a server (``server.sqlite_lock``)
+        make_sqlite_directory(settings)
+        lock = SqliteLock(settings.store_url)
+        lock.acquire(shared=True)
+    try:
+        store = await prepare_store(settings, migrating=True, upgrading=upgrading)
+        await store.close()
+    finally:
+        if lock is not None:
+            lock.release()
     return store.schema_before is not SchemaStatus.CURRENT
 
 

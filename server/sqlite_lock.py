@@ -9,8 +9,10 @@ How: the server holds an exclusive ``flock`` on ``<database>.lock`` beside
 the file for as long as it runs. A second process asking for it is refused at
 once (``SqliteInUse``, one line at start-up, exit 2). The operating system
 drops the lock when the holder exits in any way, SIGKILL included, so a crash
-never leaves a stale lock behind. ``--migrate`` and other tools do not take
-it: they do not cache games.
+never leaves a stale lock behind. ``--migrate`` takes it shared: migrations
+may run together (each finds the schema as the one before left it), but not
+beside a server, whose schema a newer version's migration would change under
+it; and a server does not start while one runs.
 
 The lock file is named after the database file's real path (symbolic links
 resolved), so a server given a link to the file takes the same lock as one
@@ -50,7 +52,8 @@ def real_path(database: str) -> Path:
 
 
 class SqliteLock:
-    """An exclusive lock on one SQLite database file, held until ``release()``."""
+    """A lock on one SQLite database file, held until ``release()``: exclusive (a
+    server), or ``shared`` with other holders that ask it shared (``--migrate``)."""
 
     def __init__(self, url: str) -> None:
         database = make_url(url).database
@@ -58,7 +61,7 @@ class SqliteLock:
         self.path = None if not database or database == ":memory:" else real_path(database)
         self._fd: int | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, shared: bool = False) -> None:
         if self.path is None or self._fd is not None:
             return
         lock_path = self.path.with_name(self.path.name + ".lock")
@@ -71,11 +74,15 @@ class SqliteLock:
             what = f"open {lock_path}" if there else f"write in {lock_path.parent}"
             raise SqliteUnwritable(f"cannot {what} ({exc.strerror or exc})") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
+            if shared:
+                raise SqliteInUse(
+                    f"a scorpion-server serves {self.path}: stop it before --migrate"
+                ) from None
             raise SqliteInUse(
-                f"another scorpion-server already serves {self.path} "
+                f"another scorpion-server already serves {self.path}, or migrates it "
                 f"(one process per SQLite file; several nodes need PostgreSQL)"
             ) from None
         self._fd = fd

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from server.app import ScorpionServer, main, prepare_store
+from server.app import ScorpionServer, main, migrate, prepare_store
 from server.config import Settings, SettingsError, load_settings, unknown_variables
 from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus
@@ -352,6 +352,22 @@ async def test_a_second_server_on_one_sqlite_file_is_refused(tmp_path: Path) -> 
     again = ScorpionServer(settings)  # the lock went with the first server
     await again.start()
     await again.stop()
+
+
+async def test_migrating_an_sqlite_file_a_server_serves_is_refused(tmp_path: Path) -> None:
+    """``--migrate`` said "schema current already" beside a running server: a newer
+    version's would have changed the schema under it (the upgrade steps say to stop it)."""
+    settings = quiet_settings(tmp_path)
+    first = ScorpionServer(settings)
+    await first.start()
+    try:
+        with pytest.raises(SqliteInUse, match=r"serves .*scorpion\.db: stop it before --migrate"):
+            await migrate(settings)
+    finally:
+        await first.stop()
+    assert not await migrate(settings)  # the server gone: current already
+    both = await asyncio.gather(migrate(settings), migrate(settings))  # migrations share it
+    assert both == [False, False]
 
 
 def test_a_second_server_process_on_one_sqlite_file_exits_with_one_line(tmp_path: Path) -> None:
