@@ -140,9 +140,10 @@ async def prepare_store(
             if left <= 0 or not may_pass(exc):
                 raise
             pause = min(pause, left)
+            reason = _driver_reason(exc)  # "disk is full" said as such, not only "busy"
             log.warning(
                 "the database is not available yet (%s); retrying in %.1f s, %.0f s left",
-                exc,
+                f"{exc}: {reason}" if reason else exc,
                 pause,
                 left,
             )

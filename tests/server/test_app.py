@@ -232,6 +232,8 @@ async def test_start_up_waits_for_the_database_and_logs_each_attempt(
     waits = [r.getMessage() for r in caplog.records if "not available yet" in r.getMessage()]
     assert len(waits) >= 2, waits
     assert "retrying in 0.5 s" in waits[0] and "retrying in 1.0 s" in waits[1]
+    # the driver's reason, not only "unavailable or busy" (a full disk said as such)
+    assert "unable to open database file" in waits[0], waits[0]
 
 
 def test_a_malformed_flag_is_one_line_and_exit_code_2(capsys: pytest.CaptureFixture[str]) -> None:
