@@ -124,6 +124,9 @@ class Reply(dict[str, Any]):
     arrival: int = 0
 
 
+HOSTNAME_MISMATCH = 62  # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH, a verify_code
+
+
 class ConnectionFailed(Exception):
     """The server cannot be reached (after the reconnect attempts)."""
 
@@ -202,6 +205,18 @@ def not_reached(url: str, exc: BaseException) -> str:
         return _("connection.unknown_host", url=url, host=host, reason=exc.strerror)
     if isinstance(exc, ssl.SSLCertVerificationError):
         reason = exc.verify_message or _reason(exc)
+        if exc.verify_code == HOSTNAME_MISMATCH:  # trusted, but for another name
+            return _("connection.wrong_name", url=url, reason=reason)
+        named = os.environ.get("SSL_CERT_FILE")
+        if named:  # the advice would be to set what is set already
+            try:
+                with open(named, "rb"):
+                    pass
+            except OSError as unread:
+                why = unread.strerror or _reason(unread)
+                return _(
+                    "connection.untrusted_no_file", url=url, reason=reason, path=named, why=why
+                )
         return _("connection.untrusted", url=url, reason=reason)
     if tls and isinstance(exc, ssl.SSLError | ConnectionResetError):
         reason = exc.reason if isinstance(exc, ssl.SSLError) else os.strerror(errno.ECONNRESET)

@@ -141,6 +141,35 @@ async def test_ws_to_a_tls_port_and_an_untrusted_certificate(tmp_path: Path) -> 
         await server.stop()
 
 
+async def test_tls_advice_fits_what_is_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every refused certificate was told to set SSL_CERT_FILE: also one trusted for
+    another name, and when SSL_CERT_FILE named a file that is not there."""
+    cert, key = self_signed(tmp_path)
+    settings = dataclasses.replace(quiet_settings(tmp_path), certfile=str(cert), keyfile=str(key))
+    server = ScorpionServer(settings)
+    await server.start()
+    try:
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "none.pem"))
+        url = f"wss://127.0.0.1:{server.port}/"
+        line = (
+            f"{url}: its TLS certificate is not trusted (self-signed certificate); "
+            f"SSL_CERT_FILE names {tmp_path / 'none.pem'}, which cannot be read "
+            "(No such file or directory)\n"
+        )
+        assert await attempt(url, tmp_path) == (1, line)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted, made for 127.0.0.1
+        url = f"wss://localhost:{server.port}/"
+        code, said = await attempt(url, tmp_path)
+        assert code == 1 and said.startswith(
+            f"{url}: its TLS certificate was made for another name (Hostname mismatch"
+        ), said
+        assert said.endswith("; connect with a name it names\n") and "SSL_CERT_FILE" not in said
+    finally:
+        await server.stop()
+
+
 async def test_a_closed_port_and_an_unknown_host(tmp_path: Path) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
