@@ -369,7 +369,7 @@ async def test_migrating_an_sqlite_file_a_server_serves_is_refused(tmp_path: Pat
         await first.stop()
     assert not await migrate(settings)  # the server gone: current already
     both = await asyncio.gather(migrate(settings), migrate(settings))  # migrations share it
-    assert both == [False, False]
+    assert list(both) == [False, False]
 
 
 def test_a_second_server_process_on_one_sqlite_file_exits_with_one_line(tmp_path: Path) -> None:
