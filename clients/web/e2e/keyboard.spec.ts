@@ -80,7 +80,7 @@ test("a question keeps the focus until answered, then gives it back", async ({ p
   await resign.focus();
   await page.keyboard.press("Enter");
   await expect(page.locator(".dialog")).toBeVisible();
-  expect(await focused(page)).toBe("button[data-action=confirm-yes]");
+  expect(await focused(page)).toBe("button[data-action=confirm-no]"); // the answer that loses nothing
   for (let i = 0; i < 4; i++) {
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => Boolean(document.activeElement?.closest(".dialog")) || document.activeElement === document.body)).toBe(true);
@@ -90,6 +90,64 @@ test("a question keeps the focus until answered, then gives it back", async ({ p
   await expect(page.locator(".dialog")).toHaveCount(0);
   expect(await focused(page)).toBe("button[data-action=resign]");
   await expect(page.locator("main.game")).toHaveAttribute("data-v", "0");
+});
+
+test("Enter pressed twice answers no to a question that cannot be taken back, and Tab reaches Yes", async ({ page, server }) => {
+  const name = uniqueName("twice");
+  await register(page, server.url, name);
+  const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  await page.locator("details.token-box summary").click();
+  for (const action of ["sign-out-everywhere", "sign-out", "new-token"]) {
+    await page.locator(`[data-action="${action}"]`).focus();
+    await page.keyboard.press("Enter");
+    await expect(page.locator(".dialog")).toBeVisible();
+    expect(await focused(page)).toBe("button[data-action=confirm-no]");
+    await page.keyboard.press("Enter");
+    await expect(page.locator(".dialog")).toHaveCount(0);
+    expect(await focused(page)).toBe(`button[data-action=${action}]`);
+  }
+  await page.waitForTimeout(500); // time for anything sent to be answered
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator("header .who")).toHaveText(name);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
+
+  await startGame(page, "medium", knownDeal());
+  for (const action of ["resign", "restart"]) {
+    const tool = page.locator(`.tools [data-action="${action}"]`);
+    if (action === "restart") {
+      await tap(page, "QD"); // something to restart
+      await atVersion(page, 1);
+    }
+    await tool.focus();
+    await page.keyboard.press("Enter");
+    await expect(page.locator(".dialog")).toBeVisible();
+    await page.keyboard.press("Enter");
+    await expect(page.locator(".dialog")).toHaveCount(0);
+  }
+  await page.waitForTimeout(500);
+  await expect(page.locator("main.game")).toHaveAttribute("data-v", "1"); // neither resigned nor restarted
+  // a new game that would abandon this one: asked, Enter twice keeps it
+  await page.locator('.tools [data-action="menu"]').click();
+  await page.locator('[data-action="play"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".dialog")).toBeVisible();
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".dialog")).toHaveCount(0);
+  await page.locator('[data-action="continue"]').click();
+  await atVersion(page, 1);
+
+  // Yes is a Tab away, either way round, and the focus stays in the question
+  const resign = page.locator('.tools [data-action="resign"]');
+  await resign.focus();
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Tab");
+  expect(await focused(page)).toBe("button[data-action=confirm-yes]");
+  await page.keyboard.press("Tab");
+  expect(await focused(page)).toBe("button[data-action=confirm-no]");
+  await page.keyboard.press("Shift+Tab");
+  expect(await focused(page)).toBe("button[data-action=confirm-yes]");
+  await page.keyboard.press("Enter");
+  await expect(page.locator("main.results.lost")).toBeVisible();
 });
 
 /** A key pressed on a keyboard whose layout types `key` there: the physical key is `code` (KeyD). */

@@ -125,6 +125,19 @@ test("resign asks first, then shows the results with the level's statistics", as
   await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("0 %");
 });
 
+test("a level with no games played shows no win rate, as it shows no best score", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("none"));
+  await page.locator('button.level[data-level="hard"]').click();
+  const lobby = page.locator("main.lobby .level-stats");
+  await expect(lobby.locator('[data-stat="wins"] dd')).toHaveText("0");
+  await expect(lobby.locator('[data-stat="winRate"] dd')).toHaveText("—");
+  await page.locator("header nav button", { hasText: "Statistics" }).click();
+  const row = page.locator('.stats-page tr[data-level="hard"][data-winnable="false"]');
+  await expect(row.locator("td").nth(0)).toHaveText("0"); // games
+  await expect(row.locator("td").nth(3)).toHaveText("—"); // win rate
+  await expect(row.locator("td").nth(6)).toHaveText("—"); // best score
+});
+
 test("three blind mice shows its ten columns and the reserve", async ({ page, server }) => {
   await register(page, server.url, uniqueName("mice"));
   await startGame(page, "three-blind-mice", 1);

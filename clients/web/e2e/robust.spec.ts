@@ -7,7 +7,7 @@ import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { view } from "../test/fixtures";
 import { STRINGS } from "../src/i18n";
-import { atVersion, expect, register, startGame, still, test, uniqueName } from "./fixtures";
+import { atVersion, drag, expect, register, startGame, still, tap, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -395,6 +395,7 @@ test("after signing out, the next player on the page sees none of the last one's
   await page.locator("nav button", { hasText: "Levels" }).click();
   await page.locator("details.token-box summary").click();
   await page.locator('[data-action="sign-out"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
   await expect(page.locator("form.register")).toBeVisible();
 
   await page.locator("#name").fill(uniqueName("second"));
@@ -761,4 +762,49 @@ test("Play says it is busy while the new game is on its way", async ({ page, ser
   await page.locator('.tools [data-action="menu"]').click();
   await expect(play).toHaveAttribute("aria-busy", "false");
   await expect(play).toHaveText("Play");
+});
+
+test("a move on its way shows the board busy, and a move made meanwhile is refused and said, not dropped unsaid", async ({ page, server }) => {
+  // what the server sends after the first move waits (a slow connection), and what follows it waits behind it, in order
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  const sent: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    let order = Promise.resolve();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      sent.push(message);
+      if (message.type === "move" && sent.filter((each) => each.type === "move").length === 1) holding = true;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const wait = holding;
+      order = order.then(async () => {
+        if (wait) await held;
+        ws.send(frame);
+      });
+    });
+  });
+  await register(page, server.url, uniqueName("slow"));
+  await startGame(page, "medium", knownDeal());
+  const table = page.locator("main.game .table");
+  await expect(table).toHaveAttribute("aria-busy", "false");
+  await tap(page, "QD");
+  await expect(table).toHaveAttribute("aria-busy", "true");
+  await drag(page, "2D", 2); // a move that fits, but would be refused as stale: not sent, and said
+  await expect(page.locator(".toast.note")).toHaveText(STRINGS.en.actionPending);
+  await page.keyboard.press("d");
+  await page.waitForTimeout(300);
+  expect(sent.filter((each) => each.type === "move" || each.type === "deal")).toHaveLength(1);
+  await expect(page.locator('.column[data-column="2"] .card.up[data-card="2D"]')).toHaveCount(0);
+
+  release();
+  await atVersion(page, 1);
+  await expect(table).toHaveAttribute("aria-busy", "false");
+  await expect(page.locator(".toast.note")).toHaveCount(0); // it is no longer so
+  await drag(page, "2D", 2);
+  await atVersion(page, 2);
+  await expect(page.locator('.column[data-column="2"] .card.up[data-card="2D"]')).toBeVisible();
 });

@@ -108,6 +108,7 @@ test("signing out forgets the token on every tab of the browser", async ({ page,
 
   await page.locator("details.token-box summary").click();
   await page.locator('[data-action="sign-out"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
   await expect(page.locator("form.register")).toBeVisible();
   await page.reload();
   await expect(page.locator("form.register")).toBeVisible();
@@ -120,6 +121,89 @@ test("signing out forgets the token on every tab of the browser", async ({ page,
   // and its next page load has no token
   await other.reload();
   await expect(other.locator("form.register")).toBeVisible();
+  expect(found.problems).toEqual([]);
+});
+
+test("signing out on this device asks first, showing the token without which the page cannot sign in again", async ({ page, context, server }) => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  const name = uniqueName("keep");
+  await register(page, server.url, name);
+  const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="sign-out"]').click();
+  const dialog = page.locator(".dialog");
+  await expect(dialog).toContainText(`this browser cannot sign in as ${name} again`);
+  await expect(dialog.locator("code.token")).toHaveText(token ?? "");
+  await expect(page.locator('[data-action="confirm-no"]')).toBeFocused(); // not signed out by Enter
+  await page.locator('[data-action="confirm-no"]').click();
+  await expect(dialog).toHaveCount(0);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
+
+  // the token copied, then signed out
+  await page.locator('[data-action="sign-out"]').click();
+  await page.locator('[data-action="copy-token"]').click();
+  await expect(page.locator('[data-action="copy-token"]')).toHaveText(STRINGS.en.tokenCopied);
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect(page.locator("form.register")).toBeVisible();
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBeNull();
+
+  // the token kept signs the page in again as the player
+  await page.locator('[data-action="other-device"]').click();
+  await page.locator("#token").fill(token ?? "");
+  await page.locator('[data-action="sign-in"]').click();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator("header .who")).toHaveText(name);
+});
+
+test("storage cleared in another tab is no sign-out: the tab keeps its token and writes it back", async ({ page, context, server }) => {
+  const name = uniqueName("clear");
+  await register(page, server.url, name);
+  await startGame(page, "medium", knownDeal());
+  const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const other = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await expect(other.locator("main.game")).toBeVisible();
+
+  await other.evaluate(() => localStorage.clear()); // as a script, or "clear site data" in one tab, does
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
+  await expect(page.locator("main.game")).toBeVisible();
+  await expect(page.locator("p.error")).toHaveCount(0);
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  // the tab that cleared it finds the token again: its next load is the player's
+  await other.reload();
+  await expect(other.locator("main.game")).toBeVisible();
+  await expect(other.locator("header .who")).toHaveText(name);
+  await atVersion(other, 1);
+  expect(found.problems).toEqual([]);
+});
+
+test("a token another tab keeps that the server refuses: the tab goes back to the token it held, and keeps it", async ({ page, context, server }) => {
+  const name = uniqueName("corrupt");
+  await register(page, server.url, name);
+  await startGame(page, "medium", knownDeal());
+  const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const other = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(other, found);
+  await other.goto(server.url);
+  await expect(other.locator("main.game")).toBeVisible();
+
+  await other.evaluate(() => localStorage.setItem("scorpion.token", "Z".repeat(43))); // well formed, no player's
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
+  await page.waitForTimeout(500); // time for the tabs to settle
+  await expect(page.locator("main.game")).toBeVisible();
+  await expect(page.locator("header .who")).toHaveText(name);
+  await expect(page.locator("p.error")).toHaveCount(0);
+  await tap(page, "QD");
+  await atVersion(page, 1);
+  await atVersion(other, 1);
+  await other.reload();
+  await expect(other.locator("header .who")).toHaveText(name);
   expect(found.problems).toEqual([]);
 });
 
@@ -585,6 +669,7 @@ test("signing out while a rotation's answer is awaited leaves neither token behi
   const pending = await page.evaluate(() => localStorage.getItem("scorpion.token.next"));
   expect(pending).not.toBeNull();
   await page.locator('[data-action="sign-out"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
   await expect(page.locator("form.register")).toBeVisible();
   // the rotation's token signs in as the player: it must not stay for whoever comes next
   expect(await page.evaluate(() => [localStorage.getItem("scorpion.token"), localStorage.getItem("scorpion.token.next")])).toEqual([null, null]);

@@ -136,6 +136,9 @@ interface Confirm {
   from: string | null;
   /** Withdrawn when the game is paused (on another device, say): the server would refuse it. */
   notWhilePaused: boolean;
+  /** A sign-in token shown with the question, to keep (copied, once the Copy button has). */
+  token: string | null;
+  copied: boolean;
 }
 
 /**
@@ -153,6 +156,8 @@ interface Entry {
 
 /** The lobby's deal number refused: taken back as soon as the field changes. */
 const BAD_DEAL: Said = () => t("badDeal");
+/** A move refused because the last one is on its way: taken back when that one is answered (`act`). */
+const PENDING: Said = () => t("actionPending");
 
 function shown(said: Said): string {
   return typeof said === "string" ? said : said();
@@ -171,6 +176,11 @@ function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
 function markScroll(box: HTMLElement): void {
   box.classList.toggle("scrolls", box.scrollWidth > box.clientWidth + 1);
   box.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
+}
+
+/** A row's win rate, or "—" before its first game, as its best score and fastest win are. */
+function winRate(row: StatsRow): string {
+  return row.games === 0 ? "—" : percent(row.win_rate);
 }
 
 /** The attributes that tell a focusable element of the page from the others, across drawings. */
@@ -226,7 +236,7 @@ export class App {
   private ended: Ended | null = null;
   private replay: ReplayState | null = null;
   private notice: Said | null = null;
-  private noticeKind: "error" | "done" = "error";
+  private noticeKind: "error" | "done" | "note" = "error";
   private noticeTimer = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
@@ -234,6 +244,12 @@ export class App {
   private signInError: Said | null = tokenDropped ? () => t("badToken") : null;
   /** How many rotations this tab has under way or waiting for their turn (`rotateToken`). */
   private rotations = 0;
+  /**
+   * The token this tab held before it followed the one another tab kept (`watchKey`): when
+   * the server refuses that one (garbage written there), this one, if it still works, is
+   * this tab's again, and the browser's (`greet`).
+   */
+  private fallback: string | null = null;
   /** Hellos said, counted: one decided late sees that the connection opened again meanwhile (`greet`). */
   private greetings = 0;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
@@ -298,10 +314,18 @@ export class App {
     // Another tab signed in (a name registered, a token entered) while this one was
     // signed out: this one follows, rather than let a second name pressed here
     // replace the token and lose that player to the browser.
-    watchKey(TOKEN_KEY, (value) => {
-      if (value === null && this.token !== null) this.signedOut(() => t("signedOutElsewhere"));
-      // signed in in another tab, or this player's token replaced there (rotated): the old one no longer works
-      else if (value !== null && value !== this.token && storedToken(value) !== null) this.followSignIn(value);
+    watchKey(TOKEN_KEY, (value, cleared) => {
+      // Storage cleared in another tab (a script, "clear site data"): no sign-out, which
+      // forgets the token alone. This tab's token is kept, and written back for every tab.
+      if (value === null && cleared) {
+        if (this.token !== null && !this.tokenTyped) save(TOKEN_KEY, this.token);
+      } else if (value === null && this.token !== null) {
+        this.signedOut(() => t("signedOutElsewhere"));
+      } else if (value !== null && value !== this.token && storedToken(value) !== null) {
+        // signed in in another tab, or this player's token replaced there (rotated): the old one
+        // no longer works. Should the server refuse the one kept now, this tab's goes back (`greet`).
+        this.followSignIn(value, this.tokenTyped ? null : this.token);
+      }
     });
     document.addEventListener("keydown", (event) => this.key(event));
     window.addEventListener("popstate", () => {
@@ -366,6 +390,8 @@ export class App {
       // the connection opened again meanwhile: its own hello decides, not this one's
       if (greeting !== this.greetings) throw new Disconnected();
     }
+    const fallback = this.fallback;
+    this.fallback = null;
     const next = refused ? storedNext(token) : null;
     const kept = storedToken(loadShared(TOKEN_KEY));
     const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
@@ -387,6 +413,20 @@ export class App {
       const gone = again.type === "error" && (again.code === "unauthenticated" || again.code === "bad_request");
       if (!gone) reply = again;
       else if (next !== null) forget(NEXT_TOKEN_KEY);
+    }
+    // A token another tab kept that the server refuses (garbage written there): the one
+    // this tab held before following it is kept again, and written back, if it still works.
+    const given = reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request");
+    if (token && !this.tokenTyped && given && fallback !== null && fallback !== token) {
+      const again = await this.conn.request(
+        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: fallback },
+        true,
+      );
+      if (again.type === "welcome" && again.player) {
+        this.token = fallback;
+        save(TOKEN_KEY, fallback);
+        return this.welcomed(again, fallback);
+      }
     }
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
@@ -793,8 +833,13 @@ export class App {
     // as stale (and resync); a second hint would be counted: a double click, or
     // a key held down, sends one.
     const key = versioned ? `${board.game}@${board.v}` : body.type === "hint" ? `${board.game}:hint` : null;
-    if (key !== null && this.sending.has(key)) return "nothing";
+    if (key !== null && this.sending.has(key)) {
+      // not dropped unsaid: on a slow connection the player would wait for a move that never comes
+      if (versioned) this.say(PENDING, "note");
+      return "nothing";
+    }
     if (key !== null) this.sending.add(key);
+    this.markBusy();
     let reply: ServerMessage;
     try {
       reply = await this.conn.request(
@@ -807,6 +852,11 @@ export class App {
       throw error;
     } finally {
       if (key !== null) this.sending.delete(key);
+      this.markBusy();
+      if (versioned && this.notice === PENDING) {
+        this.notice = null; // no longer so
+        this.render();
+      }
     }
     if (reply.type !== "error" && reply.type !== (body.type === "hint" ? "hint" : "ack")) {
       this.failed(reply);
@@ -822,6 +872,17 @@ export class App {
     else if (reply.code === "paused") this.pausedElsewhere();
     else this.failed(reply);
     return reply;
+  }
+
+  /**
+   * Marks the board busy (`aria-busy`; style.css dims it after a moment) while a move, deal,
+   * undo or restart at the version on screen is on its way: another would not be sent.
+   * Set in place, not drawn anew, so a card's slide is not cut short.
+   */
+  private markBusy(): void {
+    const board = this.board;
+    const busy = board !== null && this.sending.has(`${board.game}@${board.v}`);
+    this.root.querySelector("main.game .table")?.setAttribute("aria-busy", String(busy));
   }
 
   /**
@@ -868,9 +929,33 @@ export class App {
     }
   }
 
-  private ask(text: string, action: () => void, notWhilePaused = false): void {
-    this.confirm = { text, action, from: focusSelector(document.activeElement), notWhilePaused };
-    this.render('.dialog [data-action="confirm-yes"]');
+  /**
+   * Asks before `action`. Every question the page asks is about something that
+   * cannot be taken back (a game lost, a token or the player's sign-in gone), so
+   * the focus starts on Cancel: Enter pressed once too often does nothing.
+   */
+  private ask(
+    text: string,
+    action: () => void,
+    { notWhilePaused = false, token = null }: { notWhilePaused?: boolean; token?: string | null } = {},
+  ): void {
+    this.confirm = { text, action, from: focusSelector(document.activeElement), notWhilePaused, token, copied: false };
+    this.render('.dialog [data-action="confirm-no"]');
+  }
+
+  /** The question's token to the clipboard; where the page has none (plain http to another host), selected to copy by hand. */
+  private async copyToken(token: string): Promise<void> {
+    try {
+      await navigator.clipboard.writeText(token);
+    } catch {
+      const code = this.root.querySelector(".dialog code.token");
+      if (code) window.getSelection()?.selectAllChildren(code);
+      return;
+    }
+    if (this.confirm?.token === token) {
+      this.confirm.copied = true;
+      this.render();
+    }
   }
 
   /** The question answered: it goes, and the focus returns whence it was asked. */
@@ -1115,9 +1200,10 @@ export class App {
     if (name !== null && this.player === null && this.screen === "signin") void this.register(name);
   }
 
-  /** Signs this page in with the token another tab of the browser stored. */
-  private followSignIn(token: string): void {
+  /** Signs this page in with the token another tab of the browser stored (`fallback`: the one this page held). */
+  private followSignIn(token: string, fallback: string | null = null): void {
     this.waitingName = null;
+    this.fallback = fallback !== token ? fallback : null;
     this.token = token;
     this.tokenTyped = false; // stored already
     this.signInError = null;
@@ -1249,8 +1335,8 @@ export class App {
     }
   }
 
-  /** Shows `message` for 4 s: a refusal or failure, or (`done`) something done as asked. */
-  private say(message: Said, kind: "error" | "done" = "error"): void {
+  /** Shows `message` for 4 s: a refusal or failure, something done as asked (`done`), or a `note`. */
+  private say(message: Said, kind: "error" | "done" | "note" = "error"): void {
     this.noticeKind = kind;
     this.notice = message;
     clearTimeout(this.noticeTimer);
@@ -1312,11 +1398,12 @@ export class App {
       again.focus({ preventScroll: true });
       if (caret && again instanceof HTMLInputElement && caret[0] !== null && caret[1] !== null) again.setSelectionRange(caret[0], caret[1]);
     } else if (this.confirm) {
-      this.root.querySelector<HTMLElement>(".dialog .yes")?.focus();
+      this.root.querySelector<HTMLElement>(".dialog .no")?.focus();
     } else if (inPage || focusOn !== null) {
       // what had the focus is gone (another screen, the pause's end) or disabled: a control near it, or the screen's first
       this.nearFocus(found, action)?.focus({ preventScroll: true });
     }
+    this.markBusy();
     this.tick();
   }
 
@@ -1468,7 +1555,7 @@ export class App {
       ? [
           ["wins", String(row.wins)],
           ["losses", String(row.losses)],
-          ["winRate", percent(row.win_rate)],
+          ["winRate", winRate(row)],
           ["currentStreak", String(row.current_streak)],
           ["bestStreak", String(row.best_streak)],
         ]
@@ -1583,7 +1670,16 @@ export class App {
         h(
           "div.token-actions",
           {},
-          h("button", { type: "button", "data-action": "sign-out", onclick: () => void this.signOut() }, t("signOut")),
+          h(
+            "button",
+            {
+              type: "button",
+              "data-action": "sign-out",
+              // the token goes with the page's sign-out: on the player's only device, the player goes with it
+              onclick: () => this.ask(t("confirmSignOut", { name: this.player?.name ?? "" }), () => void this.signOut(), { token: this.token }),
+            },
+            t("signOut"),
+          ),
           h(
             "button",
             { type: "button", "data-action": "new-token", onclick: () => this.ask(t("confirmNewToken"), () => void this.rotateToken()) },
@@ -1651,7 +1747,7 @@ export class App {
       paused
         ? button("resume", "resume", () => void this.act({ type: "resume" }))
         : button("pause", "pause", () => void this.act({ type: "pause" })),
-      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true), paused),
+      button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), { notWhilePaused: true }), paused),
       button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
       h("button.tool", { type: "button", "data-action": "menu", onclick: () => void this.lobby() }, t("levels")),
     );
@@ -1683,7 +1779,7 @@ export class App {
             lost?.fromDeal ? null : button("undo", "undo", () => void this.act({ type: "undo" }), view.undo_depth === 0),
             lost?.fromDeal
               ? null
-              : button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), true)),
+              : button("restart", "restart", () => this.ask(t("confirmRestart"), () => void this.act({ type: "restart" }), { notWhilePaused: true })),
             button("resign", "resign", () => this.ask(t("confirmResign"), () => void this.act({ type: "resign" }))),
             button("new", "newGame", () => void this.startNew(view.level, undefined, this.gameWinnable)),
           ),
@@ -1747,7 +1843,7 @@ export class App {
       ["games", (row) => String(row.games)],
       ["wins", (row) => String(row.wins)],
       ["losses", (row) => String(row.losses)],
-      ["winRate", (row) => percent(row.win_rate)],
+      ["winRate", winRate],
       ["currentStreak", (row) => String(row.current_streak)],
       ["bestStreak", (row) => String(row.best_streak)],
       ["bestScore", (row) => (row.best_score === null ? "—" : String(row.best_score))],
@@ -1939,9 +2035,9 @@ export class App {
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
       this.notice
-        ? this.noticeKind === "done"
-          ? h("p.toast.done", { role: "status" }, shown(this.notice))
-          : h("p.toast.error", { role: "alert" }, shown(this.notice))
+        ? this.noticeKind === "error"
+          ? h("p.toast.error", { role: "alert" }, shown(this.notice))
+          : h(`p.toast.${this.noticeKind}`, { role: "status" }, shown(this.notice))
         : null,
     );
   }
@@ -1957,6 +2053,16 @@ export class App {
         "div.dialog",
         { role: "alertdialog", "aria-modal": "true", "aria-label": confirm.text },
         h("p", {}, confirm.text),
+        confirm.token
+          ? [
+              h("code.token", {}, confirm.token),
+              h(
+                "button.copy",
+                { type: "button", "data-action": "copy-token", onclick: () => void this.copyToken(confirm.token ?? "") },
+                confirm.copied ? t("tokenCopied") : t("copyToken"),
+              ),
+            ]
+          : null,
         h(
           "div.actions",
           {},
@@ -1983,6 +2089,7 @@ export class App {
   private key(event: KeyboardEvent): void {
     if (this.confirm) {
       if (event.key === "Escape") this.answered();
+      if (event.key === "Tab") this.tabInDialog(event);
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -2022,6 +2129,17 @@ export class App {
       action();
       event.preventDefault();
     }
+  }
+
+  /** Tab and Shift+Tab go round the question's buttons (the rest of the page is inert): Yes is a Tab away from Cancel. */
+  private tabInDialog(event: KeyboardEvent): void {
+    const buttons = [...this.root.querySelectorAll<HTMLElement>(".dialog button")];
+    if (buttons.length === 0) return;
+    const at = buttons.indexOf(document.activeElement as HTMLElement);
+    const step = event.shiftKey ? -1 : 1;
+    const next = at === -1 ? (event.shiftKey ? buttons.length - 1 : 0) : (at + step + buttons.length) % buttons.length;
+    event.preventDefault();
+    buttons[next].focus();
   }
 
   /** The replay's keys: arrows step back and forth, Home and End go to the deal and the end. */

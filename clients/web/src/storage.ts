@@ -66,14 +66,16 @@ export function forget(key: string): void {
  * this origin (another tab) changes `key`; this page's own changes are not told
  * (browsers send the `storage` event to the other pages only). The value is the
  * one kept now, not the event's: events come late, and one tab's removal told
- * after another tab's newer value was kept would read as "forgotten".
+ * after another tab's newer value was kept would read as "forgotten". `cleared`:
+ * the other page cleared the whole storage (`localStorage.clear()`), rather than
+ * change or forget this key.
  */
-export function watchKey(key: string, changed: (value: string | null) => void): void {
+export function watchKey(key: string, changed: (value: string | null, cleared: boolean) => void): void {
   window.addEventListener("storage", (event) => {
     if (event.storageArea !== storage() || (event.key !== key && event.key !== null)) return;
     memory.delete(key); // read what the browser keeps now
     const value = loadShared(key);
     memory.set(key, value);
-    changed(value);
+    changed(value, event.key === null);
   });
 }
