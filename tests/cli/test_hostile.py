@@ -12,6 +12,7 @@ traceback line, a hang, a wrong board or a stopped clock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import io
 import json
@@ -19,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -692,15 +693,8 @@ async def test_a_retry_answered_rate_limited_is_sent_again_as_the_same_request()
                 stale = {"code": "stale", "message": "At version 1, not 0.", "v": 1}
                 await _send(ws, {"type": "error", "re": re_, **stale})
 
-    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
-        port = next(iter(running.sockets)).getsockname()[1]
-        conn = Connection(f"ws://127.0.0.1:{port}", delays=(0.05, 0.05), timeout=5)
-        await conn.open()
-        try:
-            async with asyncio.timeout(SECONDS):
-                reply = await conn.request("move", game=5, v=0, card="4H")
-        finally:
-            await conn.close()
+    async with _connected_to(handle) as conn, asyncio.timeout(SECONDS):
+        reply = await conn.request("move", game=5, v=0, card="4H")
     assert applied[1:] == ["limited"]  # the resend after the drop was limited
     assert reply.get("type") == "ack", reply
 
@@ -757,12 +751,28 @@ async def test_a_new_game_applied_before_a_drop_is_not_started_again(
     assert "game 5" in text and "game 5 was abandoned" not in text
 
 
+@contextlib.asynccontextmanager
+async def _connected_to(
+    handle: Callable[[ServerConnection], Awaitable[None]],
+) -> AsyncIterator[Connection]:
+    """The client's connection (quick to reconnect) to a server that answers with ``handle``."""
+    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
+        port = next(iter(running.sockets)).getsockname()[1]
+        conn = Connection(f"ws://127.0.0.1:{port}", delays=(0.05, 0.05), timeout=5)
+        await conn.open()
+        try:
+            yield conn
+        finally:
+            await conn.close()
+
+
 def _dropped_at_first(
-    kind: str, later: dict[str, Any], caught_up: dict[str, Any], sent: list[Any]
+    kind: str, later: dict[str, Any], caught_up: dict[str, Any] | None, sent: list[Any]
 ) -> Callable[[ServerConnection], Awaitable[None]]:
     """A server of game 5 that notes each ``kind`` request's id in ``sent``: the first
     is stored, then the connection drops (the reconnection's catch-up holds the event
-    ``caught_up`` at version 1); a later one is answered ``later``."""
+    ``caught_up`` at version 1; None: nothing, the first was not stored after all); a
+    later one is answered ``later``."""
 
     async def handle(ws: ServerConnection) -> None:
         async for frame in ws:
@@ -780,9 +790,10 @@ def _dropped_at_first(
                     return
                 await _send(ws, {"re": re_, **later})
             elif type_ == "open_game" and "since" in request:
-                running = caught_up["type"] != "game_lost"
-                batches = [{"v": 1, "events": [caught_up]}]
-                catch_up = {"game": 5, "v": 1, "events": batches, "time_ms": 0, "running": running}
+                running = caught_up is None or caught_up["type"] != "game_lost"
+                batches = [] if caught_up is None else [{"v": 1, "events": [caught_up]}]
+                v = len(batches)
+                catch_up = {"game": 5, "v": v, "events": batches, "time_ms": 0, "running": running}
                 await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
             else:
                 await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 1})
@@ -809,26 +820,7 @@ async def test_a_hint_recorded_before_a_drop_is_not_asked_again(tmp_path: Path) 
 async def test_a_hint_lost_with_the_connection_and_not_recorded_is_said(tmp_path: Path) -> None:
     """The catch-up holds no hint: the player was told nothing, and the ``h`` went unanswered."""
     hints: list[Any] = []
-
-    async def handle(ws: ServerConnection) -> None:
-        async for frame in ws:
-            request = msgpack.unpackb(frame)
-            type_, re_ = request["type"], request["id"]
-            if type_ == "hello":
-                welcome = {"server": "s/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
-                await _send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
-            elif type_ == "new_game":
-                await _send(ws, {"type": "game", "re": re_, "game": 5, "v": 0, "view": _view()})
-            elif type_ == "hint":  # not recorded: the connection drops first
-                hints.append(re_)
-                await ws.close()
-                return
-            elif type_ == "open_game":
-                catch_up = {"game": 5, "v": 0, "events": [], "time_ms": 0, "running": True}
-                await _send(ws, {"type": "catch_up", "re": re_, **catch_up})
-            else:  # close_game
-                await _send(ws, {"type": "ack", "re": re_, "game": 5, "v": 0})
-
+    handle = _dropped_at_first("hint", {}, None, hints)
     args = ["play", "--new", "--level", "medium"]
     code, text = await cli_against(handle, args, ["h"], tmp_path)
     assert code == 0, text
@@ -860,20 +852,13 @@ async def test_a_hint_asked_while_the_connection_is_down_is_sent_once_it_is_back
                 hints.append(re_)
                 await _send(ws, {"type": "hint", "re": re_, "game": 5, "v": 1, "action": "deal"})
 
-    async with serve(handle, "127.0.0.1", 0, subprotocols=[Subprotocol(SUBPROTOCOL)]) as running:
-        port = next(iter(running.sockets)).getsockname()[1]
-        conn = Connection(f"ws://127.0.0.1:{port}", delays=(0.05, 0.05), timeout=5)
-        await conn.open()
-        try:
-            async with asyncio.timeout(SECONDS):
-                while len(hellos) < 2:
-                    await asyncio.sleep(0.01)
-                asked = asyncio.ensure_future(conn.request("hint", game=5))
-                await asyncio.sleep(0.1)
-                back.set()
-                reply = await asked
-        finally:
-            await conn.close()
+    async with _connected_to(handle) as conn, asyncio.timeout(SECONDS):
+        while len(hellos) < 2:
+            await asyncio.sleep(0.01)
+        asked = asyncio.ensure_future(conn.request("hint", game=5))
+        await asyncio.sleep(0.1)
+        back.set()
+        reply = await asked
     assert reply.get("type") == "hint", reply
     assert len(hints) == 1
 

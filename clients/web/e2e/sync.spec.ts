@@ -157,16 +157,22 @@ test("signing out on this device asks first, showing the token without which the
   await expect(page.locator("header .who")).toHaveText(name);
 });
 
-test("storage cleared in another tab is no sign-out: the tab keeps its token and writes it back", async ({ page, context, server }) => {
-  const name = uniqueName("clear");
-  await register(page, server.url, name);
+/** `name` registered and playing in `page`, and a second tab of the browser on the game; the token kept. */
+async function playingInTwoTabs(page: Page, context: BrowserContext, url: string, name: string) {
+  await register(page, url, name);
   await startGame(page, "medium", knownDeal());
   const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
   const other = await context.newPage();
   const found: Watch = { problems: [], allow: [] };
   watch(other, found);
-  await other.goto(server.url);
+  await other.goto(url);
   await expect(other.locator("main.game")).toBeVisible();
+  return { token, other, found };
+}
+
+test("storage cleared in another tab is no sign-out: the tab keeps its token and writes it back", async ({ page, context, server }) => {
+  const name = uniqueName("clear");
+  const { token, other, found } = await playingInTwoTabs(page, context, server.url, name);
 
   await other.evaluate(() => localStorage.clear()); // as a script, or "clear site data" in one tab, does
   await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);
@@ -184,14 +190,7 @@ test("storage cleared in another tab is no sign-out: the tab keeps its token and
 
 test("a token another tab keeps that the server refuses: the tab goes back to the token it held, and keeps it", async ({ page, context, server }) => {
   const name = uniqueName("corrupt");
-  await register(page, server.url, name);
-  await startGame(page, "medium", knownDeal());
-  const token = await page.evaluate(() => localStorage.getItem("scorpion.token"));
-  const other = await context.newPage();
-  const found: Watch = { problems: [], allow: [] };
-  watch(other, found);
-  await other.goto(server.url);
-  await expect(other.locator("main.game")).toBeVisible();
+  const { token, other, found } = await playingInTwoTabs(page, context, server.url, name);
 
   await other.evaluate(() => localStorage.setItem("scorpion.token", "Z".repeat(43))); // well formed, no player's
   await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(token);

@@ -178,6 +178,11 @@ function markScroll(box: HTMLElement): void {
   box.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
 }
 
+/** A hello refused for its token: not known (revoked, rotated), or not even one (`bad_request`). */
+function refusedToken(reply: ServerMessage): reply is ErrorReply {
+  return reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request");
+}
+
 /** A row's win rate, or "—" before its first game, as its best score and fastest win are. */
 function winRate(row: StatsRow): string {
   return row.games === 0 ? "—" : percent(row.win_rate);
@@ -373,13 +378,16 @@ export class App {
     }
   }
 
+  /** A hello, with `token` (or none: to sign in later), in the page's language; its reply. */
+  private sayHello(token: string | null): Promise<ServerMessage> {
+    const hello = { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) } as const;
+    return this.conn.request(token ? { ...hello, token } : hello, true);
+  }
+
   private async greet(): Promise<void> {
     const greeting = ++this.greetings;
     const token = this.token;
-    let reply = await this.conn.request(
-      { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), ...(token ? { token } : {}) },
-      true,
-    );
+    let reply = await this.sayHello(token);
     // Refused: a rotation of the token asked for in this browser, whose answer was lost, may
     // have happened (its token is then the player's), or another tab has kept the token
     // that replaced it already. Either is tried before the token is given up.
@@ -396,10 +404,7 @@ export class App {
     const kept = storedToken(loadShared(TOKEN_KEY));
     const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
     if (newer !== null) {
-      const again = await this.conn.request(
-        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: newer },
-        true,
-      );
+      const again = await this.sayHello(newer);
       if (again.type === "welcome" && again.player) {
         this.token = newer;
         save(TOKEN_KEY, newer);
@@ -410,18 +415,14 @@ export class App {
         return this.welcomed(again, newer);
       }
       // neither works (revoked since): forgotten with the token below; anything else is said and asked again
-      const gone = again.type === "error" && (again.code === "unauthenticated" || again.code === "bad_request");
+      const gone = refusedToken(again);
       if (!gone) reply = again;
       else if (next !== null) forget(NEXT_TOKEN_KEY);
     }
     // A token another tab kept that the server refuses (garbage written there): the one
     // this tab held before following it is kept again, and written back, if it still works.
-    const given = reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request");
-    if (token && !this.tokenTyped && given && fallback !== null && fallback !== token) {
-      const again = await this.conn.request(
-        { type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()), token: fallback },
-        true,
-      );
+    if (token && !this.tokenTyped && refusedToken(reply) && fallback !== null && fallback !== token) {
+      const again = await this.sayHello(fallback);
       if (again.type === "welcome" && again.player) {
         this.token = fallback;
         save(TOKEN_KEY, fallback);
@@ -430,14 +431,14 @@ export class App {
     }
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
-    if (token && reply.type === "error" && (reply.code === "unauthenticated" || reply.code === "bad_request")) {
+    if (token && refusedToken(reply)) {
       // the token typed, or the one this device kept
       this.signInError = this.tokenTyped ? () => t("badTypedToken") : saidError(reply, "hello");
       this.tokenTyped = false;
       this.forgetToken();
       this.player = null;
       this.board = null;
-      reply = await this.conn.request({ type: "hello", protocol: 1, client: CLIENT, locale: (this.helloLocale = locale()) }, true);
+      reply = await this.sayHello(null);
       if (reply.type === "welcome") {
         this.refused = null;
         this.show("signin");
