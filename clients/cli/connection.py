@@ -124,7 +124,7 @@ class Reply(dict[str, Any]):
     arrival: int = 0
 
 
-HOSTNAME_MISMATCH = 62  # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH, a verify_code
+NAME_MISMATCHES = frozenset({62, 64})  # OpenSSL's verify codes: host name, IP address mismatch
 
 
 class ConnectionFailed(Exception):
@@ -205,7 +205,7 @@ def not_reached(url: str, exc: BaseException) -> str:
         return _("connection.unknown_host", url=url, host=host, reason=exc.strerror)
     if isinstance(exc, ssl.SSLCertVerificationError):
         reason = exc.verify_message or _reason(exc)
-        if exc.verify_code == HOSTNAME_MISMATCH:  # trusted, but for another name
+        if exc.verify_code in NAME_MISMATCHES:  # trusted, but for another name
             return _("connection.wrong_name", url=url, reason=reason)
         named = os.environ.get("SSL_CERT_FILE")
         if named:  # the advice would be to set what is set already
@@ -217,6 +217,7 @@ def not_reached(url: str, exc: BaseException) -> str:
                 return _(
                     "connection.untrusted_no_file", url=url, reason=reason, path=named, why=why
                 )
+            return _("connection.untrusted_by_file", url=url, reason=reason, path=named)
         return _("connection.untrusted", url=url, reason=reason)
     if tls and isinstance(exc, ssl.SSLError | ConnectionResetError):
         reason = exc.reason if isinstance(exc, ssl.SSLError) else os.strerror(errno.ECONNRESET)

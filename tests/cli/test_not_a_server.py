@@ -7,7 +7,9 @@ import contextlib
 import dataclasses
 import errno
 import io
+import shutil
 import socket
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -122,7 +124,10 @@ async def test_wss_to_a_port_without_tls(
         assert await attempt(url, tmp_path) == (1, line)
 
 
-async def test_ws_to_a_tls_port_and_an_untrusted_certificate(tmp_path: Path) -> None:
+async def test_ws_to_a_tls_port_and_an_untrusted_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # some systems set it: a line of its own
     cert, key = self_signed(tmp_path)
     settings = dataclasses.replace(quiet_settings(tmp_path), certfile=str(cert), keyfile=str(key))
     server = ScorpionServer(settings)
@@ -166,6 +171,44 @@ async def test_tls_advice_fits_what_is_wrong(
             f"{url}: its TLS certificate was made for another name (Hostname mismatch"
         ), said
         assert said.endswith("; connect with a name it names\n") and "SSL_CERT_FILE" not in said
+        unrelated = tmp_path / "unrelated.pem"
+        unrelated.write_text("not a certificate\n")
+        monkeypatch.setenv("SSL_CERT_FILE", str(unrelated))  # read, and trusts nothing
+        url = f"wss://127.0.0.1:{server.port}/"
+        line = (
+            f"{url}: its TLS certificate is not trusted (self-signed certificate), not by "
+            f"{unrelated} (SSL_CERT_FILE) either; SSL_CERT_FILE can name a file that trusts it\n"
+        )
+        assert await attempt(url, tmp_path) == (1, line)
+    finally:
+        await server.stop()
+
+
+async def test_a_certificate_for_another_name_reached_by_address_is_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One made for a host name, trusted, reached at 127.0.0.1: OpenSSL says "IP address
+    mismatch", a code of its own, which was told to set SSL_CERT_FILE (set already)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the certificate is made with the openssl command, not installed")
+    cert, key = tmp_path / "named.pem", tmp_path / "named.key"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=otherhost", "-addext", "subjectAltName=DNS:otherhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    settings = dataclasses.replace(quiet_settings(tmp_path), certfile=str(cert), keyfile=str(key))
+    server = ScorpionServer(settings)
+    await server.start()
+    try:
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        url = f"wss://127.0.0.1:{server.port}/"
+        code, said = await attempt(url, tmp_path)
+        assert code == 1 and said.startswith(
+            f"{url}: its TLS certificate was made for another name (IP address mismatch"
+        ), said
     finally:
         await server.stop()
 
