@@ -729,13 +729,18 @@ def _driver_reason(exc: BaseException) -> str:
     never SQLAlchemy's, which would quote the statement.
     """
     cause = exc.__cause__
+    # the deepest, but for the cancellation a timeout ends in (asyncio.timeout's)
     while cause is not None and cause.__cause__ is not None:
+        if isinstance(cause, TimeoutError) and isinstance(cause.__cause__, asyncio.CancelledError):
+            break
         cause = cause.__cause__
     if isinstance(cause, DBAPIError):
         cause = cause.orig
     if cause is None:
         return ""
     lines = str(cause).strip().splitlines()
+    if not lines and isinstance(cause, TimeoutError):  # connected, and nothing answered
+        return "no answer within --db-timeout-ms"
     return lines[0] if lines else ""
 
 

@@ -978,6 +978,20 @@ def test_a_nul_in_an_sqlite_url_is_a_bad_setting(
     assert "holds a NUL character" in err.splitlines()[-1], err
 
 
+def test_a_database_that_takes_the_connection_and_never_answers_is_said_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The wait's lines and the last one said only "cannot be reached": no reason."""
+    with socket.socket() as silent:  # accepts (the kernel does), reads nothing, says nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"postgresql+asyncpg://scorpion@127.0.0.1:{silent.getsockname()[1]}/scorpion"
+        argv = [*QUICK, "--database-url", url, "--db-wait-s", "1", "--db-timeout-ms", "300"]
+        assert main(argv) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "cannot use the database" in last and "no answer within --db-timeout-ms" in last, last
+
+
 def test_two_migrations_at_once_on_a_new_sqlite_file_both_succeed(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "server", "--migrate", "--data-dir", str(tmp_path)]
     runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(4)]
