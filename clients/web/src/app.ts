@@ -136,9 +136,12 @@ interface Confirm {
   from: string | null;
   /** Withdrawn when the game is paused (on another device, say): the server would refuse it. */
   notWhilePaused: boolean;
-  /** A sign-in token shown with the question, to keep (copied, once the Copy button has). */
-  token: string | null;
-  copied: boolean;
+  /**
+   * The page's sign-in token shown with the question, to keep: the one held when drawn (another
+   * tab may replace it meanwhile), and `copied`, the one the Copy button put on the clipboard.
+   */
+  showToken: boolean;
+  copied: string | null;
 }
 
 /**
@@ -326,7 +329,11 @@ export class App {
         if (this.token !== null && !this.tokenTyped) save(TOKEN_KEY, this.token);
       } else if (value === null && this.token !== null) {
         this.signedOut(() => t("signedOutElsewhere"));
-      } else if (value !== null && value !== this.token && storedToken(value) !== null) {
+      } else if (value !== null && storedToken(value) === null) {
+        // no token at all (over 128 characters, forgotten by storedToken): written over with
+        // this tab's, before the other tabs read the key gone as a sign-out
+        if (this.token !== null && !this.tokenTyped) save(TOKEN_KEY, this.token);
+      } else if (value !== null && value !== this.token) {
         // signed in in another tab, or this player's token replaced there (rotated): the old one
         // no longer works. Should the server refuse the one kept now, this tab's goes back (`greet`).
         this.followSignIn(value, this.tokenTyped ? null : this.token);
@@ -398,8 +405,8 @@ export class App {
       // the connection opened again meanwhile: its own hello decides, not this one's
       if (greeting !== this.greetings) throw new Disconnected();
     }
+    // kept until a hello decides: a refusal `rate_limited` (the address's refused tokens) is asked again
     const fallback = this.fallback;
-    this.fallback = null;
     const next = refused ? storedNext(token) : null;
     const kept = storedToken(loadShared(TOKEN_KEY));
     const newer = next ?? (refused && kept !== null && kept !== token ? kept : null);
@@ -425,10 +432,13 @@ export class App {
       const again = await this.sayHello(fallback);
       if (again.type === "welcome" && again.player) {
         this.token = fallback;
+        this.fallback = null;
         save(TOKEN_KEY, fallback);
         return this.welcomed(again, fallback);
       }
+      if (!refusedToken(again)) reply = again; // limited or busy: said, and both asked again later
     }
+    if (reply.type === "welcome" || refusedToken(reply)) this.fallback = null; // decided
     // A token refused, or one the server cannot even read (not 1..128
     // characters: another version's data, say), is forgotten: sign in again.
     if (token && refusedToken(reply)) {
@@ -938,9 +948,10 @@ export class App {
   private ask(
     text: string,
     action: () => void,
-    { notWhilePaused = false, token = null }: { notWhilePaused?: boolean; token?: string | null } = {},
+    { notWhilePaused = false, showToken = false }: { notWhilePaused?: boolean; showToken?: boolean } = {},
   ): void {
-    this.confirm = { text, action, from: focusSelector(document.activeElement), notWhilePaused, token, copied: false };
+    const from = focusSelector(document.activeElement);
+    this.confirm = { text, action, from, notWhilePaused, showToken, copied: null };
     this.render('.dialog [data-action="confirm-no"]');
   }
 
@@ -953,8 +964,8 @@ export class App {
       if (code) window.getSelection()?.selectAllChildren(code);
       return;
     }
-    if (this.confirm?.token === token) {
-      this.confirm.copied = true;
+    if (this.confirm?.showToken && this.token === token) {
+      this.confirm.copied = token;
       this.render();
     }
   }
@@ -1677,7 +1688,7 @@ export class App {
               type: "button",
               "data-action": "sign-out",
               // the token goes with the page's sign-out: on the player's only device, the player goes with it
-              onclick: () => this.ask(t("confirmSignOut", { name: this.player?.name ?? "" }), () => void this.signOut(), { token: this.token }),
+              onclick: () => this.ask(t("confirmSignOut", { name: this.player?.name ?? "" }), () => void this.signOut(), { showToken: true }),
             },
             t("signOut"),
           ),
@@ -2054,13 +2065,13 @@ export class App {
         "div.dialog",
         { role: "alertdialog", "aria-modal": "true", "aria-label": confirm.text },
         h("p", {}, confirm.text),
-        confirm.token
+        confirm.showToken && this.token
           ? [
-              h("code.token", {}, confirm.token),
+              h("code.token", {}, this.token),
               h(
                 "button.copy",
-                { type: "button", "data-action": "copy-token", onclick: () => void this.copyToken(confirm.token ?? "") },
-                confirm.copied ? t("tokenCopied") : t("copyToken"),
+                { type: "button", "data-action": "copy-token", onclick: () => void this.copyToken(this.token ?? "") },
+                confirm.copied === this.token ? t("tokenCopied") : t("copyToken"),
               ),
             ]
           : null,
