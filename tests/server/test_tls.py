@@ -24,15 +24,16 @@ from tests.server.conftest import quiet_settings
 from tests.server.http_get import http_get
 
 
-def self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 and its key, made with the openssl command."""
+def self_signed(directory: Path, name: str = "IP:127.0.0.1") -> tuple[Path, Path]:
+    """A certificate for ``name`` (a subjectAltName: ``IP:...`` or ``DNS:...``) and its
+    key, made with the openssl command."""
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("the TLS test makes its certificate with the openssl command, not installed")
     cert, key = directory / "cert.pem", directory / "key.pem"
     subprocess.run(
         [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-subj", f"/CN={name.split(':', 1)[1]}", "-addext", f"subjectAltName={name}",
          "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
