@@ -319,26 +319,24 @@ KEEPALIVE_LEAST_MS: Final = 100
 
 def problems(settings: Settings) -> list[str]:
     """One line per bad value in ``settings``, naming the setting; empty when all are good."""
+    low = [name for name, least in _AT_LEAST.items() if getattr(settings, name) < least]
+    high = [name for name, most in _AT_MOST.items() if getattr(settings, name) > most]
     found = [
-        f"{_label(name)} must be at least {least}, not {getattr(settings, name)}"
-        for name, least in _AT_LEAST.items()
-        if getattr(settings, name) < least
+        f"{_label(name)} must be at least {_AT_LEAST[name]}, not {getattr(settings, name)}"
+        for name in low
     ]
     found += [
-        f"{_label(name)} must be at most {most}, not {getattr(settings, name)}"
-        for name, most in _AT_MOST.items()
-        if getattr(settings, name) > most
+        f"{_label(name)} must be at most {_AT_MOST[name]}, not {getattr(settings, name)}"
+        for name in high
     ]
     if 0 < settings.keepalive_ms < KEEPALIVE_LEAST_MS:  # its pongs would pass the frame limit
         found.append(
             f"{_label('keepalive_ms')} must be 0 (off) or at least {KEEPALIVE_LEAST_MS}, "
             f"not {settings.keepalive_ms}"
         )
-    out_of_range = {name for name, least in _AT_LEAST.items() if getattr(settings, name) < least}
-    out_of_range |= {name for name, most in _AT_MOST.items() if getattr(settings, name) > most}
     if (
         settings.outbox_total_bytes < settings.outbox_bytes  # the per-connection bound unmet
-        and not {"outbox_bytes", "outbox_total_bytes"} & out_of_range  # one line per value
+        and not {"outbox_bytes", "outbox_total_bytes"} & {*low, *high}  # one line per value
     ):
         found.append(
             f"{_label('outbox_total_bytes')} must be at least {_label('outbox_bytes')} "

@@ -59,6 +59,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
+from clients.cli.i18n import _
+
 __all__ = [
     "OutputError",
     "Terminal",
@@ -387,7 +389,7 @@ class Terminal:
             thread.start()
         line = await self._queue.get()
         while line is _TOO_LONG:
-            self.complain(f"a line of more than {LINE_LIMIT:,} characters was ignored")
+            self.complain(_("input.line_too_long", limit=f"{LINE_LIMIT:,}"))
             line = await self._queue.get()
         return line.rstrip("\r\n") if line else None
 
