@@ -221,6 +221,7 @@ class _Run:
     # and the first few of those, so that the summary does not claim the sample repeated.
     other: int = 0
     others: list[str] = field(default_factory=list)
+    last_other: str = ""  # the latest of them: a countdown's first values go stale
     elsewhere: bool = False  # some were about another connection or game than the sample's
 
 
@@ -265,8 +266,11 @@ class RateLimit(logging.Filter):
                     run.elsewhere = True  # counted lines of other connections or games
                 if record.args != run.sample.args:
                     run.other += 1
+                    message = record.getMessage()
                     if len(run.others) < _OTHERS_SHOWN:
-                        run.others.append(record.getMessage())
+                        run.others.append(message)
+                    else:
+                        run.last_other = message
                 return False
             self._runs[key] = _Run(now, 0, record)
         if run is not None and run.suppressed:
@@ -289,8 +293,13 @@ class RateLimit(logging.Filter):
         sample = run.sample
         summary = logging.makeLogRecord(sample.__dict__)
         if run.other:
-            # the same kind of line, not the same line: say so, with a few of the others
-            shown = "; ".join(run.others) + ("; ..." if run.other > len(run.others) else "")
+            # the same kind of line, not the same line: say so, with the first few of the
+            # others and the last (a countdown's or a retry's latest values)
+            shown = "; ".join(run.others)
+            if run.other > len(run.others) + 1:
+                shown += "; ..."
+            if run.last_other:
+                shown += f"; {run.last_other}"
             summary.msg = (
                 f"{sample.getMessage()} (and {run.suppressed} more lines like it, "
                 f"{run.other} of them with other values: {shown})"

@@ -152,7 +152,25 @@ def test_lines_of_one_kind_with_other_values_are_not_called_repeats() -> None:
     limiter.flush()
     assert [r.getMessage() for r in out] == [
         "closed a: bad opcode (and 4 more lines like it, 3 of them with other values:"
-        " closed b: bad mask; closed c: reserved bits; ...)"
+        " closed b: bad mask; closed c: reserved bits; closed d: bad length)"
+    ]
+
+
+def test_a_summary_of_lines_with_other_values_ends_with_the_last_of_them() -> None:
+    """The start-up wait's summary repeated its first line's '28 s left' and the first
+    two others' countdowns, long after they were true: the last line counted is written
+    too, after the first two and an ellipsis for those between."""
+    now = [0.0]
+    out: list[logging.LogRecord] = []
+    limiter = RateLimit(out.append, window=10, clock=lambda: now[0])
+    fields = {"name": "x", "levelno": logging.WARNING, "msg": "retrying, %.0f s left"}
+    for left in (28, 26, 24, 22, 20):
+        limiter.filter(logging.makeLogRecord({**fields, "args": (left,)}))
+    now[0] = 11
+    limiter.flush()
+    assert [r.getMessage() for r in out] == [
+        "retrying, 28 s left (and 4 more lines like it, 4 of them with other values:"
+        " retrying, 26 s left; retrying, 24 s left; ...; retrying, 20 s left)"
     ]
 
 
