@@ -756,6 +756,7 @@ class _Bounded(ServerConnection):
     _raw: list[bytes] | None = None
     _early: list[bytes | None] | None = None
     _held: list[bytes] | None = None  # after the request head, until its answer (handshake)
+    _ended_early = False  # the peer's stream ended before its upgrade was answered
     _controls: TokenBucket | None = None  # the pings, pongs and fragments it may still send
     flooded = False  # closed for sending too many of them (a strike on its address)
 
@@ -913,6 +914,10 @@ class _Bounded(ServerConnection):
             held, self._held = self._held, None
             if held and self.protocol.state is State.OPEN:
                 self._read(b"".join(held))
+            if self._ended_early:  # the answer is out: now websockets hears the end
+                self._ended_early = False
+                super()._end()
+                self.transport.close()  # as asyncio does when eof_received returns nothing
 
     def _feed(self, data: bytes) -> None:
         super().data_received(data)
@@ -1135,6 +1140,12 @@ class _BodyDropping(_Bounded):
         self.transport.close()  # after what is written has gone out
 
     def _end(self) -> bool | None:
+        if self._held is not None and self.tls is None:
+            # An upgrade not answered yet: a refusal (a bad key, version 8, a POST) would
+            # be lost with the socket; the end is heard once the handshake is over.
+            # (On TLS, asyncio closes the socket whatever eof_received returns.)
+            self._ended_early = True
+            return True
         if self._dropping and not self.protocol.eof_sent:  # not answered yet
             # This connection's sends (the answer is the next) end it afterwards;
             # every other connection keeps websockets' own send_data.

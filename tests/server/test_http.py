@@ -376,6 +376,25 @@ async def test_a_request_then_the_end_of_the_stream_is_still_answered(server: Ru
     assert (await raw_answer(port, posted, half_close=True)).startswith(b"HTTP/1.1 405 ")
 
 
+async def test_an_upgrade_then_the_end_of_the_stream_is_still_answered(server: Running) -> None:
+    """An upgrade request followed by a half-close got no answer at all when it was
+    refused (a bad key, version 8, a POST): the end of the stream closed the socket
+    before the refusal was written. A good one gets its 101, then the close."""
+    port = server.server.port
+    upgrade = upgrade_head(port).decode()
+    refused = [
+        ("400 ", re.sub(r"Sec-WebSocket-Key: \S+", "Sec-WebSocket-Key: a", upgrade)),
+        ("400 ", upgrade.replace("Version: 13", "Version: 8")),
+        ("405 ", upgrade.replace("GET", "POST", 1)),
+    ]
+    for status, request in refused:
+        answer = await asyncio.wait_for(raw_answer(port, request.encode(), half_close=True), 10)
+        assert answer.startswith(f"HTTP/1.1 {status}".encode()), (status, answer)
+    answer = await asyncio.wait_for(raw_answer(port, upgrade.encode(), half_close=True), 10)
+    assert answer.startswith(b"HTTP/1.1 101 "), answer
+    assert (await http_get(port, "/healthz"))[0] == 200
+
+
 async def test_what_cannot_begin_a_request_is_refused_at_once(
     server: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
