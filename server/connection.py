@@ -55,13 +55,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import itertools
 import logging
 import math
 import re
 import ssl
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final, cast
@@ -765,8 +766,7 @@ class _Bounded(ServerConnection):
         # websockets words its refusals of a handshake for itself, with the library's own
         # causes ('Invalid base64-encoded string: ...'), also to a plain HTTP request
         # ('Failed to open a WebSocket connection: line too long' for /healthz)
-        reject = self.protocol.reject
-        self.protocol.reject = lambda status, text: reject(status, _public_refusal(status, text))  # type: ignore[method-assign]
+        self.protocol.reject = functools.partial(_refuse, self.protocol.reject)  # type: ignore[method-assign]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
@@ -969,6 +969,22 @@ def _address(remote: object) -> str:
 
 
 _HANDSHAKE_FAILED: Final = "Failed to open a WebSocket connection: "
+
+
+def _refuse(reject: Callable[[int, str], HttpResponse], status: int, text: str) -> HttpResponse:
+    """websockets' ``reject``, worded as this server says it (``_public_refusal``); an
+    upgrade to another WebSocket version than 13 is 426 with the version spoken, as RFC
+    6455 section 4.2.2 asks (websockets answers 400 and names none)."""
+    said = _public_refusal(status, text)
+    if said != _OTHER_VERSION:
+        return reject(status, said)
+    response = reject(HTTPStatus.UPGRADE_REQUIRED, _VERSION_SPOKEN)
+    response.headers["Sec-WebSocket-Version"] = "13"
+    return response
+
+
+_OTHER_VERSION: Final = "Invalid Sec-WebSocket-Version header.\n"
+_VERSION_SPOKEN: Final = "Unsupported WebSocket version: this server speaks version 13.\n"
 
 
 def _public_refusal(status: int, text: str) -> str:

@@ -384,7 +384,7 @@ async def test_an_upgrade_then_the_end_of_the_stream_is_still_answered(server: R
     upgrade = upgrade_head(port).decode()
     refused = [
         ("400 ", re.sub(r"Sec-WebSocket-Key: \S+", "Sec-WebSocket-Key: a", upgrade)),
-        ("400 ", upgrade.replace("Version: 13", "Version: 8")),
+        ("426 ", upgrade.replace("Version: 13", "Version: 8")),
         ("405 ", upgrade.replace("GET", "POST", 1)),
     ]
     for status, request in refused:
@@ -393,6 +393,22 @@ async def test_an_upgrade_then_the_end_of_the_stream_is_still_answered(server: R
     answer = await asyncio.wait_for(raw_answer(port, upgrade.encode(), half_close=True), 10)
     assert answer.startswith(b"HTTP/1.1 101 "), answer
     assert (await http_get(port, "/healthz"))[0] == 200
+
+
+async def test_an_upgrade_to_another_websocket_version_is_told_the_one_spoken(
+    server: Running,
+) -> None:
+    """Version 8 was refused 400 without the version the server speaks; RFC 6455
+    section 4.2.2 asks for 426 and a Sec-WebSocket-Version header naming it."""
+    port = server.server.port
+    upgrade = upgrade_head(port).decode()
+    answer = await raw_answer(port, upgrade.replace("Version: 13", "Version: 8").encode())
+    head, _, text = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 426 "), answer
+    assert b"\r\nSec-WebSocket-Version: 13\r\n" in head + b"\r\n", head
+    assert text == b"Unsupported WebSocket version: this server speaks version 13.\n"
+    missing = re.sub(r"Sec-WebSocket-Version: 13\r\n", "", upgrade).encode()
+    assert (await raw_answer(port, missing)).startswith(b"HTTP/1.1 400 ")
 
 
 async def test_what_cannot_begin_a_request_is_refused_at_once(
