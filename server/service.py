@@ -266,9 +266,9 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 PAUSED: Final = "The game is paused; resume it first."
 
 CLOCK_BANK_S: Final = 5.0
-"""On a shared store, how often a node banks the play time of the games whose clocks run
-on it (``_bank_clocks``): another node takes the time up from the store, late by this much
-at most, and a crash loses no more of it."""
+"""How often a node banks the play time of the games whose clocks run on it
+(``_bank_clocks``): a crash loses no more of it, and on a shared store another node takes
+the time up from the store, late by this much at most."""
 CLOCK_SKEW_MS: Final = 250
 """How far a node's clock may run ahead of what the store's row allows before it is set
 back (``_cap_clock``): the nodes' wall clocks, and a commit's lag behind its action."""
@@ -1402,7 +1402,7 @@ class GameService:
             return
         if should_run:
             live.clock.start()
-            if self.store.shared and self._banker is None:
+            if self._banker is None:
                 self._banker = self._spawn(self._bank_clocks(), shared=True)
         else:
             # A finished game's clock stops at its recorded time, so the clock
@@ -1417,11 +1417,12 @@ class GameService:
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     async def _bank_clocks(self) -> None:
-        """On a shared store, while any clock runs here: every ``CLOCK_BANK_S``, bank the
-        play time of each game whose clock runs, and take up the time the store holds
-        when another node's clock ran longer (its device kept the game open while this
-        node's did not: time open on two nodes counts as the larger of the clocks, and a
-        node that opens the game again reads it from the store)."""
+        """While any clock runs here: every ``CLOCK_BANK_S``, bank the play time of each
+        game whose clock runs (a crash loses at most that much of it), and take up the
+        time the store holds when another node's clock ran longer (on a shared store, its
+        device kept the game open while this node's did not: time open on two nodes counts
+        as the larger of the clocks, and a node that opens the game again reads it from
+        the store)."""
         try:
             while True:
                 await asyncio.sleep(CLOCK_BANK_S)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from server import service as service_module
 from server.clock import PlayClock
 from tests.server.client import Client
 from tests.server.conftest import Running
@@ -128,3 +131,20 @@ async def test_once_shutdown_has_stopped_the_clocks_no_request_starts_one(
     assert not live.clock.running
     await asyncio.sleep(0.1)
     assert live.clock.now_ms() == stopped_at
+
+
+async def test_a_running_clock_is_banked_on_every_store(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite the play time since the last action reached the store only when the
+    clock stopped: a crash (kill -9) after 35 s with the game open and no action gave
+    all 35 s back. Running clocks bank their time every ``CLOCK_BANK_S`` on every
+    store, so a crash loses at most that much."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 0.2)
+    kim = await server.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=1))["game"]
+    await asyncio.sleep(1.0)
+    store = server.server.store
+    assert store is not None
+    record = await store.get_game(game)
+    assert record is not None and record.time_ms >= 600, record
