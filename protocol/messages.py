@@ -164,7 +164,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "until they end. When the server has no such deal ready (a fresh server, or all "
         "dealt) it searches for one for up to 3 s, then answers `unavailable`: retry "
         "shortly. "
-        "Abandoning an unfinished game loses it (R17).",
+        "Abandoning an unfinished game loses it (R17), so a `new_game` is not a retry of "
+        "itself: sent again after a lost reply, it starts a second game and loses the first. "
+        "Reconnect instead: the game it started, if it did, is the unfinished game in "
+        "`welcome`'s `games` that you did not know (section 5, Retries).",
         ("game",),
         ("unauthenticated", "forbidden", "unavailable"),
         {"type": "new_game", "id": 3, "level": "hard", "deal": 1},

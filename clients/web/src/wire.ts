@@ -56,7 +56,7 @@ id: (number | string)
 name: string
 }
 /**
- * Starts a game and opens it on this connection. Without `deal` the server picks one (on easy, always one the solver has won, dealt to no other game: choosing it there is `forbidden`). With `winnable: true` it deals, on any level, a deal the solver has won under that level's rules, chosen the same way; such games keep statistics of their own (a stats row with `winnable: true`), and their deal number is withheld until they end. When the server has no such deal ready (a fresh server, or all dealt) it searches for one for up to 3 s, then answers `unavailable`: retry shortly. Abandoning an unfinished game loses it (R17).
+ * Starts a game and opens it on this connection. Without `deal` the server picks one (on easy, always one the solver has won, dealt to no other game: choosing it there is `forbidden`). With `winnable: true` it deals, on any level, a deal the solver has won under that level's rules, chosen the same way; such games keep statistics of their own (a stats row with `winnable: true`), and their deal number is withheld until they end. When the server has no such deal ready (a fresh server, or all dealt) it searches for one for up to 3 s, then answers `unavailable`: retry shortly. Abandoning an unfinished game loses it (R17), so a `new_game` is not a retry of itself: sent again after a lost reply, it starts a second game and loses the first. Reconnect instead: the game it started, if it did, is the unfinished game in `welcome`'s `games` that you did not know (section 5, Retries).
  */
 export interface NewGameRequest {
 /**
