@@ -12,7 +12,7 @@ from typing import Any
 
 from clients.cli.i18n import _
 from clients.cli.levels import LEVEL_ORDER, has_stock, level_name, rules_text
-from clients.cli.render import time_text
+from clients.cli.render import percent, time_text
 
 __all__ = ["TIPS", "guide_text", "menu_line"]
 
@@ -30,7 +30,7 @@ def menu_line(level: str, row: dict[str, Any] | None) -> str:
         "menu.stats",
         games=row["games"],
         wins=row["wins"],
-        rate=f"{100 * float(row['win_rate']):.0f}%",
+        rate=percent(float(row["win_rate"])),
         best="-" if row.get("best_score") is None else row["best_score"],
         fastest="-" if fastest is None else time_text(int(fastest)),
     )

@@ -30,6 +30,7 @@ __all__ = [
     "card_text",
     "cards_in_text",
     "describe_event",
+    "percent",
     "render_board",
     "render_games",
     "render_hint",
@@ -105,6 +106,15 @@ def time_text(ms: int) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def percent(rate: float) -> str:
+    """A win rate in 0..1 as a whole percentage, never 100% with a loss nor 0% with a
+    win (199 of 200 is "99%")."""
+    shown = round(100 * rate)
+    if 0 < rate < 1:
+        shown = min(max(shown, 1), 99)
+    return f"{shown}%"
 
 
 def fit(parts: list[str], width: int | None, sep: str = " · ") -> str:
@@ -420,7 +430,7 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
             str(row["games"]),
             str(row["wins"]),
             str(row["losses"]),
-            f"{100 * float(row['win_rate']):.0f}%",
+            percent(float(row["win_rate"])),
             str(row["current_streak"]),
             str(row["best_streak"]),
             _opt(row.get("best_score")),

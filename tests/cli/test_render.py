@@ -17,6 +17,7 @@ import pytest
 
 from clients.cli.board import Board
 from clients.cli.commands import help_text
+from clients.cli.guide import menu_line
 from clients.cli.i18n import LANGS, use
 from clients.cli.render import (
     RESERVED_ROWS,
@@ -24,6 +25,7 @@ from clients.cli.render import (
     card_text,
     cards_in_text,
     describe_event,
+    percent,
     render_board,
     render_hint,
     render_results,
@@ -120,6 +122,21 @@ def test_stats_follow_the_level_order() -> None:
     lines = render_stats(rows).splitlines()
     assert [line.split()[0] for line in lines[1:]] == ["easy", "hard", "relaxed"]
     assert "longest streak" in lines[0]
+
+
+def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
+    """199 wins of 200 showed "100%", 1 of 201 "0%": rounded to a whole percent."""
+    assert [percent(rate) for rate in (0, 1, 0.4166, 0.995, 0.999, 1 / 201)] == [
+        "0%",
+        "100%",
+        "42%",
+        "99%",
+        "99%",
+        "1%",
+    ]
+    row = {**WON["stats"], "level": "hard", "games": 200, "wins": 199, "win_rate": 0.995}
+    assert " 99% " in render_stats([row]) and "100%" not in render_stats([row])
+    assert "99%" in menu_line("hard", row)
 
 
 def test_cards_and_events() -> None:

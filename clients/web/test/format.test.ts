@@ -31,6 +31,10 @@ describe("format", () => {
     expect(percent(0)).toBe("0 %");
     expect(percent(0.4166)).toBe("42 %");
     expect(percent(1)).toBe("100 %");
+    // 199 wins of 200 showed "100 %", 1 of 201 "0 %"
+    expect(percent(199 / 200)).toBe("99 %");
+    expect(percent(999 / 1000)).toBe("99 %");
+    expect(percent(1 / 201)).toBe("1 %");
   });
 });
 
