@@ -916,7 +916,7 @@ class _Bounded(ServerConnection):
                 self._read(b"".join(held))
             if self._ended_early:  # the answer is out: now websockets hears the end
                 self._ended_early = False
-                super()._end()
+                ServerConnection.eof_received(self)
                 self.transport.close()  # as asyncio does when eof_received returns nothing
 
     def _feed(self, data: bytes) -> None:
