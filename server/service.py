@@ -677,9 +677,10 @@ class GameService:
         elif live.clock.running and not missing and record.updated_at > known:
             self._cap_clock(live, record)  # changed by no action: a pause and a resume
         elif live.clock.paused and not live.finished:
-            # Resumed on a node this one did not hear: the game has run there since the
-            # row last changed (the resume, or an action after it), not stood at the pause.
-            since = datetime.now(UTC) - record.updated_at
+            # Resumed on a node this one did not hear: the game has run there since its
+            # time was stored (the resume, an action after it, or a bank of the clock
+            # since), not stood at the pause.
+            since = datetime.now(UTC) - record.clock_since
             live.clock.advance_to(record.time_ms + max(0, int(since.total_seconds() * 1000)))
         live.clock.paused = record.paused
         self._sync_clock(live)
@@ -700,12 +701,12 @@ class GameService:
     def _cap_clock(self, live: LiveGame, record: GameRecord) -> None:
         """Call holding the lock, for a row changed by no action since this node last read
         it (a pause and a resume): a running clock counts no more than the stored play
-        time and the time since the resume. One that did (this node missed both, and ran
+        time and the time since it was stored. One that did (this node missed both, and ran
         through the pause) goes back to that, and the watchers are told.
         ``CLOCK_SKEW_MS`` allows for nodes' clocks. Not after an action: another node's
         clock may run behind this one's (its device opened the game later), and time
         with the game open on two nodes counts as the larger of the two clocks."""
-        since = datetime.now(UTC) - record.updated_at
+        since = datetime.now(UTC) - record.clock_since
         most = record.time_ms + max(0, int(since.total_seconds() * 1000))
         if live.clock.now_ms() <= most + CLOCK_SKEW_MS:
             return

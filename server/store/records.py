@@ -113,6 +113,13 @@ class GameRecord(NamedTuple):
     paused: bool = False  # the player paused it (R22); kept across restarts
     winnable: bool = False  # dealt from the level's winnable pool on request
     deal_chosen: bool = False  # the player named the deal; else it is withheld until the end
+    time_at: datetime | None = None  # when time_ms was the play time (None: stored before)
+
+    @property
+    def clock_since(self) -> datetime:
+        """When ``time_ms`` was the play time: a clock that has run since counts on from
+        it. A row stored before ``time_at`` was kept: when the game last changed."""
+        return self.updated_at if self.time_at is None else self.time_at
 
     @property
     def finished(self) -> bool:

@@ -656,7 +656,7 @@ class Store:
 
     async def _save_play_times(self, batch: Sequence[_TimeSave]) -> list[bool]:
         async with self._transaction() as conn:
-            saved = await writes.save_play_times(conn, batch)
+            saved = await writes.save_play_times(conn, batch, self._clock())
             changed = [s.game_id for s, done in zip(batch, saved, strict=True) if done]
             if changed and self.shared:
                 await notify_changes(conn, self.node_id, changed)
@@ -672,7 +672,7 @@ class Store:
         for first in range(0, len(saves), TIME_SAVES_PER_TRANSACTION):
             async with self._transaction() as conn:
                 chunk = saves[first : first + TIME_SAVES_PER_TRANSACTION]
-                held |= await writes.bank_play_times(conn, chunk)
+                held |= await writes.bank_play_times(conn, chunk, self._clock())
         return held
 
     async def set_paused(
@@ -686,7 +686,7 @@ class Store:
         if the game was paused already (by another node), whose time stands."""
         async with self._transaction() as conn:
             if paused and banked is not None:  # first: a paused game's time is not saved
-                await writes.save_play_times(conn, [(game_id, *banked)])
+                await writes.save_play_times(conn, [(game_id, *banked)], self._clock())
             state = await games.set_paused(conn, game_id, paused, self._clock())
             if state is not None and self.shared:
                 await notify_changes(conn, self.node_id, [game_id])

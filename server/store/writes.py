@@ -156,7 +156,7 @@ def _set(
         }
     if not ending:
         carries = (f"{name} = {kept[name]}" for name in _SNAPSHOT if carried)
-        return (*counters, "updated_at = :now", *carries)
+        return (*counters, "updated_at = :now", "time_at = :now", *carries)
     # An end without an action may come from a node that has not heard of a pause: a
     # paused game ends at the time (and score) its pause stored, not at that node's.
     counters = (
@@ -169,7 +169,7 @@ def _set(
     finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
     # A game that ends drops its snapshot: a finished game is never restored from one.
     dropped = (f"{name} = CASE WHEN {active} THEN {kept[name]} END" for name in _SNAPSHOT)
-    return (*counters, "updated_at = :now", finished, *dropped)
+    return (*counters, "updated_at = :now", "time_at = :now", finished, *dropped)
 
 
 _SET: Final = _set(lambda name: f"v.{name}")
@@ -611,14 +611,14 @@ _TIME_ROW: Final = (
     ("score", "INTEGER"),
 )
 _SAVE_TIMES: Final = (
-    "UPDATE games SET time_ms = t.time_ms, score = t.score FROM {rows}"
+    "UPDATE games SET time_ms = t.time_ms, score = t.score, time_at = {now} FROM {rows}"
     f" WHERE games.id = t.id AND games.version = t.version AND games.status = '{_ACTIVE}'"
     " AND games.time_ms < t.time_ms AND NOT games.paused RETURNING games.id"
 )
 
 
 async def save_play_times(
-    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]]
+    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]], now: datetime
 ) -> list[bool]:
     """Bank the play time of active games that have not moved: one statement for all.
 
@@ -633,7 +633,7 @@ async def save_play_times(
     what banking their time cost. Of a game saved
     more than once here, the save of the highest version and then the longest time
     is the one tried (such an ``UPDATE`` takes any one row per game). True for each
-    save that was applied.
+    save that was applied. A save is taken as the play time at ``now`` (``time_at``).
     """
     kept: dict[int, tuple[int, int, int, int]] = {}
     for save in saves:
@@ -642,20 +642,22 @@ async def save_play_times(
             kept[save[0]] = save
     rows = sorted(kept.values())  # in game id order, the order the write path locks games in
     dialect = conn.dialect.name
-    sql = text(_SAVE_TIMES.format(rows=_rows_source(dialect, _TIME_ROW, "t")))
     postgresql = dialect == "postgresql"
+    at = "CAST(:now AS TIMESTAMP WITH TIME ZONE)" if postgresql else ":now"
+    sql = text(_SAVE_TIMES.format(now=at, rows=_rows_source(dialect, _TIME_ROW, "t")))
+    sql = sql.bindparams(bindparam("now", type_=UTCDateTime()))
     parameters = _columns(_TIME_ROW, rows) if postgresql else {"t": compact_json(rows)}
-    saved = {row[0] for row in await conn.execute(sql, parameters)}
+    saved = {row[0] for row in await conn.execute(sql, {**parameters, "now": now})}
     return [save[0] in saved and kept[save[0]] is save for save in saves]
 
 
 async def bank_play_times(
-    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]]
+    conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]], now: datetime
 ) -> dict[int, int]:
     """``save_play_times``, then the play time each game holds now, by game id: only of
     the games still active at their save's version and not paused (a node's running
     clock takes up the time another node banked, as of the version it holds)."""
-    await save_play_times(conn, saves)
+    await save_play_times(conn, saves, now)
     versions: dict[int, int] = {}
     for game_id, version, _, _ in saves:
         versions[game_id] = max(version, versions.get(game_id, version))

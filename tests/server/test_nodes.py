@@ -268,6 +268,27 @@ async def test_a_node_that_missed_the_resume_counts_the_play_since(
     assert record is not None and record.time_ms >= paused.time_ms + 500, (record, paused)
 
 
+async def test_a_node_that_missed_the_resume_does_not_count_a_banked_time_twice(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf, adopted A's pause; A resumed, moved, and banked its running clock.
+    B, caught up by its hint, went on from the banked play time plus all the time since
+    the move: the time between the move and the bank was counted twice, and stored (a
+    hint's play time above the time the game had existed)."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 0.2)
+    on_a, on_b, game, store, _paused = await paused_unheard(nodes, monkeypatch)
+    assert (await on_b.request("hint", game=game))["code"] == "paused"  # B adopts the pause
+    await clock_stopped(on_b)
+    assert (await on_a.request("resume", game=game))["type"] == "ack"
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    await asyncio.sleep(1.5)  # A plays on, and banks its clock every 0.2 s
+    assert (await on_b.request("hint", game=game))["type"] == "hint"
+    on_a_now = nodes[0].server.service.cached(game).clock.now_ms()  # type: ignore[union-attr]
+    record = await store.get_game(game)
+    assert record is not None and record.version == 2, record
+    assert record.time_ms <= on_a_now + service_module.CLOCK_SKEW_MS, (record, on_a_now)
+
+
 async def test_a_pause_on_a_node_that_missed_moves_names_the_games_version(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,7 +129,7 @@ async def test_a_lone_action_takes_a_value_per_parameter_and_stores_as_a_batch_d
     assert sent == [POSTGRESQL_ONE, POSTGRESQL_ALONE]
     assert heard == [[lone.id], sorted([batched.id, peer.id])]
     mine, theirs = alone.game, together[0].game
-    differ = {"id", "player_id", "created_at", "updated_at"}
+    differ = {"id", "player_id", "created_at", "updated_at", "time_at"}
     assert {k: v for k, v in mine._asdict().items() if k not in differ} == {
         k: v for k, v in theirs._asdict().items() if k not in differ
     }
