@@ -144,7 +144,7 @@ def _limits() -> str:
         (
             "request `id`",
             f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
-            "characters",
+            "characters, NUL (U+0000) not among them",
         ),
         ("player name", f"1..{constants.MAX_NAME_CHARS} printable characters"),
         ("`client` in hello", f"1..{constants.MAX_CLIENT_CHARS} characters"),

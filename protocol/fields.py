@@ -169,6 +169,7 @@ class Str:
     with ``^...$``; keep it to syntax ECMA-262 and Python's ``re`` share).
     ``printable`` means ``str.isprintable()``; the schema can state only part
     of that (no control characters), the rest is in its description.
+    ``no_nul``: any character but NUL (U+0000), which PostgreSQL cannot store in text.
     ``label`` names the string in documentation instead of its constraints,
     linking to ``anchor`` (e.g. "card").
     """
@@ -178,12 +179,13 @@ class Str:
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     printable: bool = False
+    no_nul: bool = False
     format: str | None = None
     label: str | None = None
     anchor: str | None = None
 
     def __post_init__(self) -> None:
-        if self.printable and self.pattern is not None:
+        if (self.printable or self.no_nul) and self.pattern is not None:
             raise ValueError("a printable string cannot have a pattern too (the schema has one)")
 
     def check(self, value: object, path: str) -> None:
@@ -196,6 +198,8 @@ class Str:
         if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
             return False
         if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            return False
+        if self.no_nul and "\x00" in value:
             return False
         return value.isprintable() or not self.printable
 
@@ -211,6 +215,8 @@ class Str:
             out["maxLength"] = self.max_len
         if self.pattern is not None:
             out["pattern"] = f"^(?:{self.pattern})$"
+        if self.no_nul:
+            out["pattern"] = "^[^\\u0000]*$"
         if self.printable:
             out["pattern"] = _CONTROL_CHARS
             out["description"] = "printable: letters, marks, numbers, punctuation, symbols, space"
@@ -227,6 +233,8 @@ class Str:
         words = ["printable string" if self.printable else "string"]
         if self.max_len is not None:
             words.append(f"of {self.min_len}..{self.max_len} chars")
+        if self.no_nul:
+            words.append("without NUL")
         if self.format is not None:
             words.append(f"({'ISO-8601' if self.format == 'date-time' else self.format})")
         elif self.pattern is not None:

@@ -228,6 +228,17 @@ def test_a_valid_move_decodes() -> None:
     assert request.opt_str("card") == "TH"
 
 
+def test_a_string_id_holding_nul_is_refused() -> None:
+    """PostgreSQL stores no NUL in text: an action whose id held one was answered
+    ``internal``, and so was every retry of it. Such an id is refused as the request is
+    read, with no ``re`` (it is not a valid id)."""
+    for request_id in ("a\x00b", "\x00"):
+        refused = rejection(packed(move(id=request_id)))
+        assert refused.code == "bad_request" and refused.re is None, refused
+        assert "NUL" in str(refused), refused
+    assert decode_request(encode(move(id="a\x01b \u200d"))).id == "a\x01b \u200d"
+
+
 def test_optional_fields_may_be_left_out() -> None:
     request = decode_request(encode(move(to=None)))
     assert request.opt_int("to") is None

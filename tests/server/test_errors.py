@@ -103,6 +103,23 @@ async def test_bad_frames_get_bad_request_while_others_are_served(server: Runnin
     assert (await rude.request("ping"))["type"] == "pong"
 
 
+async def test_an_action_whose_id_holds_nul_is_bad_request_on_every_store(
+    server: Running,
+) -> None:
+    """On PostgreSQL (no NUL in text) such an action was answered ``internal``, and every
+    retry of it too: the client could never learn whether it was applied."""
+    gus = await server.player("gus")
+    game = (await gus.request("new_game", level="hard", deal=1))["game"]
+    frame = {"type": "move", "id": "a\x00b", "game": game, "v": 0, "card": "7C", "to": 5}
+    for _ in range(2):
+        await gus.send_raw(encode(frame))
+        reply = await gus.push()
+        while reply["type"] == "events":  # the clock's start
+            reply = await gus.push()
+        assert reply["type"] == "error" and reply["code"] == "bad_request", reply
+    assert (await gus.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+
+
 async def test_abuse_closes_with_1008(server: Running) -> None:
     rude = await server.connect()
     for _ in range(ABUSE_LIMIT + 1):
