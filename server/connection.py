@@ -163,6 +163,7 @@ class Peer:
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
     limited_hello: bool = False  # ... and it was a hello, for the address's refused tokens
+    # (or, answered by the service, for its player's connections)
 
 
 class ConnectionHandler:
@@ -324,8 +325,9 @@ class ConnectionHandler:
             if not session.greeted and (
                 code == "unavailable" or (code == "rate_limited" and peer.limited_hello)
             ):
-                # The peer did say hello, and was told to try again (an outage, or the
-                # refused tokens of its address): it gets a whole hello deadline for that.
+                # The peer did say hello, and was told to try again (an outage, the refused
+                # tokens of its address, or its player's connections all taken): it gets a
+                # whole hello deadline for that.
                 # (A hello refused for the read rate, which pings before hello use up, is
                 # not: that would keep a connection open that never says hello.)
                 hello_by = time.monotonic() + bounds.hello_timeout
@@ -409,6 +411,8 @@ class ConnectionHandler:
         reply = await self.service.handle(session, request)
         failed = reply is not None and reply.get("type") == "error"
         code = str(reply.get("code")) if failed and reply else None
+        if request.type == "hello" and code == "rate_limited":
+            peer.limited_hello = True  # the player's connections are all taken: wait, again
         if request.type == "hello" and code == "unauthenticated":
             token = request.fields.get("token")
             if isinstance(token, str) and self.limits.auth_failed(

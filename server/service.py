@@ -265,6 +265,10 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 
 PAUSED: Final = "The game is paused; resume it first."
 
+ROOM_RETRY_MS: Final = 5000
+"""The wait a hello beyond a player's connections is told (``_check_connections``): a device's
+dead connection is found by keepalive within 40 s, a closed one at once."""
+
 CLOCK_BANK_S: Final = 5.0
 """How often a node banks the play time of the games whose clocks run on it
 (``_bank_clocks``): a crash loses no more of it, and on a shared store another node takes
@@ -356,6 +360,7 @@ class GameService:
         token_max_age: timedelta | None = None,
         max_versions: int = 10_000,
         history_keep: int = HISTORY_KEEP,
+        max_connections_per_player: int = 32,
     ) -> None:
         self.store = store
         self.token_max_age = token_max_age  # None: tokens never expire
@@ -369,6 +374,7 @@ class GameService:
         self.cache_size = cache_size
         self.max_versions = max_versions
         self.history_keep = history_keep
+        self.max_connections_per_player = max_connections_per_player
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
@@ -783,6 +789,8 @@ class GameService:
         signed_in = session.player
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
+        if player is not None and signed_in is None:
+            self._check_connections(player.id)
         self._switch_player(session, player, token)
         session.owned = frozenset(record.id for record in records)
         session.greeted = True
@@ -794,6 +802,19 @@ class GameService:
             player=None if player is None else build.player(player.id, player.name),
             games=games,
         )
+
+    def _check_connections(self, player_id: int) -> None:
+        """A player holds at most ``max_connections_per_player`` connections here: each
+        one with a game open is pushed its every change, so thousands of one player's
+        made a few requests a second cost everyone else's moves tens of milliseconds."""
+        held = self.signed_in.count(player_id)
+        if held >= self.max_connections_per_player:
+            raise _fail(
+                "rate_limited",
+                f"This player holds {held} connections to this server, the most it may; "
+                f"close one, or retry in {ROOM_RETRY_MS} ms.",
+                retry_after_ms=ROOM_RETRY_MS,
+            )
 
     async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and games, None if it is unknown, expired or revoked,
