@@ -839,7 +839,7 @@ class _Bounded(ServerConnection):
             return None  # gone before its TLS handshake began: closed
         if self._early is not None:
             self._early.append(None)
-            return True
+            return None  # TLS shuts down after a close_notify whatever is returned
         return self._end()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -918,10 +918,26 @@ class _Bounded(ServerConnection):
             held, self._held = self._held, None
             if held and self.protocol.state is State.OPEN:
                 self._read(b"".join(held))
-            if self._ended_early:  # the answer is out: now websockets hears the end
-                self._ended_early = False
-                ServerConnection.eof_received(self)
-                self.transport.close()  # as asyncio does when eof_received returns nothing
+            if self._ended_early:  # a 101 is out: now websockets hears the end
+                self._hear_the_end()
+
+    def _hear_the_end(self) -> None:
+        """The peer's end of its stream, held while its upgrade was answered (``_end``),
+        given to websockets now, and the socket closed (as asyncio closes it when
+        ``eof_received`` returns nothing)."""
+        self._ended_early = False
+        self.__dict__.pop("send_data", None)  # back to the class's
+        ServerConnection.eof_received(self)
+        self.transport.close()
+
+    def _send_then_hear_the_end(self) -> None:
+        """``send_data`` while the peer's end is held: once a refusal is out (websockets
+        ends its side of the stream after one), the end is heard. Else websockets would
+        wait for the peer's close, which came already, until its close timeout (2 s; 10 s
+        after a 431), holding the socket against its address's count."""
+        ServerConnection.send_data(self)
+        if self.protocol.eof_sent:
+            self._hear_the_end()
 
     def _feed(self, data: bytes) -> None:
         super().data_received(data)
@@ -983,6 +999,7 @@ def _refuse(reject: Callable[[int, str], HttpResponse], status: int, text: str) 
     if said != _OTHER_VERSION:
         return reject(status, said)
     response = reject(HTTPStatus.UPGRADE_REQUIRED, _VERSION_SPOKEN)
+    response.headers["Upgrade"] = "websocket"  # RFC 9110 section 15.5.22: a 426 names it
     response.headers["Sec-WebSocket-Version"] = "13"
     return response
 
@@ -1160,13 +1177,16 @@ class _BodyDropping(_Bounded):
         self.transport.close()  # after what is written has gone out
 
     def _end(self) -> bool | None:
-        if self._held is not None and self.tls is None:
+        if self._held is not None and self.tls is None and not self.protocol.eof_sent:
             # An upgrade not answered yet: a refusal (a bad key, version 8, a POST) would
-            # be lost with the socket; the end is heard once the handshake is over.
-            # (On TLS, asyncio closes the socket whatever eof_received returns.)
+            # be lost with the socket; the end is heard once a refusal is out, or once
+            # the handshake is over (a 101). One answered already (a head too large,
+            # refused as it was read) hears it now. (On TLS, asyncio closes the socket
+            # whatever eof_received returns.)
             self._ended_early = True
+            self.send_data = self._send_then_hear_the_end  # type: ignore[method-assign]
             return True
-        if self._dropping and not self.protocol.eof_sent:  # not answered yet
+        if self._dropping and not self.protocol.eof_sent and self.tls is None:  # not answered
             # This connection's sends (the answer is the next) end it afterwards;
             # every other connection keeps websockets' own send_data.
             self.send_data = self._send_then_end  # type: ignore[method-assign]

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -402,9 +403,16 @@ async def test_an_upgrade_then_the_end_of_the_stream_is_still_answered(
         ("426 ", upgrade.replace("Version: 13", "Version: 8")),
         ("405 ", upgrade.replace("GET", "POST", 1)),
     ]
+    huge = upgrade.replace("\r\n\r\n", "\r\nX-Big: " + "x" * 9000 + "\r\n\r\n")
+    refused.append(("431 ", huge))
+    before = len(os.listdir("/proc/self/fd"))  # the server runs in this process
     for status, request in refused:
         answer = await asyncio.wait_for(raw_answer(port, request.encode(), half_close=True), 10)
         assert answer.startswith(f"HTTP/1.1 {status}".encode()), (status, answer)
+    # and each socket was let go once answered: they were held until websockets' close
+    # timeout (2 s; 10 s after a 431), counted against the address's sockets meanwhile
+    await asyncio.sleep(0.5)
+    assert len(os.listdir("/proc/self/fd")) <= before
     answer = await asyncio.wait_for(raw_answer(port, upgrade.encode(), half_close=True), 10)
     assert answer.startswith(b"HTTP/1.1 101 "), answer
     assert (await http_get(port, "/healthz"))[0] == 200
@@ -422,6 +430,7 @@ async def test_an_upgrade_to_another_websocket_version_is_told_the_one_spoken(
     head, _, text = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 426 "), answer
     assert b"\r\nSec-WebSocket-Version: 13\r\n" in head + b"\r\n", head
+    assert b"\r\nUpgrade: websocket\r\n" in head + b"\r\n", head
     assert text == b"Unsupported WebSocket version: this server speaks version 13.\n"
     missing = re.sub(r"Sec-WebSocket-Version: 13\r\n", "", upgrade).encode()
     assert (await raw_answer(port, missing)).startswith(b"HTTP/1.1 400 ")

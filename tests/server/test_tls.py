@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import shutil
 import ssl
 import subprocess
@@ -62,6 +63,36 @@ async def test_wss_and_https_with_a_self_signed_certificate(tmp_path: Path) -> N
             await http_get(server.port, "/healthz", tls=ssl.create_default_context())
     finally:
         await server.stop()
+
+
+async def test_a_request_then_close_notify_logs_no_asyncio_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A plain GET followed at once by the client's close_notify logged asyncio's
+    'returning true from eof_received() has no effect when using ssl' each time."""
+    cert, key = self_signed(tmp_path)
+    settings = dataclasses.replace(quiet_settings(tmp_path), certfile=str(cert), keyfile=str(key))
+    server = ScorpionServer(settings)
+    await server.start()
+    held = logging.getLogger("asyncio")  # a library's lines are held (server.logs)
+    held.addHandler(caplog.handler)
+    try:
+        trusting = ssl.create_default_context(cafile=str(cert))
+        for _ in range(5):
+            _, writer = await asyncio.open_connection(
+                "127.0.0.1", server.port, ssl=trusting, server_hostname="127.0.0.1"
+            )
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            writer.close()  # close_notify, then the socket's end
+            with contextlib.suppress(OSError, ssl.SSLError):
+                await writer.wait_closed()
+        await asyncio.sleep(0.3)
+        assert (await http_get(server.port, "/healthz", tls=trusting))[0] == 200
+    finally:
+        held.removeHandler(caplog.handler)
+        await server.stop()
+    assert not [r for r in caplog.records if "eof_received" in r.getMessage()]
 
 
 def test_a_key_that_does_not_match_is_refused_at_start(tmp_path: Path) -> None:
