@@ -811,8 +811,8 @@ class GameService:
         if held >= self.max_connections_per_player:
             raise _fail(
                 "rate_limited",
-                f"This player holds {held} connections to this server, the most it may; "
-                f"close one, or retry in {ROOM_RETRY_MS} ms.",
+                f"The player holds the most connections this server allows one player "
+                f"({held}); close one, or retry in {ROOM_RETRY_MS} ms.",
                 retry_after_ms=ROOM_RETRY_MS,
             )
 
