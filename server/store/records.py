@@ -118,8 +118,13 @@ class GameRecord(NamedTuple):
     @property
     def clock_since(self) -> datetime:
         """When ``time_ms`` was the play time: a clock that has run since counts on from
-        it. A row stored before ``time_at`` was kept: when the game last changed."""
-        return self.updated_at if self.time_at is None else self.time_at
+        it. ``time_at`` moves with every change of the game (and with a bank of its
+        time); a later ``updated_at`` is a change made by a server from before
+        ``time_at`` was kept (an older node during an upgrade, or a row written before),
+        which stored the play time of that moment."""
+        if self.time_at is None or self.updated_at > self.time_at:
+            return self.updated_at
+        return self.time_at
 
     @property
     def finished(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from server.store import (
     Progress,
     Store,
 )
-from server.store.records import MAX_STORED_DEAL
+from server.store.records import MAX_STORED_DEAL, GameRecord
 from tests.server.store.conftest import move, new_game, new_player
 
 
@@ -140,3 +140,21 @@ def test_writes_that_make_no_sense_are_refused() -> None:
         GameWrite(1, 0, Progress(), ending=Ending.RESIGNED, request_id="r")
     with pytest.raises(ValueError, match="too long"):
         GameWrite(1, 0, Progress(), NewAction("deal"), request_id="r" * 65)
+
+
+def test_a_clock_counts_on_from_the_latest_of_time_at_and_updated_at() -> None:
+    """A node counts a running clock on from when the row's play time was stored. An
+    older server (a node not yet upgraded, during the documented rolling start of new
+    nodes) changes the row without ``time_at``: counted from the pause's ``time_at``,
+    a 10 s pause then resumed on the older node was counted as play time, and stored."""
+    paused_at = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+    resumed_at = paused_at + timedelta(seconds=10)
+    base = GameRecord(
+        1, 1, "hard", 1, GameStatus.ACTIVE, 0, 0, 0, 2000, 0, 0, 0, paused_at, paused_at, None, None
+    )
+    assert base.clock_since == paused_at  # stored before time_at was kept
+    assert base._replace(time_at=paused_at).clock_since == paused_at
+    older_node = base._replace(time_at=paused_at, updated_at=resumed_at)
+    assert older_node.clock_since == resumed_at
+    banked = base._replace(time_at=resumed_at + timedelta(seconds=5), updated_at=resumed_at)
+    assert banked.clock_since == resumed_at + timedelta(seconds=5)
