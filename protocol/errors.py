@@ -121,7 +121,9 @@ CLOSE_CODES: Final[dict[int, str]] = {
     CLOSE_INTERNAL_ERROR: "The client did not answer the keepalive ping in time (it stopped "
     "reading, or the network is gone), or an unexpected server error.",
     CLOSE_TRY_AGAIN_LATER: "Too many connections: from this address, or to this server in "
-    "all; retry later with a growing delay.",
+    "all; retry later with a growing delay. Or, with the reason `replaced by a newer "
+    "connection of this player`, this was the oldest of the connections one player may "
+    "hold on a server node, closed for a newer one: reconnect only if this device is in use.",
 }
 
 

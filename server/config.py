@@ -79,7 +79,7 @@ class Settings:
     max_connections: int = 10_000  # open WebSocket connections in all (1013 beyond)
     listen_backlog: int = 4096  # connections waiting to be accepted (the kernel may cap it)
     max_connections_per_address: int = 64  # from one client address (1013 beyond)
-    max_connections_per_player: int = 32  # signed in as one player here (rate_limited beyond)
+    max_connections_per_player: int = 32  # signed in as one player here (oldest closed beyond)
     rate_actions: str = "30,120"  # per connection: moves, deals, undos, ... (RATE/s,BURST)
     rate_games: str = "0.2,10"  # per connection: new games (RATE/s,BURST)
     rate_hints: str = "3,20"
@@ -155,7 +155,7 @@ _HELP: dict[str, str] = {
     "max_connections_per_address": "most open connections from one client address (1013);"
     " 16 more sockets may be open from it (handshakes, plain HTTP)",
     "max_connections_per_player": "most connections signed in as one player on this node;"
-    " a hello beyond is answered rate_limited",
+    " one more closes the player's oldest (1013)",
     "rate_actions": "actions per connection: RATE per second,BURST (or off)",
     "rate_games": "new games per connection: RATE per second,BURST (or off)",
     "rate_hints": "hints per connection: RATE per second,BURST (or off)",

@@ -163,7 +163,6 @@ class Peer:
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
     limited_hello: bool = False  # ... and it was a hello, for the address's refused tokens
-    # (or, answered by the service, for its player's connections)
 
 
 class ConnectionHandler:
@@ -185,6 +184,7 @@ class ConnectionHandler:
         self.budget = Budget(self.settings.outbox_total_bytes)
         self.open = 0
         self._sockets: dict[Outbox, ServerConnection] = {}
+        self._replacing: set[asyncio.Task[None]] = set()  # 1013s of replaced connections
         self._ids = itertools.count(1)
         # Connections waiting for a frame: (the time it must come by, whether it said hello,
         # its address and its connection id, for the line that closes it).
@@ -248,6 +248,7 @@ class ConnectionHandler:
         bounds = self.settings
         outbox = Outbox(bounds.queue_size, bounds.outbox_bytes, self.budget)
         session = Session(outbox, peer=address)
+        session.replace = lambda: self._replace(ws, address)
         peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
         writer = Writer(ws, outbox, bounds.drain_timeout)
         outbox.on_ready(writer.ready, owner=asyncio.current_task())
@@ -273,6 +274,16 @@ class ConnectionHandler:
             _log_close("closing the", address, ending[1], ending[0])
             await _close(ws, *ending, bounds.drain_timeout)
         self._log_end(ws, address)
+
+    def _replace(self, ws: ServerConnection, address: str) -> None:
+        """Close a connection whose player signed in on a newer one past
+        ``--max-connections-per-player`` (``GameService._make_room``), with 1013."""
+        log.info("closing the connection from %s: %s", address, REPLACED)
+        closing = asyncio.get_running_loop().create_task(
+            _close(ws, CLOSE_TRY_AGAIN_LATER, REPLACED, self.settings.drain_timeout)
+        )
+        self._replacing.add(closing)
+        closing.add_done_callback(self._replacing.discard)
 
     def _log_end(self, ws: ServerConnection, address: str) -> None:
         """One line for a close the peer did not ask for (keepalive, protocol errors).
@@ -325,9 +336,8 @@ class ConnectionHandler:
             if not session.greeted and (
                 code == "unavailable" or (code == "rate_limited" and peer.limited_hello)
             ):
-                # The peer did say hello, and was told to try again (an outage, the refused
-                # tokens of its address, or its player's connections all taken): it gets a
-                # whole hello deadline for that.
+                # The peer did say hello, and was told to try again (an outage, or the
+                # refused tokens of its address): it gets a whole hello deadline for that.
                 # (A hello refused for the read rate, which pings before hello use up, is
                 # not: that would keep a connection open that never says hello.)
                 hello_by = time.monotonic() + bounds.hello_timeout
@@ -411,8 +421,6 @@ class ConnectionHandler:
         reply = await self.service.handle(session, request)
         failed = reply is not None and reply.get("type") == "error"
         code = str(reply.get("code")) if failed and reply else None
-        if request.type == "hello" and code == "rate_limited":
-            peer.limited_hello = True  # the player's connections are all taken: wait, again
         if request.type == "hello" and code == "unauthenticated":
             token = request.fields.get("token")
             if isinstance(token, str) and self.limits.auth_failed(
@@ -486,6 +494,9 @@ class ConnectionHandler:
             retry_after_ms=retry,
         )
 
+
+REPLACED: Final = "replaced by a newer connection of this player"
+"""The reason of the 1013 that closes a player's oldest connection (PROTOCOL.md 10)."""
 
 _STRIKES: Final = frozenset({"bad_request", "rate_limited"})
 """Reply codes that may be a strike on the sender's address (``_struck``)."""

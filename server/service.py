@@ -222,6 +222,10 @@ class Session:
     # Games the store gave as the player's at sign-in (a game's owner never changes):
     # opening one needs no read of its owner (``_owned``).
     owned: frozenset[int] = frozenset()
+    # Closes the connection with 1013, for a newer one of its player (``_make_room``);
+    # set by the connection handler. ``replaced``: it was asked to.
+    replace: Callable[[], None] | None = None
+    replaced: bool = False
 
 
 def _request_key(request: Request) -> str:
@@ -264,10 +268,6 @@ def stats_row(stats: LevelStats) -> dict[str, Any]:
 
 
 PAUSED: Final = "The game is paused; resume it first."
-
-ROOM_RETRY_MS: Final = 5000
-"""The wait a hello beyond a player's connections is told (``_check_connections``): a device's
-dead connection is found by keepalive within 40 s, a closed one at once."""
 
 CLOCK_BANK_S: Final = 5.0
 """How often a node banks the play time of the games whose clocks run on it
@@ -790,7 +790,7 @@ class GameService:
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
         if player is not None and signed_in is None:
-            self._check_connections(player.id)
+            self._make_room(player.id)
         self._switch_player(session, player, token)
         session.owned = frozenset(record.id for record in records)
         session.greeted = True
@@ -803,18 +803,18 @@ class GameService:
             games=games,
         )
 
-    def _check_connections(self, player_id: int) -> None:
+    def _make_room(self, player_id: int) -> None:
         """A player holds at most ``max_connections_per_player`` connections here: each
         one with a game open is pushed its every change, so thousands of one player's
-        made a few requests a second cost everyone else's moves tens of milliseconds."""
-        held = self.signed_in.count(player_id)
-        if held >= self.max_connections_per_player:
-            raise _fail(
-                "rate_limited",
-                f"The player holds the most connections this server allows one player "
-                f"({held}); close one, or retry in {ROOM_RETRY_MS} ms.",
-                retry_after_ms=ROOM_RETRY_MS,
-            )
+        made a few requests a second cost everyone else's moves tens of milliseconds.
+        A new one takes the place of the oldest, which is closed (1013): the newest
+        device wins, as the owner of a token that leaked must be able to sign in and
+        revoke it whatever the other holder of the token keeps open."""
+        held = [s for s in self.signed_in.of_player(player_id) if not s.replaced]
+        for oldest in held[: max(0, len(held) + 1 - self.max_connections_per_player)]:
+            oldest.replaced = True
+            if oldest.replace is not None:
+                oldest.replace()
 
     async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and games, None if it is unknown, expired or revoked,

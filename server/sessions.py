@@ -60,10 +60,6 @@ class SignedIn(Generic[S]):
     def replace_token(self, session: S, token: str) -> None:
         self._tokens[id(session)] = token
 
-    def count(self, player_id: int) -> int:
-        """How many sessions ``player_id`` has on this node."""
-        return len(self._by_player.get(player_id, ()))
-
     def of_player(self, player_id: int) -> Iterator[S]:
         yield from list(self._by_player.get(player_id, {}).values())
 
