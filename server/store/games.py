@@ -179,7 +179,6 @@ async def insert_game(
             **dict.fromkeys(_COUNTERS, 0),
             created_at=now,
             updated_at=now,
-            time_at=now,
         )
         .returning(*GAME_COLUMNS)
     )
@@ -332,6 +331,5 @@ async def set_paused(
         return None
     if row.paused != paused:
         changed = update(GAMES).where(GAMES.c.id == game_id)
-        # time_at: a resumed game's clock counts on from now, a paused one stands
-        await conn.execute(changed.values(paused=paused, updated_at=now, time_at=now))
+        await conn.execute(changed.values(paused=paused, updated_at=now))
     return PauseState(bool(row.paused), row.time_ms)

@@ -49,11 +49,13 @@ Decisions worth knowing:
   dropped (both columns NULL) by the write that ends the game, so finished
   games keep no blobs. Only ``Store.restore_game`` reads it; the game records
   (``games.GAME_COLUMNS``) leave it out, so lists never carry it.
-- ``games.time_at`` (revision 0008) is when ``games.time_ms`` was the play
-  time: set with it by every action, pause, resume and save of the time. A
-  node that missed a resume counts a running clock on from it, not from
-  ``updated_at``, which a bank of the running clock (``time_ms`` raised every
-  5 s) leaves alone. NULL in rows stored before it: ``updated_at`` stands in.
+- ``games.time_at`` (revision 0008) is when a save of the play time (a bank
+  of a running clock every 5 s, a pause, the last device leaving) stored
+  ``games.time_ms``, which changes the game in no other way and so leaves
+  ``updated_at`` alone. A node that missed a resume counts a running clock on
+  from the later of the two (``GameRecord.clock_since``): an action or a
+  resume stores the time of its moment with ``updated_at``. NULL in rows
+  stored before it.
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
   later migrations can drop or alter them by name on both databases.
 """
@@ -230,8 +232,8 @@ class GameRow(Base):
     paused: Mapped[bool] = mapped_column(Boolean, server_default=false())
     winnable: Mapped[bool] = mapped_column(Boolean, server_default=false())
     deal_chosen: Mapped[bool] = mapped_column(Boolean, server_default=false())
-    # When time_ms was the play time: a clock running since then is time_ms plus the time
-    # since (a bank raises time_ms without changing the game, so updated_at is not it).
+    # When a save of the running clock stored time_ms (``GameRecord.clock_since``): a bank
+    # raises time_ms without changing the game, so updated_at is not when it was stored.
     time_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # An active game as it stood at version snapshot_v (opaque bytes): restored from it,
     # only the log after it is replayed. Outside ``games.GAME_COLUMNS``: no record carries it.

@@ -113,15 +113,15 @@ class GameRecord(NamedTuple):
     paused: bool = False  # the player paused it (R22); kept across restarts
     winnable: bool = False  # dealt from the level's winnable pool on request
     deal_chosen: bool = False  # the player named the deal; else it is withheld until the end
-    time_at: datetime | None = None  # when time_ms was the play time (None: stored before)
+    time_at: datetime | None = None  # when a save of the play time last stored time_ms
 
     @property
     def clock_since(self) -> datetime:
         """When ``time_ms`` was the play time: a clock that has run since counts on from
-        it. ``time_at`` moves with every change of the game (and with a bank of its
-        time); a later ``updated_at`` is a change made by a server from before
-        ``time_at`` was kept (an older node during an upgrade, or a row written before),
-        which stored the play time of that moment."""
+        it. Every change of the game (an action, a pause or resume) stores the play time
+        of its moment with ``updated_at``; a save of the play time alone (a bank of a
+        running clock) stores it with ``time_at``: the later of the two. (An older server,
+        during an upgrade, sets no ``time_at``.)"""
         if self.time_at is None or self.updated_at > self.time_at:
             return self.updated_at
         return self.time_at

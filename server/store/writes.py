@@ -156,7 +156,7 @@ def _set(
         }
     if not ending:
         carries = (f"{name} = {kept[name]}" for name in _SNAPSHOT if carried)
-        return (*counters, "updated_at = :now", "time_at = :now", *carries)
+        return (*counters, "updated_at = :now", *carries)
     # An end without an action may come from a node that has not heard of a pause: a
     # paused game ends at the time (and score) its pause stored, not at that node's.
     counters = (
@@ -169,7 +169,7 @@ def _set(
     finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
     # A game that ends drops its snapshot: a finished game is never restored from one.
     dropped = (f"{name} = CASE WHEN {active} THEN {kept[name]} END" for name in _SNAPSHOT)
-    return (*counters, "updated_at = :now", "time_at = :now", finished, *dropped)
+    return (*counters, "updated_at = :now", finished, *dropped)
 
 
 _SET: Final = _set(lambda name: f"v.{name}")

@@ -4,13 +4,12 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-06
 
-- ``games.time_at``: the moment ``games.time_ms`` was the game's play time, set
-  with it by every action, pause, resume and save of the play time. A node
-  that missed a resume counts the game's clock on from it: it used
-  ``updated_at``, which a running clock's bank (every 5 s) does not move, so
-  the time between the last change and the bank was counted twice. NULL in
-  rows stored before this revision, which are read as before (``updated_at``)
-  until their next write.
+- ``games.time_at``: the moment a save of the play time alone (a running
+  clock's bank, every 5 s) stored ``games.time_ms``; a change of the game
+  stores it with ``updated_at``. A node that missed a resume counts the
+  game's clock on from the later of the two: from ``updated_at`` alone, the
+  time between the last change and a bank was counted twice. NULL in rows
+  stored before this revision.
 """
 
 from __future__ import annotations
