@@ -65,6 +65,9 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "`retry_after_ms` milliseconds (section 10).",
     "game_too_long": "The game has as many versions as a game may have on this server "
     "(section 10): no more moves, deals, undos, restarts or hints; resign or start a new game.",
+    "too_many_watchers": "The game is open on as many connections to this server as one "
+    "game may be (section 10): close it on a connection that no longer uses it, then open "
+    "it again.",
     "unavailable": "The server cannot serve the request right now (starting, stopping, or "
     "storage unavailable or too slow); retry later. Not applied, unless the database "
     "commits it all the same (as the server stops waiting, or later when the network to it "
@@ -121,9 +124,7 @@ CLOSE_CODES: Final[dict[int, str]] = {
     CLOSE_INTERNAL_ERROR: "The client did not answer the keepalive ping in time (it stopped "
     "reading, or the network is gone), or an unexpected server error.",
     CLOSE_TRY_AGAIN_LATER: "Too many connections: from this address, or to this server in "
-    "all; retry later with a growing delay. Or, with the reason `replaced by a newer "
-    "connection of this player`, this was the oldest of the connections one player may "
-    "hold on a server node, closed for a newer one: reconnect only if this device is in use.",
+    "all; retry later with a growing delay.",
 }
 
 

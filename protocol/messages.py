@@ -190,7 +190,7 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "`game` snapshot, or with `since` the `catch_up` of what happened after that version "
         "(a snapshot when those events are no longer available).",
         ("game", "catch_up"),
-        _GAME_ACCESS,
+        (*_GAME_ACCESS, "too_many_watchers"),
         {"type": "open_game", "id": 5, "game": 42},
         {"type": "open_game", "id": 6, "game": 42, "since": 1},
     )(

@@ -316,7 +316,7 @@ class ScorpionServer:
             ),
             max_versions=settings.max_versions,
             history_keep=settings.history_keep,
-            max_connections_per_player=settings.max_connections_per_player,
+            max_game_watchers=settings.max_game_watchers,
         )
         await self.store.listen(
             self.service.remote_changed, self.service.remote_reset, self.service.remote_revoked

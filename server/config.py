@@ -79,7 +79,7 @@ class Settings:
     max_connections: int = 10_000  # open WebSocket connections in all (1013 beyond)
     listen_backlog: int = 4096  # connections waiting to be accepted (the kernel may cap it)
     max_connections_per_address: int = 64  # from one client address (1013 beyond)
-    max_connections_per_player: int = 32  # signed in as one player here (oldest closed beyond)
+    max_game_watchers: int = 32  # connections with one game open (too_many_watchers beyond)
     rate_actions: str = "30,120"  # per connection: moves, deals, undos, ... (RATE/s,BURST)
     rate_games: str = "0.2,10"  # per connection: new games (RATE/s,BURST)
     rate_hints: str = "3,20"
@@ -154,8 +154,8 @@ _HELP: dict[str, str] = {
     "listen_backlog": "connections queued by the kernel while the server is busy (its cap applies)",
     "max_connections_per_address": "most open connections from one client address (1013);"
     " 16 more sockets may be open from it (handshakes, plain HTTP)",
-    "max_connections_per_player": "most connections signed in as one player on this node;"
-    " one more closes the player's oldest (1013)",
+    "max_game_watchers": "most connections one game may be open on at this node; one more"
+    " open_game is answered too_many_watchers",
     "rate_actions": "actions per connection: RATE per second,BURST (or off)",
     "rate_games": "new games per connection: RATE per second,BURST (or off)",
     "rate_hints": "hints per connection: RATE per second,BURST (or off)",
@@ -281,7 +281,7 @@ _AT_LEAST: Final = {
     "max_connections": 1,
     "listen_backlog": 1,
     "max_connections_per_address": 1,
-    "max_connections_per_player": 1,
+    "max_game_watchers": 1,
     "player_rate_factor": 1,
     "address_rate_factor": 1,
     "abuse_limit": 1,

@@ -184,7 +184,6 @@ class ConnectionHandler:
         self.budget = Budget(self.settings.outbox_total_bytes)
         self.open = 0
         self._sockets: dict[Outbox, ServerConnection] = {}
-        self._replacing: set[asyncio.Task[None]] = set()  # 1013s of replaced connections
         self._ids = itertools.count(1)
         # Connections waiting for a frame: (the time it must come by, whether it said hello,
         # its address and its connection id, for the line that closes it).
@@ -248,7 +247,6 @@ class ConnectionHandler:
         bounds = self.settings
         outbox = Outbox(bounds.queue_size, bounds.outbox_bytes, self.budget)
         session = Session(outbox, peer=address)
-        session.replace = lambda: self._replace(ws, address)
         peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
         writer = Writer(ws, outbox, bounds.drain_timeout)
         outbox.on_ready(writer.ready, owner=asyncio.current_task())
@@ -274,16 +272,6 @@ class ConnectionHandler:
             _log_close("closing the", address, ending[1], ending[0])
             await _close(ws, *ending, bounds.drain_timeout)
         self._log_end(ws, address)
-
-    def _replace(self, ws: ServerConnection, address: str) -> None:
-        """Close a connection whose player signed in on a newer one past
-        ``--max-connections-per-player`` (``GameService._make_room``), with 1013."""
-        log.info("closing the connection from %s: %s", address, REPLACED)
-        closing = asyncio.get_running_loop().create_task(
-            _close(ws, CLOSE_TRY_AGAIN_LATER, REPLACED, self.settings.drain_timeout)
-        )
-        self._replacing.add(closing)
-        closing.add_done_callback(self._replacing.discard)
 
     def _log_end(self, ws: ServerConnection, address: str) -> None:
         """One line for a close the peer did not ask for (keepalive, protocol errors).
@@ -494,9 +482,6 @@ class ConnectionHandler:
             retry_after_ms=retry,
         )
 
-
-REPLACED: Final = "replaced by a newer connection of this player"
-"""The reason of the 1013 that closes a player's oldest connection (PROTOCOL.md 10)."""
 
 _STRIKES: Final = frozenset({"bad_request", "rate_limited"})
 """Reply codes that may be a strike on the sender's address (``_struck``)."""

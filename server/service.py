@@ -222,10 +222,6 @@ class Session:
     # Games the store gave as the player's at sign-in (a game's owner never changes):
     # opening one needs no read of its owner (``_owned``).
     owned: frozenset[int] = frozenset()
-    # Closes the connection with 1013, for a newer one of its player (``_make_room``);
-    # set by the connection handler. ``replaced``: it was asked to.
-    replace: Callable[[], None] | None = None
-    replaced: bool = False
 
 
 def _request_key(request: Request) -> str:
@@ -360,7 +356,7 @@ class GameService:
         token_max_age: timedelta | None = None,
         max_versions: int = 10_000,
         history_keep: int = HISTORY_KEEP,
-        max_connections_per_player: int = 32,
+        max_game_watchers: int = 32,
     ) -> None:
         self.store = store
         self.token_max_age = token_max_age  # None: tokens never expire
@@ -374,7 +370,7 @@ class GameService:
         self.cache_size = cache_size
         self.max_versions = max_versions
         self.history_keep = history_keep
-        self.max_connections_per_player = max_connections_per_player
+        self.max_game_watchers = max_game_watchers
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
@@ -789,8 +785,6 @@ class GameService:
         signed_in = session.player
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
-        if player is not None and signed_in is None:
-            self._make_room(player.id)
         self._switch_player(session, player, token)
         session.owned = frozenset(record.id for record in records)
         session.greeted = True
@@ -802,19 +796,6 @@ class GameService:
             player=None if player is None else build.player(player.id, player.name),
             games=games,
         )
-
-    def _make_room(self, player_id: int) -> None:
-        """A player holds at most ``max_connections_per_player`` connections here: each
-        one with a game open is pushed its every change, so thousands of one player's
-        made a few requests a second cost everyone else's moves tens of milliseconds.
-        A new one takes the place of the oldest, which is closed (1013): the newest
-        device wins, as the owner of a token that leaked must be able to sign in and
-        revoke it whatever the other holder of the token keeps open."""
-        held = [s for s in self.signed_in.of_player(player_id) if not s.replaced]
-        for oldest in held[: max(0, len(held) + 1 - self.max_connections_per_player)]:
-            oldest.replaced = True
-            if oldest.replace is not None:
-                oldest.replace()
 
     async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
         """The token's player and games, None if it is unknown, expired or revoked,
@@ -1309,6 +1290,7 @@ class GameService:
                 except (StoreError, Unreplayable):  # the reply is a snapshot, not the events
                     log.warning("game %d: its log cannot be read to catch up", live.id)
             _still(session, player)
+            self._check_watchers(session, live)
             self.hub.send(session.outbox, self._opening(live, request.id, since))
             self._watch(session, live)
             self._sync_clock(live)
@@ -1318,6 +1300,21 @@ class GameService:
                 # Proved lost already: said again to this connection (a page reloaded).
                 self.hub.send(session.outbox, self._lost_position(live))
         return None
+
+    def _check_watchers(self, session: Session, live: LiveGame) -> None:
+        """A game is open on at most ``max_game_watchers`` connections here: every change
+        is pushed to each, so one player signed in on 4,000 connections, each with the
+        game open, turned a pause and a resume into 8,000 frames, and everyone else's
+        moves slowed from 4 to 108 ms. Opening it on one more is refused; signing in, and
+        so revoking a token that leaked, never is."""
+        if self.hub.watching(live.id, session.outbox):
+            return
+        if self.hub.count(live.id) >= self.max_game_watchers:
+            raise _fail(
+                "too_many_watchers",
+                f"The game is open on {self.max_game_watchers} connections to this server, "
+                "the most one game may be; close it on one, then open it again.",
+            )
 
     @staticmethod
     def _lost_position(live: LiveGame) -> Reply:

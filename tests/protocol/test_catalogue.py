@@ -117,7 +117,8 @@ def test_error_codes_are_described_and_disjoint() -> None:
     assert set(ERROR_CODES) == {
         "bad_request", "hello_required", "unsupported_version", "not_found", "forbidden",
         "stale", "paused", "duplicate_name", "unauthenticated", "rate_limited", "unavailable",
-        "internal", "already_signed_in", "not_open", "id_reused", "game_too_long", *RULE_CODES,
+        "internal", "already_signed_in", "not_open", "id_reused", "game_too_long",
+        "too_many_watchers", *RULE_CODES,
     }  # fmt: skip
     for code, description in ERROR_CODES.items():
         assert code.isidentifier() and code.islower()

@@ -176,9 +176,10 @@ async def test_many_reads_during_a_freeze_are_all_answered_in_time(
     """More reads than the store lets hold a connection at once, all while PostgreSQL
     hangs: each is answered ``unavailable`` within about the timeout, none waits for
     the others' timeouts in turn; after the thaw they read again."""
-    async with behind_a_proxy(
-        tmp_path, pg_url, max_connections_per_address=1000, max_connections_per_player=1000
-    ) as (proxy, settings):
+    async with behind_a_proxy(tmp_path, pg_url, max_connections_per_address=1000) as (
+        proxy,
+        settings,
+    ):
         server, ida, _game = await start(settings)
         readers = [await Client.connect(f"ws://127.0.0.1:{server.port}/") for _ in range(100)]
         try:

@@ -1367,7 +1367,7 @@ re?: (number | string)
 /**
  * A stable code.
  */
-code: ("bad_request" | "hello_required" | "unsupported_version" | "already_signed_in" | "not_open" | "id_reused" | "not_found" | "forbidden" | "stale" | "paused" | "duplicate_name" | "unauthenticated" | "rate_limited" | "game_too_long" | "unavailable" | "internal" | "not_face_up" | "bad_column" | "same_column" | "empty_column_kings_only" | "not_one_lower" | "same_suit_required" | "no_destination" | "stock_empty" | "stock_not_allowed" | "nothing_to_undo" | "game_over")
+code: ("bad_request" | "hello_required" | "unsupported_version" | "already_signed_in" | "not_open" | "id_reused" | "not_found" | "forbidden" | "stale" | "paused" | "duplicate_name" | "unauthenticated" | "rate_limited" | "game_too_long" | "too_many_watchers" | "unavailable" | "internal" | "not_face_up" | "bad_column" | "same_column" | "empty_column_kings_only" | "not_one_lower" | "same_suit_required" | "no_destination" | "stock_empty" | "stock_not_allowed" | "nothing_to_undo" | "game_over")
 /**
  * Readable, in the hello's locale when the server has one.
  */

@@ -53,6 +53,7 @@ const ERROR_KEYS: Record<ProtocolCode, Key> = {
   unauthenticated: "error_unauthenticated",
   rate_limited: "error_rate_limited",
   game_too_long: "error_game_too_long",
+  too_many_watchers: "error_too_many_watchers",
   unavailable: "error_unavailable",
   internal: "error_internal",
 };
