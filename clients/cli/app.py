@@ -168,6 +168,7 @@ class App:
         self.connection_class = connection_class
         self.config_dir = config_dir or config.config_dir()
         self.session = GameSession(terminal, _style(options, terminal), options.json)
+        self.session.refused = self._open_refused
         self.conn: Connection | None = None
         terminal.status = self.session.status
         terminal.words = self.words
@@ -227,6 +228,13 @@ class App:
             self.say(error_text(reply, **context))
         if reply.get("code") == "unauthenticated":
             raise SignedOut
+
+    def _open_refused(self, reply: Message) -> None:
+        """A resync's or a snapshot's ``open_game`` refused: said (``too_many_watchers``,
+        say). A sign-out is left to the next request, which ends the command; raised
+        here it would end a background task, not the command."""
+        if reply.get("code") != "unauthenticated":
+            self.rejected(reply, game=self.session.game)
 
     def waiting(self, seconds: float) -> None:
         """The server asked to wait before a request goes again (``rate_limited``): said,

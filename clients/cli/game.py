@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 from clients.cli.board import Board
@@ -72,6 +72,9 @@ class GameSession:
         self._holding = 0  # ``held`` blocks entered
         self._taken: int | None = None  # the arrival of the reply taken while held
         self._fetches = 0  # resyncs and snapshots asked for by version gaps, in a row
+        # Says an ``open_game`` refused (the app's ``rejected``): a resync or a snapshot
+        # that could not open the game again (``too_many_watchers``, say) is not silent.
+        self.refused: Callable[[Message], None] | None = None
 
     # -- state -------------------------------------------------------------
 
@@ -237,15 +240,27 @@ class GameSession:
         with self.held():
             reply = await self.conn.request("open_game", game=self.game, since=self.v)
             self.take(reply)
+        self._said(reply)
 
     async def snapshot(self) -> None:
         """A fresh view (after ``restarted``, which the events cannot replay)."""
         if self.conn is None or self.game is None:
             return
         with self.held():
-            self.take(await self.conn.request("open_game", game=self.game))
+            reply = await self.conn.request("open_game", game=self.game)
+            self.take(reply)
+        if self._said(reply):
+            return
         if self.terminal.interactive and not self.json_mode:
             self.show()
+
+    def _said(self, reply: Message) -> bool:
+        """Whether ``reply`` to an ``open_game`` was a refusal, said if so."""
+        if reply.get("type") != "error":
+            return False
+        if self.refused is not None:
+            self.refused(reply)
+        return True
 
     async def settle(self) -> None:
         """Wait for the resyncs and snapshots that events have asked for."""

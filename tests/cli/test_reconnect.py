@@ -90,8 +90,43 @@ async def test_a_game_not_open_here_is_opened_again(cli: CliRunner) -> None:
     )
     assert code == 0, out
     assert out.count("rejected") == 1 and "rejected (not_open)" in out
-    assert "it is open again now" in out
+    assert "it is being opened again" in out
     assert "=== You won! ===" in out and f"moves  {len(lines)}" in out
+
+
+class ClosedAndRefused(ClosedBehind):
+    """As ``ClosedBehind``, and the game cannot be opened again: it is open on as many
+    connections as one game may be (``too_many_watchers``)."""
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        if type_ == "open_game" and self.moves >= 3:
+            return {
+                "type": "error",
+                "re": 0,
+                "code": "too_many_watchers",
+                "message": "The game is open on 32 connections to this server.",
+            }
+        return await super().request(type_, **fields)
+
+
+async def test_a_game_that_cannot_be_opened_again_says_why(cli: CliRunner) -> None:
+    """The reopen after ``not_open`` (or a reconnect) refused was dropped unsaid, and
+    each move then said the game was "open again now: try once more", untrue."""
+    lines = solution_lines("medium", DEAL)
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli(
+        "play",
+        "--level",
+        "medium",
+        "--deal",
+        str(DEAL),
+        lines=[*lines[:4], "q"],
+        connection_class=ClosedAndRefused,
+    )
+    assert code == 0, out  # the player quit
+    assert "rejected (not_open)" in out, out
+    assert "open again now" not in out
+    assert out.count("rejected (too_many_watchers): This game is open in too many places") == 2
 
 
 async def test_two_devices_do_not_share_request_ids(server: Running) -> None:
