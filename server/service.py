@@ -1312,8 +1312,8 @@ class GameService:
         if self.hub.count(live.id) >= self.max_game_watchers:
             raise _fail(
                 "too_many_watchers",
-                f"The game is open on {self.max_game_watchers} connections to this server, "
-                "the most one game may be; close it on one, then open it again.",
+                "The game is open on as many connections to this server as one game may be "
+                f"({self.max_game_watchers}); close it on one, then open it again.",
             )
 
     @staticmethod

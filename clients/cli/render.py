@@ -430,7 +430,7 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
             str(row["games"]),
             str(row["wins"]),
             str(row["losses"]),
-            percent(float(row["win_rate"])),
+            percent(float(row["win_rate"])) if row["games"] else "-",  # as best score's
             str(row["current_streak"]),
             str(row["best_streak"]),
             _opt(row.get("best_score")),

@@ -137,6 +137,8 @@ def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
     row = {**WON["stats"], "level": "hard", "games": 200, "wins": 199, "win_rate": 0.995}
     assert " 99% " in render_stats([row]) and "100%" not in render_stats([row])
     assert "99%" in menu_line("hard", row)
+    none = {**row, "games": 0, "wins": 0, "losses": 0, "win_rate": 0.0}
+    assert "0%" not in render_stats([none]).splitlines()[1]  # no games: no rate, as the web's "—"
 
 
 def test_cards_and_events() -> None:
