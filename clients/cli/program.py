@@ -34,6 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:  # while the catalogue of the help's words was read, say
+        return 130
     except BrokenPipeError:
         quiet_pipe()
         return 141

@@ -386,3 +386,15 @@ def _before_any_file(output: str) -> bool:
     if output.startswith("Fatal Python error: init_import_site"):
         return True
     return output.startswith("Traceback") and '.py"' not in output
+
+
+def test_ctrl_c_while_the_arguments_are_read_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the command line was parsed (its help's words read from the
+    catalogue, a tenth of a second on a loaded machine) ended in a traceback."""
+    from clients.cli import program
+
+    def interrupted(argv: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(program, "parse_args", interrupted)
+    assert program.main(["stats"]) == 130
