@@ -616,7 +616,7 @@ class App:
         if rows is None:
             return 1
         if not self.options.json:
-            self.say(render_stats(rows))
+            self.say(render_stats(rows, self.terminal.table_width()))
         return 0
 
     async def games(self, status: str | None) -> int:

@@ -354,7 +354,7 @@ class GameSession:
                 self.terminal.json({"game": self.game, "v": v, **event})
                 continue
             if event.get("type") == "won":
-                self.terminal.say(render_results(event))
+                self.terminal.say(render_results(event, self.terminal.table_width()))
                 if self.terminal.interactive:
                     self.terminal.say(_("game.after_win"))
                 continue

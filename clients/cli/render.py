@@ -369,8 +369,9 @@ def render_hint(hint: dict[str, Any], *, undoable: bool = True) -> str:
     return _("hint.none")
 
 
-def render_results(won: dict[str, Any]) -> str:
-    """The results screen after a win, with the level's statistics when sent."""
+def render_results(won: dict[str, Any], width: int | None = None) -> str:
+    """The results screen after a win, with the level's statistics when sent
+    (as ``render_stats`` draws them in ``width`` columns)."""
     rows = [
         [_("results.moves"), str(won.get("moves", 0))],
         [_("results.time"), time_text(int(won.get("time_ms", 0)))],
@@ -379,11 +380,11 @@ def render_results(won: dict[str, Any]) -> str:
         [_("results.hints"), str(won.get("hints", 0))],
         [_("results.undos"), str(won.get("undos", 0))],
     ]
-    width = max(len(label) for label, _value in rows)
-    lines = [_("results.title"), *(f"{label.ljust(width)}  {value}" for label, value in rows)]
+    label_width = max(len(label) for label, _value in rows)
+    lines = [_("results.title"), *(f"{label.ljust(label_width)}  {value}" for label, value in rows)]
     stats = won.get("stats")
     if isinstance(stats, dict):
-        lines += ["", render_stats([stats])]
+        lines += ["", render_stats([stats], width)]
     return "\n".join(lines)
 
 
@@ -408,8 +409,9 @@ def _level_rank(row: dict[str, Any]) -> int:
     return LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER)
 
 
-def render_stats(rows: list[dict[str, Any]]) -> str:
-    """The per-level table in the levels' own order (easiest first)."""
+def render_stats(rows: list[dict[str, Any]], width: int | None = None) -> str:
+    """The per-level table in the levels' own order (easiest first); wider than
+    ``width`` columns (a terminal's), one block of lines per level instead."""
     if not rows:
         return _("stats.none")
     header = [
@@ -422,6 +424,7 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
         _("stats.best_streak"),
         _("stats.best_score"),
         _("stats.fastest"),
+        _("stats.fewest_moves"),
     ]
     body = [
         [
@@ -435,10 +438,27 @@ def render_stats(rows: list[dict[str, Any]]) -> str:
             str(row["best_streak"]),
             _opt(row.get("best_score")),
             "-" if row.get("fastest_win_ms") is None else time_text(int(row["fastest_win_ms"])),
+            _opt(row.get("fewest_moves")),
         ]
         for row in sorted(rows, key=_level_rank)
     ]
-    return _table(header, body)
+    table = _table(header, body)
+    if width is None or max(len(line) for line in table.splitlines()) <= width:
+        return table
+    label_width = max(len(label) for label in header[1:])
+    blocks = [
+        "\n".join(
+            [
+                row[0],
+                *(
+                    f"  {label.ljust(label_width)}  {cell}"
+                    for label, cell in zip(header[1:], row[1:], strict=True)
+                ),
+            ]
+        )
+        for row in body
+    ]
+    return "\n\n".join(blocks)
 
 
 def render_games(games: list[dict[str, Any]], status: str | None = None) -> str:

@@ -173,7 +173,11 @@ async def replay(conn: Connection, terminal: Terminal, style: Style, options: Op
         terminal.say("")
         terminal.say(_("replay.step", step=v))
         for event in events:
-            line = render_results(event) if event.get("type") == "won" else describe_event(event)
+            line = (
+                render_results(event, terminal.table_width())
+                if event.get("type") == "won"
+                else describe_event(event)
+            )
             if line is not None:
                 terminal.say(line)
         terminal.say(render_board(board, style, game=game))

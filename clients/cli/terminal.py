@@ -346,6 +346,12 @@ class Terminal:
             size = shutil.get_terminal_size((80, 24))
         return max(1, size.columns), max(1, size.lines)
 
+    def table_width(self) -> int | None:
+        """The columns a table may fill: the terminal's, or None (no limit) when
+        the output is a file or a pipe."""
+        columns, lines = self.size()
+        return columns if lines is not None else None
+
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
         """While the program runs: printing goes above the prompt (editor mode)."""

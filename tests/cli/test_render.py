@@ -124,6 +124,33 @@ def test_stats_follow_the_level_order() -> None:
     assert "longest streak" in lines[0]
 
 
+def test_stats_show_the_fewest_moves_as_the_browser_does() -> None:
+    row = {**WON["stats"], "level": "hard", "fewest_moves": 151}
+    header, line = render_stats([row]).splitlines()
+    assert header.endswith("fewest moves") and line.endswith(" 151")
+    assert render_stats([{**row, "fewest_moves": None}]).splitlines()[1].endswith(" -")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_stats_wider_than_the_terminal_become_one_block_per_level(lang: str) -> None:
+    """The table of ten columns is wider than 80 in every language: in a terminal
+    of 80 columns each level gets its own lines, every figure still shown."""
+    use(lang)
+    rows = [{**WON["stats"], "level": level, "fewest_moves": 151} for level in ("hard", "easy")]
+    table = render_stats(rows)
+    assert max(len(line) for line in table.splitlines()) > 80  # what a pipe gets, unwrapped
+    blocks = render_stats(rows, 80)
+    assert max(len(line) for line in blocks.splitlines()) <= 80
+    first, _second = blocks.split("\n\n")
+    assert first.splitlines()[0] == table.splitlines()[1].split("  ")[0]  # easy first
+    assert len(first.splitlines()) == 10 and first.splitlines()[-1].endswith("  151")
+    assert render_stats(rows, 200) == table
+    results = render_results({**WON, "stats": rows[0]}, 80)
+    assert (
+        results.endswith(render_stats([rows[0]], 80)) and max(map(len, results.splitlines())) <= 80
+    )
+
+
 def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
     """199 wins of 200 showed "100%", 1 of 201 "0%": rounded to a whole percent."""
     assert [percent(rate) for rate in (0, 1, 0.4166, 0.995, 0.999, 1 / 201)] == [
