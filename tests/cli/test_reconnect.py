@@ -36,13 +36,26 @@ class Flaky(Connection):
             self.drop()
 
 
+async def play_deal(
+    cli: CliRunner, lines: list[str], connection_class: type[Connection]
+) -> tuple[int, str]:
+    """``scorpion play`` of medium deal ``DEAL``, typing ``lines``, over ``connection_class``."""
+    return await cli(
+        "play",
+        "--level",
+        "medium",
+        "--deal",
+        str(DEAL),
+        lines=lines,
+        connection_class=connection_class,
+    )
+
+
 async def test_a_dropped_connection_loses_no_move(cli: CliRunner, server: Running) -> None:
     lines = solution_lines("medium", DEAL)
     assert len(lines) > DROP_BEFORE_SENDING
     assert (await cli("register", "ada"))[0] == 0
-    code, out = await cli(
-        "play", "--level", "medium", "--deal", str(DEAL), lines=lines, connection_class=Flaky
-    )
+    code, out = await play_deal(cli, lines, Flaky)
     assert code == 0, out
     assert "rejected" not in out
     assert "=== You won! ===" in out and f"moves  {len(lines)}" in out
@@ -79,15 +92,7 @@ async def test_a_game_not_open_here_is_opened_again(cli: CliRunner) -> None:
     lines = solution_lines("medium", DEAL)
     script = [*lines[:3], *lines[2:]]  # the refused third move is typed again
     assert (await cli("register", "ada"))[0] == 0
-    code, out = await cli(
-        "play",
-        "--level",
-        "medium",
-        "--deal",
-        str(DEAL),
-        lines=script,
-        connection_class=ClosedBehind,
-    )
+    code, out = await play_deal(cli, script, ClosedBehind)
     assert code == 0, out
     assert out.count("rejected") == 1 and "rejected (not_open)" in out
     assert "it is being opened again" in out
@@ -114,15 +119,7 @@ async def test_a_game_that_cannot_be_opened_again_says_why(cli: CliRunner) -> No
     each move then said the game was "open again now: try once more", untrue."""
     lines = solution_lines("medium", DEAL)
     assert (await cli("register", "ada"))[0] == 0
-    code, out = await cli(
-        "play",
-        "--level",
-        "medium",
-        "--deal",
-        str(DEAL),
-        lines=[*lines[:4], "q"],
-        connection_class=ClosedAndRefused,
-    )
+    code, out = await play_deal(cli, [*lines[:4], "q"], ClosedAndRefused)
     assert code == 0, out  # the player quit
     assert "rejected (not_open)" in out, out
     assert "open again now" not in out
