@@ -675,7 +675,8 @@ class Listener:
                 return None
             method = request.method
             accept_encoding = ", ".join(request.headers.get_all("Accept-Encoding"))
-            reply = await routes.answer(request.path, method, accept_encoding)
+            if_none_match = ", ".join(request.headers.get_all("If-None-Match"))
+            reply = await routes.answer(request.path, method, accept_encoding, if_none_match)
             return _response(reply, body=method != "HEAD")
 
         base = _BodyDropping if routes is not None else _Bounded
@@ -1287,19 +1288,21 @@ def _wants_websocket(request: HttpRequest) -> bool:
 
 
 def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
-    """``reply`` as the response; without its body (a HEAD's), but with its length."""
-    headers = Headers(
-        [
-            ("Content-Type", reply.content_type),
-            ("Content-Length", str(len(reply.body))),
-            ("Connection", "close"),
-            ("Cache-Control", reply.cache_control),
-        ]
-    )
+    """``reply`` as the response; without its body (a HEAD's), but with its length.
+    A 304 has neither body nor length, nor the type and coding of the body it stands
+    for (RFC 9110 15.4.5): its tag, caching and ``Vary`` say all."""
+    headers = Headers()
+    if reply.status != HTTPStatus.NOT_MODIFIED:
+        headers["Content-Type"] = reply.content_type
+        headers["Content-Length"] = str(len(reply.body))
+        if reply.content_encoding is not None:
+            headers["Content-Encoding"] = reply.content_encoding
+    headers["Connection"] = "close"
+    headers["Cache-Control"] = reply.cache_control
+    if reply.etag is not None:
+        headers["ETag"] = reply.etag
     if reply.allow is not None:
         headers["Allow"] = reply.allow
-    if reply.content_encoding is not None:
-        headers["Content-Encoding"] = reply.content_encoding
     if reply.vary:
         headers["Vary"] = "Accept-Encoding"
     status = HTTPStatus(reply.status).phrase

@@ -23,6 +23,8 @@ response and is still the only module that imports it):
   page naming the server, its endpoints and how to build the client;
 - ``/assets/<name>``: the built client's files, cached for a year (their
   names change with their content);
+  the client's files, the page among them, carry an ``ETag``, and a request
+  whose ``If-None-Match`` names it is answered 304 with no body;
 - anything else: 404.
 
 GET and HEAD are answered (HEAD with GET's headers and no body, which
@@ -30,14 +32,16 @@ GET and HEAD are answered (HEAD with GET's headers and no body, which
 The query string is ignored, and a request target in absolute form
 (``http://host/healthz``) is answered as its path. A request's body, if it has one, is read and
 dropped by ``server.connection`` and answered as the same request without
-it. Nothing here reads the request's headers beyond the upgrade check, so a
-probe costs one trip to the database (``/readyz``) at most.
+it. Of the request's headers only ``Accept-Encoding`` and ``If-None-Match``
+are read (for the client's files), so a probe costs one trip to the
+database (``/readyz``) at most.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -75,19 +79,39 @@ class HttpReply:
     allow: str | None = None  # the methods a 405 names
     content_encoding: str | None = None  # "gzip" when the body is gzipped
     vary: bool = False  # the body depends on Accept-Encoding
+    etag: str | None = None  # the entity tag of the client's file sent (or not modified)
 
 
-def _file(asset: Asset, cache_control: str, accept_encoding: str) -> HttpReply:
+def _file(asset: Asset, cache_control: str, accept_encoding: str, if_none_match: str) -> HttpReply:
     """One of the built client's files, gzipped if it has that form and the client takes
-    it. Either way the reply varies with Accept-Encoding (for caches between)."""
+    it; 304 with no body if ``If-None-Match`` names the tag of the form chosen. Either
+    way the reply varies with Accept-Encoding (for caches between)."""
     if asset.gzipped is not None and accepts_gzip(accept_encoding):
-        return HttpReply(200, asset.gzipped, asset.content_type, cache_control, None, "gzip", True)
-    return HttpReply(200, asset.body, asset.content_type, cache_control, vary=True)
+        body, encoding, etag = asset.gzipped, "gzip", asset.gzipped_etag
+    else:
+        body, encoding, etag = asset.body, None, asset.etag
+    if if_none_match and names_tag(if_none_match, etag):
+        return HttpReply(304, b"", asset.content_type, cache_control, None, encoding, True, etag)
+    return HttpReply(200, body, asset.content_type, cache_control, None, encoding, True, etag)
+
+
+def names_tag(if_none_match: str, etag: str) -> bool:
+    """Whether an ``If-None-Match`` value names ``etag``, or is ``*`` (RFC 9110 13.1.2:
+    the weak comparison, so ``W/"x"`` names ``"x"``)."""
+    for item in if_none_match.split(","):
+        tag = item.strip()
+        if tag == "*" or tag.removeprefix("W/") == etag:
+            return True
+    return False
+
+
+_QVALUE: Final = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")
 
 
 def accepts_gzip(accept_encoding: str) -> bool:
     """Whether an ``Accept-Encoding`` header's value takes gzip (RFC 9110 12.5.3): named
-    with a weight above 0, or not named while ``*`` is."""
+    with a weight above 0, or not named while ``*`` is. A weight not of the form RFC 9110
+    12.4.2 gives (0 to 1, three decimals at most; ``q=inf`` is not one) refuses."""
     weights: dict[str, float] = {}
     for item in accept_encoding.split(","):
         coding, *parameters = (part.strip() for part in item.split(";"))
@@ -95,10 +119,8 @@ def accepts_gzip(accept_encoding: str) -> bool:
         for parameter in parameters:
             name, _, value = parameter.partition("=")
             if name.strip().lower() == "q":
-                try:
-                    weight = float(value)
-                except ValueError:
-                    weight = 0.0
+                value = value.strip()
+                weight = float(value) if _QVALUE.fullmatch(value) else 0.0
         if coding:
             weights[coding.lower()] = weight
     if "gzip" in weights:
@@ -140,10 +162,12 @@ class HttpRoutes:
         self._probing: asyncio.Future[HttpReply] | None = None
         self._ready: tuple[float, HttpReply] | None = None  # the last answer, and when
 
-    async def answer(self, path: str, method: str = "GET", accept_encoding: str = "") -> HttpReply:
+    async def answer(
+        self, path: str, method: str = "GET", accept_encoding: str = "", if_none_match: str = ""
+    ) -> HttpReply:
         """The reply to ``method path`` (a request that does not ask for a WebSocket);
-        for HEAD, the GET reply, whose body is not sent. ``accept_encoding``: the
-        request's header, for the built client's files."""
+        for HEAD, the GET reply, whose body is not sent. ``accept_encoding`` and
+        ``if_none_match``: the request's headers, for the built client's files."""
         if method not in METHODS:
             allowed = ", ".join(METHODS)
             return replace(_text(405, f"This port answers {allowed} only."), allow=allowed)
@@ -156,11 +180,11 @@ class HttpRoutes:
             return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
         if path in ("/", "/index.html"):  # the page by the name its file has, too
             if self.web.page is not None:
-                return _file(self.web.page, INDEX_CACHE, accept_encoding)
+                return _file(self.web.page, INDEX_CACHE, accept_encoding, if_none_match)
             return _text(200, self._index())
         asset = self.web.assets.get(path)
         if asset is not None:
-            return _file(asset, ASSET_CACHE, accept_encoding)
+            return _file(asset, ASSET_CACHE, accept_encoding, if_none_match)
         return _text(404, "not found")
 
     async def ready(self) -> HttpReply:

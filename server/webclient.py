@@ -11,7 +11,11 @@ served; no path is joined from the request).
 
 Caching: an asset's name changes with its content, so assets may be kept a
 year (``immutable``); ``index.html``, which names the current assets, is
-``no-cache`` so a new build reaches the browser on its next load.
+``no-cache`` so a new build reaches the browser on its next load. Each file,
+and its gzipped form apart, has an entity tag made from its bytes
+(``Asset.etag``): a browser that asks again with ``If-None-Match`` naming it
+is answered 304 with no body (``server.http``), so a reload of an unchanged
+page costs a round trip, not the page.
 
 Compression: each text file is also gzipped once, at load (``Asset.gzipped``),
 and sent so to a browser that accepts gzip (``server.http``): the client's
@@ -25,6 +29,7 @@ start page says how to build the client instead.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import mimetypes
 import re
 from dataclasses import dataclass, field
@@ -55,6 +60,8 @@ class Asset:
     body: bytes
     content_type: str
     gzipped: bytes | None = None  # the body gzipped, if that made it smaller by a tenth
+    etag: str = '""'  # the body's entity tag (RFC 9110 8.8.3), quotes included
+    gzipped_etag: str = '""'  # the gzipped form's: another representation, another tag
 
     @classmethod
     def of(cls, body: bytes, content_type: str) -> Asset:
@@ -64,7 +71,8 @@ class Asset:
             packed = gzip.compress(body, compresslevel=9, mtime=0)
             if len(packed) > 0.9 * len(body):
                 packed = None
-        return cls(body, content_type, packed)
+        tag = hashlib.sha256(body).hexdigest()[:20]
+        return cls(body, content_type, packed, f'"{tag}"', f'"{tag}-gzip"')
 
 
 @dataclass(frozen=True, slots=True)

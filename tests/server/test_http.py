@@ -23,7 +23,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from server import connection as connection_module
-from server.http import READY_REUSE_S, HttpRoutes
+from server.http import READY_REUSE_S, HttpRoutes, accepts_gzip
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
@@ -227,6 +227,55 @@ async def test_the_client_is_sent_compressed_to_who_accepts_gzip(tmp_path: Path)
     assert health.content_encoding is None and not health.vary
 
 
+async def test_the_client_is_not_sent_again_to_who_holds_it(tmp_path: Path) -> None:
+    """Each file, and its gzipped form apart, has an entity tag; ``If-None-Match``
+    naming the form chosen is answered 304 with no body (RFC 9110 13.1.2)."""
+    (tmp_path / "assets").mkdir()
+    page = "<!doctype html><title>Scorpion</title>" + "<p>the table</p>" * 200
+    (tmp_path / "index.html").write_text(page)
+    (tmp_path / "assets" / "index-ab12.js").write_text("export const x = 1;\n" * 300)
+    http = HttpRoutes(Metrics(), _current, timeout=1, name="t", web=WebClient.load(tmp_path))
+    for path, cache in (
+        ("/", "no-cache"),
+        ("/assets/index-ab12.js", "public, max-age=31536000, immutable"),
+    ):
+        plain = await http.answer(path)
+        packed = await http.answer(path, accept_encoding="gzip")
+        assert plain.etag and packed.etag and plain.etag != packed.etag, path
+        assert plain.etag.startswith('"') and plain.etag.endswith('"')
+        for tag, encoding in ((plain.etag, ""), (packed.etag, "gzip")):
+            for asked in (tag, f"W/{tag}", f'"other", {tag}', "*"):
+                again = await http.answer(path, accept_encoding=encoding, if_none_match=asked)
+                assert (again.status, again.body, again.etag) == (304, b"", tag), (path, asked)
+                assert again.cache_control == cache and again.vary
+        # the other form's tag, another file's, a tag half-named: the whole file
+        for asked in (packed.etag, '"x"', plain.etag.strip('"'), f"{plain.etag}x"):
+            again = await http.answer(path, if_none_match=asked)
+            assert (again.status, again.body) == (200, plain.body), (path, asked)
+    other = WebClient.load(tmp_path).page
+    assert other is not None and other.etag == (await http.answer("/")).etag  # made from the bytes
+    (tmp_path / "index.html").write_text(page + "<p>a new build</p>")
+    rebuilt = HttpRoutes(Metrics(), _current, timeout=1, name="t", web=WebClient.load(tmp_path))
+    assert (await rebuilt.answer("/", if_none_match=str(other.etag))).status == 200
+    health = await http.answer("/healthz", if_none_match="*")
+    assert (health.status, health.etag) == (200, None)
+
+
+def test_a_weight_out_of_the_rfc_form_does_not_take_gzip() -> None:
+    """RFC 9110 12.4.2: a weight is 0 to 1 with three decimals at most; ``q=inf`` took gzip."""
+    for refused in (
+        "gzip;q=inf",
+        "gzip;q=nan",
+        "gzip;q=2",
+        "gzip;q=1e0",
+        "gzip;q=0.0001",
+        "gzip;q=-1",
+    ):
+        assert not accepts_gzip(refused), refused
+    for taken in ("gzip;q=1", "gzip;q=1.000", "gzip;q=0.5", "gzip; q=0.001", "gzip;Q=1."):
+        assert accepts_gzip(taken), taken
+
+
 async def test_the_compressed_client_over_the_wire(tmp_path: Path) -> None:
     (tmp_path / "assets").mkdir()
     script = "console.log('the table');\n" * 500
@@ -249,6 +298,25 @@ async def test_the_compressed_client_over_the_wire(tmp_path: Path) -> None:
         assert status == 200 and body == b"" and headers["content-encoding"] == "gzip"
         status, headers, body = await http_get(port, "/assets/index-ab12.js")
         assert "content-encoding" not in headers and body == script.encode()
+        for method in ("GET", "HEAD"):
+            again = {**asked, "If-None-Match": headers["etag"].replace('"', 'W/"', 1)}
+            status, held, body = await http_get(
+                port, "/assets/index-ab12.js", method=method, headers=again
+            )
+            assert status == 200 and held["etag"] != headers["etag"], (
+                method
+            )  # gzip's is another tag
+            assert body == (b"" if method == "HEAD" else gzip.compress(script.encode(), 9, mtime=0))
+            again = {"If-None-Match": headers["etag"]}
+            status, held, body = await http_get(
+                port, "/assets/index-ab12.js", method=method, headers=again
+            )
+            assert (status, body, held["etag"]) == (304, b"", headers["etag"]), method
+            assert "content-length" not in held and "content-type" not in held
+            assert (
+                held["cache-control"] == headers["cache-control"]
+                and held["vary"] == "Accept-Encoding"
+            )
     finally:
         await running.stop()
 
