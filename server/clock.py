@@ -34,6 +34,12 @@ class PlayClock:
             return self.base_ms
         return self.base_ms + int((self._monotonic() - self._since) * 1000)
 
+    def running_ms(self) -> int:
+        """How long it has run since it last started; 0 while stopped."""
+        if self._since is None:
+            return 0
+        return int((self._monotonic() - self._since) * 1000)
+
     def start(self) -> None:
         if self._since is None:
             self._since = self._monotonic()

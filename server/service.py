@@ -1441,7 +1441,7 @@ class GameService:
         time the store holds when another node's clock ran longer (on a shared store, its
         device kept the game open while this node's did not: time open on two nodes counts
         as the larger of the clocks, and a node that opens the game again reads it from
-        the store)."""
+        the store, as of the other node's last bank: ``_take_up``)."""
         try:
             while True:
                 await asyncio.sleep(CLOCK_BANK_S)
@@ -1464,17 +1464,22 @@ class GameService:
                 for live, (_, version, _, _) in zip(running, saves, strict=True):
                     stored = held.get(live.id)
                     if stored is not None and not live.lock.locked() and live.clock.running:
-                        self._take_up(live, version, stored)
+                        self._take_up(live, version, *stored)
         finally:
             self._banker = None
 
-    def _take_up(self, live: LiveGame, version: int, stored: int) -> None:
+    def _take_up(self, live: LiveGame, version: int, stored: int, since: datetime) -> None:
         """``live``'s running clock counts at least ``stored``, the store's play time at
-        ``version``, if that is still the version held; the watchers are told of a jump."""
+        ``version`` as of ``since``, if that is still the version held, and the time since
+        then that this clock ran: the game was open here all that time, so it counts
+        whatever happened elsewhere. (Taking ``stored`` alone left a node that came back
+        to a game behind the other's clock by the time between their banks, for as long
+        as both ran.) The watchers are told of a jump."""
         if live.log_version != version or self._games.get(live.id) is not live:
             return
         before = live.clock.now_ms()
-        live.clock.advance_to(stored)
+        age_ms = int((datetime.now(UTC) - since).total_seconds() * 1000)
+        live.clock.advance_to(stored + min(max(0, age_ms), live.clock.running_ms()))
         if stored - before > CLOCK_SKEW_MS:
             event = build.clock(running=True, time_ms=live.clock.now_ms())
             self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))

@@ -662,13 +662,16 @@ class Store:
                 await notify_changes(conn, self.node_id, changed)
             return saved
 
-    async def bank_play_times(self, saves: Sequence[tuple[int, int, int, int]]) -> dict[int, int]:
+    async def bank_play_times(
+        self, saves: Sequence[tuple[int, int, int, int]]
+    ) -> dict[int, tuple[int, datetime]]:
         """Bank the play time of games whose clocks run on this node, as ``save_play_time``
         does (each save (game id, version, time_ms, score)), telling no other node; and
-        the play time each holds now, by game id, of those still active at that version
-        and not paused: more than this node's clock when another node's ran longer
-        (``writes.bank_play_times``). A transaction per ``TIME_SAVES_PER_TRANSACTION``."""
-        held: dict[int, int] = {}
+        the play time each holds now and since when, by game id, of those still active at
+        that version and not paused: more than this node's clock when another node's ran
+        longer (``writes.bank_play_times``). A transaction per
+        ``TIME_SAVES_PER_TRANSACTION``."""
+        held: dict[int, tuple[int, datetime]] = {}
         for first in range(0, len(saves), TIME_SAVES_PER_TRANSACTION):
             async with self._transaction() as conn:
                 chunk = saves[first : first + TIME_SAVES_PER_TRANSACTION]

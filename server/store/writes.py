@@ -653,19 +653,26 @@ async def save_play_times(
 
 async def bank_play_times(
     conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]], now: datetime
-) -> dict[int, int]:
-    """``save_play_times``, then the play time each game holds now, by game id: only of
-    the games still active at their save's version and not paused (a node's running
-    clock takes up the time another node banked, as of the version it holds)."""
+) -> dict[int, tuple[int, datetime]]:
+    """``save_play_times``, then the play time each game holds now and since when (as
+    ``GameRecord.clock_since``: a save of it applied here, at ``now``; another node's
+    bank or change, earlier), by game id: only of the games still active at their
+    save's version and not paused (a node's running clock takes up the time another
+    node banked, as of the version it holds, and counts on from when it was banked)."""
     await save_play_times(conn, saves, now)
     versions: dict[int, int] = {}
     for game_id, version, _, _ in saves:
         versions[game_id] = max(version, versions.get(game_id, version))
-    query = select(GAMES.c.id, GAMES.c.version, GAMES.c.time_ms).where(
+    query = select(
+        GAMES.c.id, GAMES.c.version, GAMES.c.time_ms, GAMES.c.time_at, GAMES.c.updated_at
+    ).where(
         GAMES.c.id.in_(sorted(versions)), status_is(GameStatus.ACTIVE), GAMES.c.paused.is_(False)
     )
-    rows = await conn.execute(query)
-    return {game_id: t for game_id, version, t in rows if versions[game_id] == version}
+    held: dict[int, tuple[int, datetime]] = {}
+    for game_id, version, t, time_at, updated_at in await conn.execute(query):
+        if versions[game_id] == version:
+            held[game_id] = (t, updated_at if time_at is None or updated_at > time_at else time_at)
+    return held
 
 
 _SAVE_SNAPSHOT: Final = (

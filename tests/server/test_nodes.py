@@ -439,6 +439,34 @@ async def test_a_node_whose_device_left_takes_up_the_time_the_other_node_ran(
     assert action.t >= 1200, action  # the move's play time, as its score and a win take it
 
 
+async def test_two_running_clocks_agree_after_a_bank(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's device leaves the game and comes back while B's keeps it open: A's node
+    starts from B's last bank, seconds behind B's clock. Its banks then took up the
+    stored time as it was at B's bank, not as it is now, so A's clock stayed behind by
+    the time between the two nodes' banks for as long as both ran, and A's pause stored
+    that (4 of 4 runs by hand, 2 to 4.5 s lost)."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 1.0)
+    loop = asyncio.get_running_loop()
+    on_a, on_b, game = await two_devices(nodes)  # B's clock and banks start about now
+    opened_on_b = loop.time()
+    assert (await on_a.request("close_game", game=game))["type"] == "ack"
+    await asyncio.sleep(opened_on_b + 2.5 - loop.time())  # half-way between B's banks
+    assert (await on_a.request("open_game", game=game))["type"] == "game"
+    await asyncio.sleep(2.3)  # A's node banks twice, B's twice
+    asked = loop.time()
+    a_time = (await on_a.request("open_game", game=game))["view"]["time_ms"]
+    b_time = (await on_b.request("open_game", game=game))["view"]["time_ms"]
+    between = int((loop.time() - asked) * 1000)  # B's clock read this much later
+    assert -250 < b_time - a_time < 250 + between, (a_time, b_time, between)
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    store = nodes[0].server.store
+    assert store is not None
+    record = await store.get_game(game)
+    assert record is not None and record.time_ms > b_time - 250, (record.time_ms, b_time)
+
+
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
