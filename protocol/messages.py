@@ -128,7 +128,7 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
             "protocol": 1,
             "client": "web/2.3",
             "locale": "fi",
-            "token": "sq7Hc1cX0hO3tqX2mYd8Zg",
+            "token": "sq7Hc1cX0hO3tqX2mYd8ZgK4vN6bW1eR9tY3uI5oP7a",
         },
     )(
         Field("protocol", _PROTOCOL, "The protocol version the client speaks."),
@@ -358,7 +358,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
             "random bytes make 43). `bad_request` if the server has it already (a token in "
             "use, of any player). A revoked token is not kept, so one chosen again signs in "
             "again: make each new one from fresh random bytes. Sent again on a connection "
-            "signed in with it, the reply is the same and nothing changes.",
+            "signed in with it, the reply is the same and nothing changes (a retry; so the "
+            "token the connection signed in with, given as the new one, rotates nothing).",
             required=False,
         ),
     ),
@@ -493,7 +494,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "type": "registered",
             "re": 2,
             "player": _PLAYER_EXAMPLE,
-            "token": "sq7Hc1cX0hO3tqX2mYd8Zg",
+            "token": "sq7Hc1cX0hO3tqX2mYd8ZgK4vN6bW1eR9tY3uI5oP7a",
         },
     )(
         Field("player", Obj(PLAYER), "The new player."),
@@ -594,7 +595,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         "token",
         "Answers rotate_token: the player's new token (the old one no longer works); the "
         "client's own when it gave one.",
-        {"type": "token", "re": 22, "token": "Zb4J0x1mL9qQwErTy6UiOp"},
+        {"type": "token", "re": 22, "token": "Zb4J0x1mL9qQwErTy6UiOpLk2Hs8Dn5Fg3Jm7Qc1Vx9"},
     )(Field("token", _TOKEN, "The new secret; sent this once only.")),
     _reply(
         "signed_out",
@@ -603,8 +604,9 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     )(Field("revoked", Int(0), "Tokens that no longer work.")),
     _reply(
         "error",
-        "The request was refused or failed; nothing was applied. `re` is absent when the "
-        "request's id could not be read.",
+        "The request was refused or failed; nothing was applied, except after `internal` "
+        "or `unavailable`, which may come for a request the database committed all the same "
+        "(section 9 says how to know). `re` is absent when the request's id could not be read.",
         {
             "type": "error",
             "re": 10,
