@@ -19,12 +19,18 @@ __all__ = ["full_layout", "public_view"]
 
 
 def public_view(
-    game: Game, t: int | None = None, *, running: bool = False, withhold_deal: bool = False
+    game: Game,
+    t: int | None = None,
+    *,
+    running: bool = False,
+    paused: bool = False,
+    withhold_deal: bool = False,
 ) -> dict[str, Any]:
     """The position and record as a player sees them, at play time ``t``.
 
     ``running`` says whether the caller's clock is counting play time (the
-    engine keeps none, R22): a client adds the time since to ``time_ms``.
+    engine keeps none, R22): a client adds the time since to ``time_ms``;
+    ``paused``, whether the player paused it (its clock stands until resumed).
     ``withhold_deal``: the player did not choose the deal (the server drew it, at
     random or from the solver's winnable deals): its number, which gives away
     every face-down card, is withheld until the game is won, as always on easy.
@@ -49,6 +55,7 @@ def public_view(
         "hints": results.hints,
         "time_ms": results.time_ms,
         "running": running,
+        "paused": paused and not finished,
         "undo_depth": game.undo_depth,
         "won": finished,
         "stuck": game.stuck,

@@ -239,11 +239,19 @@ def catch_up(
     events: Sequence[Mapping[str, Any]],
     time_ms: int,
     running: bool,
+    paused: bool = False,
 ) -> Message:
     """``events``: one ``batch(v, events)`` per version after the client's ``since``;
-    ``time_ms`` and ``running``: the game's clock now."""
+    ``time_ms``, ``running`` and ``paused``: the game's clock now."""
     return _server(
-        "catch_up", re=re, game=game, v=v, events=list(events), time_ms=time_ms, running=running
+        "catch_up",
+        re=re,
+        game=game,
+        v=v,
+        events=list(events),
+        time_ms=time_ms,
+        running=running,
+        paused=paused,
     )
 
 

@@ -524,6 +524,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "events": [{"v": 2, "events": [_MOVED, _SCORE]}],
             "time_ms": 5300,
             "running": False,
+            "paused": False,
         },
     )(
         _game(),
@@ -531,6 +532,13 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         Field("events", ListOf(Obj(EVENT_BATCH)), "One batch per version after `since`."),
         Field("time_ms", MILLISECONDS, "The play time now (batches hold no `clock` events)."),
         Field("running", Bool(), "Whether play time is counting now (section 6)."),
+        Field(
+            "paused",
+            Bool(),
+            "Whether the player paused the game (the view's `paused`; absent from an older "
+            "server's).",
+            required=False,
+        ),
     ),
     _reply(
         "ack",

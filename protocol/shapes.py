@@ -200,6 +200,16 @@ VIEW = Shape(
             Bool(),
             "Whether play time is counting: add the time elapsed since (section 6).",
         ),
+        Field(
+            "paused",
+            Bool(),
+            "The player paused the game (R22, section 6): its clock stands until `resume`, "
+            "and move, deal, undo, restart and hint are refused with `paused`. A view "
+            "whose `running` is false and `paused` false is of a game whose clock starts "
+            "with the `clock` event that follows the opening. Sent by this version on; "
+            "absent from an older server's view (read it as false).",
+            required=False,
+        ),
         Field("undo_depth", COUNT, "How many moves and deals undo can still take back (R18)."),
         Field("won", Bool(), "The game is won (R15)."),
         Field("stuck", Bool(), "No useful move is left and the stock is gone (R16)."),
@@ -239,6 +249,7 @@ EXAMPLE_VIEW: dict[str, Any] = {
     "hints": 0,
     "time_ms": 0,
     "running": False,
+    "paused": False,
     "undo_depth": 0,
     "won": False,
     "stuck": False,

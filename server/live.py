@@ -326,6 +326,7 @@ class LiveGame:
             self.game,
             self.clock.now_ms(),
             running=self.clock.running,
+            paused=self.clock.paused and not self.finished,
             withhold_deal=self.deal_withheld,
         )
         if self.status is GameStatus.LOST:

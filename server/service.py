@@ -1348,6 +1348,7 @@ class GameService:
             events=batches,
             time_ms=live.play_time(),
             running=live.clock.running,
+            paused=live.clock.paused and not live.finished,
         )
 
     def _watch(self, session: Session, live: LiveGame) -> None:

@@ -19,12 +19,12 @@ up is awaited, pushes wait for it too (``held``). The score shown is section
 6's formula at that play time (``Board.score_at``: ``earned`` less the R24
 decay).
 
-Paused: while this connection has an unfinished game open, its clock stops
-only for a pause (R22), so a ``clock`` push with ``running: false`` means
-paused and one with ``running: true`` means not; a view or ``catch_up``
-that says ``running: true`` also means not paused. (A view's ``running:
-false`` says nothing: the clock of a game nobody had open starts only with
-the push that follows the opening.)
+Paused: a view and a ``catch_up`` say whether the game is paused
+(``paused``; a server before it sent none: then a view or ``catch_up`` that
+says ``running: true`` means not paused, and a paused game opened here
+stayed unknown until resumed). While this connection has an unfinished game
+open, its clock stops only for a pause (R22), so a ``clock`` push with
+``running: false`` means paused and one with ``running: true`` means not.
 """
 
 from __future__ import annotations
@@ -168,8 +168,10 @@ class GameSession:
             same = game == self.game and self.board is not None
             self.game, self.v = game, int(reply["v"])
             self.board = Board.from_view(reply["view"])
-            if self.board.running or not same:
-                self.paused = False  # a paused game opened here stays unknown until resumed
+            if "paused" in reply["view"]:
+                self.paused = bool(reply["view"]["paused"]) and not self.board.finished
+            elif self.board.running or not same:
+                self.paused = False
             self._clock_at = time.monotonic()
             if self.json_mode:
                 self.terminal.json(reply)
@@ -196,7 +198,9 @@ class GameSession:
         running = bool(reply.get("running", board.running))
         board.apply({"type": "clock", "running": running, "time_ms": int(reply["time_ms"])})
         self._clock_at = time.monotonic()
-        if running:
+        if "paused" in reply:
+            self.paused = bool(reply["paused"]) and not board.finished
+        elif running:
             self.paused = False
 
     @contextlib.contextmanager

@@ -281,3 +281,15 @@ async def test_games_takes_the_status_it_shows_and_says_when_none_has_it(cli: Cl
     assert code == 0 and "идёт" in out, out
     code, out = await cli("--lang", "fi", "games", "--status", "kesken")
     assert code == 0 and "kesken" in out and "hävitty" not in out, out
+
+
+async def test_a_game_paused_before_is_resumed_by_the_first_p(cli: CliRunner) -> None:
+    """The view says the game is paused: a game paused, left and opened again took two
+    ``p`` to resume (the first paused it again), and refused every move meanwhile."""
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["p", "q"])
+    assert code == 0 and "paused (p resumes)" in out, out
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=["p", "7c 5", "q"])
+    assert code == 0, out
+    assert "paused (p resumes)" not in out and "rejected" not in out, out
+    assert "PAUSED" in out and "resumed" in out and "moved 7♣" in out, out

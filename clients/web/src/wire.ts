@@ -568,6 +568,10 @@ time_ms: number
  */
 running: boolean
 /**
+ * The player paused the game (R22, section 6): its clock stands until `resume`, and move, deal, undo, restart and hint are refused with `paused`. A view whose `running` is false and `paused` false is of a game whose clock starts with the `clock` event that follows the opening. Sent by this version on; absent from an older server's view (read it as false).
+ */
+paused?: boolean
+/**
  * How many moves and deals undo can still take back (R18).
  */
 undo_depth: number
@@ -637,6 +641,10 @@ time_ms: number
  * Whether play time is counting now (section 6).
  */
 running: boolean
+/**
+ * Whether the player paused the game (the view's `paused`; absent from an older server's).
+ */
+paused?: boolean
 }
 /**
  * The events of one action, as catch_up replays them.
