@@ -169,6 +169,15 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   await expect(page.locator(".scroll-note")).toBeVisible();
   await expect(page.locator(".scroll-note")).toHaveText(STRINGS.en.scrollSideways);
   await expect(box).toHaveClass(/more-right/);
+  // reached from the keyboard (Chromium makes a scroll box focusable): its focus ring is
+  // not hidden by the fade that says more is on the right
+  await box.focus();
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Tab");
+  await expect(box).toBeFocused();
+  expect(await box.evaluate((node) => getComputedStyle(node).maskImage)).toBe("none");
+  expect(await box.evaluate((node) => getComputedStyle(node).outlineStyle)).toBe("solid");
+  await box.blur();
   // scrolled to its end: no more to show on the right, and the level still at the left edge
   // (again if the statistics' own read, answered meanwhile, drew the page anew under it)
   await expect(async () => {
