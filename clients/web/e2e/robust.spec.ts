@@ -247,8 +247,27 @@ test("a double click starts one game, moves one card and asks one hint", async (
   expect(sent.filter((each) => each.type === "hint")).toHaveLength(1);
   await expect(page.locator(".toast.error")).toHaveCount(0);
 
-  await page.locator('[data-action="menu"]').click();
-  await page.locator("nav button", { hasText: "Past games" }).click();
+  await page.locator('.tools [data-action="pause"]').dblclick();
+  await expect(page.locator(".paused")).toBeVisible();
+  await page.locator('[data-action="resume-big"]').dblclick();
+  await expect(page.locator(".paused")).toHaveCount(0);
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "pause")).toHaveLength(1);
+  expect(sent.filter((each) => each.type === "resume")).toHaveLength(1);
+
+  // the second click of a double click on the question's Yes lands on the board beneath
+  await page.locator('.tools [data-action="resign"]').click();
+  const yes = page.locator(".dialog button").filter({ hasNotText: "Cancel" }).last();
+  const box = await yes.boundingBox();
+  if (box === null) throw new Error("no Yes button");
+  await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+  await expect(page.locator("main.results.lost")).toContainText("You resigned.");
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "resign")).toHaveLength(1);
+  expect(sent.filter((each) => each.type === "move")).toHaveLength(1);
+  await expect(page.locator(".toast.error")).toHaveCount(0);
+
+  await page.locator("nav button", { hasText: "Past games" }).click(); // the results show the menu
   await expect(page.locator("ul.games li")).toHaveCount(1);
 });
 
@@ -556,6 +575,36 @@ test("a game the server no longer has leads back to the lobby, said", async ({ p
   await expect(page.locator('[data-action="continue"]')).toHaveCount(0);
 });
 
+test("a game open in too many places when the page resyncs leads back to the lobby, said, to continue later", async ({ page, server }) => {
+  // The board stayed on screen, taking no pushes, every action refused (3 of 3 by hand).
+  let refuse = true;
+  const wire = await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message, [SUMMARY])];
+      case "open_game":
+        return message.since === undefined || !refuse
+          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
+          : [refusal(message, "too_many_watchers", "The game is open on 1 connection to this server (1).")];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      case "games":
+        return [{ type: "games", re: message.id, games: [SUMMARY] }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  wire.close(); // the page reconnects, and its resync is refused
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.error_too_many_watchers);
+  refuse = false; // closed on the other device: continued from the lobby
+  await page.locator('[data-action="continue"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+});
+
 test("a deal number the wire cannot carry is said on the page, not sent nor replaced by a random deal", async ({ page, server }) => {
   const sent = await noted(page);
   await register(page, server.url, uniqueName("dealno"));
@@ -572,8 +621,9 @@ test("a deal number the wire cannot carry is said on the page, not sent nor repl
   await page.locator("#deal").fill("12");
   await expect(page.locator(".toast.error")).toHaveCount(0, { timeout: 1000 });
   await page.locator("#deal").fill("9007199254740991");
-  await page.locator('[data-action="play"]').click();
+  await page.locator("#deal").press("Enter"); // Enter in the field plays, as Play does
   await expect(page.locator("main.game .level-name")).toHaveText("Hard #9007199254740991");
+  expect(sent.filter((each) => each.type === "new_game")).toHaveLength(1);
 });
 
 test("a burst of pushes that break the protocol resyncs once or twice, not once each", async ({ page, server, watch }) => {

@@ -586,6 +586,14 @@ export class App {
         this.board = null;
         this.unfinished = this.unfinished.filter((each) => each.game !== asked.game);
         await this.lobby(early);
+      } else if (reply.type === "error" && reply.code === "too_many_watchers") {
+        // Not open on this connection, and it stays so: the board on screen would
+        // take no more pushes and every action would be refused. The lobby, with
+        // the refusal said and the game among the unfinished ones to continue
+        // (as when it is refused at load).
+        this.unfinished = [{ ...this.summary(), game: asked.game }];
+        this.board = null;
+        await this.lobby(early);
       }
       return;
     }
@@ -841,15 +849,23 @@ export class App {
     }
     const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
     // A second action at the version one on its way carries would be refused
-    // as stale (and resync); a second hint would be counted: a double click, or
-    // a key held down, sends one.
-    const key = versioned ? `${board.game}@${board.v}` : body.type === "hint" ? `${board.game}:hint` : null;
-    if (key !== null && this.sending.has(key)) {
+    // as stale (and resync); a second hint would be counted, and so would a
+    // second pause or resume: a double click, or a key held down, sends one.
+    // A resign ends the game at the version on screen: nothing else at that
+    // version goes while it is on its way (the second click of a double click
+    // on its Yes lands on the card under the closed question).
+    const key =
+      versioned || body.type === "resign"
+        ? `${board.game}@${board.v}`
+        : body.type === "hint"
+          ? `${board.game}:hint`
+          : `${board.game}:clock`;
+    if (this.sending.has(key)) {
       // not dropped unsaid: on a slow connection the player would wait for a move that never comes
       if (versioned) this.say(PENDING, "note");
       return "nothing";
     }
-    if (key !== null) this.sending.add(key);
+    this.sending.add(key);
     this.markBusy();
     let reply: ServerMessage;
     try {
@@ -862,7 +878,7 @@ export class App {
       if (error instanceof Disconnected) return null;
       throw error;
     } finally {
-      if (key !== null) this.sending.delete(key);
+      this.sending.delete(key);
       this.markBusy();
       if (versioned && this.notice === PENDING) {
         this.notice = null; // no longer so
@@ -1592,6 +1608,12 @@ export class App {
       inputmode: "numeric",
       "data-action": "deal-number",
       value: this.dealText,
+      // Enter in the field plays, as a form's would (the keys a held Enter repeats do not)
+      onkeydown: (event: KeyboardEvent) => {
+        if (event.key !== "Enter" || event.repeat || event.isComposing) return;
+        event.preventDefault();
+        this.root.querySelector<HTMLButtonElement>('[data-action="play"]')?.click();
+      },
       oninput: (event: Event) => {
         this.dealText = (event.target as HTMLInputElement).value;
         if (this.notice === BAD_DEAL) {
