@@ -44,7 +44,15 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from clients.cli import config
-from clients.cli.commands import COMMAND_WORDS, Command, CommandError, help_text, number, parse
+from clients.cli.commands import (
+    COMMAND_WORDS,
+    Command,
+    CommandError,
+    asks_new_game,
+    help_text,
+    number,
+    parse,
+)
 from clients.cli.connection import (
     Connection,
     ConnectionFailed,
@@ -339,7 +347,8 @@ class App:
             if exc.code != "unauthenticated":
                 raise  # not about the token: ``run`` names it
             refused = _("app.token_refused", reason=error_text(exc.reply))
-            self.terminal.complain(f"{refused}; {_('app.register_again')}")  # one line
+            # one line ("...: register first." ends a sentence the advice goes on from)
+            self.terminal.complain(f"{refused.rstrip('.')}; {_('app.register_again')}")
             return None
         if stored is not None:
             self._rotated_meanwhile(conn, stored)
@@ -629,7 +638,7 @@ class App:
         if self.options.json:
             self.terminal.json(reply)
         else:
-            self.say(render_games(list(reply["games"]), status))
+            self.say(render_games(list(reply["games"]), status, self.terminal.table_width()))
         return 0
 
     # -- playing -----------------------------------------------------------
@@ -666,6 +675,14 @@ class App:
                 level, deal, winnable = chosen
             elif not self.terminal.interactive:
                 first, command = await self._first_command()
+                if command is None and first is not None and asks_new_game(first):
+                    # The script's own game, refused here (a level or deal no server
+                    # has): nothing is played, as when the server refuses it.
+                    try:
+                        parse(first)
+                    except CommandError as exc:
+                        self.tell("command", printable(str(exc)))
+                    return 1
                 if command is not None and command.kind == "new":
                     # The script starts its own game: starting another before it would
                     # only have this one abandon it, a loss nobody played.
@@ -684,7 +701,9 @@ class App:
         finally:
             if follow is not None:
                 follow.cancel()
-        if self.session.game is not None:
+        if self.session.game is not None and self.conn.online:
+            # While reconnecting, not waited for: the server closed the game with the
+            # connection it lost, and ``q`` quits now, not after the reconnect gives up.
             await self.conn.request("close_game", game=self.session.game)
         return 0
 
@@ -867,8 +886,8 @@ class App:
                 await self.act("resign", versioned=False)
         elif kind == "hint":
             await self.hint()
-        elif kind == "pause":
-            await self.pause()
+        elif kind in ("pause", "resume", "pause_or_resume"):
+            await self.pause(kind)
         elif kind == "new":
             await self.start_over(command)
         else:
@@ -930,11 +949,14 @@ class App:
 
     async def reopen_if(self, reply: Message) -> None:
         """After ``stale`` or ``id_reused`` catch up; after ``not_open`` open the game here again.
+        After ``paused`` the game is known to be paused (``p`` then resumes it).
 
         ``open_game`` with ``since`` does both (PROTOCOL.md sections 4 and 5).
         """
         if reply.get("code") in ("stale", "id_reused", "not_open"):
             await self.session.resync()
+        elif reply.get("code") == "paused" and not self.session.paused:
+            self.session.set_paused(True)
 
     async def hint(self) -> None:
         session = self.session
@@ -954,10 +976,11 @@ class App:
             return
         await session.until(int(reply["v"]))  # its hint event prints the advice
 
-    async def pause(self) -> None:
+    async def pause(self, kind: str) -> None:
+        """``pause``, ``resume``, or (``p``) the one the game is not in."""
         session = self.session
         assert self.conn is not None and session.game is not None
-        type_ = "resume" if session.paused else "pause"
+        type_ = kind if kind != "pause_or_resume" else "resume" if session.paused else "pause"
         reply = await self.conn.request(type_, game=session.game)
         if reply.get("type") != "ack":
             self.rejected(reply, game=session.game)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import Final
 
 from clients.cli.i18n import _
 from protocol import LEVELS
@@ -47,9 +48,9 @@ _WORDS = {
     "restart": "restart",
     "h": "hint",
     "hint": "hint",
-    "p": "pause",
+    "p": "pause_or_resume",
     "pause": "pause",
-    "resume": "pause",
+    "resume": "resume",
     "s": "stats",
     "stats": "stats",
     "b": "board",
@@ -170,13 +171,22 @@ def _new(words: list[str], force: bool) -> Command:
     return Command("new", level=level, force=force, deal=deal)
 
 
+NEW_GAME_WORDS: Final = ("n", "new", "n!", "new!")
+
+
+def asks_new_game(line: str) -> bool:
+    """Whether ``line`` is an ``n`` command, one ``parse`` takes or refuses."""
+    words = line.strip().split()
+    return bool(words) and words[0].lower() in NEW_GAME_WORDS
+
+
 def parse(line: str) -> Command | None:
     """The command on ``line``; None for an empty line. Raises CommandError."""
     words = line.strip().split()
     if not words:
         return None
     head = words[0].lower()
-    if head in ("n", "new", "n!", "new!"):
+    if head in NEW_GAME_WORDS:
         return _new(words, head.endswith("!"))
     card = parse_card(words[0])
     if card is not None and not (len(words) == 1 and head in _WORDS):

@@ -514,7 +514,8 @@ class Connection:
                     last = exc
                     continue
                 if exc.code == "unauthenticated":  # the token is refused: no point retrying
-                    raise ConnectionFailed(_("connection.refused", url=self.url)) from exc
+                    refused = _("connection.refused", url=self.url)
+                    raise ConnectionFailed(f"{refused}; {_('app.register_again')}") from exc
                 raise ConnectionFailed(
                     _("connection.hello_refused", url=self.url, code=printable(exc.code))
                 ) from exc

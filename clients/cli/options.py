@@ -161,12 +161,22 @@ def server_url(text: str) -> str:
         raise argparse.ArgumentTypeError(
             _("args.bad_server", value=_shown(text), reason=_("args.url_bytes"))
         )
+    if any(char.isspace() or not char.isprintable() for char in text):
+        # urllib keeps them (and websockets sends them): the server answers 400
+        raise argparse.ArgumentTypeError(
+            _("args.bad_server", value=_shown(text), reason=_("args.url_space"))
+        )
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError as exc:
-        # urllib's English ("Port could not be cast to integer value as '-1'"): ours for a port
-        reason = _("args.url_port") if "Port" in str(exc) else str(exc)
+        # urllib's English ("Port could not be cast to integer value as '-1'"): ours
+        if "Port" in str(exc):
+            reason = _("args.url_port")
+        elif "IPv6" in str(exc):
+            reason = _("args.url_ipv6")
+        else:
+            reason = str(exc)
     else:
         if parts.scheme.lower() not in ("ws", "wss"):
             reason = _("args.url_scheme")

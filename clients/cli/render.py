@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -442,27 +443,14 @@ def render_stats(rows: list[dict[str, Any]], width: int | None = None) -> str:
         ]
         for row in sorted(rows, key=_level_rank)
     ]
-    table = _table(header, body)
-    if width is None or max(len(line) for line in table.splitlines()) <= width:
-        return table
-    label_width = max(len(label) for label in header[1:])
-    blocks = [
-        "\n".join(
-            [
-                row[0],
-                *(
-                    f"  {label.ljust(label_width)}  {cell}"
-                    for label, cell in zip(header[1:], row[1:], strict=True)
-                ),
-            ]
-        )
-        for row in body
-    ]
-    return "\n\n".join(blocks)
+    return _fitted(header, body, width, lambda row: row[0])
 
 
-def render_games(games: list[dict[str, Any]], status: str | None = None) -> str:
-    """The player's games, newest first (those of ``status`` only, if given)."""
+def render_games(
+    games: list[dict[str, Any]], status: str | None = None, width: int | None = None
+) -> str:
+    """The player's games, newest first (those of ``status`` only, if given); wider
+    than ``width`` columns, one block of lines per game."""
     if not games:
         if status is not None:
             return _("games.none_with", status=_(f"status.{status}"))
@@ -490,4 +478,28 @@ def render_games(games: list[dict[str, Any]], status: str | None = None) -> str:
         ]
         for game in games
     ]
-    return _table(header, body)
+    return _fitted(header, body, width, lambda row: f"{header[0]} {row[0]}")
+
+
+def _fitted(
+    header: list[str], body: list[list[str]], width: int | None, title: Callable[[list[str]], str]
+) -> str:
+    """The table, or wider than ``width`` columns (a terminal's), one block of lines
+    per row under its ``title``: each other cell beside its column's name."""
+    table = _table(header, body)
+    if width is None or max(len(line) for line in table.splitlines()) <= width:
+        return table
+    label_width = max(len(label) for label in header[1:])
+    blocks = [
+        "\n".join(
+            [
+                title(row),
+                *(
+                    f"  {label.ljust(label_width)}  {cell}"
+                    for label, cell in zip(header[1:], row[1:], strict=True)
+                ),
+            ]
+        )
+        for row in body
+    ]
+    return "\n\n".join(blocks)

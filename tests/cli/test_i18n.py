@@ -34,7 +34,7 @@ FAMILIES = {key.split(".")[0] for key in catalogue("en")}
 # and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://, UTF-8, msgpack.
 TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
 TYPED |= {"sign", "out", "token"}  # the commands sign-out and new-token
-TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls", "utf", "msgpack"}
+TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls", "utf", "msgpack", "ipv"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
 # `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists

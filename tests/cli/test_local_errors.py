@@ -231,7 +231,10 @@ def test_the_credentials_file_checks(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        ("ws://[::1", "Invalid IPv6 URL"),
+        ("ws://[::1", "its IPv6 address in brackets is not closed"),
+        ("ws://127.0.0.1:8765/ ", "holds a space or a control character"),  # it was sent: 400
+        ("ws://127.0.0.1:8765/a b", "holds a space or a control character"),
+        ("ws://127.0.0.1:8765/\t", "holds a space or a control character"),
         ("ws://127.0.0.1:99999/", "its port is not a number from 1 to 65535"),
         ("ws://127.0.0.1:-1/", "its port is not a number from 1 to 65535"),
         ("http://127.0.0.1:8765/", "does not start with `ws://` or `wss://`"),

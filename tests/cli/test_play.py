@@ -8,6 +8,7 @@ import re
 import stat
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from clients.cli.app import run
@@ -240,6 +241,20 @@ async def test_a_script_whose_first_new_game_is_refused_starts_none(cli: CliRunn
     assert json.loads(out)["games"] == []
 
 
+@pytest.mark.parametrize("first", ["n! hrd 3", "n! hard 0", "n hard x", "new hard 1 2 3"])
+async def test_a_script_whose_first_new_game_the_client_refuses_starts_none(
+    cli: CliRunner, first: str
+) -> None:
+    """A first ``n`` the client refuses itself (no such level, no such deal) started the
+    default game, which the script's next ``n`` abandoned: a loss nobody played."""
+    assert (await cli("register", "ada"))[0] == 0
+    code, out = await cli("play", lines=[first, "n! hard 3", "q"])
+    assert code == 1, out
+    assert "Scorpion · game" not in out, out
+    code, out = await cli("--json", "games")
+    assert json.loads(out)["games"] == []
+
+
 async def test_a_script_not_starting_with_a_new_game_plays_the_default(cli: CliRunner) -> None:
     assert (await cli("register", "ada"))[0] == 0
     code, out = await cli("play", lines=["", "b", "n! hard 2", "q"])
@@ -293,3 +308,14 @@ async def test_a_game_paused_before_is_resumed_by_the_first_p(cli: CliRunner) ->
     assert code == 0, out
     assert "paused (p resumes)" not in out and "rejected" not in out, out
     assert "PAUSED" in out and "resumed" in out and "moved 7♣" in out, out
+
+
+async def test_pause_and_resume_do_what_they_say(cli: CliRunner) -> None:
+    """``resume`` was ``p``: on a running game it paused it, and ``pause`` on a paused
+    one resumed it. Each does its own now; ``p`` alone turns the clock over."""
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["pause", "pause", "7c 5", "resume", "resume", "7c 5", "q"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    assert out.count("rejected (paused)") == 1, out
+    assert out.index("rejected (paused)") < out.index("resumed") < out.index("moved 7♣"), out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from clients.cli.connection import Connection, Message
@@ -144,3 +146,29 @@ async def test_two_devices_do_not_share_request_ids(server: Running) -> None:
     finally:
         await one.close()
         await two.close()
+
+
+class Gone(Connection):
+    """A connection whose server goes away for good after the first move."""
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        reply = await super().request(type_, **fields)
+        if type_ == "move":
+            self.drop()
+            while self.online:  # the reader has seen it: reconnecting from now on
+                await asyncio.sleep(0.01)
+        return reply
+
+    async def _connect(self) -> Any:
+        if self.welcome is not None:  # connected once: the server is gone now
+            raise OSError("connection refused")
+        return await super()._connect()
+
+
+async def test_quit_while_reconnecting_quits_at_once(cli: CliRunner) -> None:
+    """``q`` waited for the reconnection to give up (about 16 s), then exited 1."""
+    assert (await cli("register", "ada"))[0] == 0
+    started = time.monotonic()
+    code, out = await play_deal(cli, [*solution_lines("medium", DEAL)[:1], "q"], Gone)
+    assert code == 0, out
+    assert time.monotonic() - started < 5, out

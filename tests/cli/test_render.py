@@ -27,6 +27,7 @@ from clients.cli.render import (
     describe_event,
     percent,
     render_board,
+    render_games,
     render_hint,
     render_results,
     render_stats,
@@ -149,6 +150,26 @@ def test_stats_wider_than_the_terminal_become_one_block_per_level(lang: str) -> 
     assert (
         results.endswith(render_stats([rows[0]], 80)) and max(map(len, results.splitlines())) <= 80
     )
+
+
+def test_games_wider_than_the_terminal_become_one_block_per_game() -> None:
+    """The games table is 102 columns wide: it wrapped row by row at 80."""
+    use("en")
+    game = {"game": 6988716928896923, "level": "three-blind-mice", "status": "active", "moves": 12}
+    game |= {
+        "score": 480,
+        "time_ms": 754_000,
+        "deal": None,
+        "updated": "2026-12-06T17:42:06.123+00:00",
+    }
+    table = render_games([game, {**game, "game": 7}])
+    assert max(len(line) for line in table.splitlines()) > 80
+    blocks = render_games([game, {**game, "game": 7}], None, 80)
+    assert max(len(line) for line in blocks.splitlines()) <= 80
+    first, second = blocks.split("\n\n")
+    assert first.splitlines()[0] == "game 6988716928896923" and second.startswith("game 7\n")
+    assert "  updated  2026-12-06 17:42:06" in first.splitlines()[-1].replace("   ", "  ")
+    assert render_games([game], None, 200) == render_games([game])
 
 
 def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:

@@ -53,7 +53,7 @@ def test_commands() -> None:
     assert parse("d") == Command("deal")
     assert parse("4d") == Command("move", card="4D")
     assert parse("h") == Command("hint") and parse("u") == Command("undo")
-    assert parse("r") == Command("restart") and parse("p") == Command("pause")
+    assert parse("r") == Command("restart") and parse("p") == Command("pause_or_resume")
     assert parse("n") == Command("new")
     assert parse("n hard") == Command("new", level="hard")
     with pytest.raises(CommandError, match="unknown level abc"):
