@@ -335,12 +335,13 @@ class WritesFailing(StoreUnavailable):
 
 class DatabaseReplaced(StoreUnavailable):
     """The SQLite file the server opened is no longer at its path: deleted, moved or
-    replaced (a restore while it runs). The server still writes to the file it opened,
-    and a restart would open the one at the path: what was written since is not there."""
+    replaced (a restore while it runs). The server writes no more (``sqlite_file``), and
+    what it wrote before is in the old file (where a ``mv`` put it, or gone with it),
+    not in the one at the path."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         super().__init__(
             f"the database file {path} was removed or replaced while the server runs; "
-            "stop it (what it wrote since is in the old file only) and put the file back"
+            "it writes no more: stop it, and start it again on the file wanted there"
         )

@@ -56,6 +56,7 @@ from server.store.games import (
 )
 from server.store.players import player_record, token_query
 from server.store.records import GameRecord, GameStatus, LoggedAction, Player, StoredSnapshot
+from server.store.sqlite_file import PinnedFile, open_pinned
 from server.store.writes import game_record
 
 __all__ = ["READ_BUSY_MS", "SqliteReader"]
@@ -67,7 +68,7 @@ READ_BUSY_MS: Final = 100
 class SqliteReader:
     """Reads of the SQLite file ``path`` on the event loop's thread (module docstring)."""
 
-    def __init__(self, path: str, dialect: Dialect) -> None:
+    def __init__(self, path: str, dialect: Dialect, pinned: PinnedFile | None = None) -> None:
         self._owner = CompiledQuery(OWNER_QUERY, dialect)
         self._game = CompiledQuery(GAME_QUERY, dialect)
         self._log = CompiledQuery(LOG_QUERY, dialect)
@@ -76,6 +77,7 @@ class SqliteReader:
         self._token_expiring = CompiledQuery(token_query(True), dialect)
         self._unfinished = CompiledQuery(games_query(GameStatus.ACTIVE, None), dialect)
         self._path = path
+        self._pinned = pinned
         self._conn: sqlite3.Connection | None = None
         self._closed = False
 
@@ -152,7 +154,7 @@ class SqliteReader:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(self._path)
+            conn = open_pinned(self._path, self._pinned)
             configure_sqlite_connection(conn, READ_BUSY_MS)
             self._conn = conn
         return self._conn

@@ -61,6 +61,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from server.store.database import configure_sqlite_connection
 from server.store.errors import VersionConflict
 from server.store.records import ActionRecord, Committed, GameWrite
+from server.store.sqlite_file import PinnedFile, open_pinned
 from server.store.writes import (
     PLAIN_GAME_WIDTH,
     REFUSED_COLUMNS,
@@ -85,8 +86,11 @@ CHECKPOINT_EVERY = 256
 class SqliteWriter:
     """Writes batches of plain actions to the SQLite file ``path`` (module docstring)."""
 
-    def __init__(self, path: str, dialect: Dialect, busy_ms: int) -> None:
+    def __init__(
+        self, path: str, dialect: Dialect, busy_ms: int, pinned: PinnedFile | None = None
+    ) -> None:
         self._path = path
+        self._pinned = pinned
         self._dialect = dialect
         self._busy_ms = busy_ms
         self._conn: sqlite3.Connection | None = None  # used on the thread only
@@ -197,7 +201,7 @@ class SqliteWriter:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(self._path, check_same_thread=True)
+            conn = open_pinned(self._path, self._pinned)
             configure_sqlite_connection(conn, self._busy_ms)
             self._conn = conn
         return self._conn
@@ -209,7 +213,7 @@ class SqliteWriter:
 
     def _inline_connection(self) -> sqlite3.Connection:
         if self._inline is None:
-            conn = sqlite3.connect(self._path, check_same_thread=True)
+            conn = open_pinned(self._path, self._pinned)
             try:
                 configure_sqlite_connection(conn, busy_ms=0)
                 conn.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints
@@ -218,6 +222,19 @@ class SqliteWriter:
                 raise
             self._inline = conn
         return self._inline
+
+    def release_log(self) -> bool:
+        """Copy the write-ahead log into the file this writer opened, and empty it, on
+        a connection it holds (``sqlite_file``: the file left its path); whether that
+        was done. Blocks the loop for the copy: once, as the file is found gone."""
+        conn = self._inline
+        if conn is None or self._closed:
+            return False
+        try:
+            (busy, _, _), *_ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            return False
+        return bool(busy == 0)
 
     def _checkpoint(self) -> None:
         """Copy the WAL into the database as far as no reader needs it (never waits)."""

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -76,6 +76,7 @@ from server.store.records import (
     SchemaStatus,
     StoredSnapshot,
 )
+from server.store.sqlite_file import PinnedFile
 from server.store.sqlite_reader import SqliteReader
 from server.store.sqlite_writer import SqliteWriter
 
@@ -158,6 +159,26 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+log = logging.getLogger(__name__)
+
+
+def _refuse_moved_file(engine: AsyncEngine, pinned: PinnedFile) -> None:
+    """No connection of ``engine`` opens the path once the file served left it
+    (``sqlite_file``): refused before it is made (SQLite would create a file where none
+    is), and closed if the file changed while it was made."""
+
+    def before(*_args: Any) -> None:
+        pinned.check()
+
+    def after(dbapi_connection: Any, _record: Any) -> None:
+        if pinned.moved:
+            dbapi_connection.close()
+            pinned.check()
+
+    event.listen(engine.sync_engine, "do_connect", before)
+    event.listen(engine.sync_engine, "connect", after)
+
+
 class Store:
     """Persistence for players, games, action logs and statistics (package docstring)."""
 
@@ -177,11 +198,14 @@ class Store:
         self._sqlite_reader: SqliteReader | None = None
         path = engine.url.database
         self._sqlite_path: str | None = None
-        self._sqlite_file: tuple[int, int] | None = None  # (device, inode) once checked
+        self._pinned: PinnedFile | None = None  # the file served, once checked (sqlite_file)
+        self._log_released = False
         if engine.dialect.name == "sqlite" and path and path != ":memory:":
             self._sqlite_path = path
-            self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms)
-            self._sqlite_reader = SqliteReader(path, engine.dialect)
+            self._pinned = pinned = PinnedFile(path)
+            self._sqlite_writer = SqliteWriter(path, engine.dialect, busy_ms, pinned)
+            self._sqlite_reader = SqliteReader(path, engine.dialect, pinned)
+            _refuse_moved_file(engine, pinned)
         self.node_id = new_node_id()
         self._pg_writer: PostgresWriter | None = None
         self._pg_reader: PostgresReader | None = None
@@ -277,6 +301,10 @@ class Store:
         if self._write_probe is not None:
             self._write_probe.cancel()
             await asyncio.gather(self._write_probe, return_exceptions=True)
+        if self._pinned is not None and self._pinned.moved and not self._log_released:
+            self._log_released = True  # not written since it moved: its log, all the same
+            log.error("%s", DatabaseReplaced(self._pinned.path))
+            self._release_log()
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
         if self._sqlite_reader is not None:
@@ -318,9 +346,7 @@ class Store:
         """The schema's status (``/readyz``); ``DatabaseReplaced`` if the SQLite file
         ``check_writable`` found is no longer at its path, ``SchemaNewer`` if a newer
         server moved the schema on (it is not behind: ``--migrate`` would not help)."""
-        if self._sqlite_file is not None and self._sqlite_identity() != self._sqlite_file:
-            assert self._sqlite_path is not None
-            raise DatabaseReplaced(self._sqlite_path)
+        self._check_file()
         with translate_errors():
             state = await schema.read_schema_state(self._engine)
         if state.status is SchemaStatus.OUTDATED and state.revisions:
@@ -329,14 +355,39 @@ class Store:
                 raise SchemaNewer(newer)
         return state.status
 
-    def _sqlite_identity(self) -> tuple[int, int] | None:
-        """The SQLite file's (device, inode), None if nothing is at its path."""
-        assert self._sqlite_path is not None
+    def _check_file(self) -> None:
+        """Raise ``DatabaseReplaced`` once the SQLite file served is no longer at its path
+        (``sqlite_file``): before every write, so that none is made; the first time, the
+        log at the path is emptied into the old file."""
+        if self._pinned is None:
+            return
         try:
-            found = os.stat(self._sqlite_path)
-        except OSError:
-            return None
-        return found.st_dev, found.st_ino
+            self._pinned.check()
+        except DatabaseReplaced as exc:
+            self._wrote(exc)
+            if not self._log_released:
+                self._log_released = True
+                log.error("%s", exc)
+                self._release_log()
+            raise
+
+    def _release_log(self) -> None:
+        """Copy the write-ahead log at the path into the file this store opened (moved
+        or removed: its descriptors still hold it) and empty it, so that the file now at
+        the path never reads it as its own (``sqlite_file``)."""
+        if self._sqlite_writer is not None and self._sqlite_writer.release_log():
+            log.warning(
+                "the write-ahead log at %s-wal is emptied into the file the server opened",
+                self._sqlite_path,
+            )
+        else:
+            log.error(
+                "could not empty %s-wal into the file the server opened: remove it, and %s-shm, "
+                "before starting a server on the file now at %s",
+                self._sqlite_path,
+                self._sqlite_path,
+                self._sqlite_path,
+            )
 
     async def check_schema(self) -> None:
         """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current;
@@ -439,8 +490,8 @@ class Store:
                     await conn.execute(touch)
                 finally:
                     await transaction.rollback()
-        if self._sqlite_path is not None:  # the file served from now on (schema_status)
-            self._sqlite_file = self._sqlite_identity()
+        if self._pinned is not None:  # the file served from now on (sqlite_file)
+            self._pinned.pin()
 
     # -- players --------------------------------------------------------------
 
@@ -770,6 +821,7 @@ class Store:
 
     async def _write_batch(self, batch: Sequence[GameWrite]) -> list[writes.WriteOutcome]:
         """The committer's writer: a batch in one transaction, refusals as values."""
+        self._check_file()
         if self._sqlite_writer is not None and self._sqlite_writer.takes(batch):
             return await self._written(self._sqlite_writer.write(batch, self._clock()))
         if self._pg_writer is not None and self._pg_writer.takes(batch):
@@ -821,6 +873,7 @@ class Store:
         other write transactions before it, ``_write_turn``)."""
         async with self._turn_to_write():
             try:
+                self._check_file()
                 with translate_errors():
                     async with self._writing.begin() as conn:
                         yield conn

@@ -65,7 +65,7 @@ from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
 from server.store import SchemaStatus, StoreError, StoreUnavailable
 from server.store.database import async_url, connect_arguments
-from tests.server.conftest import quiet_settings
+from tests.server.conftest import Running, quiet_settings
 from tests.server.http_get import http_get
 from tests.server.store.conftest import _admin, run_isolated
 from tests.server.test_tls import self_signed
@@ -1180,6 +1180,82 @@ async def test_a_node_with_ssl_in_its_url_hears_the_other_nodes(
         await server.start()
         await server.stop()
     assert "change listener" not in caplog.text
+
+
+def _rows(path: Path, table: str) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+async def test_a_backup_put_in_place_while_the_server_runs_is_not_mixed_with_its_writes(
+    tmp_path: Path,
+) -> None:
+    """A backup moved over the file while the server ran was served its writes: they
+    went to the write-ahead log at the path, which the next start read as the backup's
+    own (3 of 3: the restored file held the old one's players and games, and a move
+    after the restore was acknowledged)."""
+    running = Running(quiet_settings(tmp_path))
+    await running.start()
+    database = tmp_path / "scorpion.db"
+    backup = tmp_path / "backup.db"
+    try:
+        ada = await running.player("ada")
+        game = (await ada.request("new_game", level="hard", deal=1))["game"]
+        with (
+            contextlib.closing(sqlite3.connect(database)) as live,
+            contextlib.closing(sqlite3.connect(backup)) as copy,
+        ):
+            live.backup(copy)  # the documented online backup: ada and her game
+        assert (await ada.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+        await running.player("bob")  # written after the backup: in the log at the path
+        os.replace(backup, database)  # the restore, while the server runs
+        refused = await ada.request("undo", game=game, v=1)
+        assert (refused["type"], refused.get("code")) == ("error", "unavailable"), refused
+        late = await running.connect()
+        await late.hello()
+        assert (await late.request("register", name="cy")).get("code") == "unavailable"
+    finally:
+        await running.stop()
+    # what a server started on it now reads: the backup, and nothing of the old file
+    assert _rows(database, "players") == 1
+    assert _rows(database, "game_actions") == 0
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.parametrize("how", ["removed", "moved"])
+async def test_no_file_is_made_nor_written_where_the_served_one_was(
+    how: str, tmp_path: Path
+) -> None:
+    """The file removed or moved away: a connection made for the next write created an
+    empty file at the path and the write failed ``internal`` (5 of 5), and the next start
+    began on that empty file; moved away after writes, the writes stayed in the log at
+    the old path, the moved file empty of them."""
+    running = Running(quiet_settings(tmp_path))
+    await running.start()
+    database = tmp_path / "scorpion.db"
+    try:
+        ada = await running.player("ada")
+        game = (await ada.request("new_game", level="hard", deal=1))["game"]
+        assert (await ada.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+        if how == "removed":
+            database.unlink()
+        else:
+            database.rename(tmp_path / "moved.db")
+        refused = await ada.request("undo", game=game, v=1)
+        assert (refused["type"], refused.get("code")) == ("error", "unavailable"), refused
+        bob = await running.connect()
+        await bob.hello()
+        registered = await bob.request("register", name="bob")
+        assert registered.get("code") == "unavailable", registered
+    finally:
+        await running.stop()
+    assert not database.exists()
+    if how == "moved":
+        moved = tmp_path / "moved.db"
+        assert _rows(moved, "players") == 1 and _rows(moved, "game_actions") == 1
+        wal = tmp_path / "scorpion.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0
 
 
 @pytest.mark.parametrize("how", ["removed", "replaced"])

@@ -1,0 +1,72 @@
+"""The SQLite file a store serves, pinned once it is known to be the right one.
+
+SQLite names its files by path: the database, and beside it the write-ahead
+log (``-wal``) and its index (``-shm``). A server whose file is removed,
+moved or replaced while it runs (a backup put in place with ``mv``, say)
+goes on writing through the descriptor it holds, to the old file, but the
+log at the path now sits beside another database. SQLite does not write that
+log back into a moved file when it closes, and the next process to open the
+path reads it as the new file's own: a restored backup came back holding the
+old file's rows, or an empty file created at the path lost every write.
+
+``PinnedFile`` keeps the file's (device, inode) from the moment the server
+checked it (``Store.check_writable``); ``check`` raises ``DatabaseReplaced``
+once the path names anything else, and the store calls it before each write
+and each new connection, so nothing more is written and no connection opens
+the file at the path. ``release_log`` (through the writer's connection, which
+still holds the old file) copies the log into the old file and empties it,
+so the log left at the path holds nothing of it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from server.store.errors import DatabaseReplaced
+
+__all__ = ["PinnedFile", "open_pinned"]
+
+
+class PinnedFile:
+    """The (device, inode) of the SQLite file at ``path``, once pinned."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._pinned: tuple[int, int] | None = None
+
+    def _found(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def pin(self) -> None:
+        """The file at the path now is the one served from now on."""
+        self._pinned = self._found()
+
+    @property
+    def moved(self) -> bool:
+        """Pinned, and the path no longer names that file (removed, moved or replaced)."""
+        return self._pinned is not None and self._found() != self._pinned
+
+    def check(self) -> None:
+        """Raise ``DatabaseReplaced`` if the file was removed or replaced (``moved``)."""
+        if self.moved:
+            raise DatabaseReplaced(self.path)
+
+
+def open_pinned(
+    path: str, pinned: PinnedFile | None, *, check_same_thread: bool = True
+) -> sqlite3.Connection:
+    """A connection to ``path``, refused once the file pinned left it: before it is
+    made (SQLite would create a file where none is), and closed if the file changed
+    while it was made."""
+    if pinned is not None:
+        pinned.check()
+    conn = sqlite3.connect(path, check_same_thread=check_same_thread)
+    if pinned is not None and pinned.moved:
+        conn.close()
+        pinned.check()
+    return conn
