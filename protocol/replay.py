@@ -179,11 +179,11 @@ REPLAY_EXAMPLE: dict[str, object] = {
     "deal": 1,
     "end_t": 47000,
     "actions": [
-        {"type": "move", "card": "4H", "to": 7, "t": 5300},
-        {"type": "move", "card": "KS", "t": 9100},
+        {"type": "move", "card": "7C", "to": 5, "t": 5300},
+        {"type": "move", "card": "7D", "t": 9100},
         {"type": "deal", "t": 12000},
         {"type": "undo", "t": 15000},
-        {"type": "hint", "suggested": {"action": "move", "card": "9C", "to": 5}, "t": 16000},
+        {"type": "hint", "suggested": {"action": "move", "card": "5S", "to": 1}, "t": 16000},
         {"type": "restart", "t": 20000},
     ],
 }

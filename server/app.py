@@ -237,7 +237,10 @@ async def _open_store(
         store = Store.connect(settings.store_url, max_batch=settings.commit_batch, timeout=timeout)
     try:
         if settings.is_sqlite or migrating:
-            await store.upgrade(upgrading)
+            before = await store.upgrade(upgrading)
+            if not migrating and before is not SchemaStatus.CURRENT:  # --migrate says so itself
+                made = "created" if before is SchemaStatus.EMPTY else "upgraded to this version"
+                log.info("database schema %s", made)
         else:
             await store.check_schema()
         await store.check_writable()

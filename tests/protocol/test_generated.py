@@ -9,6 +9,11 @@ from typing import Any
 
 import pytest
 
+from engine.cards import card_str
+from engine.events import Hinted
+from engine.game import Game
+from engine.levels import get_level
+from engine.replay import verify
 from protocol import asyncapi, docs, schema, validate_message
 from protocol.docs import DOC_PATH, pretty, regions, update
 from protocol.events import EVENTS
@@ -131,3 +136,27 @@ def test_generated_regions_hold_every_example() -> None:
     assert text.count("```json") == len(examples)
     for example in examples:
         assert pretty(example) in text
+
+
+def test_the_replay_example_is_a_game_the_engine_replays() -> None:
+    """Its first move, 4H to column 7, was no move of hard deal 1 (``verify``: exit 1,
+    ``not_one_lower``); and its hint is the one the engine gives at that point."""
+    code, result = verify(REPLAY_EXAMPLE)
+    assert (code, result["valid"]) == (0, True), result
+    actions = REPLAY_EXAMPLE["actions"]
+    assert isinstance(actions, list)
+    game = Game(get_level("hard"), 1)
+    for action in actions[:4]:
+        action = dict(action)
+        if action["type"] == "move":
+            game.move(action["card"], action.get("to"), t=action["t"])
+        else:
+            getattr(game, action["type"])(t=action["t"])
+    hinted, *_ = game.hint()
+    assert isinstance(hinted, Hinted) and hinted.card is not None
+    suggested: Any = actions[4]["suggested"]
+    assert (hinted.action, card_str(hinted.card), hinted.to) == (
+        suggested["action"],
+        suggested["card"],
+        suggested["to"],
+    )
