@@ -95,14 +95,19 @@ def _file(asset: Asset, cache_control: str, accept_encoding: str, if_none_match:
     return HttpReply(200, body, asset.content_type, cache_control, None, encoding, True, etag)
 
 
+_ENTITY_TAG: Final = r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"'
+_TAG_LIST: Final = re.compile(rf"[ \t]*{_ENTITY_TAG}[ \t]*(?:,[ \t]*{_ENTITY_TAG}[ \t]*)*")
+
+
 def names_tag(if_none_match: str, etag: str) -> bool:
-    """Whether an ``If-None-Match`` value names ``etag``, or is ``*`` (RFC 9110 13.1.2:
-    the weak comparison, so ``W/"x"`` names ``"x"``)."""
-    for item in if_none_match.split(","):
-        tag = item.strip()
-        if tag == "*" or tag.removeprefix("W/") == etag:
-            return True
-    return False
+    """Whether an ``If-None-Match`` value is ``*`` or a list of entity tags naming
+    ``etag`` (RFC 9110 13.1.2: the weak comparison, so ``W/"x"`` names ``"x"``). A value
+    of neither form names nothing (``"a", *`` is no list; ``"a,*"`` is one tag)."""
+    if if_none_match.strip() == "*":
+        return True
+    if not _TAG_LIST.fullmatch(if_none_match):
+        return False
+    return any(tag.removeprefix("W/") == etag for tag in re.findall(_ENTITY_TAG, if_none_match))
 
 
 _QVALUE: Final = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")
@@ -118,9 +123,8 @@ def accepts_gzip(accept_encoding: str) -> bool:
         weight = 1.0
         for parameter in parameters:
             name, _, value = parameter.partition("=")
-            if name.strip().lower() == "q":
-                value = value.strip()
-                weight = float(value) if _QVALUE.fullmatch(value) else 0.0
+            if name.strip().lower() == "q":  # "q=" with no space about the "=" (12.4.2)
+                weight = float(value) if name == name.rstrip() and _QVALUE.fullmatch(value) else 0.0
         if coding:
             weights[coding.lower()] = weight
     if "gzip" in weights:

@@ -248,8 +248,10 @@ async def test_the_client_is_not_sent_again_to_who_holds_it(tmp_path: Path) -> N
                 again = await http.answer(path, accept_encoding=encoding, if_none_match=asked)
                 assert (again.status, again.body, again.etag) == (304, b"", tag), (path, asked)
                 assert again.cache_control == cache and again.vary
-        # the other form's tag, another file's, a tag half-named: the whole file
-        for asked in (packed.etag, '"x"', plain.etag.strip('"'), f"{plain.etag}x"):
+        # the other form's tag, another file's, a tag half-named, a tag holding a comma
+        # and a star, "*" in a list (no list): the whole file
+        others = ('"a,*,b"', f'"a", *, {plain.etag}')
+        for asked in (packed.etag, '"x"', plain.etag.strip('"'), f"{plain.etag}x", *others):
             again = await http.answer(path, if_none_match=asked)
             assert (again.status, again.body) == (200, plain.body), (path, asked)
     other = WebClient.load(tmp_path).page
@@ -265,6 +267,8 @@ def test_a_weight_out_of_the_rfc_form_does_not_take_gzip() -> None:
     """RFC 9110 12.4.2: a weight is 0 to 1 with three decimals at most; ``q=inf`` took gzip."""
     for refused in (
         "gzip;q=inf",
+        "gzip;q= 0.5",
+        "gzip;q =0.5",
         "gzip;q=nan",
         "gzip;q=2",
         "gzip;q=1e0",
