@@ -247,6 +247,14 @@ test("a double click starts one game, moves one card and asks one hint", async (
   expect(sent.filter((each) => each.type === "hint")).toHaveLength(1);
   await expect(page.locator(".toast.error")).toHaveCount(0);
 
+  // a human's double click: the first answered before the second comes (150 ms per click)
+  const hint = await page.locator('.tools [data-action="hint"]').boundingBox();
+  if (hint === null) throw new Error("no Hint button");
+  await page.mouse.dblclick(hint.x + hint.width / 2, hint.y + hint.height / 2, { delay: 150 });
+  await atVersion(page, 3);
+  await page.waitForTimeout(500);
+  expect(sent.filter((each) => each.type === "hint")).toHaveLength(2);
+
   await page.locator('.tools [data-action="pause"]').dblclick();
   await expect(page.locator(".paused")).toBeVisible();
   await page.locator('[data-action="resume-big"]').dblclick();
@@ -605,6 +613,35 @@ test("a game open in too many places when the page resyncs leads back to the lob
   await expect(page.locator("main.game")).toBeVisible();
 });
 
+test("a game the view says is paused shows the pause screen at once, and one it says is not never does", async ({ page, server }) => {
+  // The page guessed from the clock after 0.6 s: a paused game showed its board and a
+  // Pause button first, and a running one whose clock event came late showed paused.
+  let paused = true;
+  await fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message, [SUMMARY])];
+      case "open_game":
+        return [{ type: "game", re: message.id, game: 42, v: 0, view: { ...VIEW, running: false, paused } }];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      case "games":
+        return [{ type: "games", re: message.id, games: [SUMMARY] }];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator(".paused")).toBeVisible({ timeout: 300 });
+  paused = false;
+  await page.reload();
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.waitForTimeout(1500); // its clock event never comes: the page does not guess
+  await expect(page.locator(".paused")).toHaveCount(0);
+  await expect(page.locator('.tools [data-action="pause"]')).toBeVisible();
+});
+
 test("a deal number the wire cannot carry is said on the page, not sent nor replaced by a random deal", async ({ page, server }) => {
   const sent = await noted(page);
   await register(page, server.url, uniqueName("dealno"));
@@ -848,6 +885,12 @@ test("a move on its way shows the board busy, and a move made meanwhile is refus
   await page.keyboard.press("d");
   await page.waitForTimeout(300);
   expect(sent.filter((each) => each.type === "move" || each.type === "deal")).toHaveLength(1);
+  // a resign meanwhile is not sent either, and said so, not dropped unsaid
+  await expect(page.locator(".toast.note")).toHaveCount(0, { timeout: 6000 }); // said 4 s
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog button").filter({ hasNotText: "Cancel" }).last().click();
+  await expect(page.locator(".toast.note")).toHaveText(STRINGS.en.actionPending);
+  expect(sent.filter((each) => each.type === "resign")).toHaveLength(0);
   await expect(page.locator('.column[data-column="2"] .card.up[data-card="2D"]')).toHaveCount(0);
 
   release();

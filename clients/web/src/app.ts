@@ -8,12 +8,14 @@
  * last version seen (PROTOCOL.md section 5); on a fresh page the unfinished
  * game from `welcome` is opened, so a reload continues it.
  *
- * Paused: the view has no paused flag. A game open on this connection whose
- * clock does not run is paused (section 6: the clock runs while a connection
- * has it open and it is not paused); just after opening, the clock's start may
- * still be on its way, so that conclusion waits `PAUSE_GRACE_MS`. A `pause`
- * acknowledged, or an action refused with `paused` (another device paused it),
- * settles it at once: the board is hidden and the refusal is not an error.
+ * Paused: the view, a catch-up and each clock event say whether the game is
+ * paused (`paused`). From an older server, which says nothing, a game open on
+ * this connection whose clock does not run is taken for paused (section 6: the
+ * clock runs while a connection has it open and it is not paused); just after
+ * opening, the clock's start may still be on its way, so that conclusion waits
+ * `PAUSE_GRACE_MS`. A `pause` acknowledged, or an action refused with `paused`
+ * (another device paused it), settles it at once: the board is hidden and the
+ * refusal is not an error.
  */
 import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { ProtocolError } from "./checks";
@@ -294,6 +296,21 @@ export class App {
   private readonly typed = { name: "", token: "", otherDevice: false };
 
   constructor(private readonly root: HTMLElement) {
+    // The clicks after the first of a double (or triple) click on the game or a question
+    // do nothing: answered at once by a near server, the second click of a double click
+    // on Undo undid twice, on Pause resumed, and on a question's Yes moved the card that
+    // lay under it (`event.detail` counts the clicks at one place; a key gives 0).
+    root.addEventListener(
+      "click",
+      (event) => {
+        const target = event.target instanceof Element ? event.target : null;
+        if (event.detail > 1 && target?.closest("main.game, .dialog")) {
+          event.stopPropagation();
+          event.preventDefault();
+        }
+      },
+      { capture: true },
+    );
     const saved = LOCALES.find((each) => each === load(LOCALE_KEY));
     setLocale(saved ?? preferredLocale(navigator.languages));
     const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -862,7 +879,7 @@ export class App {
           : `${board.game}:clock`;
     if (this.sending.has(key)) {
       // not dropped unsaid: on a slow connection the player would wait for a move that never comes
-      if (versioned) this.say(PENDING, "note");
+      if (versioned || body.type === "resign") this.say(PENDING, "note");
       return "nothing";
     }
     this.sending.add(key);
@@ -890,7 +907,10 @@ export class App {
       return "nothing";
     }
     if (reply.type !== "error") {
-      if (body.type === "pause" || body.type === "resume") this.knownPaused = body.type === "pause";
+      if (body.type === "pause" || body.type === "resume") {
+        this.knownPaused = body.type === "pause";
+        if (this.board?.game === board.game) this.board = { ...this.board, view: { ...this.board.view, paused: this.knownPaused } };
+      }
       if (body.type === "pause") this.render();
       this.expect(board.game, reply.v);
       return null;
@@ -1380,6 +1400,8 @@ export class App {
     // a clock held by the page while the connection was lost is no pause
     if (!board || board.view.status !== "active" || board.view.running || board.held) return false;
     if (this.knownPaused) return true;
+    // the server's word (a view, a catch-up or a clock event); an older server sends none
+    if (typeof board.view.paused === "boolean") return board.view.paused;
     return performance.now() - this.openedAt >= PAUSE_GRACE_MS && this.online === "open";
   }
 

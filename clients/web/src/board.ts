@@ -141,14 +141,17 @@ export function applyEvent(view: View, event: Event): View {
       next.deal = event.deal;
       next.score = event.score;
       next.time_ms = event.time_ms;
+      if (next.paused !== undefined) next.paused = false;
       break;
     case "game_lost":
       next.status = "lost";
       next.deal = event.deal;
+      if (next.paused !== undefined) next.paused = false; // over: no longer paused
       break;
     case "clock":
       next.time_ms = event.time_ms;
       next.running = event.running;
+      if (event.paused !== undefined) next.paused = event.paused;
       break;
     default:
       // hint, undone, stuck, lost_position, and event types a later server adds
@@ -223,6 +226,7 @@ export function catchUp(board: GameBoard, reply: CatchUpReply, now: number): Gam
   }
   fits(next.v >= reply.v, `the catch-up stops at version ${next.v}, short of ${reply.v}`);
   const view = { ...next.view, time_ms: reply.time_ms, running: reply.running };
+  if (reply.paused !== undefined) view.paused = reply.paused;
   return { ...next, v: reply.v, view, clockAt: now, held: false };
 }
 

@@ -568,7 +568,7 @@ time_ms: number
  */
 running: boolean
 /**
- * The player paused the game (R22, section 6): its clock stands until `resume`, and move, deal, undo, restart and hint are refused with `paused`. A view whose `running` is false and `paused` false is of a game whose clock starts with the `clock` event that follows the opening. Sent by this version on; absent from an older server's view (read it as false).
+ * The player paused the game (R22, section 6): its clock stands until `resume`, and move, deal, undo, restart and hint are refused with `paused`. A view whose `running` is false and `paused` false is of a game whose clock starts with the `clock` event that follows the opening. False once the game is over (a `won` or `game_lost` event ends the pause too). Sent by this version on; absent from an older server's view (read it as false).
  */
 paused?: boolean
 /**
@@ -994,6 +994,10 @@ running: boolean
  * Play time when the clock changed.
  */
 time_ms: number
+/**
+ * Whether the game is paused now: the view's `paused` (absent from an older server's event).
+ */
+paused?: boolean
 }
 /**
  * The solver proved that the position can no longer be won. Checked when a game starts (so a deal that cannot be won is said at once), after each action and at the first open_game of a game the server had not checked; a connection that opens a game already proved lost at its current version is told again.
