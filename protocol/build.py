@@ -175,8 +175,10 @@ def batch(v: int, events: Sequence[Mapping[str, Any]]) -> Message:
 # -- server events ----------------------------------------------------------------
 
 
-def clock(*, running: bool, time_ms: int) -> Message:
-    return _compose(EVENTS["clock"].shape, type="clock", running=running, time_ms=time_ms)
+def clock(*, running: bool, time_ms: int, paused: bool = False) -> Message:
+    return _compose(
+        EVENTS["clock"].shape, type="clock", running=running, time_ms=time_ms, paused=paused
+    )
 
 
 def lost_position(*, from_deal: bool) -> Message:

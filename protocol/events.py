@@ -223,9 +223,16 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
         "The game's clock started or stopped (R22), or, running, was set: on a server of "
         "several nodes, to the play time another node counted (section 6); `time_ms` is "
         "the play time now.",
-        {"running": False, "time_ms": 83000},
+        {"running": False, "time_ms": 83000, "paused": True},
         Field("running", Bool(), "Whether play time is counting."),
         Field("time_ms", MILLISECONDS, "Play time when the clock changed."),
+        Field(
+            "paused",
+            Bool(),
+            "Whether the game is paused now: the view's `paused` (absent from an older "
+            "server's event).",
+            required=False,
+        ),
     ),
     _event(
         "lost_position",

@@ -680,7 +680,7 @@ PUSH_SPECS: tuple[MessageSpec, ...] = (
                 "type": "events",
                 "game": 42,
                 "v": 2,
-                "events": [{"type": "clock", "running": True, "time_ms": 5300}],
+                "events": [{"type": "clock", "running": True, "time_ms": 5300, "paused": False}],
             },
         ),
     ),

@@ -206,7 +206,8 @@ VIEW = Shape(
             "The player paused the game (R22, section 6): its clock stands until `resume`, "
             "and move, deal, undo, restart and hint are refused with `paused`. A view "
             "whose `running` is false and `paused` false is of a game whose clock starts "
-            "with the `clock` event that follows the opening. Sent by this version on; "
+            "with the `clock` event that follows the opening. False once the game is over "
+            "(a `won` or `game_lost` event ends the pause too). Sent by this version on; "
             "absent from an older server's view (read it as false).",
             required=False,
         ),

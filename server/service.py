@@ -670,7 +670,7 @@ class GameService:
         if trial.won:
             live.status = GameStatus.WON
         live.add(batches)
-        self._announce_since(live, told)
+        self._announce_since(live, told, record.time_ms if record.paused else None)
         if record.status is GameStatus.LOST and live.status is GameStatus.ACTIVE:
             self._end_lost(live, record, record.lost_reason or "resigned")
         live.clock.advance_to(record.time_ms)
@@ -697,7 +697,7 @@ class GameService:
             return
         live.clock.hold(time_ms)
         live.clock.paused = True
-        event = build.clock(running=False, time_ms=time_ms)
+        event = build.clock(running=False, time_ms=time_ms, paused=True)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     def _cap_clock(self, live: LiveGame, record: GameRecord) -> None:
@@ -717,17 +717,25 @@ class GameService:
         event = build.clock(running=True, time_ms=most)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
-    def _announce_since(self, live: LiveGame, told: int | None) -> None:
+    def _announce_since(
+        self, live: LiveGame, told: int | None, paused_at: int | None = None
+    ) -> None:
         """Push to ``live``'s watchers what happened after version ``told``.
 
         Each version's events, in order, unless they name a card that is face down
         now: then one ``snapshot`` of the position (nothing hidden is ever sent).
+        ``paused_at``: the game was paused elsewhere at that play time, and this node's
+        clock is held there just after: the snapshot says so already.
         """
         if told is None or told >= live.version:
             return
         batches = live.history_since(told)
         if batches is None:
-            event = build.snapshot(live.view())
+            view = live.view()
+            if paused_at is not None and not live.finished:
+                t = paused_at
+                view.update(paused=True, running=False, time_ms=t, score=live.game.score(t))
+            event = build.snapshot(view)
             self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
             return
         for v, events in enumerate(batches, told + 1):
@@ -1433,7 +1441,8 @@ class GameService:
             if not self.hub.count(live.id) and _snapshot_due(live):
                 self._queue_snapshot(live)  # its players left it: write what a crash would lose
         # A won game's play time is the win's (the view's), not when its clock stopped.
-        event = build.clock(running=should_run, time_ms=live.play_time())
+        paused = live.clock.paused and not live.finished
+        event = build.clock(running=should_run, time_ms=live.play_time(), paused=paused)
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 
     async def _bank_clocks(self) -> None:

@@ -349,7 +349,8 @@ class GameSession:
         for event in events:
             if event.get("type") == "clock":
                 self._clock_at = time.monotonic()
-                self.paused = not board.running and not board.finished
+                paused = event.get("paused", not board.running)  # an older server's: guessed
+                self.paused = bool(paused) and not board.finished
 
     def _report(self, v: int, events: list[dict[str, Any]]) -> None:
         board = self.board

@@ -654,12 +654,12 @@ async def save_play_times(
 async def bank_play_times(
     conn: AsyncConnection, saves: Sequence[tuple[int, int, int, int]], now: datetime
 ) -> dict[int, tuple[int, datetime]]:
-    """``save_play_times``, then the play time each game holds now and since when (as
-    ``GameRecord.clock_since``: a save of it applied here, at ``now``; another node's
-    bank or change, earlier), by game id: only of the games still active at their
-    save's version and not paused (a node's running clock takes up the time another
-    node banked, as of the version it holds, and counts on from when it was banked)."""
-    await save_play_times(conn, saves, now)
+    """``save_play_times``, and the play time each game held before it and since when
+    (as ``GameRecord.clock_since``: another node's bank or change), by game id: only of
+    the games active at their save's version and not paused. A node's running clock
+    takes up the time another node banked, as of the version it holds, counted on from
+    when it was banked: read before this save, which may replace it with a time that is
+    larger but behind the other node's clock now (its bank is up to a period old)."""
     versions: dict[int, int] = {}
     for game_id, version, _, _ in saves:
         versions[game_id] = max(version, versions.get(game_id, version))
@@ -672,6 +672,7 @@ async def bank_play_times(
     for game_id, version, t, time_at, updated_at in await conn.execute(query):
         if versions[game_id] == version:
             held[game_id] = (t, updated_at if time_at is None or updated_at > time_at else time_at)
+    await save_play_times(conn, saves, now)
     return held
 
 

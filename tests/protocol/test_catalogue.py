@@ -213,7 +213,7 @@ def test_catch_up_and_events_builders() -> None:
 def test_server_event_builders() -> None:
     assert build.game_lost("resigned", 1) == example(EVENTS["game_lost"])
     assert build.lost_position(from_deal=False) == example(EVENTS["lost_position"])
-    assert build.clock(running=False, time_ms=83000) == example(EVENTS["clock"])
+    assert build.clock(running=False, time_ms=83000, paused=True) == example(EVENTS["clock"])
     won = example(EVENTS["won"])
     engine_won = {key: value for key, value in won.items() if key != "stats"}
     assert build.with_stats(engine_won, won["stats"]) == won

@@ -329,7 +329,12 @@ async def test_a_pause_heard_late_holds_the_time_it_stored(
     assert refused["type"] == "error" and refused["code"] == "paused", refused
     await clock_stopped(on_b)
     clocks = [e for m in on_b.frames if m["type"] == "events" for e in m["events"]]
-    assert clocks[-1] == {"type": "clock", "running": False, "time_ms": record.time_ms}
+    assert clocks[-1] == {
+        "type": "clock",
+        "running": False,
+        "time_ms": record.time_ms,
+        "paused": True,
+    }
     view = await on_b.request("open_game", game=game)
     assert view["view"]["time_ms"] == record.time_ms, view
     assert (await on_b.request("resign", game=game))["type"] == "ack"
@@ -348,7 +353,12 @@ async def test_a_node_that_missed_a_pause_counts_none_of_it_as_play(
     assert listed["time_ms"] == paused.time_ms, listed  # the stored row, not B's clock
     assert (await on_b.request("pause", game=game))["type"] == "ack"
     clocks = [e for m in on_b.frames if m["type"] == "events" for e in m["events"]]
-    assert clocks[-1] == {"type": "clock", "running": False, "time_ms": paused.time_ms}
+    assert clocks[-1] == {
+        "type": "clock",
+        "running": False,
+        "time_ms": paused.time_ms,
+        "paused": True,
+    }
     await asyncio.sleep(0.3)
     assert (await on_b.request("resume", game=game))["type"] == "ack"
     view = await on_b.request("open_game", game=game)
@@ -465,6 +475,53 @@ async def test_two_running_clocks_agree_after_a_bank(
     assert store is not None
     record = await store.get_game(game)
     assert record is not None and record.time_ms > b_time - 250, (record.time_ms, b_time)
+
+
+async def test_two_running_clocks_agree_when_the_node_behind_banks_first(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, with A's node banking just before B's (another game keeps its banks
+    going): A's save, larger than B's bank of a period before, went in first, and A took
+    up its own time back, behind B's clock by the same 0.6 s for good (3 of 3)."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 1.0)
+    loop = asyncio.get_running_loop()
+    on_a, on_b, game = await two_devices(nodes)  # A's banks started just before B's
+    opened_on_b = loop.time()
+    other = await nodes[0].player("lea")  # a clock running on A's node: its banks go on
+    assert (await other.request("new_game", level="hard", deal=2))["type"] == "game"
+    assert (await on_a.request("close_game", game=game))["type"] == "ack"
+    await asyncio.sleep(opened_on_b + 2.6 - loop.time())  # 0.6 s after B's bank
+    assert (await on_a.request("open_game", game=game))["type"] == "game"
+    await asyncio.sleep(2.0)  # A's node banks twice, each just before B's
+    asked = loop.time()
+    a_time = (await on_a.request("open_game", game=game))["view"]["time_ms"]
+    b_time = (await on_b.request("open_game", game=game))["view"]["time_ms"]
+    between = int((loop.time() - asked) * 1000)
+    assert -250 < b_time - a_time < 250 + between, (a_time, b_time, between)
+
+
+async def test_a_snapshot_of_a_game_paused_unheard_says_it_is_paused(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B missed a deal, its undo (a card face down again: a snapshot, not the events) and
+    a pause: its snapshot said ``paused: false, running: true``, and only a clock stop
+    followed (6 of 34 runs)."""
+    on_a, on_b, game = await two_devices(nodes)
+    deaf(nodes[1], monkeypatch)  # B hears nothing
+    assert (await on_a.request("deal", game=game, v=0))["type"] == "ack"
+    assert (await on_a.request("undo", game=game, v=1))["type"] == "ack"
+    assert (await on_a.request("pause", game=game))["type"] == "ack"
+    monkeypatch.undo()
+    nodes[1].server.service.remote_changed([game])  # B hears of it now
+    async with asyncio.timeout(TIMEOUT):
+        while not any(e["type"] == "snapshot" for m in on_b.frames for e in m.get("events", [])):
+            await asyncio.sleep(0.01)
+    (snapshot,) = [e for m in on_b.frames for e in m.get("events", []) if e["type"] == "snapshot"]
+    assert (snapshot["view"]["paused"], snapshot["view"]["running"]) == (True, False), snapshot
+    store = nodes[0].server.store
+    assert store is not None
+    record = await store.get_game(game)
+    assert record is not None and snapshot["view"]["time_ms"] == record.time_ms
 
 
 async def test_a_pause_or_resume_is_stored_whatever_the_node_last_heard(

@@ -165,7 +165,7 @@ class Board:
         )
 
     def _game_lost(self, event: Message, now_ms: int) -> None:
-        self.view.update(status="lost", deal=event["deal"])
+        self.view.update(status="lost", deal=event["deal"], paused=False)  # over: not paused
 
     def _snapshot(self, event: Message, now_ms: int) -> None:
         self.view = copy.deepcopy(event["view"])
@@ -173,6 +173,7 @@ class Board:
 
     def _clock(self, event: Message, now_ms: int) -> None:
         self.set_clock(event["time_ms"], event["running"], now_ms)
+        self.view["paused"] = event["paused"]
 
     def _other(self, event: Message, now_ms: int) -> None:
         """hint, undone, stuck, lost_position and unknown types change nothing kept."""
@@ -346,6 +347,7 @@ async def play(rig: Rig, data: st.DataObject, level: str) -> None:
                     kept.v = batch["v"]
                     kept.apply(batch["events"], rig.time.ms)
                 kept.set_clock(reply["time_ms"], reply["running"], rig.time.ms)
+                kept.view["paused"] = reply["paused"]
                 assert kept.v == reply["v"] == board.v
                 assert kept.same(rig.time.ms, board.at(rig.time.ms))
             else:

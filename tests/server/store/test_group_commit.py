@@ -224,15 +224,18 @@ async def test_banking_play_times_tells_the_time_each_game_holds_now(
     await store.commit(GameWrite(ended.id, 0, Progress(time_ms=10), ending=Ending.RESIGNED))
     behind_at = (await store.get_game(behind.id)).time_at  # type: ignore[union-attr]
     saves = [(game.id, 0, 4000, 2) for game in (ahead, behind, moved, paused, ended)]
-    before = store._clock()
     held = await store.bank_play_times(saves)
-    assert {game: t for game, (t, _) in held.items()} == {ahead.id: 4000, behind.id: 7000}
-    assert held[behind.id][1] == behind_at  # as of the other node's bank: counted on from it
-    assert before <= held[ahead.id][1] <= store._clock()  # saved by this bank, now
+    # as each was before this bank's saves, and since when: counted on from then
+    assert {game: t for game, (t, _) in held.items()} == {ahead.id: 0, behind.id: 7000}
+    assert held[behind.id][1] == behind_at  # another node's bank
+    assert held[ahead.id][1] == ahead.updated_at  # made then, never saved since
     times = [await store.get_game(game.id) for game in (ahead, behind, moved)]
     assert [g.time_ms for g in times if g is not None] == [4000, 7000, 1000]
     monkeypatch.setattr(store_module, "TIME_SAVES_PER_TRANSACTION", 2)  # two transactions
     many = [await new_game(store, f"m{n}") for n in range(3)]
     banked = [(g.id, 0, 100 + n, 0) for n, g in enumerate(many)]
-    held = await store.bank_play_times(banked)
+    assert {game: t for game, (t, _) in (await store.bank_play_times(banked)).items()} == {
+        g.id: 0 for g in many
+    }
+    held = await store.bank_play_times(banked)  # again: what the first saved
     assert {game: t for game, (t, _) in held.items()} == {g.id: 100 + n for n, g in enumerate(many)}
