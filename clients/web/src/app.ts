@@ -1632,7 +1632,8 @@ export class App {
       value: this.dealText,
       // Enter in the field plays, as a form's would (the keys a held Enter repeats do not)
       onkeydown: (event: KeyboardEvent) => {
-        if (event.key !== "Enter" || event.repeat || event.isComposing) return;
+        // keyCode 229: the Enter that ends a composition in some browsers (Safari)
+        if (event.key !== "Enter" || event.repeat || event.isComposing || event.keyCode === 229) return;
         event.preventDefault();
         this.root.querySelector<HTMLButtonElement>('[data-action="play"]')?.click();
       },
