@@ -41,7 +41,9 @@ def values(kind: FieldType) -> st.SearchStrategy[Any]:
         case Str(printable=True, min_len=low, max_len=high):
             return st.text(PRINTABLE, min_size=low, max_size=high)
         case Str(no_nul=True, min_len=low, max_len=high):
-            return st.text(st.characters(exclude_characters="\x00"), min_size=low, max_size=high)
+            return st.text(
+                st.characters(exclude_characters="\x00", codec="utf-8"), min_size=low, max_size=high
+            )
         case Str(min_len=low, max_len=high):
             return st.text(min_size=low, max_size=high)
         case AnyOf(options=options):
