@@ -279,6 +279,22 @@ test("a double click starts one game, moves one card and asks one hint", async (
   await expect(page.locator("ul.games li")).toHaveCount(1);
 });
 
+test("a double click on a question's Yes in the lobby acts once, not on what lay beneath", async ({ page, server }) => {
+  // the second click landed on Play, and a game started with the new token (3 of 3)
+  await page.setViewportSize({ width: 360, height: 740 });
+  const sent = await noted(page);
+  await register(page, server.url, uniqueName("lobbyq"));
+  await page.locator('[data-action="show-token"]').click();
+  await page.locator('[data-action="new-token"]').click();
+  const yes = await page.locator(".dialog .yes").boundingBox();
+  if (yes === null) throw new Error("no Yes button");
+  await page.mouse.dblclick(yes.x + yes.width / 2, yes.y + yes.height / 2, { delay: 150 });
+  await page.waitForTimeout(1500);
+  expect(sent.filter((each) => each.type === "rotate_token")).toHaveLength(1);
+  expect(sent.filter((each) => each.type === "new_game")).toHaveLength(0);
+  await expect(page.locator("main.game")).toHaveCount(0);
+});
+
 test("a resync answered after the page went on to another game leaves that game on screen, and closes the old one", async ({ page, server, watch }) => {
   watch.allow.push(/protocol error: /);
   const sent: Message[] = [];

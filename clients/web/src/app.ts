@@ -296,15 +296,21 @@ export class App {
   private readonly typed = { name: "", token: "", otherDevice: false };
 
   constructor(private readonly root: HTMLElement) {
-    // The clicks after the first of a double (or triple) click on the game or a question
-    // do nothing: answered at once by a near server, the second click of a double click
+    // The clicks after the first of a double (or triple) click begun on the game or a
+    // question do nothing: answered at once by a near server, the second click of a double click
     // on Undo undid twice, on Pause resumed, and on a question's Yes moved the card that
     // lay under it (`event.detail` counts the clicks at one place; a key gives 0).
+    // Where the second click lands does not matter: the first, on a question's Yes,
+    // closes it, and the second lands on what lay beneath (Play, in the lobby).
+    let firstOnGame = false;
     root.addEventListener(
       "click",
       (event) => {
         const target = event.target instanceof Element ? event.target : null;
-        if (event.detail > 1 && target?.closest("main.game, .dialog")) {
+        const onGame = Boolean(target?.closest("main.game, .dialog"));
+        if (event.detail <= 1) {
+          firstOnGame = onGame;
+        } else if (firstOnGame || onGame) {
           event.stopPropagation();
           event.preventDefault();
         }
