@@ -1490,7 +1490,7 @@ class GameService:
         before = live.clock.now_ms()
         age_ms = int((datetime.now(UTC) - since).total_seconds() * 1000)
         live.clock.advance_to(stored + min(max(0, age_ms), live.clock.running_ms()))
-        if stored - before > CLOCK_SKEW_MS:
+        if live.clock.now_ms() - before > CLOCK_SKEW_MS:
             event = build.clock(running=True, time_ms=live.clock.now_ms())
             self.hub.push(live.id, build.events(game=live.id, v=live.version, events=[event]))
 

@@ -9,13 +9,19 @@ log back into a moved file when it closes, and the next process to open the
 path reads it as the new file's own: a restored backup came back holding the
 old file's rows, or an empty file created at the path lost every write.
 
-``PinnedFile`` keeps the file's (device, inode) from the moment the server
-checked it (``Store.check_writable``); ``check`` raises ``DatabaseReplaced``
-once the path names anything else, and the store calls it before each write
-and each new connection, so nothing more is written and no connection opens
-the file at the path. ``release_log`` (through the writer's connection, which
-still holds the old file) copies the log into the old file and empties it,
-so the log left at the path holds nothing of it.
+``PinnedFile`` keeps the file's (device, inode) from the store's first
+connection on (``pin_first``: a file replaced while the server starts is
+caught too); ``check`` raises ``DatabaseReplaced`` once the path names
+anything else, and the store calls it before each write and each new
+connection, and once a second while it serves, so nothing more is written and
+no connection opens the file at the path. The store then copies the log into
+the old file through a connection that still holds it, and empties it
+(``wal_checkpoint(TRUNCATE)``), so the log left at the path holds nothing of
+it: at once, and again as the store closes (a write already past its check
+may have added to it).
+
+A file overwritten in place (``cp`` onto it) keeps its inode: nothing here
+can tell, and what both wrote is mixed. Restore with the server stopped.
 """
 
 from __future__ import annotations
@@ -42,9 +48,11 @@ class PinnedFile:
             return None
         return found.st_dev, found.st_ino
 
-    def pin(self) -> None:
-        """The file at the path now is the one served from now on."""
-        self._pinned = self._found()
+    def pin_first(self) -> None:
+        """After a connection was made: unless pinned already, the file at the path now
+        (the one it opened) is the one served from now on."""
+        if self._pinned is None:
+            self._pinned = self._found()
 
     @property
     def moved(self) -> bool:
@@ -66,7 +74,9 @@ def open_pinned(
     if pinned is not None:
         pinned.check()
     conn = sqlite3.connect(path, check_same_thread=check_same_thread)
-    if pinned is not None and pinned.moved:
-        conn.close()
-        pinned.check()
+    if pinned is not None:
+        pinned.pin_first()
+        if pinned.moved:
+            conn.close()
+            pinned.check()
     return conn

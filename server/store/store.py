@@ -161,6 +161,9 @@ def _utc_now() -> datetime:
 
 log = logging.getLogger(__name__)
 
+FILE_WATCH_S: Final = 1.0
+"""How often a store on SQLite looks whether its file left its path (``sqlite_file``)."""
+
 
 def _refuse_moved_file(engine: AsyncEngine, pinned: PinnedFile) -> None:
     """No connection of ``engine`` opens the path once the file served left it
@@ -171,6 +174,7 @@ def _refuse_moved_file(engine: AsyncEngine, pinned: PinnedFile) -> None:
         pinned.check()
 
     def after(dbapi_connection: Any, _record: Any) -> None:
+        pinned.pin_first()
         if pinned.moved:
             dbapi_connection.close()
             pinned.check()
@@ -198,8 +202,10 @@ class Store:
         self._sqlite_reader: SqliteReader | None = None
         path = engine.url.database
         self._sqlite_path: str | None = None
-        self._pinned: PinnedFile | None = None  # the file served, once checked (sqlite_file)
-        self._log_released = False
+        self._pinned: PinnedFile | None = None  # the file served (sqlite_file)
+        self._gone_said = False  # its leaving logged (until it is back)
+        self._releasing: asyncio.Task[bool] | None = None  # emptying its log
+        self._file_watch: asyncio.Task[None] | None = None  # _watch_file
         if engine.dialect.name == "sqlite" and path and path != ":memory:":
             self._sqlite_path = path
             self._pinned = pinned = PinnedFile(path)
@@ -301,10 +307,16 @@ class Store:
         if self._write_probe is not None:
             self._write_probe.cancel()
             await asyncio.gather(self._write_probe, return_exceptions=True)
-        if self._pinned is not None and self._pinned.moved and not self._log_released:
-            self._log_released = True  # not written since it moved: its log, all the same
-            log.error("%s", DatabaseReplaced(self._pinned.path))
-            self._release_log()
+        if self._file_watch is not None:
+            self._file_watch.cancel()
+            await asyncio.gather(self._file_watch, return_exceptions=True)
+        if self._pinned is not None and self._pinned.moved:
+            # Again, whatever was done before: a write past its check when the file
+            # left may have added to the log since, and nothing is written now.
+            self._file_gone(DatabaseReplaced(self._pinned.path), release=False)
+            if self._releasing is not None:
+                await asyncio.gather(self._releasing, return_exceptions=True)
+            await self._release_log()
         if self._sqlite_writer is not None:
             await self._sqlite_writer.close()
         if self._sqlite_reader is not None:
@@ -357,25 +369,52 @@ class Store:
 
     def _check_file(self) -> None:
         """Raise ``DatabaseReplaced`` once the SQLite file served is no longer at its path
-        (``sqlite_file``): before every write, so that none is made; the first time, the
-        log at the path is emptied into the old file."""
+        (``sqlite_file``): before every write, so that none is made."""
         if self._pinned is None:
             return
         try:
             self._pinned.check()
         except DatabaseReplaced as exc:
-            self._wrote(exc)
-            if not self._log_released:
-                self._log_released = True
-                log.error("%s", exc)
-                self._release_log()
+            self._file_gone(exc)
             raise
+        self._gone_said = False  # put back (renamed back): it serves again
 
-    def _release_log(self) -> None:
+    def _file_gone(self, exc: DatabaseReplaced, *, release: bool = True) -> None:
+        """The file left its path: writes fail from now on; said once, and the log at the
+        path emptied into the old file (in the background, as soon as it can be)."""
+        self._wrote(exc)
+        if not self._gone_said:
+            self._gone_said = True
+            log.error("%s", exc)
+            if release and (self._releasing is None or self._releasing.done()):
+                self._releasing = asyncio.get_running_loop().create_task(self._release_log())
+
+    async def _watch_file(self) -> None:
+        """Once a second while serving, whether the SQLite file left its path: a server
+        that writes nothing would not know, and a kill -9 would leave the log at the
+        path to the file there next."""
+        assert self._pinned is not None
+        while True:
+            await asyncio.sleep(FILE_WATCH_S)
+            if self._pinned.moved:
+                self._file_gone(DatabaseReplaced(self._pinned.path))
+
+    async def _release_log(self) -> bool:
         """Copy the write-ahead log at the path into the file this store opened (moved
-        or removed: its descriptors still hold it) and empty it, so that the file now at
-        the path never reads it as its own (``sqlite_file``)."""
-        if self._sqlite_writer is not None and self._sqlite_writer.release_log():
+        or removed: the connections made before hold it) and empty it, so that the file
+        now at the path never reads it as its own (``sqlite_file``): on the writer's own
+        connection, or a pooled one (none is made now). Whether it was done."""
+        done = self._sqlite_writer is not None and self._sqlite_writer.release_log()
+        if not done:
+            try:
+                with translate_errors():
+                    async with self._engine.connect() as conn:
+                        result = await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                        busy = result.scalar()
+                done = busy == 0
+            except StoreError:
+                done = False
+        if done:
             log.warning(
                 "the write-ahead log at %s-wal is emptied into the file the server opened",
                 self._sqlite_path,
@@ -388,6 +427,7 @@ class Store:
                 self._sqlite_path,
                 self._sqlite_path,
             )
+        return done
 
     async def check_schema(self) -> None:
         """Raise ``SchemaOutdated`` (saying how to upgrade) unless the schema is current;
@@ -490,8 +530,9 @@ class Store:
                     await conn.execute(touch)
                 finally:
                     await transaction.rollback()
-        if self._pinned is not None:  # the file served from now on (sqlite_file)
-            self._pinned.pin()
+        if self._pinned is not None and self._file_watch is None:  # serving now
+            self._check_file()  # replaced while the server started: refused
+            self._file_watch = asyncio.get_running_loop().create_task(self._watch_file())
 
     # -- players --------------------------------------------------------------
 

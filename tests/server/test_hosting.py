@@ -57,13 +57,13 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from server.app import ListenError, ScorpionServer, main, may_pass, migrate
+from server.app import ListenError, ScorpionServer, main, make_sqlite_directory, may_pass, migrate
 from server.config import SettingsError, load_settings, requested_log_format
 from server.http import READY_REUSE_S, HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
-from server.store import SchemaStatus, StoreError, StoreUnavailable
+from server.store import DatabaseReplaced, SchemaStatus, Store, StoreError, StoreUnavailable
 from server.store.database import async_url, connect_arguments
 from tests.server.conftest import Running, quiet_settings
 from tests.server.http_get import http_get
@@ -1221,6 +1221,52 @@ async def test_a_backup_put_in_place_while_the_server_runs_is_not_mixed_with_its
     assert _rows(database, "game_actions") == 0
     with contextlib.closing(sqlite3.connect(database)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_a_file_replaced_with_nothing_written_since_is_found_and_its_log_emptied(
+    tmp_path: Path,
+) -> None:
+    """No move played (the writer's own connection never made) and nothing written after
+    the restore: the log was left at the path, for a kill -9, or the next start, to read
+    into the restored file. Now it is found within a second, and emptied."""
+    running = Running(quiet_settings(tmp_path))
+    await running.start()
+    database, backup = tmp_path / "scorpion.db", tmp_path / "backup.db"
+    try:
+        await running.player("ada")
+        with (
+            contextlib.closing(sqlite3.connect(database)) as live,
+            contextlib.closing(sqlite3.connect(backup)) as copy,
+        ):
+            live.backup(copy)
+        await running.player("bob")  # in the log at the path
+        assert (tmp_path / "scorpion.db-wal").stat().st_size > 0
+        os.replace(backup, database)
+        await asyncio.sleep(2.5)  # no write: the store looks once a second
+        assert (tmp_path / "scorpion.db-wal").stat().st_size == 0
+        assert _rows(database, "players") == 1  # read now, as a kill -9 would leave it
+    finally:
+        await running.stop()
+    assert _rows(database, "players") == 1
+
+
+async def test_a_file_replaced_while_the_server_starts_is_refused(tmp_path: Path) -> None:
+    """The file was pinned only once checked: replaced between the schema's upgrade (whose
+    connection stays in the pool, on the old file) and that check, the new file was
+    pinned and the server wrote on into the old one, ready (3 of 8 by hand)."""
+    settings = quiet_settings(tmp_path)
+    make_sqlite_directory(settings)
+    store = Store.connect(settings.store_url)
+    try:
+        await store.upgrade()
+        database = tmp_path / "scorpion.db"
+        with contextlib.closing(sqlite3.connect(tmp_path / "other.db")) as other:
+            other.execute("CREATE TABLE t (x)")
+        os.replace(tmp_path / "other.db", database)
+        with pytest.raises(DatabaseReplaced):
+            await store.check_writable()
+    finally:
+        await store.close()
 
 
 @pytest.mark.parametrize("how", ["removed", "moved"])
