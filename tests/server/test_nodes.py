@@ -474,7 +474,8 @@ async def test_two_running_clocks_agree_after_a_bank(
     store = nodes[0].server.store
     assert store is not None
     record = await store.get_game(game)
-    assert record is not None and record.time_ms > b_time - 250, (record.time_ms, b_time)
+    assert record is not None
+    assert record.time_ms > b_time - 250, (record.time_ms, b_time)
 
 
 async def test_two_running_clocks_agree_when_the_node_behind_banks_first(
@@ -512,7 +513,9 @@ async def test_a_snapshot_of_a_game_paused_unheard_says_it_is_paused(
     assert (await on_a.request("undo", game=game, v=1))["type"] == "ack"
     assert (await on_a.request("pause", game=game))["type"] == "ack"
     monkeypatch.undo()
-    nodes[1].server.service.remote_changed([game])  # B hears of it now
+    service = nodes[1].server.service
+    assert service is not None
+    service.remote_changed([game])  # B hears of it now
     async with asyncio.timeout(TIMEOUT):
         while not any(e["type"] == "snapshot" for m in on_b.frames for e in m.get("events", [])):
             await asyncio.sleep(0.01)

@@ -59,6 +59,24 @@ function welcome(message: Message, games: unknown[] = [SUMMARY]): Message {
   return { type: "welcome", re: message.id, server: "fake", protocol: 1, player: PLAYER, games };
 }
 
+/** A fake server of one player with one unfinished game (`SUMMARY`), which `open` answers. */
+function oneGame(page: Page, open: (message: Message) => Message): Promise<Fake> {
+  return fake(page, (message) => {
+    switch (message.type) {
+      case "hello":
+        return [welcome(message, [SUMMARY])];
+      case "open_game":
+        return [open(message)];
+      case "stats":
+        return [{ type: "stats", re: message.id, stats: [] }];
+      case "games":
+        return [{ type: "games", re: message.id, games: [SUMMARY] }];
+      default:
+        return [];
+    }
+  });
+}
+
 function refusal(message: Message, code: string, text: string): Message {
   return { type: "error", re: message.id, code, message: text };
 }
@@ -602,22 +620,11 @@ test("a game the server no longer has leads back to the lobby, said", async ({ p
 test("a game open in too many places when the page resyncs leads back to the lobby, said, to continue later", async ({ page, server }) => {
   // The board stayed on screen, taking no pushes, every action refused (3 of 3 by hand).
   let refuse = true;
-  const wire = await fake(page, (message) => {
-    switch (message.type) {
-      case "hello":
-        return [welcome(message, [SUMMARY])];
-      case "open_game":
-        return message.since === undefined || !refuse
-          ? [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }]
-          : [refusal(message, "too_many_watchers", "The game is open on 1 connection to this server (1).")];
-      case "stats":
-        return [{ type: "stats", re: message.id, stats: [] }];
-      case "games":
-        return [{ type: "games", re: message.id, games: [SUMMARY] }];
-      default:
-        return [];
-    }
-  });
+  const wire = await oneGame(page, (message) =>
+    message.since === undefined || !refuse
+      ? { type: "game", re: message.id, game: 42, v: 0, view: VIEW }
+      : refusal(message, "too_many_watchers", "The game is open on 1 connection to this server (1)."),
+  );
   await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
   await page.goto(server.url);
   await expect(page.locator("main.game")).toBeVisible();
@@ -633,20 +640,7 @@ test("a game the view says is paused shows the pause screen at once, and one it 
   // The page guessed from the clock after 0.6 s: a paused game showed its board and a
   // Pause button first, and a running one whose clock event came late showed paused.
   let paused = true;
-  await fake(page, (message) => {
-    switch (message.type) {
-      case "hello":
-        return [welcome(message, [SUMMARY])];
-      case "open_game":
-        return [{ type: "game", re: message.id, game: 42, v: 0, view: { ...VIEW, running: false, paused } }];
-      case "stats":
-        return [{ type: "stats", re: message.id, stats: [] }];
-      case "games":
-        return [{ type: "games", re: message.id, games: [SUMMARY] }];
-      default:
-        return [];
-    }
-  });
+  await oneGame(page, (message) => ({ type: "game", re: message.id, game: 42, v: 0, view: { ...VIEW, running: false, paused } }));
   await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
   await page.goto(server.url);
   await expect(page.locator(".paused")).toBeVisible({ timeout: 300 });
