@@ -493,7 +493,17 @@ async def test_two_running_clocks_agree_when_the_node_behind_banks_first(
     assert (await on_a.request("close_game", game=game))["type"] == "ack"
     await asyncio.sleep(opened_on_b + 2.6 - loop.time())  # 0.6 s after B's bank
     assert (await on_a.request("open_game", game=game))["type"] == "game"
+    reopened = len(on_a.frames)
     await asyncio.sleep(2.0)  # A's node banks twice, each just before B's
+    # and A's device is told of the jump (it was, only when the stored time alone was more)
+    jumps = [
+        e
+        for m in on_a.frames[reopened:]
+        if m["type"] == "events"
+        for e in m["events"]
+        if e["type"] == "clock" and e["running"]
+    ]
+    assert jumps, on_a.frames[reopened:]
     asked = loop.time()
     a_time = (await on_a.request("open_game", game=game))["view"]["time_ms"]
     b_time = (await on_b.request("open_game", game=game))["view"]["time_ms"]
