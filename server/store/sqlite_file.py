@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import Any
 
 from server.store.errors import DatabaseReplaced
 
@@ -64,19 +65,22 @@ class PinnedFile:
         if self.moved:
             raise DatabaseReplaced(self.path)
 
+    def opened(self, conn: Any) -> None:
+        """A connection was just made (before it, ``check``): the first pins the file;
+        one that opened another file than the one pinned is closed, and refused."""
+        self.pin_first()
+        if self.moved:
+            conn.close()
+            self.check()
 
-def open_pinned(
-    path: str, pinned: PinnedFile | None, *, check_same_thread: bool = True
-) -> sqlite3.Connection:
+
+def open_pinned(path: str, pinned: PinnedFile | None) -> sqlite3.Connection:
     """A connection to ``path``, refused once the file pinned left it: before it is
     made (SQLite would create a file where none is), and closed if the file changed
     while it was made."""
     if pinned is not None:
         pinned.check()
-    conn = sqlite3.connect(path, check_same_thread=check_same_thread)
+    conn = sqlite3.connect(path)
     if pinned is not None:
-        pinned.pin_first()
-        if pinned.moved:
-            conn.close()
-            pinned.check()
+        pinned.opened(conn)
     return conn

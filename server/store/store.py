@@ -174,10 +174,7 @@ def _refuse_moved_file(engine: AsyncEngine, pinned: PinnedFile) -> None:
         pinned.check()
 
     def after(dbapi_connection: Any, _record: Any) -> None:
-        pinned.pin_first()
-        if pinned.moved:
-            dbapi_connection.close()
-            pinned.check()
+        pinned.opened(dbapi_connection)
 
     event.listen(engine.sync_engine, "do_connect", before)
     event.listen(engine.sync_engine, "connect", after)
