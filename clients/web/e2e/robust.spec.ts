@@ -636,6 +636,37 @@ test("a game open in too many places when the page resyncs leads back to the lob
   await expect(page.locator("main.game")).toBeVisible();
 });
 
+test("P pressed on a pause screen shown before its pause was acknowledged resumes the game", async ({ page, server }) => {
+  // The pause's clock event came before its ack: the pause screen showed, and a P
+  // pressed then was dropped as a second pause on its way (the keyboard test, 1 of 2 in CI).
+  const held: Message[] = []; // the acks, answered in order later
+  const wire = await fake(page, (message) => {
+    const clock = (paused: boolean) => ({ type: "events", game: 42, v: 0, events: [{ type: "clock", running: !paused, time_ms: 1000, paused }] });
+    switch (message.type) {
+      case "hello":
+        return [welcome(message)];
+      case "open_game":
+        return [{ type: "game", re: message.id, game: 42, v: 0, view: VIEW }];
+      case "pause":
+      case "resume":
+        held.push({ type: "ack", re: message.id, game: 42, v: 0 });
+        return [clock(message.type === "pause")];
+      default:
+        return [];
+    }
+  });
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.goto(server.url);
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.keyboard.press("p");
+  await expect(page.locator(".paused")).toBeVisible();
+  await page.keyboard.press("p"); // the pause's ack is still on its way
+  await expect.poll(() => wire.sent.filter((each) => each.type === "resume").length).toBe(1);
+  for (const ack of held) wire.push(ack);
+  await expect(page.locator(".paused")).toHaveCount(0);
+  await expect(page.locator('.tools [data-action="pause"]')).toBeVisible();
+});
+
 test("a game the view says is paused shows the pause screen at once, and one it says is not never does", async ({ page, server }) => {
   // The page guessed from the clock after 0.6 s: a paused game showed its board and a
   // Pause button first, and a running one whose clock event came late showed paused.

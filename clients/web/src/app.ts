@@ -237,6 +237,8 @@ export class App {
   private hint: { v: number; hint: HintEvent } | null = null;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
+  /** Counts the pauses and resumes sent: only the latest one's ack says whether the game is paused. */
+  private clockAsked = 0;
   /** The lobby's choice of deal on levels other than easy: random (or numbered), or winnable. */
   private wantWinnable = load(WINNABLE_KEY) === "1";
   /** Whether the game on screen was asked for as winnable: its stats row. */
@@ -873,7 +875,9 @@ export class App {
     const versioned = body.type === "move" || body.type === "deal" || body.type === "undo" || body.type === "restart";
     // A second action at the version one on its way carries would be refused
     // as stale (and resync); a second hint would be counted, and so would a
-    // second pause or resume: a double click, or a key held down, sends one.
+    // second pause (or resume): a double click, or a key held down, sends one.
+    // A resume goes while its pause is on its way: the pause screen shows with
+    // the pause's clock event, which may come before its ack.
     // A resign ends the game at the version on screen: nothing else at that
     // version goes while it is on its way (the second click of a double click
     // on its Yes lands on the card under the closed question).
@@ -882,7 +886,7 @@ export class App {
         ? `${board.game}@${board.v}`
         : body.type === "hint"
           ? `${board.game}:hint`
-          : `${board.game}:clock`;
+          : `${board.game}:${body.type}`;
     if (this.sending.has(key)) {
       // not dropped unsaid: on a slow connection the player would wait for a move that never comes
       if (versioned || body.type === "resign") this.say(PENDING, "note");
@@ -890,6 +894,7 @@ export class App {
     }
     this.sending.add(key);
     this.markBusy();
+    const clockAsked = body.type === "pause" || body.type === "resume" ? ++this.clockAsked : 0;
     let reply: ServerMessage;
     try {
       reply = await this.conn.request(
@@ -913,7 +918,7 @@ export class App {
       return "nothing";
     }
     if (reply.type !== "error") {
-      if (body.type === "pause" || body.type === "resume") {
+      if (clockAsked === this.clockAsked) {
         this.knownPaused = body.type === "pause";
         if (this.board?.game === board.game) this.board = { ...this.board, view: { ...this.board.view, paused: this.knownPaused } };
       }
