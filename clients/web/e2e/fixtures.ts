@@ -62,6 +62,16 @@ export function uniqueName(prefix: string): string {
   return `${prefix}${Date.now().toString(36).slice(-5)}${++names}`;
 }
 
+/**
+ * The longest name there is (32 letters), unique, of wide letters alone: W and M
+ * spell the time and a count in binary. (A unique name padded with W held some
+ * narrow digits, and at times fitted where it was meant to be cut.)
+ */
+export function wideName(): string {
+  const unique = (Date.now() % 2 ** 24) * 256 + (++names % 256);
+  return unique.toString(2).padStart(32, "0").replace(/0/g, "W").replace(/1/g, "M");
+}
+
 export async function register(page: Page, url: string, name: string): Promise<void> {
   await page.goto(url);
   await page.locator("#name").fill(name);

@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, boxOf, drag, expect, expectColumnsFit, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, expectColumnsFit, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, wideName, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -409,13 +409,17 @@ test("the hint's outline leaves the cards on the hinted card on top", async ({ p
 });
 
 test("a long name is cut in the header, a long deal number wraps: the page never scrolls sideways", async ({ page, server }) => {
-  const name = uniqueName("W").padEnd(32, "W"); // the longest name there is, of wide letters
+  const name = wideName();
   const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await page.setViewportSize({ width: 360, height: 740 });
   await register(page, server.url, name);
   await expect(page.locator("header .who")).toHaveAttribute("title", name); // the whole name, on hovering
   expect(await sideways()).toBe(0);
-  expect(await page.$eval("header .who", (node) => node.scrollWidth > node.clientWidth)).toBe(true); // cut
+  const cut = () =>
+    page.$eval("header .who", (node) =>
+      node.scrollWidth > node.clientWidth ? "cut" : `whole: ${node.scrollWidth} px in ${node.clientWidth} px, the window ${window.innerWidth} px`,
+    );
+  await expect.poll(cut).toBe("cut");
   await shot(page, "lobby-long-name");
   await page.setViewportSize({ width: 360, height: 740 });
   await startGame(page, "medium", knownDeal());
