@@ -667,6 +667,26 @@ test("P pressed on a pause screen shown before its pause was acknowledged resume
   await expect(page.locator('.tools [data-action="pause"]')).toBeVisible();
 });
 
+for (const code of ["unavailable", "rate_limited"]) {
+  test(`a resync refused ${code} is asked again, and the game goes on`, async ({ page, server }) => {
+    // The board stayed on screen taking no pushes until the next action was refused `not_open`.
+    let refusals = 2;
+    const wire = await oneGame(page, (message) => {
+      if (message.since === undefined || refusals-- <= 0) return { type: "game", re: message.id, game: 42, v: 0, view: VIEW };
+      return code === "rate_limited"
+        ? { ...refusal(message, code, "Wait before asking again."), retry_after_ms: 300 }
+        : refusal(message, code, "The game store is slow; try again.");
+    });
+    await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+    await page.goto(server.url);
+    await expect(page.locator("main.game")).toBeVisible();
+    wire.close(); // the page reconnects, and its resync is refused twice
+    await expect.poll(() => wire.sent.filter((each) => each.type === "open_game" && each.since === 0).length, { timeout: 8000 }).toBe(3);
+    wire.push({ type: "events", game: 42, v: 1, events: [{ type: "dealt", cards: ["2H", "3H", "5H"] }] });
+    await expect(page.locator("main.game")).toHaveAttribute("data-v", "1");
+  });
+}
+
 test("a game the view says is paused shows the pause screen at once, and one it says is not never does", async ({ page, server }) => {
   // The page guessed from the clock after 0.6 s: a paused game showed its board and a
   // Pause button first, and a running one whose clock event came late showed paused.

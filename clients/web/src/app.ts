@@ -54,6 +54,9 @@ const PAUSE_GRACE_MS = 600;
 const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
+/** A resync refused `unavailable` is asked again after a second, then after twice as long each time up to 8 s. */
+const RESYNC_WAIT_FIRST_MS = 1000;
+const RESYNC_WAIT_MOST_MS = 8000;
 const TOKEN_KEY = "scorpion.token";
 /** The Web Lock a tab holds while it replaces the token (`rotateAlone`); a tab whose token is refused waits for it. */
 const ROTATION_LOCK = "scorpion.token";
@@ -237,6 +240,9 @@ export class App {
   private hint: { v: number; hint: HintEvent } | null = null;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
+  /** A resync refused `unavailable` or `rate_limited` is asked again after this long, growing. */
+  private resyncWait = RESYNC_WAIT_FIRST_MS;
+  private resyncTimer: ReturnType<typeof setTimeout> | undefined;
   /** Counts the pauses and resumes sent: only the latest one's ack says whether the game is paused. */
   private clockAsked = 0;
   /** The lobby's choice of deal on levels other than easy: random (or numbered), or winnable. */
@@ -619,9 +625,18 @@ export class App {
         this.unfinished = [{ ...this.summary(), game: asked.game }];
         this.board = null;
         await this.lobby(early);
+      } else if (reply.type === "error" && (reply.code === "unavailable" || reply.code === "rate_limited")) {
+        // asked again while the game is on screen: the store was slow, or the page asked too often
+        const wait = reply.code === "rate_limited" ? (reply.retry_after_ms ?? this.resyncWait) : this.resyncWait;
+        this.resyncWait = Math.min(this.resyncWait * 2, RESYNC_WAIT_MOST_MS);
+        clearTimeout(this.resyncTimer);
+        this.resyncTimer = setTimeout(() => {
+          if (this.board?.game === asked.game) void this.resync().catch(() => {});
+        }, wait);
       }
       return;
     }
+    this.resyncWait = RESYNC_WAIT_FIRST_MS;
     this.openedAt = now;
     this.afterChange();
     setTimeout(() => this.render(), PAUSE_GRACE_MS);
