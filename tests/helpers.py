@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import functools
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from engine.game import Game
 from engine.levels import LEVELS
 
-__all__ = ["hint_player_win"]
+__all__ = ["hint_player_win", "interrupted_while_loading"]
 
 
 @functools.cache
@@ -40,3 +45,45 @@ def hint_player_win() -> Game:
     for action in actions:
         game.play(action)  # type: ignore[arg-type]
     return game
+
+
+def interrupted_while_loading(
+    command: Sequence[str],
+    after_s: float,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``command`` sent SIGINT ``after_s`` after it started, while Python loads it; its
+    exit status and its output (standard error in it).
+
+    On a loaded machine the signal may land before any code of the command runs, while
+    the interpreter itself imports ``site`` ("Fatal Python error: init_import_site") or
+    ``runpy`` looks for the module (a traceback of frozen frames only), as for any
+    program: such a run is tried again, the signal sent a tenth of a second later each
+    time (at one fixed time, five runs in a row were all too early on a busy machine)."""
+    for attempt in range(10):
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            text=True,
+            preexec_fn=preexec_fn or (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)),
+        )
+        time.sleep(after_s + attempt / 10)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+        if not _before_any_file(output):
+            break
+    return subprocess.CompletedProcess(command, process.returncode, output)
+
+
+def _before_any_file(output: str) -> bool:
+    """The interrupt came while the interpreter started, before it ran any file."""
+    if output.startswith("Fatal Python error: init_import_site"):
+        return True
+    return output.startswith("Traceback") and '.py"' not in output

@@ -12,8 +12,10 @@ from __future__ import annotations
 # The C module the interpreter has loaded already (``signal`` itself imports enum).
 import _signal  # type: ignore[import-not-found]  # no stub: the C half of signal
 import sys
-from typing import TYPE_CHECKING
 
+# Not ``typing``'s: importing typing takes long enough for a Ctrl-C to land in it (1 in
+# 10 under load), before ``main`` quiets the signal. Type checkers take this name so too.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

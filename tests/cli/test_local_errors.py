@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from clients.cli.app import run
 from clients.cli.options import UsageError, parse_args
 from clients.cli.terminal import Terminal
 from tests.cli.conftest import CliRunner
+from tests.helpers import interrupted_while_loading
 from tests.server.conftest import Running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -360,35 +360,18 @@ def test_ctrl_c_while_the_client_loads_ends_it_without_a_traceback(
     The server accepts the connection and never answers, so a signal that comes after
     the loading finds the client waiting (and it exits 130). On a loaded machine the
     signal may land before any code of ours runs, while the interpreter itself imports
-    ``site`` ("Fatal Python error: init_import_site") or ``runpy`` looks for the module
-    (a traceback of frozen frames only), as for any program: such a run is tried again."""
+    ``site`` or ``runpy`` looks for the module: such a run is tried again
+    (``interrupted_while_loading``)."""
     with socket.create_server(("127.0.0.1", 0)) as silent:
         url = f"ws://127.0.0.1:{silent.getsockname()[1]}/"
-        for _ in range(5):
-            process = subprocess.Popen(
-                [sys.executable, "-m", "clients.cli", "--server", url, "stats"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-                env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
-                text=True,
-                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-            )
-            time.sleep(after_s)
-            process.send_signal(signal.SIGINT)
-            output, _ = process.communicate(timeout=30)
-            if not _before_any_file(output):
-                break
-    assert process.returncode in (-signal.SIGINT, 130), output
-    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
-
-
-def _before_any_file(output: str) -> bool:
-    """The interrupt came while the interpreter started, before it ran any file."""
-    if output.startswith("Fatal Python error: init_import_site"):
-        return True
-    return output.startswith("Traceback") and '.py"' not in output
+        done = interrupted_while_loading(
+            [sys.executable, "-m", "clients.cli", "--server", url, "stats"],
+            after_s,
+            cwd=ROOT,
+            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+        )
+    assert done.returncode in (-signal.SIGINT, 130), done.stdout
+    assert "Traceback" not in done.stdout and "KeyboardInterrupt" not in done.stdout, done.stdout
 
 
 def test_ctrl_c_while_the_arguments_are_read_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:

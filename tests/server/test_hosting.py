@@ -65,6 +65,7 @@ from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
 from server.store import DatabaseReplaced, SchemaStatus, Store, StoreError, StoreUnavailable
 from server.store.database import async_url, connect_arguments
+from tests.helpers import interrupted_while_loading
 from tests.server.conftest import Running, quiet_settings
 from tests.server.http_get import http_get
 from tests.server.store.conftest import _admin, run_isolated
@@ -423,23 +424,15 @@ def test_ctrl_c_while_the_server_loads_ends_it_without_a_traceback(
     traceback of 35 to 48 lines; it ends the process as the signal's default does.
 
     On a loaded machine the signal may land before any code of ours runs, while the
-    interpreter itself still imports ``site`` (CPython then prints "Fatal Python error:
-    init_import_site" and exits 1, for any program): such a run is tried again."""
-    for _ in range(5):
-        process = subprocess.Popen(
-            [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            preexec_fn=_stop_signals_at_their_defaults,
-        )
-        time.sleep(after_s)
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=30)
-        if not output.startswith("Fatal Python error: init_import_site"):
-            break
-    assert process.returncode in (-signal.SIGINT, 130), output
-    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    interpreter itself still imports ``site``: such a run is tried again
+    (``interrupted_while_loading``)."""
+    done = interrupted_while_loading(
+        [sys.executable, "-m", "server", *QUICK, "--data-dir", str(tmp_path)],
+        after_s,
+        preexec_fn=_stop_signals_at_their_defaults,
+    )
+    assert done.returncode in (-signal.SIGINT, 130), done.stdout
+    assert "Traceback" not in done.stdout and "KeyboardInterrupt" not in done.stdout, done.stdout
 
 
 CUT_OFF = """
