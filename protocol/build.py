@@ -212,6 +212,7 @@ def welcome(
     server: str,
     player: Mapping[str, Any] | None,
     games: Sequence[Mapping[str, Any]],
+    limits: Mapping[str, Any] | None = None,
 ) -> Message:
     return _server(
         "welcome",
@@ -220,6 +221,7 @@ def welcome(
         protocol=PROTOCOL_VERSION,
         player=player,
         games=list(games),
+        limits=limits,
     )
 
 

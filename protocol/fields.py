@@ -26,6 +26,7 @@ boolean); strings are msgpack str (UTF-8), lengths count code points.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -145,19 +146,29 @@ class Int:
 
 @dataclass(frozen=True, slots=True)
 class Float:
-    """A number in ``min..max``; a msgpack float (an integer is accepted too)."""
+    """A number in ``min..max`` (no ``max``: any finite number from ``min``); a msgpack
+    float (an integer is accepted too)."""
 
     min: float
-    max: float
+    max: float | None = None
 
     def check(self, value: object, path: str) -> None:
-        if not _is_number(value) or not self.min <= value <= self.max:
+        if (
+            not _is_number(value)
+            or (isinstance(value, float) and not math.isfinite(value))
+            or value < self.min
+            or (self.max is not None and value > self.max)
+        ):
             raise InvalidMessage(path, f"must be {self.describe()}, got {show(value)}")
 
     def schema(self) -> dict[str, Any]:
+        if self.max is None:
+            return {"type": "number", "minimum": self.min}
         return {"type": "number", "minimum": self.min, "maximum": self.max}
 
     def describe(self, md: bool = False) -> str:
+        if self.max is None:
+            return f"float of at least {self.min:g}"
         return f"float in {self.min:g}..{self.max:g}"
 
 

@@ -42,6 +42,7 @@ from protocol.shapes import (
     HINT_ACTION,
     HINT_REASON,
     LEVEL,
+    LIMITS,
     LOCALE,
     MILLISECONDS,
     NAME,
@@ -394,6 +395,25 @@ _SUMMARY_EXAMPLE = {
     "started": "2025-03-01T09:30:00.000Z",
     "updated": "2025-03-01T09:31:12.250Z",
 }
+# The server's default limits (a test holds them to server.config's defaults).
+_LIMITS_EXAMPLE = {
+    "hello_timeout_ms": 10_000,
+    "idle_timeout_ms": 900_000,
+    "rates": {
+        "action": {"per_s": 30.0, "burst": 120.0},
+        "game": {"per_s": 0.2, "burst": 10.0},
+        "hint": {"per_s": 3.0, "burst": 20.0},
+        "read": {"per_s": 50.0, "burst": 200.0},
+        "register": {"per_s": 0.2, "burst": 20.0},
+        "auth": {"per_s": 0.2, "burst": 10.0},
+    },
+    "player_factor": 2,
+    "address_factor": 16,
+    "abuse_limit": 20,
+    "abuse_window_s": 60,
+    "max_game_watchers": 32,
+    "max_versions": 10_000,
+}
 _RESIGNED_SUMMARY = {  # resigned: listed by games, not by welcome (its unfinished game only)
     **_SUMMARY_EXAMPLE,
     "game": 41,
@@ -475,6 +495,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "protocol": 1,
             "player": _PLAYER_EXAMPLE,
             "games": [_SUMMARY_EXAMPLE],
+            "limits": _LIMITS_EXAMPLE,
         },
     )(
         Field("server", Str(1, 64), "The server's name and version."),
@@ -485,6 +506,14 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             ListOf(Obj(GAME_SUMMARY)),
             "The player's unfinished games: at most one, since starting a game abandons "
             "the unfinished one (R17).",
+        ),
+        Field(
+            "limits",
+            Obj(LIMITS),
+            "This server node's limits (section 10): its timeouts and rates as its operator "
+            "set them. Sent by this version on; absent from an older server's welcome (its "
+            "limits are then the defaults of section 10 or unknown).",
+            required=False,
         ),
     ),
     _reply(

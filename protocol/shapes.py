@@ -34,6 +34,7 @@ __all__ = [
     "HINT_ACTION",
     "HINT_REASON",
     "LEVEL",
+    "LIMITS",
     "LOCALE",
     "MILLISECONDS",
     "NAME",
@@ -160,6 +161,101 @@ RESULT = Shape(
     extensible=True,
 )
 
+_PER_SECOND = Float(0)
+
+RATE = Shape(
+    "rate",
+    "rate",
+    (
+        Field("per_s", _PER_SECOND, "Requests a second, on average."),
+        Field("burst", _PER_SECOND, "Requests at once after a quiet spell (the bucket's size)."),
+    ),
+    "A request rate limit: a token bucket that refills at `per_s` a second up to `burst`.",
+)
+
+_RATE_OR_OFF = AnyOf((Obj(RATE), Null()))
+
+RATES = Shape(
+    "rates",
+    "rates",
+    (
+        Field(
+            "action",
+            _RATE_OR_OFF,
+            "`move`, `deal`, `undo`, `restart`, `resign`, `pause`, `resume`; null: unlimited.",
+        ),
+        Field("game", _RATE_OR_OFF, "`new_game`; null: unlimited."),
+        Field("hint", _RATE_OR_OFF, "`hint`; null: unlimited."),
+        Field("read", _RATE_OR_OFF, "Every other request, `ping` included; null: unlimited."),
+        Field(
+            "register",
+            _RATE_OR_OFF,
+            "`register` (per connection and address), `rotate_token` and `sign_out` (per "
+            "connection and player); null: unlimited.",
+        ),
+        Field(
+            "auth",
+            _RATE_OR_OFF,
+            "`hello`s whose token is refused, per address; null: unlimited.",
+        ),
+    ),
+    "A connection's rate limit of each kind of request (section 10).",
+    extensible=True,
+)
+
+LIMITS = Shape(
+    "limits",
+    "limits",
+    (
+        Field(
+            "hello_timeout_ms",
+            Int(1),
+            "A connection that has not said `hello` this long after it opened is closed (1008).",
+        ),
+        Field(
+            "idle_timeout_ms",
+            Int(0),
+            "A connection that sends no message for this long is closed (1001); 0: never. "
+            "Send `ping` more often than this to stay connected while nobody plays.",
+        ),
+        Field(
+            "rates",
+            Obj(RATES),
+            "Each kind's rate: per connection, and shared by a player's connections and "
+            "an address's at the factors below (section 10 says which kinds are counted where).",
+        ),
+        Field(
+            "player_factor",
+            Int(1),
+            "A player's connections share buckets this many times a connection's.",
+        ),
+        Field(
+            "address_factor",
+            Int(1),
+            "An address's connections share buckets this many times a connection's.",
+        ),
+        Field(
+            "abuse_limit",
+            Int(1),
+            "`bad_request` or early `rate_limited` replies to one address within "
+            "`abuse_window_s` that close its connection (1008).",
+        ),
+        Field("abuse_window_s", Int(1), "The window of `abuse_limit`, in seconds."),
+        Field(
+            "max_game_watchers",
+            Int(1),
+            "Connections one game may be open on at this node (`too_many_watchers` beyond).",
+        ),
+        Field(
+            "max_versions",
+            Int(1),
+            "Versions a game may have (`game_too_long` beyond).",
+        ),
+    ),
+    "This server node's limits (section 10), as its operator set them.",
+    extensible=True,
+)
+
 COLUMN_VIEW = Shape(
     "column",
     "column",
@@ -226,7 +322,7 @@ VIEW = Shape(
     extensible=True,
 )
 
-SHARED_SHAPES = (PLAYER, GAME_SUMMARY, STATS_ROW, RESULT, VIEW, COLUMN_VIEW)
+SHARED_SHAPES = (PLAYER, GAME_SUMMARY, STATS_ROW, RESULT, VIEW, COLUMN_VIEW, LIMITS, RATES, RATE)
 
 # The view of hard deal 1 before the first move (a real engine view; a test checks it).
 EXAMPLE_VIEW: dict[str, Any] = {

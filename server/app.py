@@ -65,6 +65,7 @@ from server.config import (
     limit_settings,
     load_settings,
     origins,
+    published_limits,
     requested_log_format,
     setting_label,
     unknown_variables,
@@ -320,6 +321,7 @@ class ScorpionServer:
             max_versions=settings.max_versions,
             history_keep=settings.history_keep,
             max_game_watchers=settings.max_game_watchers,
+            limits=published_limits(settings),
         )
         await self.store.listen(
             self.service.remote_changed, self.service.remote_reset, self.service.remote_revoked

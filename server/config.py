@@ -44,6 +44,7 @@ __all__ = [
     "load_settings",
     "origins",
     "parser",
+    "published_limits",
     "requested_log_format",
     "setting_label",
 ]
@@ -572,6 +573,25 @@ def limit_settings(settings: Settings) -> LimitSettings:
         max_per_address=settings.max_connections_per_address,
         max_total=settings.max_connections,
     )
+
+
+def published_limits(settings: Settings) -> dict[str, Any]:
+    """The limits a ``welcome`` tells every client (protocol ``limits``), from ``settings``."""
+    rates = limit_settings(settings).rates
+    return {
+        "hello_timeout_ms": settings.hello_timeout_ms,
+        "idle_timeout_ms": settings.idle_timeout_ms,
+        "rates": {
+            kind: None if rate is None else {"per_s": rate.per_s, "burst": rate.burst}
+            for kind, rate in rates.items()
+        },
+        "player_factor": settings.player_rate_factor,
+        "address_factor": settings.address_rate_factor,
+        "abuse_limit": settings.abuse_limit,
+        "abuse_window_s": settings.abuse_window_s,
+        "max_game_watchers": settings.max_game_watchers,
+        "max_versions": settings.max_versions,
+    }
 
 
 def origins(settings: Settings) -> list[str] | None:

@@ -118,7 +118,7 @@ import logging
 import random
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -357,6 +357,7 @@ class GameService:
         max_versions: int = 10_000,
         history_keep: int = HISTORY_KEEP,
         max_game_watchers: int = 32,
+        limits: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.token_max_age = token_max_age  # None: tokens never expire
@@ -371,6 +372,7 @@ class GameService:
         self.max_versions = max_versions
         self.history_keep = history_keep
         self.max_game_watchers = max_game_watchers
+        self.limits = limits  # what a welcome tells (``server.config.published_limits``)
         self.rng = rng if rng is not None else random.SystemRandom()
         self._games: OrderedDict[int, LiveGame] = OrderedDict()
         self._loading: dict[int, asyncio.Lock] = {}
@@ -803,6 +805,7 @@ class GameService:
             server=SERVER_NAME,
             player=None if player is None else build.player(player.id, player.name),
             games=games,
+            limits=self.limits,
         )
 
     async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:

@@ -33,8 +33,10 @@ from engine.game import Game
 from engine.levels import LEVELS
 from engine.replay import parse_replay, rebuild
 from protocol import MAX_SERVER_FRAME_BYTES, REPLAY_PAGE_ACTIONS, SUBPROTOCOL, build, encode
+from protocol.messages import SERVER_MESSAGES
 from server import logs
 from server import service as service_module
+from server.config import Settings, published_limits
 from server.connection import HANDSHAKES_PER_ADDRESS
 from server.live import LiveGame
 from server.service import GameService
@@ -355,6 +357,46 @@ async def test_the_hello_deadline_and_the_idle_timeout(start: Start) -> None:
     assert silent.ws.close_code == 1008
     await asyncio.wait_for(talker.ws.wait_closed(), 5)
     assert talker.ws.close_code == 1001
+
+
+async def test_the_welcome_tells_the_limits_the_server_was_given(start: Start) -> None:
+    """A client could not learn the server's idle timeout, rates or caps: the web
+    client pinged after a minute whatever the server's idle timeout was."""
+    server = await start(
+        hello_timeout_ms=4000,
+        idle_timeout_ms=20_000,
+        rate_actions="12.5,40",
+        rate_hints="off",
+        max_game_watchers=3,
+        max_versions=500,
+        abuse_limit=7,
+    )
+    client = await server.connect()
+    welcome = await client.hello()
+    assert welcome["limits"] == {
+        "hello_timeout_ms": 4000,
+        "idle_timeout_ms": 20_000,
+        "rates": {
+            "action": {"per_s": 12.5, "burst": 40.0},
+            "game": {"per_s": 5000.0, "burst": 5000.0},  # the tests' (quiet_settings)
+            "hint": None,
+            "read": {"per_s": 5000.0, "burst": 5000.0},
+            "register": {"per_s": 0.2, "burst": 20.0},
+            "auth": {"per_s": 0.2, "burst": 10.0},
+        },
+        "player_factor": 2,
+        "address_factor": 16,
+        "abuse_limit": 7,
+        "abuse_window_s": 60,
+        "max_game_watchers": 3,
+        "max_versions": 500,
+    }
+
+
+def test_the_documented_limits_are_the_defaults() -> None:
+    """PROTOCOL.md's welcome example shows the limits of a server left at its defaults."""
+    (example,) = [each for each in SERVER_MESSAGES["welcome"].examples if "limits" in each]
+    assert example["limits"] == published_limits(Settings())
 
 
 async def test_a_refused_token_leaves_the_connection_greeted_past_the_hello_deadline(

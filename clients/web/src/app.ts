@@ -498,6 +498,8 @@ export class App {
   /** The server's welcome to a hello with `token` (none: a page signed out). */
   private async welcomed(reply: WelcomeReply, token: string | null): Promise<void> {
     this.refused = null;
+    // an older server says nothing: its idle timeout is the default, longer than a minute
+    this.conn.keepAliveFor(reply.limits?.idle_timeout_ms ?? 0);
     this.player = reply.player;
     if (this.player && token && this.tokenTyped) save(TOKEN_KEY, token);
     this.tokenTyped = false;

@@ -15,7 +15,9 @@
  * `Disconnected` and the connection reopens (and resyncs in `onOpen`).
  *
  * An open connection that has sent nothing for `KEEPALIVE_MS` sends a `ping`,
- * so the server's idle timeout does not close it while a player thinks.
+ * so the server's idle timeout does not close it while a player thinks; a
+ * server whose `welcome` says a shorter idle timeout (`keepAliveFor`) is pinged
+ * after half of it.
  *
  * Every frame is checked where it enters (`src/checks.ts`): one that cannot be
  * read, or that breaks the protocol, is dropped and told to `onMalformed` once,
@@ -41,6 +43,9 @@ export const REPLY_TIMEOUT_MS = 30_000;
  * default, PROTOCOL.md section 10), and a player may look at a board that long.
  */
 export const KEEPALIVE_MS = 60_000;
+
+/** The least time between pings, whatever idle timeout a server says. */
+export const KEEPALIVE_LEAST_MS = 1000;
 
 /**
  * The kinds the server limits requests by (PROTOCOL.md section 10): a
@@ -98,6 +103,7 @@ export class Connection {
   private ready: Promise<void> = Promise.resolve();
   private lastSent = 0;
   private keepalive: ReturnType<typeof setInterval> | null = null;
+  private keepaliveMs = KEEPALIVE_MS;
   private markReady: () => void = () => {};
   /**
    * Per kind, until when the server's last `rate_limited` asked to wait. A
@@ -115,12 +121,26 @@ export class Connection {
   start(): void {
     this.stopped = false;
     this.open();
-    this.keepalive ??= setInterval(() => this.ping(), KEEPALIVE_MS / 4);
+    this.keepalive ??= setInterval(() => this.ping(), this.keepaliveMs / 4);
   }
 
-  /** A `ping` on an open connection that has sent nothing for KEEPALIVE_MS. */
+  /**
+   * The server closes a connection that sends nothing for `idleTimeoutMs` (its
+   * `welcome`'s `limits`; 0: never): a ping goes after half of it, or after
+   * KEEPALIVE_MS if that is sooner, never more often than KEEPALIVE_LEAST_MS.
+   */
+  keepAliveFor(idleTimeoutMs: number): void {
+    const every = idleTimeoutMs > 0 ? Math.max(KEEPALIVE_LEAST_MS, Math.min(KEEPALIVE_MS, idleTimeoutMs / 2)) : KEEPALIVE_MS;
+    if (every === this.keepaliveMs) return;
+    this.keepaliveMs = every;
+    if (this.keepalive === null) return; // stopped: `start` sets it going at this pace
+    clearInterval(this.keepalive);
+    this.keepalive = setInterval(() => this.ping(), every / 4);
+  }
+
+  /** A `ping` on an open connection that has sent nothing for `keepaliveMs`. */
   private ping(): void {
-    if (this.socket?.readyState !== WebSocket.OPEN || Date.now() - this.lastSent < KEEPALIVE_MS) return;
+    if (this.socket?.readyState !== WebSocket.OPEN || Date.now() - this.lastSent < this.keepaliveMs) return;
     this.request({ type: "ping" }).catch(() => {});
   }
 

@@ -193,6 +193,30 @@ describe("Connection", () => {
       expect(pings()).toHaveLength(2);
     });
 
+    it("pings after half the idle timeout a server says, when that is under two minutes", async () => {
+      const { conn, socket } = await open();
+      const pings = () => socket.sent.filter((each) => each.type === "ping");
+      conn.keepAliveFor(10_000); // closed after 10 s of silence: a ping after 5 s
+      await vi.advanceTimersByTimeAsync(4000);
+      expect(pings()).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(2500);
+      expect(pings()).toHaveLength(1);
+      socket.serve({ type: "pong", re: pings()[0].id });
+      conn.keepAliveFor(0); // never closed: back to a ping a minute
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(pings()).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(KEEPALIVE_MS);
+      expect(pings()).toHaveLength(2);
+      socket.serve({ type: "pong", re: pings()[1].id });
+      conn.keepAliveFor(10); // a timeout no client can keep up with: a ping a second, no more
+      await vi.advanceTimersByTimeAsync(1000);
+      const before = pings().length;
+      for (const ping of pings().slice(2)) socket.serve({ type: "pong", re: ping.id });
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(pings().length - before).toBeLessThanOrEqual(3);
+      conn.stop();
+    });
+
     it("waits longer before each reconnect while the open hook keeps failing (a refused hello)", async () => {
       let opened = 0;
       const conn = new Connection("ws://test/", {
