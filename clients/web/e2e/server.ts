@@ -37,6 +37,8 @@ export interface ServerOptions {
   lostBudgetMs?: number;
   /** Winnable deals per level to find in the background (the server's default when absent). */
   winnablePool?: number;
+  /** How long a connection may send nothing before the server closes it (the server's default when absent). */
+  idleTimeoutMs?: number;
 }
 
 export class TestServer {
@@ -56,6 +58,7 @@ export class TestServer {
     const args = ["-m", "server", "--host", "127.0.0.1", "--port", String(this.port), "--data-dir", this.dataDir];
     args.push("--workers", "1", "--easy-pool", "0", "--lost-budget-ms", String(this.options.lostBudgetMs ?? 0));
     if (this.options.winnablePool !== undefined) args.push("--winnable-pool", String(this.options.winnablePool));
+    if (this.options.idleTimeoutMs !== undefined) args.push("--idle-timeout-ms", String(this.options.idleTimeoutMs));
     // Every test of a file registers its players from 127.0.0.1 on this one server: past
     // the address's burst (20) the server refuses registrations, as it should. That limit
     // is tested in tests/server/test_limits.py, not here.

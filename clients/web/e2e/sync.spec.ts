@@ -63,6 +63,26 @@ test("the page resumes after a server restart with the same board, and undo work
   }
 });
 
+test("a page left alone stays connected to a server whose idle timeout is short", async ({ page, watch }) => {
+  // The page pinged after a minute whatever the server's idle timeout: one of 4 s
+  // closed its connection every 4 s, and a move then waited for the reconnect.
+  const server = new TestServer({ idleTimeoutMs: 4000 });
+  await server.start();
+  try {
+    watch.allow.push(/WebSocket connection to .* failed/); // the server stopped at the end, the page still open
+    let sockets = 0;
+    page.on("websocket", () => sockets++);
+    await register(page, server.url, uniqueName("idle"));
+    await startGame(page, "medium", knownDeal());
+    await page.waitForTimeout(10_000); // two and a half idle timeouts, nothing played
+    expect(sockets).toBe(1);
+    await tap(page, "QD");
+    await atVersion(page, 1);
+  } finally {
+    await server.dispose();
+  }
+});
+
 test("a second device signs in with the token and continues the game", async ({ page, browser, server }) => {
   const name = uniqueName("two");
   await register(page, server.url, name);
