@@ -1255,8 +1255,29 @@ def _head_problem(head: bytes) -> str | None:
     except UnicodeDecodeError:
         return "the request line or a header is not ASCII"  # not the codec's words
     except (ValueError, NotImplementedError, EOFError) as exc:
-        return str(exc)
+        return _said(str(exc))
     return None
+
+
+# What ``websockets``' parser found, in the server's words: its own quote the peer's
+# bytes (a NUL, a terminal's escape, markup), which an answer must not send back.
+_HEAD_PROBLEMS: Final = (
+    ("invalid HTTP request line", "the request line is not METHOD TARGET VERSION"),
+    ("unsupported protocol", "the HTTP version is neither HTTP/1.1 nor HTTP/1.0"),
+    ("invalid HTTP header line", "a header line has no colon"),
+    ("invalid HTTP header name", "a header's name is not a token"),
+    ("invalid HTTP header value", "a header's value holds a character a header may not"),
+    ("transfer coding", "a request may not carry a body (Transfer-Encoding)"),
+    ("unsupported request body", "a request may not carry a body (Content-Length)"),
+    ("line without CRLF", "each line of the head must end with CR LF"),
+)
+
+
+def _said(problem: str) -> str:
+    for start, said in _HEAD_PROBLEMS:
+        if problem.startswith(start):
+            return said
+    return "the request head cannot be read"
 
 
 def _plain_head(head: bytes) -> bytes | None:

@@ -564,6 +564,31 @@ async def test_a_malformed_request_is_answered_400(
     assert (await http_get(server.server.port, "/healthz"))[0] == 200
 
 
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        (b"GET / HTTP/1.1\r\nHost: <b>a\x00b</b>\r\n\r\n", b"a header's value holds"),
+        (b"GET / HTTP/1.1\r\nX: \x1b[31mred\r\n\r\n", b"a header's value holds"),
+        (b"GET / HTTP/1.1\r\n<script>alert(1)</script>\r\n\r\n", b"a header line has no"),
+        (b"GET /<script> HTTP/7.0\r\nHost: x\r\n\r\n", b"the HTTP version is neither"),
+        (b"GET /<i>\r\nHost: x\r\n\r\n", b"the request line is not"),
+        (b"GET / HTTP/1.1\r\nBad<i> Name: x\r\n\r\n", b"a header's name is not"),
+    ],
+    ids=["nul-in-value", "escape-in-value", "markup-line", "version", "request-line", "name"],
+)
+async def test_a_malformed_head_is_told_in_the_servers_words_without_its_bytes(
+    server: Running, head: bytes, said: bytes
+) -> None:
+    """The 400's body quoted the peer's bytes in the parser's words (a NUL, a terminal's
+    escape, markup): deploy.md promises the server's words without the value."""
+    answer = await raw_answer(server.server.port, head)
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer
+    body = answer.partition(b"\r\n\r\n")[2]
+    assert body.startswith(b"Bad request: " + said), body
+    for quoted in (b"\x00", b"\x1b", b"<", b"script", b"red"):
+        assert quoted not in body, body
+
+
 async def test_a_header_given_twice_is_read_as_one_list(
     server: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
