@@ -18,7 +18,8 @@ response and is still the only module that imports it):
   load balancer stops sending players to a node that cannot store a move
   (also when its SQLite file was removed or replaced under it: logged, since
   what it writes then is gone at the next start);
-- ``/metrics``: ``server.metrics`` in Prometheus' text format;
+- ``/metrics``: ``server.metrics`` in Prometheus' text format (a rendering serves the
+  scrapes of the next ``METRICS_REUSE_S`` too);
 - ``/`` (and ``/index.html``): the web client (``server.webclient``) when it is built, else a short
   page naming the server, its endpoints and how to build the client;
 - ``/assets/<name>``: the built client's files, cached for a year (their
@@ -68,6 +69,7 @@ HTML: Final = "text/html; charset=utf-8"
 
 METHODS: Final = ("GET", "HEAD")
 READY_REUSE_S: Final = 0.5  # a readiness answer serves the probes of this long after it
+METRICS_REUSE_S: Final = 0.5  # a rendered /metrics serves the scrapes of this long after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,7 @@ class HttpRoutes:
         self.name = name
         self._probing: asyncio.Future[HttpReply] | None = None
         self._ready: tuple[float, HttpReply] | None = None  # the last answer, and when
+        self._rendered: tuple[float, bytes] | None = None  # the last /metrics, and when
 
     async def answer(
         self, path: str, method: str = "GET", accept_encoding: str = "", if_none_match: str = ""
@@ -181,7 +184,7 @@ class HttpRoutes:
         if path == "/readyz":
             return await self.ready()
         if path == "/metrics":
-            return HttpReply(200, self.metrics.render(), CONTENT_TYPE)
+            return HttpReply(200, self._metrics_text(), CONTENT_TYPE)
         if path in ("/", "/index.html"):  # the page by the name its file has, too
             if self.web.page is not None:
                 return _file(self.web.page, INDEX_CACHE, accept_encoding, if_none_match)
@@ -190,6 +193,15 @@ class HttpRoutes:
         if asset is not None:
             return _file(asset, ASSET_CACHE, accept_encoding, if_none_match)
         return _text(404, "not found")
+
+    def _metrics_text(self) -> bytes:
+        """The metrics, rendered at most once every ``METRICS_REUSE_S``: a render takes
+        milliseconds of the event loop, and a flood of ``/metrics`` from one address (the
+        port is public) took a core and a half and slowed every player's moves."""
+        now = asyncio.get_running_loop().time()
+        if self._rendered is None or now >= self._rendered[0] + METRICS_REUSE_S:
+            self._rendered = (now, self.metrics.render())
+        return self._rendered[1]
 
     async def ready(self) -> HttpReply:
         """200 if the database answers in time with a current schema, else 503 and why.

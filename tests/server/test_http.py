@@ -23,7 +23,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from server import connection as connection_module
-from server.http import READY_REUSE_S, HttpRoutes, accepts_gzip
+from server.http import METRICS_REUSE_S, READY_REUSE_S, HttpRoutes, accepts_gzip
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
 from server.webclient import WebClient
@@ -170,6 +170,34 @@ async def test_probes_at_once_share_one_and_its_answer_serves_a_moment() -> None
     assert (await http.answer("/readyz")).status == 200 and asked == 1  # just now: the same
     await asyncio.sleep(READY_REUSE_S)
     assert (await http.answer("/readyz")).status == 200 and asked == 2
+
+
+async def test_a_flood_of_metrics_scrapes_renders_them_once_a_moment() -> None:
+    """``/metrics`` is on the public port, and rendering it takes milliseconds of the
+    event loop: 16 connections of one address scraping it took a core and a half and
+    slowed every player's moves tenfold (p99 1 s)."""
+    metrics = Metrics()
+    renders = 0
+    render = metrics.render
+
+    def counted() -> bytes:
+        nonlocal renders
+        renders += 1
+        return render()
+
+    metrics.render = counted  # type: ignore[method-assign]
+    http = HttpRoutes(metrics, _never_asked, timeout=1, name="test")
+    first = await http.answer("/metrics")
+    metrics.answered("ping", None)
+    replies = [await http.answer("/metrics") for _ in range(100)]
+    assert renders == 1 and {reply.body for reply in replies} == {first.body}
+    await asyncio.sleep(METRICS_REUSE_S)
+    fresh = await http.answer("/metrics")
+    assert renders == 2 and b'scorpion_requests_total{type="ping"} 1.0' in fresh.body
+
+
+async def _never_asked() -> SchemaStatus:
+    raise AssertionError("the readiness probe was not asked for")
 
 
 def test_each_server_has_its_own_registry() -> None:
