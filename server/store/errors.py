@@ -267,6 +267,11 @@ def _translate(exc: Exception) -> StoreError | None:
         return StoreUnavailable("the database is unavailable or busy")
     if isinstance(exc, (sa_exc.TimeoutError, OSError, TimeoutError)):
         return StoreUnavailable("the database cannot be reached")
+    if type(exc).__module__.startswith("asyncpg."):
+        # The driver's own error, unwrapped: raised while the pool set a new connection
+        # up (the dialect's codecs, the statement timeout), which a terminated backend
+        # cuts short. Statements' errors reach here wrapped, as DBAPIError.
+        return StoreUnavailable("the connection to the database was lost")
     if isinstance(exc, sa_exc.SQLAlchemyError):
         return StoreError("the database reported an error")
     return None

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event, text
 from sqlalchemy import exc as sa_exc
+from sqlalchemy.util import await_only
 
 from server.store import (
     NameTaken,
@@ -17,9 +20,10 @@ from server.store import (
     StoreUnavailable,
     VersionConflict,
 )
+from server.store.database import create_engine
 from server.store.errors import translate_errors
 from tests.server.fake_pg import FakePostgres
-from tests.server.store.conftest import move, new_game
+from tests.server.store.conftest import PG_VARIABLE, move, new_game
 
 SQL_WORDS = ("SELECT", "INSERT", "UPDATE", "FROM", "WHERE", "[SQL", "sqlalche.me")
 
@@ -38,6 +42,29 @@ async def test_an_unreachable_server_is_unavailable() -> None:
         assert caught.value.__cause__ is not None  # the detail stays for the log
     finally:
         await store.close()
+
+
+async def test_a_connection_lost_while_it_is_set_up_is_unavailable(
+    postgres_url: str | None,
+) -> None:
+    """A backend terminated while the pool set its new connection up (the
+    ``statement_timeout`` statement) raised asyncpg's own error, which no mapping knew:
+    the request was answered ``internal`` and logged at ERROR, 4 in 67 under repeated
+    ``pg_terminate_backend``, where the database's outage is ``unavailable``."""
+    if postgres_url is None:
+        pytest.skip(f"PostgreSQL tests need {PG_VARIABLE}")
+    engine = create_engine(postgres_url, timeout=5)
+
+    def cut(dbapi_connection: Any, _record: Any) -> None:  # before the statement is set
+        await_only(dbapi_connection.driver_connection.close())
+
+    event.listen(engine.sync_engine, "connect", cut, insert=True)
+    try:
+        with pytest.raises(StoreUnavailable), translate_errors():
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+    finally:
+        await engine.dispose()
 
 
 async def aiosqlite_threads_stopped() -> None:
