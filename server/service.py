@@ -1414,6 +1414,11 @@ class GameService:
                 if stored is None:  # over in the store: the catch-up ends it at its time
                     self.remote_changed([live.id])
                     return build.ack(request.id, game=live.id, v=live.version)
+                if stored.version > live.log_version:
+                    # Another node's action committed after the catch-up above, before
+                    # the pause (its write found the game running): its devices are sent
+                    # it first, and the ack and the clock event name the version after it.
+                    await self._caught_up_for(session, live)
                 if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.

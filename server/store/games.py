@@ -322,8 +322,8 @@ async def set_paused(
 ) -> PauseState | None:
     """Record that the player paused (or resumed) an active game, as changed at ``now``
     (a node that missed both reckons the play time since from it): how it was before,
-    and its play time; None if it is over or gone."""
-    found = select(GAMES.c.paused, GAMES.c.time_ms).where(
+    its play time and its version; None if it is over or gone."""
+    found = select(GAMES.c.paused, GAMES.c.time_ms, GAMES.c.version).where(
         GAMES.c.id == game_id, status_is(GameStatus.ACTIVE)
     )
     row = (await conn.execute(found.with_for_update())).one_or_none()
@@ -332,4 +332,4 @@ async def set_paused(
     if row.paused != paused:
         changed = update(GAMES).where(GAMES.c.id == game_id)
         await conn.execute(changed.values(paused=paused, updated_at=now))
-    return PauseState(bool(row.paused), row.time_ms)
+    return PauseState(bool(row.paused), row.time_ms, row.version)

@@ -269,10 +269,12 @@ class NewAction:
 
 class PauseState(NamedTuple):
     """What ``Store.set_paused`` found: whether the game was paused already (by another
-    node or device, perhaps), and its play time, as stored (the pause's, when paused)."""
+    node or device, perhaps), its play time, as stored (the pause's, when paused), and
+    its version (another node's action may have made it newer than the caller knows)."""
 
     was_paused: bool
     time_ms: int
+    version: int
 
 
 class Progress(NamedTuple):

@@ -306,6 +306,34 @@ async def test_a_pause_on_a_node_that_missed_moves_names_the_games_version(
     assert any(e["type"] == "moved" for m in seen if m["type"] == "events" for e in m["events"])
 
 
+async def test_a_pause_racing_a_move_on_the_other_node_names_the_version_after_it(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's move committed after B's pause caught up and before B stored the pause (the
+    move's write found the game not paused yet): B acked the pause at the version before
+    the move (21 of 34 such races) and pushed its device a paused clock at that version,
+    a state never stored, then the move."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None
+    set_paused = store.set_paused
+
+    async def after_a_move(*args: Any) -> Any:
+        moved = await on_a.request("move", game=game, v=0, card="7C", to=5)  # A's first
+        assert moved["type"] == "ack" and moved["v"] == 1, moved
+        return await set_paused(*args)
+
+    monkeypatch.setattr(store, "set_paused", after_a_move)
+    before = len(on_b.frames)
+    paused = await on_b.request("pause", game=game)
+    assert paused["type"] == "ack" and paused["v"] == 1, paused
+    pushed = [m for m in on_b.frames[before:] if m["type"] == "events"]
+    moved_at = next(i for i, m in enumerate(pushed) if m["events"][0]["type"] == "moved")
+    clocks = [m for m in pushed if m["events"][0]["type"] == "clock"]
+    assert clocks and all(m["v"] == 1 for m in clocks), pushed
+    assert pushed.index(clocks[0]) > moved_at, pushed
+
+
 async def test_a_hint_on_a_node_that_missed_the_resume_is_given(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
