@@ -138,6 +138,23 @@ test("a level with no games played shows no win rate, as it shows no best score"
   await expect(row.locator("td").nth(6)).toHaveText("—"); // best score
 });
 
+test("the columns are fitted to the room under the status after a redraw at 360 px", async ({ page, server }) => {
+  // The status was drawn with its clock and score empty, a line shorter at 360 px: a
+  // redraw (a hint here) fitted the columns to 30 px more room than there was (3 of 3).
+  await register(page, server.url, uniqueName("room"));
+  await startGame(page, "three-blind-mice", 1);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await settled(page);
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await still(page);
+  const room = await page.$eval(".columns", (columns) => ({
+    given: columns.style.getPropertyValue("--room"),
+    left: `${Math.floor(window.innerHeight - columns.getBoundingClientRect().top - window.scrollY - 10)}px`,
+  }));
+  expect(room.given).toBe(room.left);
+});
+
 test("three blind mice shows its ten columns and the reserve", async ({ page, server }) => {
   await register(page, server.url, uniqueName("mice"));
   await startGame(page, "three-blind-mice", 1);
