@@ -692,9 +692,19 @@ test("a game the view says is paused shows the pause screen at once, and one it 
   // Pause button first, and a running one whose clock event came late showed paused.
   let paused = true;
   await oneGame(page, (message) => ({ type: "game", re: message.id, game: 42, v: 0, view: { ...VIEW, running: false, paused } }));
-  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.addInitScript(() => {
+    localStorage.setItem("scorpion.token", "tok");
+    // what the page drew of the game, in order: the board, or the pause screen
+    const drawn: string[] = [];
+    Object.assign(window, { drawn });
+    new MutationObserver(() => {
+      const now = document.querySelector(".paused") ? "paused" : document.querySelector("main.game .table") ? "board" : null;
+      if (now !== null && drawn[drawn.length - 1] !== now) drawn.push(now);
+    }).observe(document, { childList: true, subtree: true });
+  });
   await page.goto(server.url);
-  await expect(page.locator(".paused")).toBeVisible({ timeout: 300 });
+  await expect(page.locator(".paused")).toBeVisible();
+  expect(await page.evaluate(() => (window as unknown as { drawn: string[] }).drawn)).toEqual(["paused"]); // never the board first
   paused = false;
   await page.reload();
   await expect(page.locator("main.game")).toBeVisible();

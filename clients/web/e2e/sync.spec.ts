@@ -5,7 +5,7 @@ import type { BrowserContext, Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS } from "../src/i18n";
 import { knownDeal, ROOT, TestServer } from "./server";
-import { atVersion, drag, expect, register, startGame, tap, test, uniqueName, watch, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, register, startGame, still, tap, test, uniqueName, watch, type Watch } from "./fixtures";
 
 test("two tabs of one player stay in sync, and a reload continues the game", async ({ page, context, server }) => {
   await register(page, server.url, uniqueName("tabs"));
@@ -512,8 +512,7 @@ test("a button pressed while a push draws the page anew still clicks when releas
   await atVersion(other, 0);
   const elsewhere = [() => tap(other, "QD"), () => other.locator('.tools [data-action="undo"]').click()];
   for (const [index, pressed] of [".stock", '.tools [data-action="hint"]'].entries()) {
-    const box = await page.locator(pressed).boundingBox();
-    expect(box).not.toBeNull();
+    const box = await boxOf(page, pressed); // asked again if the page is drawn anew meanwhile
     await page.mouse.move(box!.x + box!.width / 2, box!.y + box!.height / 2);
     await page.mouse.down();
     const before = received;
@@ -550,8 +549,9 @@ async function heldThrough(
   const other = await context.newPage();
   await other.goto(url);
   await atVersion(other, 1);
-  const card = await page.locator('.card.up[data-card="9D"]').boundingBox();
-  const target = await page.locator('.column[data-column="1"]').boundingBox();
+  await still(page);
+  const card = await boxOf(page, '.card.up[data-card="9D"]');
+  const target = await boxOf(page, '.column[data-column="1"]');
   await page.mouse.move(card!.x + card!.width / 2, card!.y + 6);
   await page.mouse.down();
   await page.mouse.move(card!.x + card!.width / 2 + 10, card!.y + 20, { steps: 2 });
