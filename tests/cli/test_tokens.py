@@ -96,11 +96,14 @@ async def test_sign_out_keeps_the_entry_and_everywhere_revokes_every_token(
 
 class _SlowRotation(Connection):
     """A rotation whose answer takes its time on the way back: the server has replaced
-    the token long before the client has the new one."""
+    the token long before the client has the new one (``answered`` is set then)."""
+
+    answered = asyncio.Event()
 
     async def request(self, type_: str, **fields: Any) -> Message:
         reply = await super().request(type_, **fields)
         if type_ == "rotate_token":
+            _SlowRotation.answered.set()
             await asyncio.sleep(0.5)
         return reply
 
@@ -111,8 +114,11 @@ async def test_a_new_token_interrupted_on_its_way_is_still_saved(
     """Ctrl-C after the request went and before its answer was saved exited 130 with the
     old token revoked and the new one nowhere: the player was lost."""
     old, _elsewhere = registered
+    _SlowRotation.answered = asyncio.Event()  # of this test's loop
     command = asyncio.ensure_future(cli("new-token", connection_class=_SlowRotation))
-    await asyncio.sleep(0.25)  # asked, not answered yet
+    # asked and done by the server, its answer not yet with the command (a fixed 0.25 s
+    # was too short for the connect, the hello and the request on a loaded machine)
+    await asyncio.wait_for(_SlowRotation.answered.wait(), 30)
     command.cancel()  # what asyncio.run does on Ctrl-C
     with pytest.raises(asyncio.CancelledError):
         await command

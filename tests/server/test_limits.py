@@ -418,15 +418,19 @@ async def test_a_hello_limited_for_refused_tokens_gives_a_new_hello_deadline(sta
     """A device behind the same address as one retrying a stale token is told to wait
     (``rate_limited``) before its own hello with a token: waiting as told, on the same
     connection, it was closed as one that never said hello (1008)."""
-    server = await start(hello_timeout_ms=1000, rate_auth_failures="1.25,1", abuse_limit=1000)
+    # The address's refused-token bucket refills in 2.5 s; the device's deadline is 2 s.
+    server = await start(hello_timeout_ms=2000, rate_auth_failures="0.4,1", abuse_limit=1000)
     ada = await server.player("ada")
     stale = await server.connect()
     assert (await stale.hello("a-revoked-token"))["code"] == "unauthenticated"
     device = await server.connect()
-    await asyncio.sleep(0.75)  # most of its hello deadline gone already
+    connected = time.monotonic()
+    await asyncio.sleep(1.5)  # most of its hello deadline gone already
     limited = await device.hello(ada.token)
-    assert limited["code"] == "rate_limited" and limited["retry_after_ms"] <= 800, limited
-    await asyncio.sleep(0.8)  # as told: past the first deadline (and the sweep), within a new one
+    assert limited["code"] == "rate_limited" and limited["retry_after_ms"] <= 1000, limited
+    # as told, and past the first deadline (and its sweep), well within a new one
+    past_first = connected + 2.3 - time.monotonic()
+    await asyncio.sleep(max(limited["retry_after_ms"] / 1000 + 0.1, past_first))
     assert device.ws.close_code is None
     assert (await device.hello(ada.token))["type"] == "welcome"
 

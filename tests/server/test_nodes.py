@@ -8,6 +8,7 @@ with the same player's token. PostgreSQL only: SQLite is served by one node.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -388,13 +389,17 @@ async def test_a_node_that_missed_a_pause_counts_none_of_it_as_play(
         "paused": True,
     }
     await asyncio.sleep(0.3)
+    loop = asyncio.get_running_loop()
+    resumed = loop.time()  # play counts from here: none of the 0.8 s paused before it
     assert (await on_b.request("resume", game=game))["type"] == "ack"
     view = await on_b.request("open_game", game=game)
-    assert paused.time_ms <= view["view"]["time_ms"] < paused.time_ms + 250, view
+    since = int((loop.time() - resumed) * 1000)
+    assert paused.time_ms <= view["view"]["time_ms"] < paused.time_ms + since + 50, (view, since)
     moved = await on_b.request("move", game=game, v=0, card="7C", to=5)
     assert moved["type"] == "ack", moved
+    since = int((loop.time() - resumed) * 1000)
     record = await store.get_game(game)
-    assert record is not None and record.time_ms < paused.time_ms + 250, record
+    assert record is not None and record.time_ms < paused.time_ms + since + 50, (record, since)
 
 
 async def test_a_pause_of_a_game_ended_unheard_shows_the_time_it_ended_at(
@@ -423,18 +428,20 @@ async def test_a_pause_and_resume_both_unheard_are_not_counted_once_caught_up(
     counts no more than the stored time and the time since the row last changed."""
     on_a, on_b, game, store, paused = await paused_unheard(nodes, monkeypatch)
     await asyncio.sleep(1.0)  # paused; B's clock runs on
+    loop = asyncio.get_running_loop()
+    resumed = loop.time()  # before the resume is sent: the row's time counts from its write
     assert (await on_a.request("resume", game=game))["type"] == "ack"
-    resumed = asyncio.get_running_loop().time()
     (listed,) = (await on_b.request("games"))["games"]  # still deaf: the row is read
-    since = asyncio.get_running_loop().time() - resumed
+    since = loop.time() - resumed
     assert listed["time_ms"] < paused.time_ms + since * 1000 + 300, (listed, paused)
     monkeypatch.undo()  # B hears again; a read catches it up
     view = await on_b.request("open_game", game=game)
-    since = asyncio.get_running_loop().time() - resumed
+    since = loop.time() - resumed
     assert view["view"]["time_ms"] < paused.time_ms + since * 1000 + 300, (view, paused)
     assert (await on_b.request("pause", game=game))["type"] == "ack"
+    since = loop.time() - resumed  # play since the resume, not the second paused before it
     record = await store.get_game(game)
-    assert record is not None and record.time_ms < paused.time_ms + 800, record
+    assert record is not None and record.time_ms < paused.time_ms + since * 1000 + 300, record
 
 
 async def test_another_nodes_action_does_not_set_this_nodes_clock_back(
@@ -522,16 +529,24 @@ async def test_two_running_clocks_agree_when_the_node_behind_banks_first(
     await asyncio.sleep(opened_on_b + 2.6 - loop.time())  # 0.6 s after B's bank
     assert (await on_a.request("open_game", game=game))["type"] == "game"
     reopened = len(on_a.frames)
-    await asyncio.sleep(2.0)  # A's node banks twice, each just before B's
-    # and A's device is told of the jump (it was, only when the stored time alone was more)
-    jumps = [
-        e
-        for m in on_a.frames[reopened:]
-        if m["type"] == "events"
-        for e in m["events"]
-        if e["type"] == "clock" and e["running"]
-    ]
-    assert jumps, on_a.frames[reopened:]
+
+    def jumps() -> list[Message]:
+        return [
+            e
+            for m in on_a.frames[reopened:]
+            if m["type"] == "events"
+            for e in m["events"]
+            if e["type"] == "clock" and e["running"]
+        ]
+
+    # A's node banks each second, just before B's; A's device is told of the jump (it
+    # was, only when the stored time alone was more): within two banks, or a few more
+    # on a loaded machine, where the banks' phases drift
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(6.0):
+            while not jumps():
+                await asyncio.sleep(0.05)
+    assert jumps(), on_a.frames[reopened:]
     asked = loop.time()
     a_time = (await on_a.request("open_game", game=game))["view"]["time_ms"]
     b_time = (await on_b.request("open_game", game=game))["view"]["time_ms"]

@@ -44,6 +44,11 @@ def server_command(settings: Settings) -> list[str]:
     return command
 
 
+START_TIMEOUT = 90.0
+"""How long a server process may take to serve: its imports alone took 22 to 54 s on a
+machine loaded far beyond its cores (a request's ``TIMEOUT`` was too short 5 in 8 times)."""
+
+
 @asynccontextmanager
 async def server_process(
     settings: Settings,
@@ -56,7 +61,7 @@ async def server_process(
     )
     assert process.stderr is not None
     try:
-        async with asyncio.timeout(TIMEOUT):
+        async with asyncio.timeout(START_TIMEOUT):
             while (match := SERVING.search(await process.stderr.readline())) is None:
                 assert process.returncode is None, "the server exited before serving"
         yield process, f"ws://127.0.0.1:{int(match.group(1))}/"

@@ -266,10 +266,16 @@ async def test_upgrades_at_once_find_the_schema_as_the_one_before_left_it(
     """Three nodes migrating at once: one upgrades, the others wait for it and then find
     nothing to do. On PostgreSQL each read the schema before taking the lock, found it
     empty, and said "schema upgraded" (SQLite's write lock came first already)."""
-    others = [Store.connect(database_url) for _ in range(2)]
+    # Each waits for the lock as long as an upgrade may take on a loaded machine (its
+    # default 5 s was too short 12 in 30 times under heavy load), and every upgrade ends
+    # before the stores close: a first failure left the others migrating into closing
+    # stores, whose unclosed connections then failed the next test.
+    nodes = [Store.connect(database_url, timeout=60) for _ in range(3)]  # on empty_store's
     try:
-        found = await asyncio.gather(empty_store.upgrade(), *(other.upgrade() for other in others))
+        found = await asyncio.gather(*(node.upgrade() for node in nodes), return_exceptions=True)
     finally:
-        for other in others:
-            await other.close()
-    assert sorted(found) == sorted([SchemaStatus.EMPTY, SchemaStatus.CURRENT, SchemaStatus.CURRENT])
+        for node in nodes:
+            await node.close()
+    assert sorted(map(str, found)) == sorted(
+        map(str, [SchemaStatus.EMPTY, SchemaStatus.CURRENT, SchemaStatus.CURRENT])
+    ), found
