@@ -166,6 +166,7 @@ UNLIMITED: dict[str, Any] = {
     "rate_hints": "1000000,1000000",
     "rate_reads": "1000000,1000000",
     "rate_registrations": "1000000,1000000",
+    "rate_connections": "1000000,1000000",
 }
 
 

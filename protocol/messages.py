@@ -406,6 +406,7 @@ _LIMITS_EXAMPLE = {
         "read": {"per_s": 50.0, "burst": 200.0},
         "register": {"per_s": 0.2, "burst": 20.0},
         "auth": {"per_s": 0.2, "burst": 10.0},
+        "connect": {"per_s": 20.0, "burst": 200.0},
     },
     "player_factor": 2,
     "address_factor": 16,

@@ -198,8 +198,15 @@ RATES = Shape(
             _RATE_OR_OFF,
             "`hello`s whose token is refused, per address; null: unlimited.",
         ),
+        Field(
+            "connect",
+            _RATE_OR_OFF,
+            "New connections (WebSocket or plain HTTP) per address, counted as they are "
+            "accepted; one beyond is closed at once, unanswered. Null: unlimited.",
+        ),
     ),
-    "A connection's rate limit of each kind of request (section 10).",
+    "The rate limits (section 10): of each kind of request, per connection (shared at the "
+    "limits' factors) unless said otherwise, and of new connections per address.",
     extensible=True,
 )
 

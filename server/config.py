@@ -87,6 +87,7 @@ class Settings:
     rate_reads: str = "50,200"  # hello, ping, open_game, games, stats, replay, ...
     rate_registrations: str = "0.2,20"  # per address (and per connection)
     rate_auth_failures: str = "0.2,10"  # refused tokens, per address
+    rate_connections: str = "20,200"  # new sockets per address, from the TCP accept
     player_rate_factor: int = 2  # a player's devices share buckets this many times larger
     address_rate_factor: int = 16  # an address's connections share buckets this much larger
     abuse_limit: int = ABUSE_LIMIT  # bad_request/rate_limited replies to one address before 1008
@@ -164,6 +165,8 @@ _HELP: dict[str, str] = {
     "rate_registrations": "registrations per address, token rotations and sign-outs per"
     " player (each per connection too): RATE per second,BURST (or off)",
     "rate_auth_failures": "refused tokens per address: RATE per second,BURST (or off)",
+    "rate_connections": "new connections per address, WebSocket or plain HTTP, counted as"
+    " they are accepted; beyond, closed at once, unread: RATE per second,BURST (or off)",
     "player_rate_factor": "a player's bucket is the connection's rate times this",
     "address_rate_factor": "an address's bucket is the connection's rate times this",
     "abuse_limit": "bad_request/rate_limited replies to one address that close it (1008)",
@@ -539,7 +542,7 @@ PG_QUERY: Final[dict[str, tuple[str, ...]]] = {
 
 def _limit_problems(settings: Settings) -> list[str]:
     found = []
-    for name in RATES.values():
+    for name in (*RATES.values(), "rate_connections"):
         try:
             parse_rate(getattr(settings, name))
         except ValueError as exc:
@@ -572,18 +575,20 @@ def limit_settings(settings: Settings) -> LimitSettings:
         abuse_window=float(settings.abuse_window_s),
         max_per_address=settings.max_connections_per_address,
         max_total=settings.max_connections,
+        connections=parse_rate(settings.rate_connections),
     )
 
 
 def published_limits(settings: Settings) -> dict[str, Any]:
     """The limits a ``welcome`` tells every client (protocol ``limits``), from ``settings``."""
-    rates = limit_settings(settings).rates
+    limits = limit_settings(settings)
+    rates = limits.rates
     return {
         "hello_timeout_ms": settings.hello_timeout_ms,
         "idle_timeout_ms": settings.idle_timeout_ms,
         "rates": {
             kind: None if rate is None else {"per_s": rate.per_s, "burst": rate.burst}
-            for kind, rate in rates.items()
+            for kind, rate in {**rates, "connect": limits.connections}.items()
         },
         "player_factor": settings.player_rate_factor,
         "address_factor": settings.address_rate_factor,

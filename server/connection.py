@@ -100,6 +100,7 @@ from server.http import HttpReply, HttpRoutes
 from server.hub import Budget, Hub, Outbox
 from server.limits import (
     KIND_OF,
+    BucketMap,
     ConnectionBuckets,
     Limits,
     LimitSettings,
@@ -684,6 +685,7 @@ class Listener:
         gate = SocketGate(
             handler.limits.settings.max_per_address + HANDSHAKES_PER_ADDRESS,
             list(handler.settings.trusted_proxies),
+            handler.limits.settings.connections,
         )
         # TLS is not asyncio's (``ssl=`` to serve): asyncio would hand the server a socket
         # only once its TLS handshake is done, and sockets silent in theirs would go
@@ -1052,21 +1054,39 @@ class SocketGate:
     handshake is done, and ``websockets`` gives a handshake 10 s: one address could hold
     any number of sockets that never send a request, each a file descriptor, until the
     server had none left for anyone. A socket beyond ``limit`` from one address is
-    closed at once, unread. A trusted proxy's sockets are not counted (they carry many
-    clients, each counted after its handshake by the forwarded address).
+    closed at once, unread, and so is one beyond the address's rate of new sockets
+    (``connections``, a bucket per address): one address opening and closing
+    connections as fast as it could (connect, hello, close; or plain HTTP requests),
+    within every other limit, took a core and slowed every player's moves tenfold. A
+    trusted proxy's sockets are not counted (they carry many clients, each counted
+    after its handshake by the forwarded address).
     """
 
-    def __init__(self, limit: int, trusted: list[Network]) -> None:
+    def __init__(self, limit: int, trusted: list[Network], connections: Rate | None = None) -> None:
         self.limit = limit
         self.trusted = trusted
         self.open: dict[str, int] = {}
         self.handshakes: set[asyncio.Task[None]] = set()  # TLS handshakes going on
+        self.accepts = BucketMap(connections) if connections is not None else None
 
     def enter(self, peer: str) -> bool:
-        """Count a new socket from ``peer``; False (not counted) when it is one too many."""
+        """Count a new socket from ``peer``; False (not counted) when it is one too many,
+        or comes too soon after the others."""
         if self.trusted and in_networks(peer, self.trusted):
             return True
         key = address_key(peer)
+        if self.accepts is not None:
+            now = time.monotonic()
+            bucket = self.accepts.get(key, now)
+            if bucket.wait(now) > 0:
+                log.warning(
+                    "closed a connection from %s before its handshake: more than %g new "
+                    "connections a second from it",
+                    key,
+                    self.accepts.rate.per_s,
+                )
+                return False
+            bucket.take(now)
         held = self.open.get(key, 0)
         if held >= self.limit:
             log.warning(

@@ -67,6 +67,7 @@ __all__ = [
     "KINDS",
     "KIND_OF",
     "AddressBook",
+    "BucketMap",
     "ConnectionBuckets",
     "LimitSettings",
     "Limits",
@@ -184,7 +185,7 @@ class TokenBucket:
         return self.tokens >= self.burst
 
 
-class _BucketMap:
+class BucketMap:
     """Buckets by key, created full on first use and forgotten once full again."""
 
     def __init__(self, rate: Rate) -> None:
@@ -221,6 +222,7 @@ class LimitSettings:
     abuse_window: float = ABUSE_WINDOW_SECONDS
     max_per_address: int = 64
     max_total: int = 10_000
+    connections: Rate | None = None  # new sockets per address (``SocketGate``); None: any
 
 
 class ConnectionBuckets:
@@ -300,12 +302,12 @@ class Limits:
         self.total = 0
         rates = settings.rates
         self._player = {
-            kind: _BucketMap(rate.scaled(settings.player_factor))
+            kind: BucketMap(rate.scaled(settings.player_factor))
             for kind, rate in rates.items()
             if rate is not None and kind in ("action", "game", "hint", "read", "register")
         }
         self._address = {
-            kind: _BucketMap(rate.scaled(settings.address_factor) if kind in _SHARED else rate)
+            kind: BucketMap(rate.scaled(settings.address_factor) if kind in _SHARED else rate)
             for kind, rate in rates.items()
             if rate is not None
         }

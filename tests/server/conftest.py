@@ -99,6 +99,7 @@ def quiet_settings(tmp_path: Path, **changes: Any) -> Settings:
         rate_games="5000,5000",
         rate_hints="5000,5000",
         rate_reads="5000,5000",
+        rate_connections="off",  # tested on its own in test_limits
     )
     return dataclasses.replace(base, **changes)
 

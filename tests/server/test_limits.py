@@ -383,6 +383,7 @@ async def test_the_welcome_tells_the_limits_the_server_was_given(start: Start) -
             "read": {"per_s": 5000.0, "burst": 5000.0},
             "register": {"per_s": 0.2, "burst": 20.0},
             "auth": {"per_s": 0.2, "burst": 10.0},
+            "connect": None,  # the tests' (quiet_settings)
         },
         "player_factor": 2,
         "address_factor": 16,
@@ -570,6 +571,47 @@ async def test_sockets_that_never_handshake_are_capped_per_address(
     async with connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)], local_addr=beside) as ws:
         await ws.send(encode({"type": "ping", "id": 1}))
         assert msgpack.unpackb(await ws.recv())["code"] == "hello_required"
+
+
+async def test_new_connections_are_limited_per_address(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One address opening and closing connections as fast as it could (connect, hello,
+    close: 110 to 175 a second), within every other limit, took a core and slowed every
+    player's moves tenfold. Beyond its rate of new connections, one is closed at once."""
+    server = await start(rate_connections="2,10")
+    port = server.server.port
+    beside = ("127.0.0.2", 0)  # another client address on this machine
+
+    async def kept(count: int) -> list[bool]:
+        """``count`` connections from ``beside`` at once: whether each was kept open."""
+        opened = [
+            await asyncio.open_connection("127.0.0.1", port, local_addr=beside)
+            for _ in range(count)
+        ]
+
+        async def open_still(reader: asyncio.StreamReader) -> bool:
+            try:
+                return await asyncio.wait_for(reader.read(1), 0.5) != b""
+            except TimeoutError:
+                return True  # waiting for a request
+            except ConnectionError:
+                return False  # reset
+
+        try:
+            return list(await asyncio.gather(*(open_still(reader) for reader, _ in opened)))
+        finally:
+            for _reader, writer in opened:
+                writer.close()
+
+    with caplog.at_level(logging.WARNING):
+        first = await kept(14)
+    assert first[:10] == [True] * 10 and first.count(False) >= 3, first  # a burst of 10
+    assert any("new connections a second" in r.getMessage() for r in caplog.records)
+    ada = await server.player("ada")  # another address is served meanwhile
+    assert (await ada.request("ping"))["type"] == "pong"
+    await asyncio.sleep(0.6)  # a token again
+    assert await kept(1) == [True]
 
 
 async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:

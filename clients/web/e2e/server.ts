@@ -63,6 +63,8 @@ export class TestServer {
     // the address's burst (20) the server refuses registrations, as it should. That limit
     // is tested in tests/server/test_limits.py, not here.
     args.push("--rate-registrations", "off");
+    // Nor its new connections (pages loaded, reloaded and reconnected all the run long).
+    args.push("--rate-connections", "off");
     const child = spawn(python(), args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk) => (this.log += chunk));
     child.stderr?.on("data", (chunk) => (this.log += chunk));

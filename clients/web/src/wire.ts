@@ -511,7 +511,7 @@ max_game_watchers: number
 max_versions: number
 }
 /**
- * A connection's rate limit of each kind of request (section 10).
+ * The rate limits (section 10): of each kind of request, per connection (shared at the limits' factors) unless said otherwise, and of new connections per address.
  */
 export interface Rates {
 /**
@@ -538,6 +538,10 @@ register: (Rate | null)
  * `hello`s whose token is refused, per address; null: unlimited.
  */
 auth: (Rate | null)
+/**
+ * New connections (WebSocket or plain HTTP) per address, counted as they are accepted; one beyond is closed at once, unanswered. Null: unlimited.
+ */
+connect: (Rate | null)
 }
 /**
  * A request rate limit: a token bucket that refills at `per_s` a second up to `burst`.
