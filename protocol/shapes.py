@@ -244,8 +244,8 @@ LIMITS = Shape(
         Field(
             "abuse_limit",
             Int(1),
-            "`bad_request` or early `rate_limited` replies to one address within "
-            "`abuse_window_s` that close its connection (1008).",
+            "More `bad_request` or early `rate_limited` replies than this to one address "
+            "within `abuse_window_s` close its connection (1008).",
         ),
         Field("abuse_window_s", Int(1), "The window of `abuse_limit`, in seconds."),
         Field(

@@ -28,7 +28,7 @@ from typing import Any, Final, NoReturn
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from protocol.constants import ABUSE_LIMIT, ABUSE_WINDOW_SECONDS
+from protocol.constants import ABUSE_LIMIT, ABUSE_WINDOW_SECONDS, MAX_SAFE_INT
 from protocol.version import version
 from server.limits import LimitSettings, parse_networks, parse_rate
 from server.loop import LOOPS
@@ -304,6 +304,19 @@ _AT_MOST: Final = {
     "token_ttl_days": 36500,  # a hundred years: beyond, the expiry is no date at all
     "player_rate_factor": 1_000_000,  # beyond, a bucket's size may not be a float
     "address_rate_factor": 1_000_000,
+    # Told in every welcome (``published_limits``), whose integers the protocol keeps
+    # within 2^53-1: beyond 2^64 the welcome could not even be encoded (every hello 1011).
+    **dict.fromkeys(
+        (
+            "hello_timeout_ms",
+            "idle_timeout_ms",
+            "abuse_limit",
+            "abuse_window_s",
+            "max_game_watchers",
+            "max_versions",
+        ),
+        MAX_SAFE_INT,
+    ),
 }
 
 _PATHS: Final = ("data_dir", "certfile", "keyfile", "web_dir")

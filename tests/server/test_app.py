@@ -136,6 +136,10 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         (["--port", "99999"], {}, "--port (SCORPION_PORT) must be at most 65535, not 99999"),
         (["--listen-backlog", str(2**31)], {}, "--listen-backlog (SCORPION_LISTEN_BACKLOG) must"),
         (["--token-ttl-days", "9" * 20], {}, "--token-ttl-days (SCORPION_TOKEN_TTL_DAYS) must"),
+        # told in every welcome: beyond 2^64 no welcome could be encoded (every hello 1011)
+        (["--max-versions", "1" + "0" * 20], {}, "--max-versions (SCORPION_MAX_VERSIONS) must"),
+        ([], {"SCORPION_IDLE_TIMEOUT_MS": str(2**53)}, "--idle-timeout-ms (SCORPION_IDLE_TIME"),
+        (["--abuse-window-s", str(2**64 - 1)], {}, "--abuse-window-s (SCORPION_ABUSE_WINDOW_S) m"),
         (["--log-level", "verbose"], {}, "--log-level (SCORPION_LOG_LEVEL) must be one of"),
         (["--commit-batch", "0"], {}, "--commit-batch (SCORPION_COMMIT_BATCH) must be at least 1"),
         (["--log-format", "xml"], {}, "--log-format (SCORPION_LOG_FORMAT) must be text or json"),
