@@ -1411,14 +1411,15 @@ class GameService:
                 if paused and live.clock.running and not live.game.won:
                     banked = (live.log_version, t, live.game.score(t))
                 stored = await self.store.set_paused(live.id, paused, banked)
-                if stored is None:  # over in the store: the catch-up ends it at its time
-                    self.remote_changed([live.id])
-                    return build.ack(request.id, game=live.id, v=live.version)
-                if stored.version > live.log_version:
+                if stored is None or stored.version > live.log_version:
                     # Another node's action committed after the catch-up above, before
                     # the pause (its write found the game running): its devices are sent
-                    # it first, and the ack and the clock event name the version after it.
+                    # it first, and the ack (and the clock event) name the version after
+                    # it. A game it ended is over in the store: the catch-up ends it here
+                    # at its time, and the pause changed nothing.
                     await self._caught_up_for(session, live)
+                if stored is None:
+                    return build.ack(request.id, game=live.id, v=live.version)
                 if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.

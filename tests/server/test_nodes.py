@@ -335,6 +335,34 @@ async def test_a_pause_racing_a_move_on_the_other_node_names_the_version_after_i
     assert pushed.index(clocks[0]) > moved_at, pushed
 
 
+async def test_a_pause_racing_the_games_end_on_the_other_node_names_the_version_after_it(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, with A's action ending the game (a winning move: 11 of 11 races; a
+    resign here): B found it over in the store and acked at the version before the end,
+    before its device was told the game had ended."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = nodes[1].server.store
+    assert store is not None
+    set_paused = store.set_paused
+
+    async def after_a_resign(*args: Any) -> Any:
+        assert (await on_a.request("resign", game=game))["type"] == "ack"
+        return await set_paused(*args)
+
+    monkeypatch.setattr(store, "set_paused", after_a_resign)
+    before = len(on_b.frames)
+    paused = await on_b.request("pause", game=game)
+    assert paused["type"] == "ack" and paused["v"] == 1, paused  # the resign's version
+    ended = [
+        i
+        for i, m in enumerate(on_b.frames[before:])
+        if m["type"] == "events" and any(e["type"] == "game_lost" for e in m["events"])
+    ]
+    acked = next(i for i, m in enumerate(on_b.frames[before:]) if m.get("re") == paused["re"])
+    assert ended and ended[0] < acked, on_b.frames[before:]
+
+
 async def test_a_hint_on_a_node_that_missed_the_resume_is_given(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
