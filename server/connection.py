@@ -1110,8 +1110,11 @@ class SocketGate:
 
 
 MAX_HEAD_BYTES: Final = 64 * 1024
-"""A request head held back longer than this goes to ``websockets`` as it is (which
-refuses it: its own limits on a head's lines are lower)."""
+"""A request head not ended within this is refused here: 414 when its request line is
+longer than ``MAX_LINE_BYTES``, else 431 (given such a head, ``websockets`` parsed it
+under its own, larger bounds, and closed without a word on a bad line in it)."""
+MAX_LINE_BYTES: Final = 8192  # websockets' own bound on a line of the head (414 beyond)
+_BARE_LF: Final = re.compile(rb"(?<!\r)\n")  # a line ended by LF alone
 
 
 class _BodyDropping(_Bounded):
@@ -1159,12 +1162,24 @@ class _BodyDropping(_Bounded):
                 self.transport.close()
             return
         end = self._head.find(b"\r\n\r\n")
-        if end < 0 and b"\n\n" in self._head:  # a head ended by a bare LF: never "complete"
+        # A line ended by LF alone: a head ended so (\n\n, \n\r\n) would never be complete
+        if _BARE_LF.search(self._head, 0, len(self._head) if end < 0 else end + 4):
             self._head = None
             self._refuse_head("each line of the head must end with CR LF")
             return
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
+        if end < 0:  # websockets would close on it without a word were a line bad
+            line_end = self._head.find(b"\r\n")
+            self._head = None
+            if line_end < 0 or line_end > MAX_LINE_BYTES:
+                self._refuse_head("The request line is too long.", HTTPStatus.REQUEST_URI_TOO_LONG)
+            else:
+                self._refuse_head(
+                    "The request's header lines are too long, or too many.",
+                    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                )
+            return
         received, self._head = self._head, None
         head = None if end < 0 else _plain_head(received[: end + 4])
         if end >= 0:
@@ -1182,14 +1197,17 @@ class _BodyDropping(_Bounded):
             self._dropping = True
             super()._read(head)
 
-    def _refuse_head(self, problem: str) -> None:
-        """Answer 400 to a head ``websockets`` would close on without a word, then close;
-        what else comes is dropped."""
+    def _refuse_head(self, problem: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST) -> None:
+        """Answer ``status`` (400: ``problem`` said as a bad request; else ``problem`` as
+        it is) to a head ``websockets`` would close on without a word, then close; what
+        else comes is dropped."""
         self._dropping = True
-        body = f"Bad request: {problem}.\n".encode()
+        said = f"Bad request: {problem}." if status == HTTPStatus.BAD_REQUEST else problem
+        body = f"{said}\n".encode()
         self.transport.write(
-            b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+            b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+            % (status.value, status.phrase.encode(), len(body), body)
         )
         self.transport.close()  # after what is written has gone out
 

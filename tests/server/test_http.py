@@ -617,6 +617,43 @@ async def test_a_malformed_head_is_told_in_the_servers_words_without_its_bytes(
         assert quoted not in body, body
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET / HTTP/1.1\r\nHost: x\n\r\n",  # the last line ended by a bare LF
+        b"GET / HTTP/1.1\nHost: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\n\r\n",
+    ],
+    ids=["last-line", "request-line", "upgrade"],
+)
+async def test_a_line_ended_by_a_bare_lf_is_answered_at_once(server: Running, head: bytes) -> None:
+    """A line ended by LF alone before the head's CR LF CR LF: the head never ended, and
+    the client waited 10 s for a close without a word (2 of 2)."""
+    answer = await asyncio.wait_for(raw_answer(server.server.port, head), 2)
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.endswith(b"must end with CR LF.\n")
+
+
+async def test_a_bad_line_in_a_head_over_64_kib_is_answered_not_dropped(server: Running) -> None:
+    """Past 64 KiB the head went to websockets as it was: a bad line after 100 good ones
+    closed the connection without a word (5 of 5)."""
+    port = server.server.port
+    good = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"p" * 650) for i in range(102))
+    for bad in (b"X-Nul: a\x00b\r\n", b"no colon\r\n", b" folded\r\n"):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n" + good)  # 67 KB read before the rest
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        with contextlib.suppress(ConnectionError):
+            writer.write(bad + b"\r\n")
+        answer = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert b"\x00" not in answer and b"no colon" not in answer
+    line = b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+    assert (await raw_answer(port, line)).startswith(b"HTTP/1.1 414 ")
+    assert (await http_get(port, "/healthz"))[0] == 200
+
+
 async def test_a_header_given_twice_is_read_as_one_list(
     server: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
