@@ -687,6 +687,51 @@ for (const code of ["unavailable", "rate_limited"]) {
   });
 }
 
+test("a clock that ticks to a longer figure fits the columns again to the room left under the status", async ({ page, server }) => {
+  // At a width where 10:00 takes the status onto a second line and 9:59 does not, the
+  // columns moved down 30 px and kept the room measured before (5 of 10, at 392 px).
+  await page.clock.install();
+  await oneGame(page, (message) => ({ type: "game", re: message.id, game: 42, v: 0, view: { ...VIEW, running: true, time_ms: 595_000 } }));
+  await page.addInitScript(() => localStorage.setItem("scorpion.token", "tok"));
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.goto(server.url);
+  await expect(page.locator("main.game .columns")).toBeVisible();
+  // the page's width at which the longer figure wraps: the status's words are the page's own
+  const width = await page.evaluate(() => {
+    const figure = document.querySelector<HTMLElement>('[data-live="clock"]');
+    const status = document.querySelector<HTMLElement>("main.game .status");
+    if (!figure || !status) return 0;
+    const shown = figure.textContent;
+    for (let width = 240; width <= 900; width += 2) {
+      document.documentElement.style.width = `${width}px`;
+      figure.textContent = "9:59";
+      const before = status.offsetHeight;
+      figure.textContent = "10:00";
+      if (status.offsetHeight > before) {
+        figure.textContent = shown;
+        document.documentElement.style.width = "";
+        return width;
+      }
+    }
+    return 0;
+  });
+  expect(width, "a width at which 10:00 wraps the status").toBeGreaterThan(0);
+  await page.setViewportSize({ width, height: 740 });
+  await expect(page.locator('[data-live="clock"]')).toHaveText(/^9:5\d$/);
+  const room = () =>
+    page.$eval(".columns", (columns) => ({
+      given: columns.style.getPropertyValue("--room"),
+      left: `${Math.max(0, Math.floor(window.innerHeight - columns.getBoundingClientRect().top - window.scrollY - 10))}px`,
+    }));
+  const before = await room();
+  expect(before.given).toBe(before.left);
+  await page.clock.runFor(6000); // past 10:00, nothing drawn anew but the figures
+  await expect(page.locator('[data-live="clock"]')).toHaveText(/^10:0\d$/);
+  const after = await room();
+  expect(after.left).not.toBe(before.left); // the status took another line
+  expect(after.given).toBe(after.left);
+});
+
 test("a game the view says is paused shows the pause screen at once, and one it says is not never does", async ({ page, server }) => {
   // The page guessed from the clock after 0.6 s: a paused game showed its board and a
   // Pause button first, and a running one whose clock event came late showed paused.

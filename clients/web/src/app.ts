@@ -629,7 +629,8 @@ export class App {
         await this.lobby(early);
       } else if (reply.type === "error" && (reply.code === "unavailable" || reply.code === "rate_limited")) {
         // asked again while the game is on screen: the store was slow, or the page asked too often
-        const wait = reply.code === "rate_limited" ? (reply.retry_after_ms ?? this.resyncWait) : this.resyncWait;
+        // never sooner than the growing wait: a peer that keeps saying 0 is not asked ten times a second
+        const wait = Math.max(reply.code === "rate_limited" ? (reply.retry_after_ms ?? 0) : 0, this.resyncWait);
         this.resyncWait = Math.min(this.resyncWait * 2, RESYNC_WAIT_MOST_MS);
         clearTimeout(this.resyncTimer);
         this.resyncTimer = setTimeout(() => {
@@ -2169,8 +2170,14 @@ export class App {
     const now = performance.now();
     const clockNode = this.root.querySelector('[data-live="clock"]');
     const scoreNode = this.root.querySelector('[data-live="score"]');
-    if (clockNode) clockNode.textContent = clock(timeAt(board, now));
-    if (scoreNode) scoreNode.textContent = String(scoreAt(board, now));
+    const clockText = clock(timeAt(board, now));
+    const scoreText = String(scoreAt(board, now));
+    // a figure one digit longer (10:00, a score past 999) may take the status onto
+    // another line: the columns are fitted again to the room left under it
+    const longer = (clockNode?.textContent?.length ?? 0) !== clockText.length || (scoreNode?.textContent?.length ?? 0) !== scoreText.length;
+    if (clockNode) clockNode.textContent = clockText;
+    if (scoreNode) scoreNode.textContent = scoreText;
+    if (longer) fitColumns(this.root);
     if (this.paused() !== Boolean(this.root.querySelector(".paused"))) this.render();
   }
 
