@@ -1148,10 +1148,12 @@ class _BodyDropping(_Bounded):
         if self._head is None:
             super()._read(data)
             return
+        new = max(0, len(self._head) - 1)  # where a line ended by this data may begin to end
         self._head += data
         if self._head.startswith(b"\r\n"):
             # Empty lines before the request line are ignored (RFC 9112 section 2.2).
             self._head = self._head.lstrip(b"\r\n")
+            new = 0
             if not self._head:
                 return
         if not _may_be_request(self._head):
@@ -1162,8 +1164,10 @@ class _BodyDropping(_Bounded):
                 self.transport.close()
             return
         end = self._head.find(b"\r\n\r\n")
-        # A line ended by LF alone: a head ended so (\n\n, \n\r\n) would never be complete
-        if _BARE_LF.search(self._head, 0, len(self._head) if end < 0 else end + 4):
+        # A line ended by LF alone: a head ended so (\n\n, \n\r\n) would never be complete.
+        # Looked for in what came (and the byte before it): a head dripped a byte at a
+        # time is not searched whole again at each byte.
+        if _BARE_LF.search(self._head, new, len(self._head) if end < 0 else end + 4):
             self._head = None
             self._refuse_head("each line of the head must end with CR LF")
             return
