@@ -43,10 +43,26 @@ def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
         return runner.run(main)
 
 
-async def stop_task(task: asyncio.Task[Any] | None) -> None:
-    """Cancel ``task`` (when there is one) and wait until it has ended."""
+async def stop_task(task: asyncio.Task[Any] | None, *, insist: bool = False) -> None:
+    """Cancel ``task`` (when there is one) and wait until it has ended.
+
+    ``insist``: cancelled again each ``CANCEL_AGAIN_S`` while it runs on, for a task
+    that loops on timeouts of its own and cleans up at once when cancelled. A
+    cancellation that lands as such a timeout expires can be taken for it
+    (``asyncio.wait_for`` on Python 3.11), and the task goes on as if never
+    cancelled: the listener for other nodes' changes did so once in CI, and its
+    server's stop waited for good. (Not for a task whose clean-up takes its time,
+    such as a start cut short: a second cancellation would cut the clean-up too.)
+    """
     if task is None:
         return
     task.cancel()
+    while insist and not task.done():
+        await asyncio.wait({task}, timeout=CANCEL_AGAIN_S)
+        if not task.done():
+            task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+CANCEL_AGAIN_S: Final = 1.0

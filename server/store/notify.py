@@ -236,7 +236,7 @@ class ChangeListener:
         waiter.cancel()
 
     async def close(self) -> None:
-        await stop_task(self._task)
+        await stop_task(self._task, insist=True)
         self._task = None
 
     async def _run(self) -> None:
@@ -297,12 +297,16 @@ class ChangeListener:
         self._listening.set()
         if reset:
             self._on_reset()  # anything may have changed while we were not listening
+        # asyncio.timeout, not wait_for: on Python 3.11 a cancellation that lands as
+        # wait_for's time runs out is taken for the timeout, and the listener went on
         while not lost.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), HEARTBEAT_S)
+                async with asyncio.timeout(HEARTBEAT_S):
+                    await lost.wait()
                 return
             try:
-                await asyncio.wait_for(connection.fetchval("SELECT 1"), HEARTBEAT_S)
+                async with asyncio.timeout(HEARTBEAT_S):
+                    await connection.fetchval("SELECT 1")
             except TimeoutError:
                 connection.terminate()
                 raise TimeoutError(f"its connection did not answer in {HEARTBEAT_S:g} s") from None
