@@ -494,7 +494,7 @@ player_factor: number
  */
 address_factor: number
 /**
- * `bad_request` or early `rate_limited` replies to one address within `abuse_window_s` that close its connection (1008).
+ * More `bad_request` or early `rate_limited` replies than this to one address within `abuse_window_s` close its connection (1008).
  */
 abuse_limit: number
 /**
