@@ -24,7 +24,8 @@ Decisions worth knowing:
   them aware on SQLite too, which has no time zone type.
 - CHECK constraints keep a finished game's fields consistent, so a bug in a
   writer cannot record a lost game without a reason or a won one unfinished.
-- ``games.paused`` survives a restart, so a paused game's clock stays stopped.
+- ``games.paused`` survives a restart, so a paused game's clock stays stopped; an ended
+  game's is false.
 - A hint action stores the suggestion it gave (``game_actions.hint_*``): the
   solver's answer depends on its time budget and on the machine, so a game
   rebuilt on another node or after a restart must read it back, not

@@ -167,9 +167,11 @@ def _set(
     )
     active = f"{value('status')} = '{_ACTIVE}'"
     finished = f"finished_at = CASE WHEN {active} THEN NULL ELSE :now END"
+    # An ended game is not paused (a paused game may be resigned or abandoned).
+    unpaused = f"paused = CASE WHEN {active} THEN games.paused ELSE FALSE END"
     # A game that ends drops its snapshot: a finished game is never restored from one.
     dropped = (f"{name} = CASE WHEN {active} THEN {kept[name]} END" for name in _SNAPSHOT)
-    return (*counters, "updated_at = :now", finished, *dropped)
+    return (*counters, "updated_at = :now", finished, unpaused, *dropped)
 
 
 _SET: Final = _set(lambda name: f"v.{name}")

@@ -50,6 +50,10 @@ async def test_resigning_a_paused_game_is_allowed(server: Running) -> None:
     game = (await sam.request("new_game", level="hard", deal=1))["game"]
     await sam.request("pause", game=game)
     assert (await sam.request("resign", game=game))["type"] == "ack"
+    assert server.server.store is not None
+    record = await server.server.store.get_game(game)
+    assert record is not None and record.status != "active"
+    assert not record.paused, "an ended game is not paused: its row says so too"
 
 
 async def test_the_play_time_reached_is_stored_with_the_pause_itself(
