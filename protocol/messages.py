@@ -499,7 +499,13 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "limits": _LIMITS_EXAMPLE,
         },
     )(
-        Field("server", Str(1, 64), "The server's name and version."),
+        Field(
+            "server",
+            Str(1, 64),
+            "The server's name and version, for people to read (this server:"
+            " `scorpion-server` and its version, e.g. `scorpion-server 0.1.0`); a client"
+            " tells what it may send by `protocol`, not by this.",
+        ),
         Field("protocol", _PROTOCOL, "The protocol version of this connection."),
         Field("player", AnyOf((Obj(PLAYER), Null())), "Who the connection acts as, or null."),
         Field(

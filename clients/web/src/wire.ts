@@ -393,7 +393,7 @@ type: "welcome"
  */
 re: (number | string)
 /**
- * The server's name and version.
+ * The server's name and version, for people to read (this server: `scorpion-server` and its version, e.g. `scorpion-server 0.1.0`); a client tells what it may send by `protocol`, not by this.
  */
 server: string
 /**
