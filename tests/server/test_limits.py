@@ -392,6 +392,11 @@ async def test_the_welcome_tells_the_limits_the_server_was_given(start: Start) -
         "max_game_watchers": 3,
         "max_versions": 500,
     }
+    # PROTOCOL.md section 1: these are floats on the wire even when whole, and only these
+    rates = [rate for rate in welcome["limits"]["rates"].values() if rate is not None]
+    assert all(type(value) is float for rate in rates for value in rate.values())
+    others = [value for key, value in welcome["limits"].items() if key != "rates"]
+    assert all(type(value) is int for value in others)
 
 
 def test_the_documented_limits_are_the_defaults() -> None:

@@ -468,7 +468,7 @@ started: string
  */
 updated: string
 /**
- * `true` for a game asked for as winnable (absent otherwise).
+ * `true` for a game asked for as winnable on a level other than easy (absent otherwise: on easy every deal is a winnable one, and its games share one stats row).
  */
 winnable?: boolean
 }
