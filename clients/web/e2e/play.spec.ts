@@ -189,15 +189,22 @@ test("a hint naming a reserve card outlines it, as it does a column's card", asy
   // three blind mice deal 29: the deal's hint is 4D from the reserve to column 6
   await register(page, server.url, uniqueName("reserve"));
   await startGame(page, "three-blind-mice", 29);
+  const tableTop = () => page.locator(".table").evaluate((table) => table.getBoundingClientRect().top);
+  const before = await tableTop();
   await page.locator('.tools [data-action="hint"]').click();
   await atVersion(page, 1);
   await expect(page.locator(".banner.hint")).toContainText("4♦");
+  // shown over the header: the table under a pointer aimed at a card does not move (it went 43 px down)
+  expect(await tableTop()).toBe(before);
   const hinted = page.locator(".card.hinted");
   await expect(hinted).toHaveCount(1);
   await expect(hinted).toHaveAttribute("data-card", "4D");
   await expect(page.locator('.reserve .card[data-card="4D"]')).toHaveClass(/hinted/);
   expect(await page.$eval(".card.hinted", (card) => getComputedStyle(card).boxShadow)).not.toBe("none");
   await expect(page.locator(".column.hint-target")).toHaveAttribute("data-column", "6");
+  // the words go after a while (they cover the status line), the card stays marked
+  await expect(page.locator(".banner.hint")).toHaveCount(0, { timeout: 15_000 });
+  await expect(page.locator(".card.hinted")).toHaveAttribute("data-card", "4D");
 });
 
 test("a dead end says so and offers the ways out", async ({ page, server }) => {

@@ -21,6 +21,15 @@ async function board(page: Page, scope: string): Promise<Board> {
   }));
 }
 
+/** Whether the replay list's line of the current step is inside the list's box (not scrolled away). */
+async function currentStepInSight(page: Page): Promise<boolean> {
+  return page.$eval("ol.replay-actions", (list) => {
+    const box = list.getBoundingClientRect();
+    const line = list.querySelector("li.current")?.getBoundingClientRect();
+    return line !== undefined && line.top >= box.top && line.bottom <= box.bottom;
+  });
+}
+
 async function atStep(page: Page, step: number): Promise<void> {
   await expect(page.locator(".replay-board")).toHaveAttribute("data-step", String(step));
 }
@@ -92,7 +101,10 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await page.keyboard.press("ArrowRight"); // nothing after the end
   await atStep(page, total);
 
-  // back, to the deal, to the end: buttons and keys
+  // back, to the deal, to the end: buttons and keys; in a short window, whose list of
+  // actions scrolls, the current step's line kept in sight (the list was drawn back at its top)
+  await page.setViewportSize({ width: 1280, height: 360 });
+  expect(await page.$eval("ol.replay-actions", (list) => list.scrollHeight > list.clientHeight)).toBe(true);
   await page.keyboard.press("ArrowLeft");
   await atStep(page, total - 1);
   await page.keyboard.press("Home");
@@ -101,6 +113,7 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await page.keyboard.press("End");
   await atStep(page, total);
   expect(await board(page, ".replay-board")).toEqual(boards[total]);
+  expect(await currentStepInSight(page)).toBe(true);
   await page.locator('.replay [data-action="first"]').click();
   await atStep(page, 0);
   await page.locator('.replay [data-action="last"]').click();
@@ -108,9 +121,11 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await page.locator('.replay [data-action="prev"]').click();
   await atStep(page, total - 1);
   // a line of the list jumps to its step
+  expect(await currentStepInSight(page)).toBe(true);
   await page.locator('ol.replay-actions button[data-step="3"]').click();
   await atStep(page, 3);
   expect(await board(page, ".replay-board")).toEqual(boards[3]);
+  expect(await currentStepInSight(page)).toBe(true);
   await expect(page.locator("ol.replay-actions li.current button")).toHaveAttribute("data-step", "3");
 
   // nothing on a replay's board moves (its cards say they are disabled: the click is forced)

@@ -57,6 +57,8 @@ const PUSH_GRACE_MS = 1500;
 /** A resync refused `unavailable` is asked again after a second, then after twice as long each time up to 8 s. */
 const RESYNC_WAIT_FIRST_MS = 1000;
 const RESYNC_WAIT_MOST_MS = 8000;
+/** A hint's words are shown this long over the header; its card and column stay marked until the next version. */
+const HINT_WORDS_MS = 8000;
 const TOKEN_KEY = "scorpion.token";
 /** The Web Lock a tab holds while it replaces the token (`rotateAlone`); a tab whose token is refused waits for it. */
 const ROTATION_LOCK = "scorpion.token";
@@ -181,6 +183,20 @@ function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
  * `scrolls` when its content is wider than it, `more-right` while some of it
  * is still out of sight on the right (style.css draws the cues).
  */
+/**
+ * The replay's list of actions, drawn again at each step, where the player had
+ * scrolled it (`top`), or scrolled just enough to show the current step's line.
+ */
+function keepStepInSight(list: HTMLElement, top: number): void {
+  list.scrollTop = top;
+  const current = list.querySelector<HTMLElement>("li.current");
+  if (!current) return;
+  const inside = list.getBoundingClientRect().top + list.clientTop; // below its border
+  const line = current.getBoundingClientRect();
+  if (line.top < inside) list.scrollTop += line.top - inside;
+  else if (line.bottom > inside + list.clientHeight) list.scrollTop += line.bottom - (inside + list.clientHeight);
+}
+
 function markScroll(box: HTMLElement): void {
   box.classList.toggle("scrolls", box.scrollWidth > box.clientWidth + 1);
   box.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
@@ -238,6 +254,8 @@ export class App {
    */
   private unread = new Map<"stats" | "games" | "endStats", Said>();
   private hint: { v: number; hint: HintEvent } | null = null;
+  private hintWordsTimer = 0;
+  private hintWordsShown = false;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
   /** A resync refused `unavailable` or `rate_limited` is asked again after this long, growing. */
@@ -683,7 +701,15 @@ export class App {
     const samePosition = events.every((event) => event.type === "hint" || event.type === "score");
     if (samePosition && this.lost && this.lost.v === v - 1) this.lost = { ...this.lost, v };
     for (const event of events) {
-      if (event.type === "hint") this.hint = { v, hint: event };
+      if (event.type === "hint") {
+        this.hint = { v, hint: event };
+        this.hintWordsShown = true;
+        clearTimeout(this.hintWordsTimer);
+        this.hintWordsTimer = window.setTimeout(() => {
+          this.hintWordsShown = false;
+          this.render();
+        }, HINT_WORDS_MS);
+      }
       if (event.type === "lost_position") this.lost = { v, fromDeal: event.from_deal };
       if (event.type === "won") this.ended = { won: event, lost: null, stats: event.stats ?? null };
       if (event.type === "game_lost") this.ended = { won: null, lost: event, stats: null };
@@ -1457,6 +1483,7 @@ export class App {
     this.root.querySelectorAll<HTMLElement>(".scroll").forEach((box, index) => {
       if (box.scrollLeft) scrolled.set(`${this.drawn}:${index}`, box.scrollLeft);
     });
+    const listTop = this.root.querySelector<HTMLElement>("ol.replay-actions")?.scrollTop ?? 0;
     const page = [this.header(), this.body(), this.noticeBar()];
     if (this.confirm) page.forEach((part) => (part.inert = true));
     this.root.replaceChildren(...page, this.dialog());
@@ -1468,6 +1495,8 @@ export class App {
       if (left !== undefined) box.scrollLeft = left;
       markScroll(box);
     });
+    const steps = this.root.querySelector<HTMLElement>("ol.replay-actions");
+    if (steps) keepStepInSight(steps, listTop);
     const found = selector ? this.root.querySelector<HTMLElement>(selector) : null;
     const again = found && !found.closest("[inert]") && !found.matches(":disabled") ? found : null;
     const paused = this.root.querySelector<HTMLElement>(".paused button");
@@ -1816,7 +1845,7 @@ export class App {
     if (!board) return h("main");
     const view = board.view;
     const active = view.status === "active";
-    const hint = this.hint && this.hint.v === board.v ? this.hint.hint : null;
+    const hint = this.shownHint();
     const highlight: Highlight = hint ? { card: hint.card, to: hint.to, deal: hint.action === "deal" } : {};
     const paused = this.paused();
     const now = performance.now();
@@ -1848,11 +1877,8 @@ export class App {
       h("span", {}, `${t("score")} `, h("b.score", { "data-live": "score" }, String(scoreAt(board, now)))),
       h("span", {}, `${t("moves")} `, h("b.moves", {}, String(view.moves))),
     );
-    const notices: HTMLElement[] = []; // none while paused: they name cards the pause screen hides
-    if (hint && !paused) {
-      const none = hint.action === "none";
-      notices.push(h(`p.banner.hint${none ? ".none" : ""}`, { role: "status", "data-reason": hint.reason ?? "" }, hintText(hint, view.undo_depth === 0)));
-    }
+    // none while paused: they name cards the pause screen hides (the hint is in `noticeBar`)
+    const notices: HTMLElement[] = [];
     const lost = this.lost && this.lost.v === board.v ? this.lost : null;
     if ((view.stuck || lost) && !paused) {
       notices.push(
@@ -2113,13 +2139,31 @@ export class App {
     );
   }
 
+  /** The hint to show for the game on screen: the last one asked, while its version stands and the game is not paused. */
+  private shownHint(): HintEvent | null {
+    const board = this.board;
+    if (this.screen !== "game" || !board || !this.hint || this.hint.v !== board.v || this.paused()) return null;
+    return this.hint.hint;
+  }
+
   private noticeBar(): HTMLElement {
     // signed in, or signing in: the sign-in page says a lost connection too
     const offline = this.online !== "open" && (this.player !== null || this.screen === "signin");
+    // A hint's words too, not above the table: there they pushed the columns down as
+    // they came and up as they went, under a pointer aimed at a card.
+    // for a while: they hide the status line under them (the card and column stay marked)
+    const hint = this.hintWordsShown ? this.shownHint() : null;
     // in a game, kept off the table (style.css): its columns reach down to the window's bottom
     return h(
       `div.notices${this.screen === "game" ? ".in-game" : ""}`,
       { "aria-live": "polite" },
+      hint
+        ? h(
+            `p.banner.hint${hint.action === "none" ? ".none" : ""}`,
+            { role: "status", "data-reason": hint.reason ?? "" },
+            hintText(hint, this.board?.view.undo_depth === 0),
+          )
+        : null,
       // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
