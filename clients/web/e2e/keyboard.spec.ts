@@ -38,16 +38,32 @@ test("the language menu, the levels and the deal kinds keep the focus, and a typ
   await page.keyboard.press("Enter");
   await expect(page.locator('button.level[data-level="hard"]')).toHaveAttribute("aria-checked", "true");
   expect(await focused(page)).toBe("button[data-level=hard]");
-  await page.keyboard.press("Tab");
+  // a radio group, as its role tells a screen reader: the arrows choose, Tab leaves it
+  await page.keyboard.press("ArrowRight");
+  await expect(page.locator('button.level[data-level="classic"]')).toHaveAttribute("aria-checked", "true");
   expect(await focused(page)).toBe("button[data-level=classic]");
+  await page.keyboard.press("ArrowUp");
+  expect(await focused(page)).toBe("button[data-level=hard]");
+  await page.keyboard.press("End");
+  expect(await focused(page)).toBe("button[data-level=three-blind-mice]");
+  await page.keyboard.press("ArrowDown"); // round to the first
+  await expect(page.locator('button.level[data-level="easy"]')).toHaveAttribute("aria-checked", "true");
+  expect(await focused(page)).toBe("button[data-level=easy]");
+  await page.keyboard.press("Home");
+  await page.keyboard.press("ArrowRight");
+  expect(await focused(page)).toBe("button[data-level=medium]");
+  expect(await page.locator('button.level[tabindex="0"]').count()).toBe(1);
+  await page.keyboard.press("Tab");
+  expect(await focused(page)).not.toMatch(/data-level/);
   await page.locator('[data-deal-kind="winnable"]').focus();
   await page.keyboard.press("Space");
   await expect(page.locator('[data-deal-kind="winnable"]')).toHaveAttribute("aria-checked", "true");
   expect(await focused(page)).toBe("button[data-deal-kind=winnable]");
-  await page.keyboard.press("Shift+Tab");
-  await page.keyboard.press("Enter");
+  await page.keyboard.press("ArrowLeft");
   await expect(page.locator('[data-deal-kind="random"]')).toHaveAttribute("aria-checked", "true");
   expect(await focused(page)).toBe("button[data-deal-kind=random]");
+  await page.keyboard.press("Shift+Tab"); // out of the group, to the level chosen
+  expect(await focused(page)).toBe("button[data-level=medium]");
 });
 
 test("a refused name stays typed in its field", async ({ page, server }) => {

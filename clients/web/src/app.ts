@@ -183,6 +183,28 @@ function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
  * `scrolls` when its content is wider than it, `more-right` while some of it
  * is still out of sight on the right (style.css draws the cues).
  */
+const RADIO_STEPS: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+
+/**
+ * A radio group's keys, as its role promises a screen reader's user: the group is
+ * one Tab stop (its chosen radio), and the arrows (Home, End) choose the next
+ * radio (the first, the last), which keeps the focus.
+ */
+function radioKeys(event: Event): void {
+  if (!(event instanceof KeyboardEvent) || event.ctrlKey || event.metaKey || event.altKey) return;
+  const group = event.currentTarget as HTMLElement;
+  const radios = [...group.querySelectorAll<HTMLElement>('[role="radio"]')];
+  const at = radios.indexOf(event.target as HTMLElement);
+  const step = RADIO_STEPS[event.key];
+  const to = event.key === "Home" ? 0 : event.key === "End" ? radios.length - 1 : step === undefined ? -1 : (at + step + radios.length) % radios.length;
+  if (at < 0 || to < 0) return;
+  event.preventDefault();
+  const label = group.getAttribute("aria-label");
+  radios[to].click(); // the page is drawn again: the group's new chosen radio takes the focus
+  const groups = [...document.querySelectorAll<HTMLElement>('[role="radiogroup"]')];
+  groups.find((each) => each.getAttribute("aria-label") === label)?.querySelector<HTMLElement>('[aria-checked="true"]')?.focus();
+}
+
 /**
  * The replay's list of actions, drawn again at each step, where the player had
  * scrolled it (`top`), or scrolled just enough to show the current step's line.
@@ -1723,7 +1745,7 @@ export class App {
       h("h2", {}, t("chooseLevel")),
       h(
         "div.levels",
-        { role: "radiogroup", "aria-label": t("chooseLevel") },
+        { role: "radiogroup", "aria-label": t("chooseLevel"), onkeydown: radioKeys },
         LEVELS.map((each) =>
           h(
             `button.level${each === level ? ".chosen" : ""}`,
@@ -1731,6 +1753,7 @@ export class App {
               type: "button",
               role: "radio",
               "aria-checked": each === level ? "true" : "false",
+              tabindex: each === level ? 0 : -1,
               "data-level": each,
               onclick: () => {
                 this.level = each;
@@ -1823,6 +1846,7 @@ export class App {
           type: "button",
           role: "radio",
           "aria-checked": value === winnable ? "true" : "false",
+          tabindex: value === winnable ? 0 : -1,
           "data-deal-kind": value ? "winnable" : "random",
           onclick: () => {
             this.wantWinnable = value;
@@ -1835,7 +1859,7 @@ export class App {
     return h(
       "div.deal-choice",
       {},
-      h("div.deal-kinds", { role: "radiogroup", "aria-label": t("dealKind") }, kind(false, "randomDeal"), kind(true, "winnableDeal")),
+      h("div.deal-kinds", { role: "radiogroup", "aria-label": t("dealKind"), onkeydown: radioKeys }, kind(false, "randomDeal"), kind(true, "winnableDeal")),
       winnable ? h("p.note", {}, t("winnableNote")) : h("p.deal-number", {}, h("label", { for: "deal" }, t("dealNumber")), deal),
     );
   }
