@@ -36,6 +36,8 @@ test("a whole game won by clicking, then the results screen and the statistics",
     const card = action.card ?? "";
     await tap(page, card); // tap: the server picks where it fits
     await atVersion(page, v + 1);
+    // said to a screen reader too, the card by name ("queen of spades to column 5")
+    if (index === 0) await expect(page.locator(".said")).toHaveText(/^(ace|jack|queen|king|\d+) of \w+ to column \d+/);
     const landed = page.locator(`.card.up[data-card="${card}"]`);
     const column = (await landed.count()) ? await landed.locator("xpath=..").getAttribute("data-column") : null;
     if (column === null || Number(column) === action.to) {
@@ -62,6 +64,7 @@ test("a whole game won by clicking, then the results screen and the statistics",
   const results = page.locator("main.results.won");
   await expect(results).toBeVisible();
   await expect(results.locator("h2")).toHaveText("You won!");
+  await expect(page.locator(".said")).toHaveText(/Suit complete: \w+\. You won!$/);
   await expect(results.locator('[data-result="suits"] dd')).toHaveText("4");
   const moves = Number(await results.locator('[data-result="moves"] dd').textContent());
   expect(moves).toBeGreaterThanOrEqual(line.length);

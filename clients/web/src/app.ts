@@ -21,7 +21,7 @@ import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard
 import { ProtocolError } from "./checks";
 import { Connection, Disconnected, type Body } from "./conn";
 import { h } from "./dom";
-import { cardLabel, clock, percent } from "./format";
+import { cardLabel, clock, percent, spokenCard } from "./format";
 import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
@@ -277,6 +277,12 @@ export class App {
   private unread = new Map<"stats" | "games" | "endStats", Said>();
   private hint: { v: number; hint: HintEvent } | null = null;
   private hintWordsTimer = 0;
+  /**
+   * What the game's pushes did, said to a screen reader (the page's other live
+   * regions say refusals and notes): kept outside the page, which is drawn anew
+   * after every change, so that it stays the same element its reader watches.
+   */
+  private readonly said = h("div.said", { "aria-live": "polite", "aria-atomic": "true" });
   private hintWordsShown = false;
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
@@ -344,6 +350,7 @@ export class App {
   private readonly typed = { name: "", token: "", otherDevice: false };
 
   constructor(private readonly root: HTMLElement) {
+    root.after(this.said);
     // The clicks after the first of a double (or triple) click begun on the game or a
     // question do nothing: answered at once by a near server, the second click of a double click
     // on Undo undid twice, on Pause resumed, and on a question's Yes moved the card that
@@ -715,6 +722,26 @@ export class App {
     this.board = result.board;
     this.noteEvents(message.events, message.v);
     this.afterChange(before);
+    this.sayDone(message.events);
+  }
+
+  /** A push's events in words, for a screen reader: a move and the card it turned up, a deal, an undo, the end. */
+  private sayDone(events: WireEvent[]): void {
+    const words: string[] = [];
+    for (const event of events) {
+      if (event.type === "moved" && typeof event.to === "number") words.push(t("saidMoved", { card: spokenCard(event.card), to: event.to }));
+      if (event.type === "flipped") words.push(t("saidFlipped", { card: spokenCard(event.card) }));
+      if (event.type === "dealt") words.push(t("saidDealt"));
+      if (event.type === "suit_removed") words.push(t("saidSuit", { suit: t(`suit_${event.suit}`) }));
+      if (event.type === "undone") words.push(t("saidUndone"));
+      if (event.type === "restarted") words.push(t("saidRestarted"));
+      if (event.type === "won") words.push(t("won"));
+      if (event.type === "game_lost") words.push(t(event.reason === "abandoned" ? "abandoned" : "resigned"));
+    }
+    if (words.length === 0) return;
+    // emptied first: the same words twice (two deals) are said twice
+    this.said.textContent = "";
+    window.setTimeout(() => (this.said.textContent = words.join(". ")), 50);
   }
 
   /** What the events mean beyond the view: a hint, a proof of loss, the end. */

@@ -1,5 +1,7 @@
 /** Formatting for people: cards, play time, rates. No game knowledge beyond the card spelling (R2). */
 
+import { t } from "./i18n";
+
 export type Suit = "S" | "H" | "D" | "C";
 
 export const SUIT_SYMBOL: Record<Suit, string> = { S: "♠", H: "♥", D: "♦", C: "♣" };
@@ -16,6 +18,13 @@ export function cardFace(card: string): CardFace {
   const suit = card.slice(-1) as Suit;
   if (!(suit in SUIT_SYMBOL) || rank.length !== 1) throw new Error(`not a card: ${card}`);
   return { rank: rank === "T" ? "10" : rank, suit, red: suit === "H" || suit === "D" };
+}
+
+/** A card as a screen reader should say it, in the page's language: "queen of spades", "10 of hearts". */
+export function spokenCard(card: string): string {
+  const face = cardFace(card);
+  const rank = face.rank === "A" || face.rank === "J" || face.rank === "Q" || face.rank === "K" ? t(`rank_${face.rank}`) : face.rank;
+  return t("cardSpoken", { rank, suit: t(`suit_${face.suit}`) });
 }
 
 /** "10♥" */

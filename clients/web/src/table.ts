@@ -8,7 +8,7 @@
  * refused. `animateFrom` slides each card from where it was drawn before
  * (FLIP), so a tapped card flies to its new place.
  */
-import { cardFace, SUIT_SYMBOL, type Suit } from "./format";
+import { cardFace, spokenCard, SUIT_SYMBOL, type Suit } from "./format";
 import { h } from "./dom";
 import { t, tn } from "./i18n";
 import type { View } from "./wire";
@@ -31,7 +31,7 @@ export function cardElement(card: string, column: number): HTMLElement {
   const symbol = SUIT_SYMBOL[face.suit];
   return h(
     `button.card.up.suit-${face.suit}${face.red ? ".red" : ".black"}`,
-    { type: "button", "data-card": card, "data-column": column, "aria-label": face.rank + symbol },
+    { type: "button", "data-card": card, "data-column": column, "aria-label": spokenCard(card) },
     h("span.corner", {}, h("span.rank", {}, face.rank), h("span.pip", {}, symbol)),
     h("span.center", { "aria-hidden": "true" }, symbol),
   );

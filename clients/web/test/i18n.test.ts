@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { spokenCard } from "../src/format";
 import { COUNTS, LOCALES, setLocale, STRINGS, tn } from "../src/i18n";
 
 // setLocale also sets the page's lang and title; these tests run without a page.
@@ -51,5 +52,19 @@ describe("the page's title", () => {
       expect(page.documentElement.lang).toBe(locale);
     }
     expect(STRINGS.ru.title).toContain("Скорпион");
+  });
+});
+
+describe("cards said", () => {
+  it("name a card by its rank and suit, in each language's order and case", () => {
+    expect(spokenCard("QS")).toBe("queen of spades");
+    expect(spokenCard("TH")).toBe("10 of hearts");
+    setLocale("fi");
+    expect(spokenCard("AC")).toBe("risti ässä");
+    expect(spokenCard("7D")).toBe("ruutu 7");
+    setLocale("ru");
+    expect(spokenCard("QS")).toBe("дама пик");
+    expect(spokenCard("KH")).toBe("король червей");
+    expect(spokenCard("2D")).toBe("2 бубен");
   });
 });
