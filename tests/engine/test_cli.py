@@ -1,4 +1,4 @@
-"""``scorpion-engine`` (engine.__main__): deal, verify and bench.
+"""``scorpion-engine`` (engine.cli): deal, verify and bench.
 
 Most tests call ``main(argv)`` in-process and read the output with capsys; one
 runs the real program (``python -m engine``) in a subprocess to pin the exit
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from engine.__main__ import main
 from engine.cards import parse_card
+from engine.cli import main
 from engine.deal import deal_layout
 from engine.levels import LEVEL_NAMES, LEVELS
 from tests.engine.conftest import FLIP_MOVE, HARD_5_AFTER_FLIP_MOVE

@@ -11,13 +11,17 @@ usage over several lines; ``solve --replay`` said ``[Errno 2] ...`` where
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from engine.__main__ import main
+from engine.cli import main
+from tests.helpers import interrupted_while_loading
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -104,7 +108,7 @@ def test_solve_names_the_replay_it_cannot_use(
 def test_verify_reads_no_more_than_a_replay_can_be(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("engine.__main__.MAX_REPLAY_BYTES", 1000)
+    monkeypatch.setattr("engine.cli.MAX_REPLAY_BYTES", 1000)
     big = tmp_path / "big.json"
     big.write_text(" " * 2000 + "{}")
     assert (
@@ -117,18 +121,21 @@ def test_verify_reads_no_more_than_a_replay_can_be(
 
 
 def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["--help"])
-    assert done.value.code == 0
-    assert "Exit status: 0 done; 1 verify" in capsys.readouterr().out
+    assert main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # as wrapped for any width
+    assert "Exit status: 0 done; 1 verify" in out and "130 Ctrl-C; 141" in out
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_output_that_cannot_be_written_is_one_line_not_a_traceback() -> None:
-    """Output into a full disk (``/dev/full``) ended in an OSError traceback."""
+@pytest.mark.parametrize(
+    "argv", [["deal", "--number", "1"], ["--help"], ["--version"]], ids=["deal", "help", "version"]
+)
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(argv: list[str]) -> None:
+    """Output into a full disk (``/dev/full``) ended in an OSError traceback; --help and
+    --version's were dropped unsaid (argparse's own), ending 0."""
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [sys.executable, "-m", "engine", "deal", "--number", "1"],
+            [sys.executable, "-m", "engine", *argv],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
@@ -136,3 +143,44 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback() -> None:
         )
     assert done.returncode == 2, done.stderr
     assert done.stderr == "scorpion-engine: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("argv", [["deal", "--number", "1"], ["--help"]], ids=["deal", "help"])
+def test_standard_output_closed_is_one_line_not_a_traceback(argv: list[str]) -> None:
+    """Started with standard output closed (``>&-``): ``sys.stdout`` is None, and the
+    output's flush ended in an AttributeError traceback (--help: nothing said, 0)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "scorpion-engine: cannot write the output: standard output is closed\n"
+
+
+def test_ctrl_c_during_a_command_ends_130_with_nothing_printed() -> None:
+    """A long bench (or solve) interrupted printed a KeyboardInterrupt traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engine", "bench", "--seconds", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(2)  # loaded and measuring, even on a busy machine
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err == "" and out == ""
+
+
+@pytest.mark.parametrize("after_s", [0.05, 0.15])
+def test_ctrl_c_while_loading_ends_as_the_signal_does(after_s: float) -> None:
+    """Ctrl-C while Python loads the engine and its solver printed a traceback."""
+    done = interrupted_while_loading(
+        [sys.executable, "-m", "engine", "bench", "--seconds", "30"], after_s
+    )
+    assert done.returncode in (-signal.SIGINT, 130), done.stdout
+    assert "Traceback" not in done.stdout and "KeyboardInterrupt" not in done.stdout, done.stdout

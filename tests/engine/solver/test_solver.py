@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from engine.__main__ import main
 from engine.cards import parse_card
+from engine.cli import main
 from engine.game import Game
 from engine.levels import LEVELS
 from engine.solver import solve
