@@ -185,12 +185,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: Any = None) -> None:
         # argparse drops an error writing --help or --version (a full disk: exit 0,
         # nothing written); `main` says it, as for any output it cannot write
         if message:
-            (file or sys.stderr).write(message)
-            (file or sys.stderr).flush()
+            out: IO[str] = file or sys.stderr
+            out.write(message)
+            out.flush()
 
 
 def _cmd_solve_bench(args: argparse.Namespace) -> int:
