@@ -610,7 +610,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     this version does not know, another program's database, or an SQLite file
     another server serves. Each ends in one line, the last one written: in the log's
     format, so a JSON line with ``--log-format json`` (``logs.fatal_line``).
+
+    Ctrl-C before the server takes the signal up (while its settings are read, its
+    logging set up) ends it with 130 and nothing printed, as while it loads
+    (``server.__main__``).
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     _hold_standard_streams()
     fmt = requested_log_format(argv, os.environ)
     try:
