@@ -268,7 +268,23 @@ test("a phone on its side keeps every column's cards inside the window, the dead
       await page.screenshot({ path: join(SHOTS, `game-side-${width}x${height}${banner ? "-banner" : ""}.png`) });
     }
   }
+  // a hint's words here go beside the table, after the banner, not over it: over the
+  // header's place (beside the table at the bottom), they hid the banner's ways out
+  await page.setViewportSize({ width: 640, height: 360 });
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 2);
+  await expect(page.locator("main.game .banner.hint")).toBeVisible();
+  await expect(page.locator(".notices .banner.hint")).toHaveCount(0);
+  for (const action of ["undo", "restart", "resign", "new"]) {
+    const shown = await page.locator(`.banner.dead-end [data-action='${action}']`).evaluate((button) => {
+      const box = button.getBoundingClientRect();
+      return button.contains(document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2));
+    });
+    expect(shown, `${action} in sight, under nothing`).toBe(true);
+    await expect(page.locator(`.banner.dead-end [data-action='${action}']`)).toBeInViewport();
+  }
   await page.setViewportSize({ width: 1280, height: 800 });
+  await expect(page.locator(".notices .banner.hint")).toHaveCount(1); // the layout changed: over the header
 });
 
 // Relaxed deal 7289269503483556, played until column 2 holds 34 face-up cards: a move with

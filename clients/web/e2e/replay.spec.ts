@@ -110,6 +110,8 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await page.keyboard.press("Home");
   await atStep(page, 0);
   expect(await board(page, ".replay-board")).toEqual(boards[0]);
+  // the deal has no line of its own: the list back at its top
+  expect(await page.$eval("ol.replay-actions", (list) => list.scrollTop)).toBe(0);
   await page.keyboard.press("End");
   await atStep(page, total);
   expect(await board(page, ".replay-board")).toEqual(boards[total]);

@@ -59,6 +59,12 @@ const RESYNC_WAIT_FIRST_MS = 1000;
 const RESYNC_WAIT_MOST_MS = 8000;
 /** A hint's words are shown this long over the header; its card and column stay marked until the next version. */
 const HINT_WORDS_MS = 8000;
+/**
+ * style.css's short, wide window (a phone on its side): the status, tools and banners
+ * go beside the table, where the hint's words push no column down, and stay there
+ * until the next version; over the header they would hide the banners' ways out.
+ */
+const SHORT_AND_WIDE = window.matchMedia("(orientation: landscape) and (max-height: 500px)");
 const TOKEN_KEY = "scorpion.token";
 /** The Web Lock a tab holds while it replaces the token (`rotateAlone`); a tab whose token is refused waits for it. */
 const ROTATION_LOCK = "scorpion.token";
@@ -210,8 +216,8 @@ function radioKeys(event: Event): void {
  * scrolled it (`top`), or scrolled just enough to show the current step's line.
  */
 function keepStepInSight(list: HTMLElement, top: number): void {
-  list.scrollTop = top;
   const current = list.querySelector<HTMLElement>("li.current");
+  list.scrollTop = current ? top : 0; // none at the deal, before the first line
   if (!current) return;
   const inside = list.getBoundingClientRect().top + list.clientTop; // below its border
   const line = current.getBoundingClientRect();
@@ -421,9 +427,12 @@ export class App {
     window.addEventListener("popstate", () => {
       this.turns = this.turns.then(() => this.navigated()).catch(() => {});
     });
+    SHORT_AND_WIDE.addEventListener("change", () => this.render()); // where the hint's words go
     window.addEventListener("resize", () => {
       fitColumns(this.root);
       this.root.querySelectorAll<HTMLElement>(".scroll").forEach(markScroll);
+      const steps = this.root.querySelector<HTMLElement>("ol.replay-actions");
+      if (steps) keepStepInSight(steps, steps.scrollTop);
     });
     // A request cut off by a dropped connection has no answer to show: the
     // banner says the connection dropped, and the reconnect resyncs the game.
@@ -873,6 +882,7 @@ export class App {
 
   /** The token no longer works (revoked from another device, or expired): sign in again. */
   private signedOut(message: Said | null): void {
+    this.said.textContent = ""; // the last move said is that player's too
     this.forgetToken();
     this.player = null;
     this.board = null;
@@ -1928,7 +1938,9 @@ export class App {
       h("span", {}, `${t("score")} `, h("b.score", { "data-live": "score" }, String(scoreAt(board, now)))),
       h("span", {}, `${t("moves")} `, h("b.moves", {}, String(view.moves))),
     );
-    // none while paused: they name cards the pause screen hides (the hint is in `noticeBar`)
+    // none while paused: they name cards the pause screen hides. The hint's words go
+    // over the header (`noticeBar`), but beside the table in a short, wide window,
+    // whose banners push no column down (style.css shows the one for the layout)
     const notices: HTMLElement[] = [];
     const lost = this.lost && this.lost.v === board.v ? this.lost : null;
     if ((view.stuck || lost) && !paused) {
@@ -1952,6 +1964,8 @@ export class App {
         ),
       );
     }
+    // after the dead end's ways out, which it must not push out of the window
+    if (hint && SHORT_AND_WIDE.matches) notices.push(this.hintWords(hint, "p.banner.hint"));
     const table = paused
       ? h(
           "div.paused",
@@ -2190,6 +2204,16 @@ export class App {
     );
   }
 
+  /** A hint in words, as `tag` (the table shows its cards as symbols; a screen reader says their names). */
+  private hintWords(hint: HintEvent, tag: string): HTMLElement {
+    const atDeal = this.board?.view.undo_depth === 0;
+    return h(
+      `${tag}${hint.action === "none" ? ".none" : ""}`,
+      { role: "status", "data-reason": hint.reason ?? "", "aria-label": hintText(hint, atDeal, spokenCard) },
+      hintText(hint, atDeal),
+    );
+  }
+
   /** The hint to show for the game on screen: the last one asked, while its version stands and the game is not paused. */
   private shownHint(): HintEvent | null {
     const board = this.board;
@@ -2202,19 +2226,15 @@ export class App {
     const offline = this.online !== "open" && (this.player !== null || this.screen === "signin");
     // A hint's words too, not above the table: there they pushed the columns down as
     // they came and up as they went, under a pointer aimed at a card.
-    // for a while: they hide the status line under them (the card and column stay marked)
-    const hint = this.hintWordsShown ? this.shownHint() : null;
+    const others = offline || (this.refused && this.online !== "open") || this.notice;
+    // for a while, and only alone: they hide the status line under them, and with a
+    // notice or two the tools too (the card and column stay marked)
+    const hint = this.hintWordsShown && !others && !SHORT_AND_WIDE.matches ? this.shownHint() : null;
     // in a game, kept off the table (style.css): its columns reach down to the window's bottom
     return h(
       `div.notices${this.screen === "game" ? ".in-game" : ""}`,
       { "aria-live": "polite" },
-      hint
-        ? h(
-            `p.banner.hint${hint.action === "none" ? ".none" : ""}`,
-            { role: "status", "data-reason": hint.reason ?? "" },
-            hintText(hint, this.board?.view.undo_depth === 0),
-          )
-        : null,
+      hint ? this.hintWords(hint, "p.banner.hint") : null,
       // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,

@@ -20,11 +20,14 @@ export function cardFace(card: string): CardFace {
   return { rank: rank === "T" ? "10" : rank, suit, red: suit === "H" || suit === "D" };
 }
 
-/** A card as a screen reader should say it, in the page's language: "queen of spades", "10 of hearts". */
+/** A card as a screen reader should say it, in the page's language: "queen of spades", "10 of hearts", "patakuningatar". */
 export function spokenCard(card: string): string {
   const face = cardFace(card);
-  const rank = face.rank === "A" || face.rank === "J" || face.rank === "Q" || face.rank === "K" ? t(`rank_${face.rank}`) : face.rank;
-  return t("cardSpoken", { rank, suit: t(`suit_${face.suit}`) });
+  const suit = t(`suit_${face.suit}`);
+  if (face.rank === "A" || face.rank === "J" || face.rank === "Q" || face.rank === "K") {
+    return t("cardSpokenNamed", { rank: t(`rank_${face.rank}`), suit }); // Finnish: one word, "patakuningatar"
+  }
+  return t("cardSpoken", { rank: face.rank, suit });
 }
 
 /** "10♥" */

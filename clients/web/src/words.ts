@@ -88,8 +88,12 @@ export function nameText(found: NameProblem): string {
  * `atDeal`: the position hinted is the deal (nothing to undo), where no move
  * can be blamed for a loss, nor undone or restarted: a new game is the way on.
  */
-export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reason">, atDeal = false): string {
-  if (hint.action === "move" && hint.card) return t("hintMove", { card: cardLabel(hint.card), to: hint.to ?? "" });
+export function hintText(
+  hint: Pick<HintEvent, "action" | "card" | "to" | "reason">,
+  atDeal = false,
+  card: (card: string) => string = cardLabel,
+): string {
+  if (hint.action === "move" && hint.card) return t("hintMove", { card: card(hint.card), to: hint.to ?? "" });
   if (hint.action === "deal") return t("hintDeal");
   switch (hint.reason) {
     case "lost":

@@ -60,7 +60,8 @@ describe("cards said", () => {
     expect(spokenCard("QS")).toBe("queen of spades");
     expect(spokenCard("TH")).toBe("10 of hearts");
     setLocale("fi");
-    expect(spokenCard("AC")).toBe("risti ässä");
+    expect(spokenCard("AC")).toBe("ristiässä");
+    expect(spokenCard("QS")).toBe("patakuningatar");
     expect(spokenCard("7D")).toBe("ruutu 7");
     setLocale("ru");
     expect(spokenCard("QS")).toBe("дама пик");
