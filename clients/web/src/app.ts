@@ -184,11 +184,6 @@ function saidError(reply: ErrorReply, during?: "register" | "hello"): Said {
   return isRuleCode(reply.code) ? errorText(reply, during) : () => errorText(reply, during);
 }
 
-/**
- * Marks a box that scrolls sideways (a wide table on a narrow screen):
- * `scrolls` when its content is wider than it, `more-right` while some of it
- * is still out of sight on the right (style.css draws the cues).
- */
 const RADIO_STEPS: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 
 /**
@@ -225,6 +220,11 @@ function keepStepInSight(list: HTMLElement, top: number): void {
   else if (line.bottom > inside + list.clientHeight) list.scrollTop += line.bottom - (inside + list.clientHeight);
 }
 
+/**
+ * Marks a box that scrolls sideways (a wide table on a narrow screen):
+ * `scrolls` when its content is wider than it, `more-right` while some of it
+ * is still out of sight on the right (style.css draws the cues).
+ */
 function markScroll(box: HTMLElement): void {
   box.classList.toggle("scrolls", box.scrollWidth > box.clientWidth + 1);
   box.classList.toggle("more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
@@ -283,13 +283,13 @@ export class App {
   private unread = new Map<"stats" | "games" | "endStats", Said>();
   private hint: { v: number; hint: HintEvent } | null = null;
   private hintWordsTimer = 0;
+  private hintWordsShown = false;
   /**
    * What the game's pushes did, said to a screen reader (the page's other live
    * regions say refusals and notes): kept outside the page, which is drawn anew
    * after every change, so that it stays the same element its reader watches.
    */
-  private readonly said = h("div.said", { "aria-live": "polite", "aria-atomic": "true" });
-  private hintWordsShown = false;
+  private readonly said = h("div.said.sr-only", { "aria-live": "polite", "aria-atomic": "true" });
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
   /** A resync refused `unavailable` or `rate_limited` is asked again after this long, growing. */
@@ -1940,7 +1940,7 @@ export class App {
     );
     // none while paused: they name cards the pause screen hides. The hint's words go
     // over the header (`noticeBar`), but beside the table in a short, wide window,
-    // whose banners push no column down (style.css shows the one for the layout)
+    // whose banners push no column down (SHORT_AND_WIDE)
     const notices: HTMLElement[] = [];
     const lost = this.lost && this.lost.v === board.v ? this.lost : null;
     if ((view.stuck || lost) && !paused) {
@@ -2204,13 +2204,15 @@ export class App {
     );
   }
 
-  /** A hint in words, as `tag` (the table shows its cards as symbols; a screen reader says their names). */
+  /** A hint in words, as `tag`: its card as the table shows it, and by name for a screen reader. */
   private hintWords(hint: HintEvent, tag: string): HTMLElement {
     const atDeal = this.board?.view.undo_depth === 0;
+    const shown = hintText(hint, atDeal);
+    const said = hintText(hint, atDeal, spokenCard);
     return h(
       `${tag}${hint.action === "none" ? ".none" : ""}`,
-      { role: "status", "data-reason": hint.reason ?? "", "aria-label": hintText(hint, atDeal, spokenCard) },
-      hintText(hint, atDeal),
+      { role: "status", "data-reason": hint.reason ?? "" },
+      said === shown ? shown : [h("span", { "aria-hidden": "true" }, shown), h("span.sr-only", {}, said)],
     );
   }
 
