@@ -57,8 +57,9 @@ $(WEB_DEPS): $(WEB)/package-lock.json
 $(WEB_BUILD): $(WEB_DEPS) $(WEB_SOURCES)
 	cd $(WEB) && npm run build
 
+# Without npm, one line (make's own) saying so, not the shell's "npm: not found".
 web:
-	@command -v npm >/dev/null 2>&1 || { echo "make web: npm is not installed: install Node.js 20 and npm to build the web client" >&2; exit 1; }
+	$(if $(shell command -v npm 2>/dev/null),,$(error npm is not installed: install Node.js 20 and npm to build the web client))
 	@$(MAKE) --no-print-directory $(WEB_BUILD)
 
 # The client's packages when npm is here (its tests skip, saying why, when not).
