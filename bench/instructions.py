@@ -20,7 +20,8 @@ pace, so at 100 players the server is saturated and commits full batches, as
 in ``bench.load``'s runs at that load.
 
     python -m bench.instructions [--players 1,100] [--actions 300] [--database-url URL]
-                                 [--no-echo] [--returning PLAYERS] [LABEL=REVISION ...]
+                                 [--no-echo] [--returning PLAYERS] [--seeds 0]
+                                 [LABEL=REVISION ...]
 
 ``--returning PLAYERS`` counts a returning player instead: ``bench.reconnect``'s
 storm of PLAYERS players with unfinished games of 100 actions, from the first
@@ -32,6 +33,13 @@ does not depend on how many come back at once (7,309,958 per player with
 With revisions (``bench.compare``'s ``LABEL=REVISION``) each is exported and
 counted side by side; without, the server of this checkout. The echo is
 counted once beside them, unless ``--no-echo``.
+
+``--seeds`` (default ``0``) sets Python's hash seed for every server counted
+(``PYTHONHASHSEED``): under a random seed the same code counts up to ~2% apart
+from run to run, as where a string lands in a dict or set decides how long its
+lookups probe. A fixed seed makes a run repeatable, but one seed's layout may
+favour one revision; with several (``--seeds 1,2,3``) each is counted under
+each, and the table gives the median and the range.
 """
 
 from __future__ import annotations
@@ -39,11 +47,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +99,14 @@ def _total(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def _callgrind() -> Iterator[tuple[list[str], Callable[[], int]]]:
-    """The command to run a server under, and a function giving what it counted."""
+def _callgrind(seed: int) -> Iterator[tuple[list[str], Callable[[], int]]]:
+    """The command to run a server under (with hash seed ``seed``), and a function
+    giving what it counted."""
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "callgrind.out"
         wrapper = [
+            "env",
+            f"PYTHONHASHSEED={seed}",
             "valgrind",
             "--tool=callgrind",
             "--instr-atstart=no",
@@ -109,9 +122,10 @@ async def count(
     database_url: str | None,
     target: str = "server",
     source: str | None = None,
+    seed: int = 0,
 ) -> dict[str, float]:
     """Instructions per action of one run: ``bench.load``'s report plus ``instructions``."""
-    with _callgrind() as (wrapper, total):
+    with _callgrind(seed) as (wrapper, total):
         report = await run_load(
             players,
             actions,
@@ -125,12 +139,16 @@ async def count(
 
 
 async def count_returning(
-    players: int, database_url: str | None, source: str | None = None, target: str = "server"
+    players: int,
+    database_url: str | None,
+    source: str | None = None,
+    target: str = "server",
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Instructions per returning player: ``bench.reconnect``'s storm (games of 100
     actions) counted from the first connection to the last player playing; or, with
     ``target="echo"``, per client of the same storm against the echo server."""
-    with _callgrind() as (wrapper, total):
+    with _callgrind(seed) as (wrapper, total):
         report = await run_reconnect(
             players,
             100,
@@ -145,14 +163,28 @@ async def count_returning(
         return report | {"instructions": total() / players}
 
 
+def _under_seeds(
+    seeds: list[int], run: Callable[..., Coroutine[Any, Any, dict[str, Any]]]
+) -> tuple[float, str, list[dict[str, Any]]]:
+    """``run(seed=...)`` under each of ``seeds``: the median of its ``instructions``, the
+    range they span ("" for one seed), and the reports."""
+    reports = [asyncio.run(run(seed=seed)) for seed in seeds]
+    figures = [float(report["instructions"]) for report in reports]
+    spread = f" ({min(figures):,.0f} to {max(figures):,.0f})" if len(figures) > 1 else ""
+    return statistics.median(figures), spread, reports
+
+
 def table(
     loads: list[int],
     targets: list[tuple[str, str | None, str | None]],
     actions: int | None = None,
     echo: bool = True,
+    seeds: list[int] | None = None,
 ) -> list[str]:
     """The markdown table: per load, the echo (unless not ``echo``), then each target
-    (label, source tree or None for this checkout, database URL or None for SQLite)."""
+    (label, source tree or None for this checkout, database URL or None for SQLite),
+    each counted under every hash seed of ``seeds`` (default: 0)."""
+    seeds = seeds or [0]
     lines = [
         "| target | players | instructions per action | ratio to the echo |",
         "|---|---|---|---|",
@@ -161,23 +193,30 @@ def table(
         each_plays = actions or ACTIONS_AT.get(players, max(1, 3000 // players))
         ceiling = None
         if echo:
-            ceiling = asyncio.run(count(players, each_plays, None, "echo"))["instructions"]
-            lines.append(f"| echo | {players} | {ceiling:,.0f} | 1.0x |")
+            ceiling, spread, _ = _under_seeds(
+                seeds, functools.partial(count, players, each_plays, None, "echo")
+            )
+            lines.append(f"| echo | {players} | {ceiling:,.0f}{spread} | 1.0x |")
             print(lines[-1], flush=True)
         for label, source, database_url in targets:
-            found = asyncio.run(count(players, each_plays, database_url, source=source))
-            figure = found["instructions"]
+            figure, spread, _ = _under_seeds(
+                seeds, functools.partial(count, players, each_plays, database_url, source=source)
+            )
             ratio = f"{figure / ceiling:.1f}x" if ceiling else "-"
-            lines.append(f"| {label} | {players} | {figure:,.0f} | {ratio} |")
+            lines.append(f"| {label} | {players} | {figure:,.0f}{spread} | {ratio} |")
             print(lines[-1], flush=True)
     return lines
 
 
 def returning_table(
-    players: int, targets: list[tuple[str, str | None, str | None]], echo: bool = True
+    players: int,
+    targets: list[tuple[str, str | None, str | None]],
+    echo: bool = True,
+    seeds: list[int] | None = None,
 ) -> list[str]:
     """The markdown table of instructions per returning player: the same storm against the
-    echo first (unless not ``echo``), then per target."""
+    echo first (unless not ``echo``), then per target, each under every seed of ``seeds``."""
+    seeds = seeds or [0]
     lines = [
         "| target | returning players | instructions per player | ratio to the echo "
         "| tried again |",
@@ -185,14 +224,18 @@ def returning_table(
     ]
     ceiling = None
     if echo:
-        ceiling = asyncio.run(count_returning(players, None, target="echo"))["instructions"]
-        lines.append(f"| echo | {players} | {ceiling:,.0f} | 1.0x | 0 |")
+        ceiling, spread, _ = _under_seeds(
+            seeds, functools.partial(count_returning, players, None, target="echo")
+        )
+        lines.append(f"| echo | {players} | {ceiling:,.0f}{spread} | 1.0x | 0 |")
         print(lines[-1], flush=True)
     for label, source, database_url in targets:
-        found = asyncio.run(count_returning(players, database_url, source))
-        figure = found["instructions"]
+        figure, spread, reports = _under_seeds(
+            seeds, functools.partial(count_returning, players, database_url, source)
+        )
+        retries = sum(report["retries"] for report in reports)
         ratio = f"{figure / ceiling:.1f}x" if ceiling else "-"
-        lines.append(f"| {label} | {players} | {figure:,.0f} | {ratio} | {found['retries']} |")
+        lines.append(f"| {label} | {players} | {figure:,.0f}{spread} | {ratio} | {retries} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -205,6 +248,11 @@ def main() -> int:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--no-echo", action="store_true")
     parser.add_argument(
+        "--seeds",
+        default="0",
+        help="comma-separated hash seeds each count runs under (default 0); the median is shown",
+    )
+    parser.add_argument(
         "--returning",
         type=int,
         default=None,
@@ -212,10 +260,6 @@ def main() -> int:
         help="count instead a returning player (bench.reconnect, this many at once)",
     )
     args = parser.parse_args()
-    missing = valgrind_missing()
-    if missing:
-        print(f"bench.instructions: {missing}", file=sys.stderr)
-        return 2
     try:
         loads = [int(each) for each in args.players.split(",")]
     except ValueError:
@@ -224,15 +268,25 @@ def main() -> int:
         parser.error("players and actions must be at least 1")
     if args.returning is not None and args.returning < 1:
         parser.error("--returning must be at least 1")
+    try:
+        seeds = [int(each) for each in args.seeds.split(",")]
+    except ValueError:
+        parser.error(f"--seeds: not a list of numbers: {args.seeds!r}")
+    if any(not 0 <= each <= 4294967295 for each in seeds):
+        parser.error("--seeds: each from 0 to 4294967295 (PYTHONHASHSEED's range)")
+    missing = valgrind_missing()
+    if missing:
+        print(f"bench.instructions: {missing}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as folder:
         targets: list[tuple[str, str | None, str | None]] = [
             (label, export(revision, Path(folder)), args.database_url)
             for label, _, revision in (spec.partition("=") for spec in args.specs)
         ] or [("server", None, args.database_url)]
         if args.returning is not None:
-            returning_table(args.returning, targets, echo=not args.no_echo)
+            returning_table(args.returning, targets, echo=not args.no_echo, seeds=seeds)
         else:
-            table(loads, targets, args.actions, echo=not args.no_echo)
+            table(loads, targets, args.actions, echo=not args.no_echo, seeds=seeds)
     return 0
 
 
