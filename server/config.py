@@ -135,7 +135,7 @@ _HELP: dict[str, str] = {
     "host": "interface to listen on",
     "port": "TCP port (0: any free port)",
     "database_url": "sqlite+aiosqlite:///path/file.db or postgresql+asyncpg://user@host/db",
-    "data_dir": "directory of the default SQLite database",
+    "data_dir": "directory of the default SQLite database (unused with --database-url)",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
     "log_format": "text, or json for one JSON object per line",
     "certfile": "PEM certificate (chain) file: serve wss:// and https://",
@@ -825,7 +825,9 @@ def parser() -> argparse.ArgumentParser:
         flag = _flag(each.name)
         env = _env_name(each.name)
         if each.type in (bool, "bool"):
-            cli.add_argument(flag, action="store_true", default=None, help=f"{_HELP[each.name]}")
+            cli.add_argument(
+                flag, action="store_true", default=None, help=f"{_HELP[each.name]} (env {env}=1)"
+            )
             continue
         kind = _int_flag if each.type in (int, "int") else str
         cli.add_argument(flag, type=kind, default=None, help=f"{_HELP[each.name]} (env {env})")

@@ -49,6 +49,7 @@ import threading
 import time
 import warnings
 from collections.abc import Coroutine
+from dataclasses import fields
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from server.app import ListenError, ScorpionServer, main, make_sqlite_directory, may_pass, migrate
-from server.config import SettingsError, load_settings, requested_log_format
+from server.config import Settings, SettingsError, load_settings, requested_log_format
 from server.http import READY_REUSE_S, HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
@@ -1057,6 +1058,16 @@ def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
         main(["--help"])
     assert done.value.code == 0
     assert "Exit status: 0 stopped (SIGTERM, SIGINT, SIGHUP)" in capsys.readouterr().out
+
+
+def test_the_help_names_every_settings_variable(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each flag says the variable that sets it too, the one switch (--migrate) with it."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for each in fields(Settings):
+        assert f"(env SCORPION_{each.name.upper()}" in text, each.name
+    assert "(env SCORPION_MIGRATE=1)" in text
 
 
 def test_a_full_disk_is_named_in_the_log_without_the_statement() -> None:
