@@ -865,7 +865,13 @@ class _Bounded(ServerConnection):
 
         websockets answers a ping before any request is read, so a ping costs the
         server a pong whatever the request limits say: one connection sending pings
-        as fast as it could kept the server from everyone else."""
+        as fast as it could kept the server from everyone else.
+
+        Once closed for a flood, every frame read after (but its close) is dropped too:
+        past the limit the rest of a fragmented message was, and a message after it
+        reached websockets in the middle of that one (a failed assertion, 1011)."""
+        if self.flooded and isinstance(event, Frame) and event.opcode is not Opcode.CLOSE:
+            return
         if isinstance(event, Frame) and (event.opcode in _CONTROL_OPCODES or not event.fin):
             now = self.loop.time()
             if self._controls is None:

@@ -123,6 +123,30 @@ async def test_a_flood_of_fragments_is_closed(start: Start) -> None:
     await raw.close()
 
 
+async def test_a_message_after_a_flood_of_fragments_is_dropped_not_a_crash(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past the limit the flood's fragments were dropped, the last one among them, and
+    a whole message sent after them reached websockets in the middle of the dropped
+    one: its handler failed on an assertion (an ERROR with a stack) and the peer got
+    1011. Once the connection is closed for a flood, nothing more of it is read.
+    (The frames are a few bytes each: all of them are in one of ``_read``'s slices.)"""
+    server = await start(**OPEN)
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    first = struct.pack("!BB", 0x02, 0x80) + os.urandom(4)  # binary, not fin, empty
+    more = struct.pack("!BB", 0x00, 0x80) + os.urandom(4)  # continuation, not fin, empty
+    last = struct.pack("!BB", 0x80, 0x80) + os.urandom(4)  # continuation, fin, empty
+    with caplog.at_level(logging.WARNING):
+        # in one read: the message comes right after the fragment past the limit
+        raw.writer.write(first + more * (CONTROL_FRAMES_BURST + 1) + last)
+        raw.send({"type": "ping", "id": 2})
+        assert await raw.read_close() == 1008
+        await raw.close()
+        await asyncio.sleep(0.2)  # the handler's end, logged if it failed
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
 async def test_a_reader_of_its_pongs_may_ping_within_the_limit(start: Start) -> None:
     """A client that pings now and then, or a burst of them, is never closed."""
     server = await start(**OPEN)
