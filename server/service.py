@@ -869,7 +869,9 @@ class GameService:
         try:
             new = None if old is None else await self.store.rotate_token(old, given)
         except TokenTaken:
-            raise _fail("bad_request", "token: that token is in use; make another.") from None
+            raise _fail(
+                "bad_request", "token: that token is or was in use; make another."
+            ) from None
         finally:
             self._rotating.discard(session)
         if new is None:  # rotated on another device, or revoked: gone for this one too

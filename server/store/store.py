@@ -553,10 +553,11 @@ class Store:
             return await players.insert_token(conn, player_id, self._clock())
 
     async def revoke_token(self, token: str) -> bool:
-        """Forget ``token``; False if it was not known. Other nodes hear of it with the
-        commit (``notify.SIGN_OUTS``), and sign out their connections on it."""
+        """Revoke ``token``; False if it was not known (or revoked already). Other nodes
+        hear of it with the commit (``notify.SIGN_OUTS``), and sign out their connections
+        on it."""
         async with self._transaction() as conn:
-            player_id = await players.delete_token(conn, token)
+            player_id = await players.revoke_token(conn, token, self._clock())
             if player_id is not None and self.shared:
                 await notify_revoked(conn, self.node_id, player_id, players.hash_token(token))
             return player_id is not None
@@ -571,18 +572,19 @@ class Store:
             if player is None:
                 return None
             await players.lock_tokens(conn, player.id)  # then the token is read again:
-            if await players.delete_token(conn, token) is None:  # revoked meanwhile
+            now = self._clock()
+            if await players.revoke_token(conn, token, now) is None:  # revoked meanwhile
                 return None
             if self.shared:
                 await notify_revoked(conn, self.node_id, player.id, players.hash_token(token))
-            return await players.insert_token(conn, player.id, self._clock(), new)
+            return await players.insert_token(conn, player.id, now, new)
 
     async def revoke_tokens(self, player_id: int) -> int:
-        """Forget every token of ``player_id`` (sign out everywhere); how many there were.
+        """Revoke every token of ``player_id`` (sign out everywhere); how many there were.
         Other nodes hear of it with the commit, and sign out the player's connections."""
         async with self._transaction() as conn:
             await players.lock_tokens(conn, player_id)  # after a rotation under way, if any
-            revoked = await players.delete_tokens(conn, player_id)
+            revoked = await players.revoke_tokens(conn, player_id, self._clock())
             if revoked and self.shared:
                 await notify_revoked(conn, self.node_id, player_id)
             return revoked

@@ -101,7 +101,7 @@ async def test_a_token_in_use_is_refused_and_nothing_changes(server: Running) ->
     dan = await server.player("dan")
     eve = await server.player("eve")
     assert eve.token is not None and dan.token is not None
-    taken = eve.token + "-" * (MIN_OWN_TOKEN_CHARS - len(eve.token))  # as long as it must be
+    taken = secrets.token_urlsafe(32)  # eve's device's own
     store = server.server.store
     assert store is not None and eve.player is not None
     assert await store.rotate_token(eve.token, taken) == taken
@@ -111,6 +111,37 @@ async def test_a_token_in_use_is_refused_and_nothing_changes(server: Running) ->
     assert (await (await server.connect()).hello(dan.token))["type"] == "welcome"
     eves = await (await server.connect()).hello(taken)
     assert eves["player"]["name"] == "eve"
+
+
+async def test_a_leaked_token_rotated_away_cannot_be_taken_up_by_another_player(
+    server: Running,
+) -> None:
+    """A revoked token's row went, and a client chooses its own new token: whoever knew
+    the leaked token rotated their own to it once its owner had rotated it away, and the
+    owner's other device, still holding it, then signed in as them. A token ever given
+    out is never taken again: not after a rotation, not after signing out everywhere,
+    not by its own player either."""
+    ada = await server.player("ada")
+    mal = await server.player("mal")
+    leaked = ada.token
+    assert leaked is not None
+    assert (await ada.request("rotate_token"))["type"] == "token"  # the owner's answer
+    taken = await mal.request("rotate_token", token=leaked)
+    assert taken["code"] == "bad_request" and "in use" in taken["message"], taken
+    phone = await server.connect()  # the owner's other device, with the leaked token
+    assert (await phone.hello(leaked))["code"] == "unauthenticated"
+
+    bea = await server.player("bea")
+    gone = bea.token
+    assert (await bea.request("sign_out", everywhere=True))["revoked"] == 1
+    assert (await mal.request("rotate_token", token=gone))["code"] == "bad_request"
+    assert (await (await server.connect()).hello(gone))["code"] == "unauthenticated"
+
+    own = await ada.request("rotate_token")  # back to its own old token: no more either
+    again = await server.connect()
+    assert (await again.hello(own["token"]))["type"] == "welcome"
+    assert (await again.request("rotate_token", token=leaked))["code"] == "bad_request"
+    assert (await (await server.connect()).hello(mal.token))["player"]["name"] == "mal"
 
 
 async def test_sign_out_signs_this_connection_out_and_leaves_the_token_to_other_devices(

@@ -359,7 +359,7 @@ type: "rotate_token"
  */
 id: (number | string)
 /**
- * The new token, made by the client: 43 to 128 characters of the URL-safe base64 alphabet, from a secure random source (32 random bytes make 43). `bad_request` if the server has it already (a token in use, of any player). A revoked token is not kept, so one chosen again signs in again: make each new one from fresh random bytes. Sent again on a connection signed in with it, the reply is the same and nothing changes (a retry; so the token the connection signed in with, given as the new one, rotates nothing).
+ * The new token, made by the client: 43 to 128 characters of the URL-safe base64 alphabet, from a secure random source (32 random bytes make 43). `bad_request` if the server has it already: a token in use, or one rotated away or revoked, of any player (revoked tokens are kept, hashed, so that no one takes up a leaked one). Make each new one from fresh random bytes. Sent again on a connection signed in with it, the reply is the same and nothing changes (a retry; so the token the connection signed in with, given as the new one, rotates nothing).
  */
 token?: string
 }

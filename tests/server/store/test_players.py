@@ -10,7 +10,15 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import InvalidName, NameTaken, NotFound, Store, name_key
+from server.store import (
+    InvalidName,
+    NameTaken,
+    NotFound,
+    Store,
+    TokenTaken,
+    hash_token,
+    name_key,
+)
 from server.store.models import metadata
 
 
@@ -99,6 +107,25 @@ async def test_each_token_finds_its_player_until_revoked(store: Store) -> None:
     assert not await store.revoke_token(extra)
     assert await store.player_for_token(extra) is None
     assert await store.player_for_token(anna_token) == anna
+
+
+async def test_a_revoked_token_is_never_issued_again(store: Store) -> None:
+    anna, anna_token = await store.create_player("anna")
+    bob, bob_token = await store.create_player("bob")
+    rotated = await store.rotate_token(anna_token)
+    assert rotated is not None
+    with pytest.raises(TokenTaken):  # another player's choice of the old one
+        await store.rotate_token(bob_token, anna_token)
+    assert await store.player_for_token(bob_token) == bob  # nothing changed
+    assert await store.revoke_tokens(anna.id) == 1
+    with pytest.raises(TokenTaken):
+        await store.rotate_token(bob_token, rotated)
+    assert await store.player_for_token(anna_token) is None
+    assert await store.player_for_token(rotated) is None
+    assert await store.known_tokens([hash_token(anna_token), hash_token(bob_token)]) == {
+        hash_token(bob_token)
+    }
+    assert await store.revoke_tokens(anna.id) == 0  # none working is left
 
 
 async def test_token_for_unknown_player(store: Store) -> None:
