@@ -649,19 +649,14 @@ class App:
         unfinished = list(welcome.get("games", []))
         first: str | None = None  # a script's first line, read before its game was started
         if unfinished and not self.options.new:
-            chosen = unfinished[0]
-            with self.session.held():
-                reply = await self.conn.request("open_game", game=int(chosen["game"]))
-                if reply.get("type") == "game":
-                    self.session.take(reply)
-            if reply.get("type") != "game":
-                self.rejected(reply, game=chosen["game"])
+            if not await self._open_game(int(unfinished[0]["game"])):
                 return 1
             if self.options.level or self.options.deal or self.options.winnable:
                 self.notice("app.continuing")
         else:
             level, deal = self.options.level, self.options.deal
             winnable = self.options.winnable  # play --winnable
+            kept: int | None = None
             if (
                 level is None
                 and deal is None
@@ -673,6 +668,10 @@ class App:
                 if chosen is None:  # input ended: as after ``q``, with no game started
                     return 0
                 level, deal, winnable = chosen
+                # one started on another device while the menu was shown: kept, played here
+                kept = await self._unfinished_elsewhere()
+                if kept is not None and await self.confirm("app.confirm_new_elsewhere", game=kept):
+                    kept = None
             elif not self.terminal.interactive:
                 first, command = await self._first_command()
                 if command is None and first is not None and asks_new_game(first):
@@ -690,7 +689,10 @@ class App:
                     first = None
                     if self._deal_not_chosen(level, deal):  # as the server would refuse it
                         return 1
-            if not await self.new_game(level, deal, winnable=winnable):
+            if kept is not None:
+                if not await self._open_game(kept):
+                    return 1
+            elif not await self.new_game(level, deal, winnable=winnable):
                 return 1
         self.session.show()
         if self.terminal.interactive:
@@ -796,6 +798,37 @@ class App:
             return True
         self.notice("app.kept")
         return False
+
+    async def _open_game(self, game: int) -> bool:
+        """Open the player's unfinished ``game`` and play it here; False (said) if refused."""
+        assert self.conn is not None
+        with self.session.held():
+            reply = await self.conn.request("open_game", game=game)
+            if reply.get("type") == "game":
+                self.session.take(reply)
+        if reply.get("type") != "game":
+            self.rejected(reply, game=game)
+            return False
+        return True
+
+    async def _may_abandon(self) -> bool:
+        """Whether a new game may go ahead: asked when it abandons the game played here,
+        or one the player has on another device."""
+        if not self.session.finished and self.session.game is not None:
+            return await self.confirm("app.confirm_new")
+        kept = await self._unfinished_elsewhere()
+        return kept is None or await self.confirm("app.confirm_new_elsewhere", game=kept)
+
+    async def _unfinished_elsewhere(self) -> int | None:
+        """The player's unfinished game that this client is not playing (another device
+        started it): a new game would abandon it, a loss played elsewhere. None when
+        there is none, or when the server's list cannot be had (``new_game`` goes on)."""
+        assert self.conn is not None
+        reply = await self.conn.request("games", status="active")
+        if reply.get("type") != "games":
+            return None
+        others = [int(each["game"]) for each in reply.get("games", [])]
+        return next((each for each in others if each != self.session.game), None)
 
     async def new_game(
         self, level: str | None, deal: int | None, *, winnable: bool = False
@@ -993,8 +1026,7 @@ class App:
         level = command.level or self._level()
         if self._deal_not_chosen(level, command.deal):  # before asking to give a game up
             return
-        unfinished = not self.session.finished and self.session.game is not None
-        if unfinished and not command.force and not await self.confirm("app.confirm_new"):
+        if not command.force and not await self._may_abandon():
             return
         if await self.new_game(level, command.deal):
             self.session.show()

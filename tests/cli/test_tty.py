@@ -198,6 +198,28 @@ async def test_the_level_menu_asks_again_after_a_typo(
         await shown.wait_for("hard · deal 5")
 
 
+async def test_a_game_started_elsewhere_while_the_menu_was_shown_is_not_abandoned_unasked(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """The menu is shown when the player has no unfinished game; one started on another
+    device meanwhile was abandoned by the level chosen here. Now it is asked, and kept
+    (and played here) unless the answer is yes."""
+    async with launch(server, tmp_path, "play") as shown:
+        await shown.wait_for(r"level \(number or name")
+        other = await server.connect()
+        assert (await other.hello(ada))["type"] == "welcome"
+        theirs = (await other.request("new_game", level="hard", deal=3))["game"]
+        await shown.keys("hard", "Enter")
+        await shown.wait_for("deal number")
+        await shown.keys("5", "Enter")
+        await shown.wait_for(f"Your unfinished game {theirs}, started on another device")
+        await shown.keys("n", "Enter")
+        await shown.wait_for(f"game {theirs} · hard · deal 3")
+        await other.close()
+    games = await (await server.connect()).hello(ada)
+    assert [game["game"] for game in games["games"]] == [theirs]  # still unfinished
+
+
 async def test_a_finnish_screen_at_80x24(server: Running, tmp_path: Path, ada: str) -> None:
     async with launch(server, tmp_path, "--lang", "fi", "play", "--level", "hard") as shown:
         await shown.wait_for(r"(?m)^>")
