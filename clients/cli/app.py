@@ -920,7 +920,8 @@ class App:
         elif kind == "hint":
             await self.hint()
         elif kind in ("pause", "resume", "pause_or_resume"):
-            await self.pause(kind)
+            if self._playing():  # a finished game's clock has stopped: nothing to pause
+                await self.pause(kind)
         elif kind == "new":
             await self.start_over(command)
         else:

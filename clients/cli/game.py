@@ -94,9 +94,10 @@ class GameSession:
         return 0 if self.board is None else self.board.score_at(self.time_ms())
 
     def set_paused(self, paused: bool) -> None:
-        """The server acknowledged a pause or resume: its clock stopped, or runs."""
-        self.paused = paused
+        """The server acknowledged a pause or resume: its clock stopped, or runs. A
+        finished game is never paused (PROTOCOL.md: its end ended the pause)."""
         board = self.board
+        self.paused = paused and not (board is not None and board.finished)
         if board is None or board.finished:
             return
         if paused and board.running:
@@ -351,6 +352,8 @@ class GameSession:
                 self._clock_at = time.monotonic()
                 paused = event.get("paused", not board.running)  # an older server's: guessed
                 self.paused = bool(paused) and not board.finished
+        if board.finished:  # ``won`` and ``game_lost`` end a pause too
+            self.paused = False
 
     def _report(self, v: int, events: list[dict[str, Any]]) -> None:
         board = self.board

@@ -361,6 +361,18 @@ async def test_a_game_paused_before_is_resumed_by_the_first_p(cli: CliRunner) ->
     assert "PAUSED" in out and "resumed" in out and "moved 7♣" in out, out
 
 
+async def test_a_paused_game_that_ends_is_paused_no_more(cli: CliRunner) -> None:
+    """Resigned while paused, the lost game's status line still said PAUSED, and ``p``
+    then toggled "resumed" and "paused" on a game whose clock had stopped for good."""
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["p", "resign!", "b", "p", "b"]
+    code, out = await cli("play", "--level", "hard", "--deal", "1", lines=lines)
+    assert code == 0, out
+    after = out[out.index("the game is lost (resigned)") :]
+    assert "PAUSED" not in after and "resumed" not in after and "paused" not in after, after
+    assert "The game is over." in after, after
+
+
 async def test_pause_and_resume_do_what_they_say(cli: CliRunner) -> None:
     """``resume`` was ``p``: on a running game it paused it, and ``pause`` on a paused
     one resumed it. Each does its own now; ``p`` alone turns the clock over."""
