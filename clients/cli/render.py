@@ -20,6 +20,7 @@ import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from clients.cli.board import UNKNOWN, Board
@@ -474,11 +475,23 @@ def render_games(
             str(game["score"]),
             time_text(int(game["time_ms"])),
             _opt(game.get("deal")),
-            str(game.get("updated", ""))[:19].replace("T", " "),
+            local_time(game.get("updated", "")),
         ]
         for game in games
     ]
     return _fitted(header, body, width, lambda row: f"{header[0]} {row[0]}")
+
+
+def local_time(stamp: object) -> str:
+    """A time on the wire (ISO 8601, UTC) in the terminal's own time zone (``TZ``), to
+    the second: ``2026-12-07 04:00:13``. What does not read as one is shown as sent."""
+    try:
+        moment = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)[:19].replace("T", " ")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _fitted(

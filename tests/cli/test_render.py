@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from clients.cli.render import (
     card_text,
     cards_in_text,
     describe_event,
+    local_time,
     percent,
     render_board,
     render_games,
@@ -152,9 +155,25 @@ def test_stats_wider_than_the_terminal_become_one_block_per_level(lang: str) -> 
     )
 
 
-def test_games_wider_than_the_terminal_become_one_block_per_game() -> None:
+@pytest.fixture
+def zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Set the process's time zone (``TZ``) for the test; the one before comes back."""
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_games_wider_than_the_terminal_become_one_block_per_game(
+    zone: Callable[[str], None],
+) -> None:
     """The games table is 102 columns wide: it wrapped row by row at 80."""
     use("en")
+    zone("UTC0")
     game = {"game": 6988716928896923, "level": "three-blind-mice", "status": "active", "moves": 12}
     game |= {
         "score": 480,
@@ -170,6 +189,16 @@ def test_games_wider_than_the_terminal_become_one_block_per_game() -> None:
     assert first.splitlines()[0] == "game 6988716928896923" and second.startswith("game 7\n")
     assert "  updated  2026-12-06 17:42:06" in first.splitlines()[-1].replace("   ", "  ")
     assert render_games([game], None, 200) == render_games([game])
+
+
+def test_a_games_time_is_shown_in_the_terminals_time_zone(zone: Callable[[str], None]) -> None:
+    """The ``updated`` column was the wire's UTC, cut to the second, with no zone named."""
+    zone("EET-2EEST,M3.5.0/3,M10.5.0/4")  # Helsinki's, written out: no tz database needed
+    assert local_time("2026-12-07T02:00:13.250Z") == "2026-12-07 04:00:13"
+    assert local_time("2026-07-01T23:30:00+00:00") == "2026-07-02 02:30:00"  # summer: +3
+    zone("EST5EDT,M3.2.0,M11.1.0")  # New York's
+    assert local_time("2026-12-07T02:00:13Z") == "2026-12-06 21:00:13"
+    assert local_time("not a time") == "not a time"
 
 
 def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
