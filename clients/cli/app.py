@@ -694,7 +694,6 @@ class App:
                     return 1
             elif not await self.new_game(level, deal, winnable=winnable):
                 return 1
-        self.session.show()
         if self.terminal.interactive:
             self.notice("app.help_hint")
         follow = asyncio.create_task(self.follow_size()) if self.terminal.editor else None
@@ -800,12 +799,14 @@ class App:
         return False
 
     async def _open_game(self, game: int) -> bool:
-        """Open the player's unfinished ``game`` and play it here; False (said) if refused."""
+        """Open the player's unfinished ``game`` and play it here, its board shown; False
+        (said) if refused."""
         assert self.conn is not None
         with self.session.held():
             reply = await self.conn.request("open_game", game=game)
             if reply.get("type") == "game":
                 self.session.take(reply)
+                self.session.show()  # before the pushes held meanwhile are said
         if reply.get("type") != "game":
             self.rejected(reply, game=game)
             return False
@@ -833,7 +834,9 @@ class App:
     async def new_game(
         self, level: str | None, deal: int | None, *, winnable: bool = False
     ) -> bool:
-        """Start a game on ``deal``, or a random one (a deal the solver has won if ``winnable``)."""
+        """Start a game on ``deal``, or a random one (a deal the solver has won if
+        ``winnable``), and show its board before what the pushes held meanwhile say (that
+        the deal cannot be won was said before the board of the game it was said of)."""
         assert self.conn is not None
         fields: dict[str, Any] = {"level": level or self._level()}
         if winnable:
@@ -862,6 +865,7 @@ class App:
             if reply.get("lost") is not None:
                 self.notice("app.abandoned", game=reply["lost"])
             self.session.take(reply)
+            self.session.show()
         return True
 
     async def _start(self, fields: dict[str, Any]) -> Message:
@@ -1029,8 +1033,7 @@ class App:
             return
         if not command.force and not await self._may_abandon():
             return
-        if await self.new_game(level, command.deal):
-            self.session.show()
+        await self.new_game(level, command.deal)
 
     def _deal_not_chosen(self, level: str, deal: int | None) -> bool:
         """A deal number on a level whose deals the server chooses (easy, as the level menu

@@ -315,7 +315,9 @@ def _where(place: Any) -> str:
     return _("where.reserve") if place == "reserve" else _("where.column", column=place)
 
 
-def describe_event(event: dict[str, Any], *, undoable: bool = True) -> str | None:
+def describe_event(
+    event: dict[str, Any], *, undoable: bool = True, lost: bool = False
+) -> str | None:
     """One line about an event, or None for those the board shows by itself.
 
     ``undoable``: whether undo can take anything back now (a hint's advice)."""
@@ -351,19 +353,25 @@ def describe_event(event: dict[str, Any], *, undoable: bool = True) -> str | Non
     if kind == "game_lost":
         return _("event.game_lost", reason=_(f"lost.{event.get('reason', 'resigned')}"))
     if kind == "hint":
-        return render_hint(event, undoable=undoable)
+        return render_hint(event, undoable=undoable, lost=lost)
     if kind == "won":
         return _("event.won")
     return None
 
 
-def render_hint(hint: dict[str, Any], *, undoable: bool = True) -> str:
-    """A hint's line; with nothing to undo (at the deal), a lost position is the deal's."""
+def render_hint(hint: dict[str, Any], *, undoable: bool = True, lost: bool = False) -> str:
+    """A hint's line; with nothing to undo (at the deal), a lost position is the deal's.
+    In a position proved ``lost`` the server still names a move (it plays on): said so."""
     action = hint.get("action")
-    if action == "move":
-        return _("hint.move", card=card_text(str(hint.get("card"))), column=hint.get("to"))
-    if action == "deal":
-        return _("hint.deal")
+    if action in ("move", "deal"):
+        line = (
+            _("hint.move", card=card_text(str(hint.get("card"))), column=hint.get("to"))
+            if action == "move"
+            else _("hint.deal")
+        )
+        if lost:
+            line += _("hint.lost_suffix" if undoable else "hint.lost_deal_suffix")
+        return line
     if hint.get("reason") == "lost":
         return _("hint.none_lost" if undoable else "hint.none_lost_deal")
     if hint.get("reason") == "seen":

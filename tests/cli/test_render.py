@@ -236,6 +236,22 @@ def test_a_none_hint_says_why() -> None:
     assert render_hint({"action": "none"}) == "hint: no useful move is left"
 
 
+def test_a_hint_in_a_lost_position_says_it_only_plays_on() -> None:
+    """At a deal proved lost, ``h`` named a move and nothing more, where the guide says
+    the hint tells that the deal cannot be won."""
+    move = {"type": "hint", "action": "move", "card": "7C", "to": 5}
+    assert describe_event(move) == "hint: move 7♣ to column 5"
+    at_deal = describe_event(move, undoable=False, lost=True)
+    assert (
+        at_deal == "hint: move 7♣ to column 5, though this deal cannot be won, whatever is played"
+    )
+    later = render_hint({"action": "deal"}, lost=True)
+    assert later == "hint: deal the stock (d), though this position can no longer be won"
+    use("fi")
+    assert render_hint(move, lost=True).endswith("vaikka tätä asemaa ei voi enää voittaa")
+    use("en")
+
+
 def test_lost_from_the_deal_is_worded_apart_from_lost_after_the_moves() -> None:
     from_deal = describe_event({"type": "lost_position", "from_deal": True}) or ""
     after_moves = describe_event({"type": "lost_position", "from_deal": False}) or ""

@@ -1,0 +1,63 @@
+"""A deal the server proves lost at once (hard deal 1), as the terminal client says it."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clients.cli.connection import Connection, Message
+from tests.cli.conftest import CliRunner
+from tests.server.conftest import Running, quiet_settings
+
+LOST_DEAL, WON_DEAL = 1, 5  # hard: proved lost at once, and won (test_lost_at_deal.py)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Running]:
+    """The CLI tests' server, with the check of a deal at its start (``lost_budget_ms``)."""
+    running = Running(dataclasses.replace(quiet_settings(tmp_path), lost_budget_ms=1000))
+    await running.start()
+    yield running
+    await running.stop()
+
+
+class _VerdictBeforeTheReplyIsTaken(Connection):
+    """The new game's reply is taken only once its deal's verdict has been pushed (the
+    push then waits, held, until the reply is taken), as on a slow client."""
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        reply = await super().request(type_, **fields)
+        if type_ == "new_game":
+            await asyncio.sleep(0.5)
+        return reply
+
+
+async def test_the_lost_deal_is_said_after_its_board_and_its_hint_says_so(
+    cli: CliRunner,
+) -> None:
+    """It was said before the new game's board, after the line that the game before was
+    abandoned, as if of that one; and ``h`` at the deal named a move and nothing more."""
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["b", f"n! hard {LOST_DEAL}", "h", "q"]  # not the script's first: a game before
+    code, out = await cli(
+        "play",
+        "--level",
+        "hard",
+        "--deal",
+        str(WON_DEAL),
+        lines=lines,
+        connection_class=_VerdictBeforeTheReplyIsTaken,
+    )
+    assert code == 0, out
+    abandoned = re.search(r"game \d+ was abandoned and counts as lost", out)
+    header = out.find(f"· hard · deal {LOST_DEAL}")
+    said = out.find("this deal cannot be won: the solver proved it lost from the start")
+    assert out.count("this deal cannot be won: the solver proved") == 1, out  # not deal 5
+    assert abandoned is not None and abandoned.end() < header < said, out
+    assert "hint: move 7♣ to column 5, though this deal cannot be won" in out, out
