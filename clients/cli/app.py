@@ -315,7 +315,20 @@ class App:
             on_skipped=self.skipped,
             on_drop=self.session.dropped,
             on_wait=self.waiting,
+            kept_token=self._kept_token,
         )
+
+    def _kept_token(self) -> str | None:
+        """The token kept now for the player this client signed in as: ``scorpion
+        new-token`` may have rotated it since it was read (None: another player's, or
+        nothing usable)."""
+        welcome = self.conn.welcome if self.conn is not None else None
+        player = (welcome or {}).get("player") or {}
+        try:
+            kept = config.load(self.options.server, self.config_dir)
+        except (OSError, config.CredentialsError):
+            return None
+        return kept.token if kept is not None and kept.name == player.get("name") else None
 
     async def _open(self, conn: Connection) -> Message:
         """``conn.open()``; no WebSocket server (or none that says hello) raises ``NoServer``."""

@@ -252,6 +252,7 @@ class Connection:
         on_skipped: SkipHandler | None = None,
         on_drop: DropHandler | None = None,
         on_wait: Callable[[float], None] | None = None,
+        kept_token: Callable[[], str | None] | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
         timeout: float = 30.0,
     ) -> None:
@@ -267,6 +268,9 @@ class Connection:
         self.on_skipped = on_skipped
         self.on_drop = on_drop
         self.on_wait = on_wait  # told the seconds of a rate limit's wait of a second or more
+        # The player's token as kept now (another command of this computer may have
+        # rotated it since): tried once when a reconnection's hello refuses ``token``.
+        self.kept_token = kept_token
         self.delays = delays
         self.timeout = timeout
         self.welcome: Message | None = None
@@ -582,6 +586,12 @@ class Connection:
                 # the rotation happened, its answer lost: the new token is this player's
                 self.token, self.next_token = self.next_token, None
                 fields["token"] = self.token
+                continue
+            kept = self.kept_token() if self.kept_token and self.welcome is not None else None
+            if message.get("code") == "unauthenticated" and kept not in (None, self.token):
+                # rotated since this client read it (``scorpion new-token``): kept there
+                self.token = kept
+                fields["token"] = kept
                 continue
             wait = next(waits, None)
             if wait is None or message.get("code") not in ("rate_limited", "unavailable"):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
+from clients.cli import config
 from clients.cli.connection import Connection, Message
 from tests.cli.conftest import CliRunner
 from tests.cli.test_play import DEAL, solution_lines
@@ -172,3 +174,42 @@ async def test_quit_while_reconnecting_quits_at_once(cli: CliRunner) -> None:
     code, out = await play_deal(cli, [*solution_lines("medium", DEAL)[:1], "q"], Gone)
     assert code == 0, out
     assert time.monotonic() - started < 5, out
+
+
+class RotatedElsewhere(Connection):
+    """Before the fifth move the connection drops, and meanwhile another command of this
+    computer (``scorpion new-token``) rotates the player's token and keeps the new one."""
+
+    store: Any = None
+    config_dir: Any = None
+    url = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moves = 0
+
+    async def _send(self, message: Message) -> None:
+        if message["type"] == "move":
+            self.moves += 1
+            if self.moves == 5:
+                cls = RotatedElsewhere
+                kept = config.load(cls.url, cls.config_dir)
+                assert kept is not None and self.token == kept.token
+                new = await cls.store.rotate_token(kept.token)
+                config.save(cls.url, config.Credentials(kept.name, new), cls.config_dir)
+                self.drop()
+        await super()._send(message)
+
+
+async def test_a_token_rotated_by_another_command_meanwhile_is_read_again(
+    cli: CliRunner, server: Running, config_dir: Path
+) -> None:
+    """The reconnection's hello with the token read at start was refused, and the client
+    gave up ("register again") though the credentials file held the new, working one."""
+    lines = solution_lines("medium", DEAL)
+    assert (await cli("register", "ada"))[0] == 0
+    RotatedElsewhere.store, RotatedElsewhere.config_dir = server.server.store, config_dir
+    RotatedElsewhere.url = server.url
+    code, out = await play_deal(cli, lines, RotatedElsewhere)
+    assert code == 0, out
+    assert "register" not in out and "=== You won! ===" in out, out
