@@ -147,7 +147,7 @@ def parse_deal(text: str) -> int:
     """A deal number 1..MAX_DEAL; CommandError naming the bad text otherwise."""
     deal = number(text, MAX_DEAL)
     if deal is None:
-        raise CommandError(_("command.bad_deal", deal=text, limit=MAX_DEAL))
+        raise CommandError(_("command.bad_deal", deal=_quoted(text), limit=MAX_DEAL))
     return deal
 
 
@@ -165,10 +165,21 @@ def _new(words: list[str], force: bool) -> Command:
                 raise CommandError(_("command.usage_new"))
             deal = parse_deal(word)
         elif word.lstrip("-").isdigit() or level is not None:  # a number, or after a level
-            raise CommandError(_("command.bad_deal", deal=word, limit=MAX_DEAL))
+            raise CommandError(_("command.bad_deal", deal=_quoted(word), limit=MAX_DEAL))
         else:
-            raise CommandError(_("command.bad_level", level=word, levels=", ".join(LEVELS)))
+            raise CommandError(
+                _("command.bad_level", level=_quoted(word), levels=", ".join(LEVELS))
+            )
     return Command("new", level=level, force=force, deal=deal)
+
+
+QUOTED_CHARS: Final = 40
+"""How much of what was typed a refusal quotes: a line may be 65,536 characters."""
+
+
+def _quoted(typed: str) -> str:
+    """``typed`` as a refusal quotes it: its first ``QUOTED_CHARS`` characters, at most."""
+    return typed if len(typed) <= QUOTED_CHARS else typed[: QUOTED_CHARS - 1] + "…"
 
 
 NEW_GAME_WORDS: Final = ("n", "new", "n!", "new!")
@@ -195,11 +206,11 @@ def parse(line: str) -> Command | None:
         if len(words) == 2 and digits(words[1]):
             to = number(words[1], INT32_MAX)  # the wire's range: the server says which exist
             if to is None:
-                raise CommandError(_("command.bad_column", column=words[1]))
+                raise CommandError(_("command.bad_column", column=_quoted(words[1])))
             return Command("move", card=card, to=to)
-        raise CommandError(_("command.usage_move", card=words[0]))
+        raise CommandError(_("command.usage_move", card=_quoted(words[0])))
     force = head.endswith("!") and head[:-1] in _WORDS and _WORDS[head[:-1]] in _FORCEABLE
     word = head[:-1] if force else head
     if word in _WORDS and len(words) == 1:
         return Command(_WORDS[word], force=force)
-    raise CommandError(_("command.unknown", line=line.strip()))
+    raise CommandError(_("command.unknown", line=_quoted(line.strip())))

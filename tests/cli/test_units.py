@@ -71,6 +71,19 @@ def test_bad_commands(text: str) -> None:
         parse(text)
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["x" * 65_536, "4h " + "9" * 500, "n " + "q" * 500, "n hard " + "x" * 500, "4h 5" + "0" * 500],
+)
+def test_a_refusal_quotes_at_most_the_start_of_what_was_typed(line: str) -> None:
+    """A line of 65,536 characters came back whole in "unknown command ...": every
+    refusal quotes the first 40 characters of a word or line at most."""
+    with pytest.raises(CommandError) as refused:
+        parse(line)
+    text = str(refused.value)
+    assert len(text) < 200 and "…" in text, text
+
+
 def test_options_from_the_environment() -> None:
     env = {"SCORPION_SERVER": "ws://example:1", "NO_COLOR": "1", "LANG": "fi_FI.UTF-8"}
     options = parse_args([], env=env)
