@@ -95,7 +95,8 @@ EARLY_GRACE_S: Final = 0.002
 (a client's timer that fires a little early), at most half the wait it was told."""
 
 PRUNE_EVERY: Final = 4096
-"""How many bucket uses between two sweeps of the full (forgettable) buckets."""
+"""How many bucket uses between two sweeps of the full (forgettable) buckets, and
+strikes between two sweeps of the aged-out strike records."""
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -265,9 +266,19 @@ class AddressBook:
         self.window = window
         self.open: dict[str, int] = {}
         self._strikes: dict[str, deque[float]] = {}
+        self._struck = 0  # strikes since the last sweep
 
     def strike(self, address: str, now: float) -> bool:
-        """One strike for ``address``; True once it has more than ``limit`` in the window."""
+        """One strike for ``address``; True once it has more than ``limit`` in the window.
+
+        Every ``PRUNE_EVERY`` strikes the records of every address are swept: one whose
+        strikes have all aged out is forgotten even if that address never comes back
+        (struck once from each of many addresses, the records of those gone stayed)."""
+        self._struck += 1
+        if self._struck >= PRUNE_EVERY:
+            self._struck = 0
+            for each in list(self._strikes):
+                self._count(each, now)
         strikes = self._strikes.setdefault(address, deque())
         strikes.append(now)
         return self._count(address, now) > self.limit
