@@ -68,8 +68,10 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "too_many_watchers": "The game is open on as many connections to this server as one "
     "game may be (section 10): close it on a connection that no longer uses it, then open "
     "it again.",
-    "unavailable": "The server cannot serve the request right now (starting, stopping, or "
-    "storage unavailable or too slow); retry later. Not applied, unless the database "
+    "unavailable": "The server cannot serve the request right now (starting, stopping, "
+    "storage unavailable or too slow, or, for a request without `v` such as `new_game`, "
+    "`hint` or `resign`, the game changed by another device of the player before each of "
+    "the server's tries to write it); retry later. Not applied, unless the database "
     "commits it all the same (as the server stops waiting, or later when the network to it "
     "stalled; its events then reach the game's watchers as any commit's do): resend it with "
     "the same id and v to know.",

@@ -197,6 +197,19 @@ SERVER_NAME = f"scorpion-server {version()}"
 CONFLICT_ATTEMPTS = 8
 """How often a request without ``v`` (new_game's abandonment, hint, resign) is tried
 against a game that other nodes keep changing before it answers ``unavailable``."""
+
+
+class KeepsChanging(Exception):
+    """``CONFLICT_ATTEMPTS`` writes in a row were refused for another write to the same
+    game or player at the same version (another device, on another node, acting as
+    fast as the database answers): ``unavailable``, though the database is well."""
+
+
+KEEPS_CHANGING: Final = (
+    "The game keeps changing (another device of yours acts on it as fast as it can);"
+    " nothing was applied: retry."
+)
+
 CATCH_UP_OVERHEAD = 256
 """Bytes a catch_up reply takes besides its batches (envelope, ids, clock, list header)."""
 LOADS_AT_ONCE: Final = 8
@@ -446,6 +459,13 @@ class GameService:
                 " a new game can be started."
             )
             return build.error("internal", message, request.id)
+        except KeepsChanging:
+            log.info(
+                "%s lost %d races in a row to the game's other writes",
+                request.type,
+                CONFLICT_ATTEMPTS,
+            )
+            return build.error("unavailable", KEEPS_CHANGING, request.id)
         except StoreUnavailable:
             log.warning("store unavailable for %s", request.type, exc_info=True)
             return build.error("unavailable", "Storage is unavailable; retry later.", request.id)
@@ -1232,7 +1252,7 @@ class GameService:
                 continue
             if started is not None:
                 return started, old.id
-        raise StoreUnavailable("the player's games keep changing; retry")
+        raise KeepsChanging()
 
     async def _abandon(self, old: LiveGame, new_game: NewGame) -> GameRecord | None:
         async with old.lock:
@@ -1695,7 +1715,7 @@ class GameService:
                 return await once(live)
             except VersionConflict:
                 await self._catch_up(live)
-        raise StoreUnavailable("the game keeps changing; retry")
+        raise KeepsChanging()
 
     async def _hint(self, session: Session, request: Request) -> Reply:
         return await self._unversioned(

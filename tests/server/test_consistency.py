@@ -16,6 +16,7 @@ Also: a ``won`` event reaching a device through ``catch_up`` carries ``stats``.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -212,6 +213,40 @@ async def test_new_game_abandons_a_game_another_device_keeps_changing(
     await sees(on_a, 4)
     lost = [e for m in not_clock(on_a.frames) for e in m["events"] if e["type"] == "game_lost"]
     assert lost == [{"type": "game_lost", "reason": "abandoned", "deal": 1}]
+
+
+async def test_a_game_changed_before_every_try_says_so_not_storage_unavailable(
+    nodes: Nodes, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another device that wins every race (as fast as the database answers) made
+    ``new_game`` answer "Storage is unavailable", logged as a database failure with a
+    stack, while the database was well. It is ``unavailable`` still (retry), in words
+    that say why, and logged as what it is."""
+    node_b = nodes[1]
+    on_a, on_b, game = await two_devices(nodes)
+    store_b = node_b.server.store
+    assert store_b is not None
+    original = store_b.commit
+    v = 0
+
+    async def other_device_first(write: GameWrite) -> Any:
+        nonlocal v
+        if write.ending is Ending.ABANDONED:
+            step = {"type": "move", "card": "7C", "to": 5} if v % 2 == 0 else {"type": "undo"}
+            reply = await play(on_a, game, v, step)
+            assert reply["type"] == "ack", reply
+            v = reply["v"]
+        return await original(write)
+
+    monkeypatch.setattr(store_b, "commit", other_device_first)
+    with caplog.at_level(logging.INFO, logger="server"):
+        refused = await on_b.request("new_game", level="medium", deal=3)
+    assert refused["code"] == "unavailable" and "keeps changing" in refused["message"], refused
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert "lost 8 races in a row" in caplog.text
+    monkeypatch.setattr(store_b, "commit", original)
+    started = await on_b.request("new_game", level="medium", deal=3)
+    assert started["type"] == "game" and started["lost"] == game, started
 
 
 async def test_lost_position_names_only_a_version_already_sent(
