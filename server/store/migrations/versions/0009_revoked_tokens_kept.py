@@ -9,7 +9,9 @@ Create Date: 2026-12-07
   its new token (``rotate_token``): whoever knew a leaked token could take it
   up once its owner had rotated it away, and the owner's other devices, still
   holding it, then signed in as that player. Rows deleted before this
-  revision are gone; from it on, none is.
+  revision are gone; from it on, none is. Nodes of the version before, still
+  serving their connections between the migration and their stop (deploy.md,
+  Schema upgrades), delete the rows of the tokens they revoke, as before.
 """
 
 from __future__ import annotations
