@@ -1679,6 +1679,11 @@ class GameService:
         self._sync_clock(live)
         if not won and events and events[0].get("type") != "hint":
             self._check_lost(live)
+        elif live.lost_at is not None and live.lost_at[0] == live.version - 1:
+            # a hint leaves the position as it was, proved lost: said of its version too
+            # (a client clears what it was told at each version; an open_game tells it)
+            live.lost_at = live.version, live.lost_at[1]
+            self.hub.push(live.id, self._lost_position(live))
         if due:
             live.snapshot_v = write.new_version
 

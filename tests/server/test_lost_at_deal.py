@@ -115,3 +115,28 @@ async def test_a_connection_that_opens_a_game_proved_lost_is_told_so_too(
     assert (await third.request("open_game", game=game))["v"] == 1
     pushes = await lost_pushes(third, checking, game)
     assert all(push["v"] == 1 for push in pushes), pushes  # never the old version's
+
+
+async def test_a_hint_in_a_lost_position_is_followed_by_the_verdict_of_its_version(
+    checking: Running,
+) -> None:
+    """A hint is recorded (the version grows) and leaves the position as it was, but the
+    verdict stayed with the version before: clients clear it at each version, so the
+    banner went at the first hint, and a second hint's words, or a page opened after it,
+    were not told the deal could not be won."""
+    kim = await checking.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+    assert len(await lost_pushes(kim, checking, game)) == 1
+    for v in (1, 2):
+        assert (await kim.request("hint", game=game))["v"] == v
+        assert await lost_pushes(kim, checking, game) == [
+            {"v": v, "type": "lost_position", "from_deal": True}
+        ]
+    again = await checking.connect()
+    await again.hello(kim.token)
+    assert (await again.request("open_game", game=game))["v"] == 2
+    assert await lost_pushes(again, checking, game) == [
+        {"v": 2, "type": "lost_position", "from_deal": True}
+    ]
+    assert checking.server.service is not None
+    assert checking.server.service.solver.lost_searches == 1  # said again, not searched
