@@ -39,7 +39,7 @@ import json
 import math
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -150,6 +150,10 @@ def error_text(reply: Message, **context: Any) -> str:
     return printable(_("app.rejected", code=code, message=text))  # the server's words
 
 
+UNCHECKED: Final = -1
+"""``_unfinished_elsewhere`` when the server refused the list (no game has this id)."""
+
+
 def _game_ids(welcome: Message | None) -> list[int]:
     """The unfinished games a ``welcome`` lists."""
     return [int(game["game"]) for game in (welcome or {}).get("games", [])]
@@ -178,6 +182,7 @@ class App:
         self.session = GameSession(terminal, _style(options, terminal), options.json)
         self.session.refused = self._open_refused
         self.conn: Connection | None = None
+        self._seen_unfinished: set[int] = set()  # the player's games other devices play
         terminal.status = self.session.status
         terminal.words = self.words
 
@@ -315,20 +320,23 @@ class App:
             on_skipped=self.skipped,
             on_drop=self.session.dropped,
             on_wait=self.waiting,
-            kept_token=self._kept_token,
+            kept_tokens=self._kept_tokens,
         )
 
-    def _kept_token(self) -> str | None:
-        """The token kept now for the player this client signed in as: ``scorpion
-        new-token`` may have rotated it since it was read (None: another player's, or
-        nothing usable)."""
+    def _kept_tokens(self) -> list[str]:
+        """The tokens kept now for the player this client signed in as (the entry's, then
+        the ``next`` of a rotation whose answer was lost): ``scorpion new-token`` may have
+        rotated it since the file was read. None for another player's entry, or an
+        entry that cannot be used."""
         welcome = self.conn.welcome if self.conn is not None else None
         player = (welcome or {}).get("player") or {}
         try:
             kept = config.load(self.options.server, self.config_dir)
         except (OSError, config.CredentialsError):
-            return None
-        return kept.token if kept is not None and kept.name == player.get("name") else None
+            return []
+        if kept is None or kept.name != player.get("name"):
+            return []
+        return [kept.token] if kept.next is None else [kept.token, kept.next]
 
     async def _open(self, conn: Connection) -> Message:
         """``conn.open()``; no WebSocket server (or none that says hello) raises ``NoServer``."""
@@ -681,10 +689,7 @@ class App:
                 if chosen is None:  # input ended: as after ``q``, with no game started
                     return 0
                 level, deal, winnable = chosen
-                # one started on another device while the menu was shown: kept, played here
-                kept = await self._unfinished_elsewhere()
-                if kept is not None and await self.confirm("app.confirm_new_elsewhere", game=kept):
-                    kept = None
+                kept = await self._played_instead(ask=True)  # started while the menu waited
             elif not self.terminal.interactive:
                 first, command = await self._first_command()
                 if command is None and first is not None and asks_new_game(first):
@@ -702,9 +707,14 @@ class App:
                     first = None
                     if self._deal_not_chosen(level, deal):  # as the server would refuse it
                         return 1
+                    if not command.force:  # ``n`` asks, as it does later
+                        kept = await self._played_instead(ask=True)
+                else:  # started elsewhere while the first line was awaited: continued
+                    kept = await self._played_instead(ask=False)
             if kept is not None:
                 if not await self._open_game(kept):
                     return 1
+                self.notice("app.continuing")
             elif not await self.new_game(level, deal, winnable=winnable):
                 return 1
         if self.terminal.interactive:
@@ -827,21 +837,39 @@ class App:
 
     async def _may_abandon(self) -> bool:
         """Whether a new game may go ahead: asked when it abandons the game played here,
-        or one the player has on another device."""
+        or one the player has on another device (or may have: the list was refused)."""
         if not self.session.finished and self.session.game is not None:
             return await self.confirm("app.confirm_new")
         kept = await self._unfinished_elsewhere()
+        if kept == UNCHECKED:
+            return await self.confirm("app.confirm_new_unchecked")
         return kept is None or await self.confirm("app.confirm_new_elsewhere", game=kept)
+
+    async def _played_instead(self, ask: bool) -> int | None:
+        """At the start of ``play``, before its new game: an unfinished game the player
+        started on another device since the welcome (which listed none), to be played
+        here instead, as the welcome's would have been; with ``ask`` (a new game was
+        chosen), only if the player says no to abandoning it. None: start the new game
+        (also with ``--new``, or when the list cannot be had: the welcome had none)."""
+        if self.options.new:
+            return None
+        kept = await self._unfinished_elsewhere()
+        if kept is None or kept == UNCHECKED:
+            return None
+        if ask and await self.confirm("app.confirm_new_elsewhere", game=kept):
+            return None
+        return kept
 
     async def _unfinished_elsewhere(self) -> int | None:
         """The player's unfinished game that this client is not playing (another device
         started it): a new game would abandon it, a loss played elsewhere. None when
-        there is none, or when the server's list cannot be had (``new_game`` goes on)."""
+        there is none; ``UNCHECKED`` when the server's list cannot be had (refused)."""
         assert self.conn is not None
         reply = await self.conn.request("games", status="active")
         if reply.get("type") != "games":
-            return None
+            return UNCHECKED
         others = [int(each["game"]) for each in reply.get("games", [])]
+        self._seen_unfinished.update(others)  # none of them is a game a new_game started
         return next((each for each in others if each != self.session.game), None)
 
     async def new_game(
@@ -856,7 +884,7 @@ class App:
             fields["winnable"] = True
         elif deal is not None:
             fields["deal"] = deal
-        known = {self.session.game, *_game_ids(self.conn.welcome)}
+        known = {self.session.game, *_game_ids(self.conn.welcome), *self._seen_unfinished}
         with self.session.held():  # the new game's first clock push waits for its reply
             try:
                 reply = await self._start(fields)
@@ -886,12 +914,13 @@ class App:
 
         The reconnection's welcome lists the player's unfinished game: one other
         than the games known before (the one played, the unfinished one the
-        connection's welcome listed) is the one this request started, and it is
+        connection's welcome listed, one seen on another device since) is the one
+        this request started, and it is
         opened; with none, nothing was started, and it is asked for again.
         Sending it again blindly would start a second game and abandon that one.
         """
         assert self.conn is not None
-        known = {self.session.game, *_game_ids(self.conn.welcome)}
+        known = {self.session.game, *_game_ids(self.conn.welcome), *self._seen_unfinished}
         try:
             return await self.conn.request("new_game", **fields)
         except Unanswered:

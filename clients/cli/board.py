@@ -27,6 +27,9 @@ __all__ = ["UNKNOWN", "Board", "Column", "suit_run"]
 UNKNOWN = "??"
 _RANKS_DOWN = "KQJT98765432A"
 _UNRECORDED = frozenset({"clock", "lost_position"})
+# A batch of these leaves the position as it was (a hint is a version of its own):
+# a proof that it is lost still holds.
+_SAME_POSITION = _UNRECORDED | {"hint", "score"}
 
 
 def _played(level: str, depth: int) -> int:
@@ -137,8 +140,8 @@ class Board:
         its unrecorded events (clock, lost_position) are applied, so a batch
         that a catch-up already delivered is never applied twice.
         """
-        if recorded and any(event.get("type") not in _UNRECORDED for event in events):
-            self.lost_position = False  # said of the version before
+        if recorded and any(event.get("type") not in _SAME_POSITION for event in events):
+            self.lost_position = False  # said of the position before
         if recorded:
             self._count_played(events)
         for event in events:

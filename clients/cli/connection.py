@@ -252,7 +252,7 @@ class Connection:
         on_skipped: SkipHandler | None = None,
         on_drop: DropHandler | None = None,
         on_wait: Callable[[float], None] | None = None,
-        kept_token: Callable[[], str | None] | None = None,
+        kept_tokens: Callable[[], list[str]] | None = None,
         delays: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0),
         timeout: float = 30.0,
     ) -> None:
@@ -268,9 +268,9 @@ class Connection:
         self.on_skipped = on_skipped
         self.on_drop = on_drop
         self.on_wait = on_wait  # told the seconds of a rate limit's wait of a second or more
-        # The player's token as kept now (another command of this computer may have
-        # rotated it since): tried once when a reconnection's hello refuses ``token``.
-        self.kept_token = kept_token
+        # The player's tokens as kept now (another command of this computer may have
+        # rotated it since): each tried once when a reconnection's hello refuses ``token``.
+        self.kept_tokens = kept_tokens
         self.delays = delays
         self.timeout = timeout
         self.welcome: Message | None = None
@@ -578,6 +578,7 @@ class Connection:
         if self.token is not None:
             fields["token"] = self.token
         waits = iter(HELLO_WAITS_S)
+        tried: set[str | None] = set()  # tokens refused (``kept_tokens``)
         while True:
             message = await self._say_hello(ws, fields)
             if message.get("type") != "error":
@@ -587,12 +588,13 @@ class Connection:
                 self.token, self.next_token = self.next_token, None
                 fields["token"] = self.token
                 continue
-            kept = self.kept_token() if self.kept_token and self.welcome is not None else None
-            if message.get("code") == "unauthenticated" and kept not in (None, self.token):
+            if message.get("code") == "unauthenticated" and self.kept_tokens and self.welcome:
                 # rotated since this client read it (``scorpion new-token``): kept there
-                self.token = kept
-                fields["token"] = kept
-                continue
+                tried.add(fields.get("token"))
+                fresh = [each for each in self.kept_tokens() if each not in tried]
+                if fresh:
+                    self.token = fields["token"] = fresh[0]
+                    continue
             wait = next(waits, None)
             if wait is None or message.get("code") not in ("rate_limited", "unavailable"):
                 raise ServerError(message)

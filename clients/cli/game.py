@@ -299,8 +299,7 @@ class GameSession:
         if resync and v == self.v + 1:
             self._fetches = 0  # a push in order: the versions add up again
         recorded = v == self.v + 1
-        lost_before = board.lost_position  # where a hint in this batch was given
-        was_lost = lost_before and not recorded
+        was_lost = board.lost_position and not recorded
         try:
             board.apply_batch(events, recorded=recorded)
         except (KeyError, IndexError, TypeError, ValueError):
@@ -310,7 +309,7 @@ class GameSession:
         shown = events if recorded else [e for e in events if e.get("type") in _UNRECORDED]
         if was_lost:  # said already for this position
             shown = [event for event in shown if event.get("type") != "lost_position"]
-        self._report(v, shown, lost_before)
+        self._report(v, shown)
         if board.needs_snapshot:
             board.needs_snapshot = False
             self._spawn(self.snapshot())
@@ -356,9 +355,7 @@ class GameSession:
         if board.finished:  # ``won`` and ``game_lost`` end a pause too
             self.paused = False
 
-    def _report(self, v: int, events: list[dict[str, Any]], lost_before: bool = False) -> None:
-        """Say ``events``; a hint among them was given in the position before them, proved
-        lost if ``lost_before`` (a recorded batch clears that until said again)."""
+    def _report(self, v: int, events: list[dict[str, Any]]) -> None:
         board = self.board
         for event in events:
             if self.json_mode:
@@ -372,7 +369,7 @@ class GameSession:
             line = describe_event(
                 event,
                 undoable=board is None or board.undo_depth > 0,
-                lost=lost_before or (board is not None and board.lost_position),
+                lost=board is not None and board.lost_position,
             )
             if line is not None:
                 self.terminal.say(line)

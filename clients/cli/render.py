@@ -16,6 +16,7 @@ column is drawn on its own line, wrapped where need be.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import textwrap
 from collections.abc import Callable
@@ -499,7 +500,9 @@ def local_time(stamp: object) -> str:
         return str(stamp)[:19].replace("T", " ")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    with contextlib.suppress(OverflowError, OSError, ValueError):  # past the calendar's ends
+        moment = moment.astimezone()
+    return f"{moment:%Y-%m-%d %H:%M:%S}".zfill(19)
 
 
 def _fitted(

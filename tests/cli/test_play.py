@@ -6,6 +6,7 @@ import io
 import json
 import re
 import stat
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,114 @@ async def test_a_new_game_asks_first_when_it_abandons_a_game_on_another_device(
     assert f"game {theirs} was abandoned and counts as lost" in out
     assert out.index(f"game {theirs} was abandoned") > out.rindex("nothing was changed")
     await _AnotherDeviceStartsAGame.other.close()
+
+
+class _Elsewhere(Connection):
+    """The player's other device starts a game (hard 3) just before this client's
+    ``games`` request number ``start_at`` (the first by default); ``lose_deal``: this
+    client's first ``new_game`` of that deal is lost on the way (never sent, the
+    connection cut as if it had been); ``refuse_games``: every ``games`` request is
+    refused."""
+
+    server: Any = None
+    token = ""
+    other: Any = None
+    started = 0
+    lose_deal: int | None = None
+    refuse_games = False
+    start_at = 1
+    lists = 0
+
+    async def request(self, type_: str, **fields: Any) -> Message:
+        cls = _Elsewhere
+        cls.lists += type_ == "games"
+        if type_ == "games" and cls.lists == cls.start_at:
+            cls.other = await cls.server.connect()
+            assert (await cls.other.hello(cls.token))["type"] == "welcome"
+            cls.started = int((await cls.other.request("new_game", level="hard", deal=3))["game"])
+        if type_ == "games" and cls.refuse_games:
+            return {"type": "error", "re": 0, "code": "unavailable", "message": "busy"}
+        reply: Message = await super().request(type_, **fields)
+        return reply
+
+    async def _send(self, message: Message) -> None:
+        if message["type"] == "new_game" and message.get("deal") == _Elsewhere.lose_deal:
+            _Elsewhere.lose_deal = None
+            self._handed.add(message["id"])  # as if it went: its answer is lost
+            self.drop()
+            return
+        await super()._send(message)
+
+
+@pytest.fixture
+async def elsewhere(
+    cli: CliRunner, server: Running, config_dir: Path
+) -> AsyncIterator[type[_Elsewhere]]:
+    assert (await cli("register", "ada"))[0] == 0
+    kept = config.load(server.url, config_dir)
+    assert kept is not None
+    _Elsewhere.server, _Elsewhere.token, _Elsewhere.other = server, kept.token, None
+    _Elsewhere.lose_deal, _Elsewhere.refuse_games = None, False
+    _Elsewhere.start_at, _Elsewhere.lists = 1, 0
+    yield _Elsewhere
+    if _Elsewhere.other is not None:
+        await _Elsewhere.other.close()
+
+
+async def test_a_script_started_while_another_device_began_a_game_continues_it(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    """A script waiting for its first line (the welcome had listed no game) started its
+    own, abandoning the game another device began meanwhile, unasked."""
+    code, out = await cli("play", "--level", "hard", lines=["b", "q"], connection_class=elsewhere)
+    assert code == 0, out
+    assert "abandoned" not in out and f"game {elsewhere.started} · hard · deal 3" in out, out
+    assert "continuing your unfinished game" in out
+
+
+async def test_a_scripts_first_n_asks_about_a_game_begun_on_another_device(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    lines = ["n hard 2", "no", "q"]
+    code, out = await cli("play", lines=lines, connection_class=elsewhere)
+    assert code == 0, out
+    assert f"Your unfinished game {elsewhere.started}, started on another device" in out
+    assert "abandoned" not in out and f"game {elsewhere.started} · hard · deal 3" in out, out
+
+
+async def test_play_new_asks_nothing(cli: CliRunner, elsewhere: type[_Elsewhere]) -> None:
+    code, out = await cli("play", "--new", "--level", "hard", "--deal", "2", lines=["q"])
+    assert code == 0, out  # (no other game: --new starts this one, as it always did)
+    code, out = await cli("play", "--new", "--level", "hard", "--deal", "4", lines=["q"])
+    assert code == 0 and "?" not in out and "abandoned" in out and "deal 4" in out, out
+
+
+async def test_a_new_game_lost_on_the_way_is_not_taken_for_the_other_devices(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    """Asked about the other device's game, answered yes, and the new_game lost with the
+    connection (never applied): the reconnection's welcome listed that game, which the
+    client took for the one it had started, and played it as the new one."""
+    elsewhere.lose_deal, elsewhere.start_at = 9, 2  # the first list is the script's start
+    lines = ["resign!", "n hard 9", "y", "q"]
+    code, out = await cli(
+        "play", "--level", "hard", "--deal", "1", lines=lines, connection_class=elsewhere
+    )
+    assert code == 0, out
+    assert f"game {elsewhere.started} was abandoned" in out, out
+    assert "· hard · deal 9" in out and "· hard · deal 3" not in out, out
+
+
+async def test_a_new_game_asks_when_the_list_of_games_is_refused(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    elsewhere.refuse_games, elsewhere.start_at = True, 2
+    lines = ["resign!", "n hard 2", "no", "q"]
+    code, out = await cli(
+        "play", "--level", "hard", "--deal", "1", lines=lines, connection_class=elsewhere
+    )
+    assert code == 0, out
+    assert "on another device could not be checked" in out and "nothing was changed" in out
 
 
 async def test_json_mode_prints_only_json(cli: CliRunner) -> None:

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from clients.cli import config
 from clients.cli.connection import Connection, Message
 from tests.cli.conftest import CliRunner
@@ -183,6 +185,7 @@ class RotatedElsewhere(Connection):
     store: Any = None
     config_dir: Any = None
     url = ""
+    as_next = False  # kept as the entry's ``next`` (a rotation whose answer was lost)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -196,20 +199,26 @@ class RotatedElsewhere(Connection):
                 kept = config.load(cls.url, cls.config_dir)
                 assert kept is not None and self.token == kept.token
                 new = await cls.store.rotate_token(kept.token)
-                config.save(cls.url, config.Credentials(kept.name, new), cls.config_dir)
+                entry = (
+                    config.Credentials(kept.name, kept.token, new)
+                    if cls.as_next
+                    else config.Credentials(kept.name, new)
+                )
+                config.save(cls.url, entry, cls.config_dir)
                 self.drop()
         await super()._send(message)
 
 
+@pytest.mark.parametrize("as_next", [False, True])
 async def test_a_token_rotated_by_another_command_meanwhile_is_read_again(
-    cli: CliRunner, server: Running, config_dir: Path
+    cli: CliRunner, server: Running, config_dir: Path, as_next: bool
 ) -> None:
     """The reconnection's hello with the token read at start was refused, and the client
     gave up ("register again") though the credentials file held the new, working one."""
     lines = solution_lines("medium", DEAL)
     assert (await cli("register", "ada"))[0] == 0
     RotatedElsewhere.store, RotatedElsewhere.config_dir = server.server.store, config_dir
-    RotatedElsewhere.url = server.url
+    RotatedElsewhere.url, RotatedElsewhere.as_next = server.url, as_next
     code, out = await play_deal(cli, lines, RotatedElsewhere)
     assert code == 0, out
     assert "register" not in out and "=== You won! ===" in out, out

@@ -199,6 +199,10 @@ def test_a_games_time_is_shown_in_the_terminals_time_zone(zone: Callable[[str], 
     zone("EST5EDT,M3.2.0,M11.1.0")  # New York's
     assert local_time("2026-12-07T02:00:13Z") == "2026-12-06 21:00:13"
     assert local_time("not a time") == "not a time"
+    zone("EET-2")  # east of UTC: the last second of the calendar is beyond it
+    assert local_time("9999-12-31T23:59:59Z") == "9999-12-31 23:59:59"
+    zone("EST5")
+    assert local_time("0001-01-01T00:00:00Z") == "0001-01-01 00:00:00"
 
 
 def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
