@@ -29,8 +29,8 @@ Players
   SHA-256 is stored.
 - ``player_for_token(token) -> Player | None``; ``issue_token(player_id)``,
   ``revoke_token(token)``, ``rotate_token(token, new=None)`` (``new``: the
-  client's own new token; ``TokenTaken`` if stored already, working or revoked: a
-  revoked token keeps its row), ``revoke_tokens(player_id)``
+  client's own new token; ``TokenTaken`` if ever issued, working or revoked:
+  ``issued_tokens`` keeps every hash), ``revoke_tokens(player_id)``
   (on PostgreSQL each revocation is told to the other nodes with its commit:
   ``listen``'s ``on_revoked``), ``known_tokens(hashes)`` (which are not revoked),
   ``get_player(player_id)``.

@@ -57,12 +57,12 @@ Decisions worth knowing:
   from the later of the two (``GameRecord.clock_since``): an action or a
   resume stores the time of its moment with ``updated_at``. NULL in rows
   stored before it.
-- ``tokens.revoked_at`` (revision 0009) marks a token rotated away or
-  revoked: its row stays, so its hash is never given out again. Clients choose
-  their own new tokens (``rotate_token``): when a revoked token's row went,
-  anyone who knew the leaked token could make it theirs, and a device still
-  holding it signed in as them. Every read of a player by token leaves revoked
-  rows out.
+- ``issued_tokens`` (revision 0009) holds the hash of every token issued; a
+  revoked token's row in ``tokens`` goes, its hash stays there. Clients choose
+  their own new tokens (``rotate_token``): without it, anyone who knew a
+  leaked token could make it theirs once its owner had rotated it away, and a
+  device still holding it signed in as them. ``tokens`` alone is read to sign
+  in.
 - Every constraint and index has an explicit name (``NAMING_CONVENTION``), so
   later migrations can drop or alter them by name on both databases.
 """
@@ -181,15 +181,21 @@ class PlayerRow(Base):
 
 
 class TokenRow(Base):
-    """A bearer token: only its SHA-256 is stored, so a database leak logs no one in.
-    A revoked one keeps its row (``revoked_at``): no one may choose it again."""
+    """A bearer token: only its SHA-256 is stored, so a database leak logs no one in."""
 
     __tablename__ = "tokens"
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class IssuedTokenRow(Base):
+    """The SHA-256 of a token ever issued, working or revoked: no one may choose it again."""
+
+    __tablename__ = "issued_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
 
 
 _ACTIVE: Final = text("status = 'active'")

@@ -9,8 +9,9 @@ A token is ``secrets.token_urlsafe(32)`` (256 random bits), handed out once;
 the database keeps only its SHA-256 (hex), which is also the lookup key. A
 fast unsalted hash is right here: the secret is random and long, so there is
 nothing to brute-force, and salting would make the lookup a scan. A revoked
-token's hash stays (``revoked_at``): a client chooses its own new token, and
-none may choose one that was ever given out.
+token's row goes; its hash stays in ``issued_tokens``, which holds every token ever
+issued: a client chooses its own new token, and none may choose one that was
+ever given out.
 """
 
 from __future__ import annotations
@@ -22,19 +23,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import ARRAY, Select, String, any_, bindparam, insert, select, update
+from sqlalchemy import ARRAY, Select, String, any_, bindparam, delete, insert, select
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.store.errors import NameTaken, NotFound, TokenTaken, integrity_kind
-from server.store.models import PlayerRow, TokenRow
+from server.store.models import IssuedTokenRow, PlayerRow, TokenRow
 from server.store.records import Player
 
 __all__ = [
     "MAX_NAME",
     "InvalidName",
     "check_name",
+    "delete_token",
+    "delete_tokens",
     "fetch_known_hashes",
     "fetch_player",
     "fetch_player_by_token",
@@ -43,8 +46,6 @@ __all__ = [
     "insert_token",
     "name_key",
     "player_record",
-    "revoke_token",
-    "revoke_tokens",
     "token_query",
 ]
 
@@ -118,14 +119,14 @@ async def insert_token(
     conn: AsyncConnection, player_id: int, now: datetime, token: str | None = None
 ) -> str:
     """A new token for ``player_id`` (NotFound if there is no such player): ``token``
-    when given (a client's own, ``rotate_token``; TokenTaken if the store has it, working
-    or revoked), else one made here."""
+    when given (a client's own, ``rotate_token``; TokenTaken if it was ever issued, to
+    anyone: working or revoked), else one made here."""
     token = secrets.token_urlsafe(32) if token is None else token
-    statement = insert(TokenRow).values(
-        token_hash=hash_token(token), player_id=player_id, created_at=now
-    )
+    hashed = hash_token(token)
+    statement = insert(TokenRow).values(token_hash=hashed, player_id=player_id, created_at=now)
     try:
         await conn.execute(statement)
+        await conn.execute(insert(IssuedTokenRow).values(token_hash=hashed))
     except IntegrityError as exc:
         if integrity_kind(exc) == "foreign_key":
             raise NotFound("player", player_id) from exc
@@ -145,33 +146,26 @@ async def lock_tokens(conn: AsyncConnection, player_id: int) -> None:
     await conn.execute(statement.with_for_update(key_share=True))
 
 
-async def revoke_token(conn: AsyncConnection, token: str, now: datetime) -> int | None:
-    """Revoke ``token`` (its row stays, so no one can choose it again); the id of its
-    player, None if it was not known or revoked already."""
+async def delete_token(conn: AsyncConnection, token: str) -> int | None:
+    """Revoke ``token``: its row goes (its hash stays issued); the id of its player, None
+    if it was not known."""
     statement = (
-        update(TokenRow)
-        .where(TokenRow.token_hash == hash_token(token), TokenRow.revoked_at.is_(None))
-        .values(revoked_at=now)
+        delete(TokenRow)
+        .where(TokenRow.token_hash == hash_token(token))
         .returning(TokenRow.player_id)
     )
     return (await conn.execute(statement)).scalar_one_or_none()
 
 
-async def revoke_tokens(conn: AsyncConnection, player_id: int, now: datetime) -> int:
-    """Revoke every working token of ``player_id``; how many there were."""
-    statement = (
-        update(TokenRow)
-        .where(TokenRow.player_id == player_id, TokenRow.revoked_at.is_(None))
-        .values(revoked_at=now)
-    )
-    return int((await conn.execute(statement)).rowcount)
+async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
+    """Revoke every token of ``player_id``; how many there were."""
+    result = await conn.execute(delete(TokenRow).where(TokenRow.player_id == player_id))
+    return int(result.rowcount)
 
 
 async def fetch_known_hashes(conn: AsyncConnection, token_hashes: Sequence[str]) -> set[str]:
-    """Which of ``token_hashes`` are of tokens that work (not revoked)."""
-    statement = select(TokenRow.token_hash).where(
-        TokenRow.token_hash.in_(token_hashes), TokenRow.revoked_at.is_(None)
-    )
+    """Which of ``token_hashes`` are of tokens the store still has (not revoked)."""
+    statement = select(TokenRow.token_hash).where(TokenRow.token_hash.in_(token_hashes))
     return set((await conn.execute(statement)).scalars())
 
 
@@ -185,7 +179,6 @@ def token_query(expiring: bool, *, many: bool = False) -> Select[int, str, datet
         select(*_PLAYER_COLUMNS)
         .join(TokenRow, TokenRow.player_id == PlayerRow.id)
         .where(TokenRow.token_hash == (bindparam("token_hash") if hashes is None else hashes))
-        .where(TokenRow.revoked_at.is_(None))
     )
     if expiring:
         statement = statement.where(TokenRow.created_at > bindparam("issued_after"))

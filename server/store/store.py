@@ -557,7 +557,7 @@ class Store:
         hear of it with the commit (``notify.SIGN_OUTS``), and sign out their connections
         on it."""
         async with self._transaction() as conn:
-            player_id = await players.revoke_token(conn, token, self._clock())
+            player_id = await players.delete_token(conn, token)
             if player_id is not None and self.shared:
                 await notify_revoked(conn, self.node_id, player_id, players.hash_token(token))
             return player_id is not None
@@ -572,19 +572,18 @@ class Store:
             if player is None:
                 return None
             await players.lock_tokens(conn, player.id)  # then the token is read again:
-            now = self._clock()
-            if await players.revoke_token(conn, token, now) is None:  # revoked meanwhile
+            if await players.delete_token(conn, token) is None:  # revoked meanwhile
                 return None
             if self.shared:
                 await notify_revoked(conn, self.node_id, player.id, players.hash_token(token))
-            return await players.insert_token(conn, player.id, now, new)
+            return await players.insert_token(conn, player.id, self._clock(), new)
 
     async def revoke_tokens(self, player_id: int) -> int:
         """Revoke every token of ``player_id`` (sign out everywhere); how many there were.
         Other nodes hear of it with the commit, and sign out the player's connections."""
         async with self._transaction() as conn:
             await players.lock_tokens(conn, player_id)  # after a rotation under way, if any
-            revoked = await players.revoke_tokens(conn, player_id, self._clock())
+            revoked = await players.delete_tokens(conn, player_id)
             if revoked and self.shared:
                 await notify_revoked(conn, self.node_id, player_id)
             return revoked

@@ -17,7 +17,15 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.store import SchemaForeign, SchemaNewer, SchemaOutdated, SchemaStatus, Store
+from server.store import (
+    SchemaForeign,
+    SchemaNewer,
+    SchemaOutdated,
+    SchemaStatus,
+    Store,
+    TokenTaken,
+    hash_token,
+)
 from server.store.models import metadata
 from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
 
@@ -25,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TABLES = {
     "players",
     "tokens",
+    "issued_tokens",
     "games",
     "game_actions",
     "level_stats",
@@ -110,6 +119,26 @@ async def test_upgrade_to_0002_keeps_games_and_leaves_them_unpaused(
     game = await store.get_game(7)
     assert game is not None and game.paused is False and game.time_ms == 1234
     assert await differences(engine) == []
+
+
+async def test_upgrade_to_0009_remembers_the_working_tokens_as_issued(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """A token working at the upgrade, revoked after it, is never taken up again."""
+    await run_alembic(engine, "downgrade", "0008")
+    token = "t" * 43
+    await insert_first_game(engine)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("INSERT INTO tokens (token_hash, player_id, created_at) VALUES (:h, 1, :t)"),
+            {"h": hash_token(token), "t": WHEN},
+        )
+    await store.upgrade()
+    assert await differences(engine) == []
+    assert await store.rotate_token(token) is not None  # revoked, for a new one
+    _other, theirs = await store.create_player("b")
+    with pytest.raises(TokenTaken):
+        await store.rotate_token(theirs, token)
 
 
 async def insert_actions(engine: AsyncEngine) -> None:
