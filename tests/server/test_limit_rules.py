@@ -8,8 +8,8 @@ from server.config import SettingsError, limit_settings, load_settings, origins
 from server.hub import Budget, Outbox
 from server.limits import (
     IN_FLIGHT,
-    PRUNE_EVERY,
     REFUSED_KEPT,
+    SWEPT_PER_STRIKE,
     AddressBook,
     ConnectionBuckets,
     Limits,
@@ -83,14 +83,19 @@ def test_strikes_age_out_of_their_window() -> None:
 def test_the_strikes_of_addresses_that_never_come_back_are_forgotten() -> None:
     """An aged-out record went only when its own address was checked again: struck once
     from each of 100,000 addresses that never came back, every record stayed (about
-    0.9 KB each in the server)."""
+    0.9 KB each in the server). Each strike now looks at the oldest few."""
     book = AddressBook(limit=20, window=60.0)
-    for number in range(3 * PRUNE_EVERY):
-        book.strike(f"10.{number // 65536}.{number // 256 % 256}.{number % 256}", 0.0)
-    assert book.addresses_with_strikes() == 3 * PRUNE_EVERY
-    for number in range(PRUNE_EVERY):  # an hour later, as many other addresses
+    for number in range(1000):
+        book.strike(f"10.0.{number // 256}.{number % 256}", 0.0)
+    assert book.addresses_with_strikes() == 1000
+    for number in range(600):  # an hour later, other addresses; one old one again
         book.strike(f"172.16.{number // 256}.{number % 256}", 3600.0)
-    assert book.addresses_with_strikes() <= PRUNE_EVERY
+    book.strike("10.0.3.231", 3600.0)
+    assert book.addresses_with_strikes() == 601  # every old record looked at: gone
+    for number in range(SWEPT_PER_STRIKE * 601):  # the live ones are kept while live
+        book.strike("192.168.0.1", 3601.0 + number / 1e4)
+    assert book.addresses_with_strikes() == 602
+    assert book.banned("192.168.0.1", 3602.0) and not book.banned("10.0.0.1", 3602.0)
 
 
 def test_connection_caps() -> None:
