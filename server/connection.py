@@ -227,6 +227,7 @@ class ConnectionHandler:
 
     async def __call__(self, ws: ServerConnection) -> None:
         connection_id.set(next(self._ids))
+        self.metrics.connections_opened.inc()  # every one counted closed, refused or served
         address = self.address_of(ws)
         refused = self.limits.admit(address, time.monotonic())
         if refused is not None:
@@ -253,7 +254,6 @@ class ConnectionHandler:
         outbox.on_ready(writer.ready, owner=asyncio.current_task())
         self.open += 1
         self._sockets[outbox] = ws
-        self.metrics.connections_opened.inc()
         log.debug("connection from %s (subprotocol %s)", address, ws.subprotocol)
         ending: tuple[int, str] | None = None
         try:

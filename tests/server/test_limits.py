@@ -43,6 +43,7 @@ from server.service import GameService
 from server.store import GameRecord, GameStatus
 from tests.server.client import Client
 from tests.server.conftest import OPEN, Start
+from tests.server.http_get import http_get
 from tests.server.raw import RawClient
 
 
@@ -298,6 +299,21 @@ async def test_strikes_close_and_survive_a_reconnect(start: Start) -> None:
     again = await server.connect()
     await asyncio.wait_for(again.ws.wait_closed(), 5)  # closed at once: the address is struck
     assert again.ws.close_code == 1008
+
+    async def counted() -> tuple[float, float]:
+        """Connections opened and closed, as /metrics says."""
+        text = (await http_get(server.server.port, "/metrics"))[2].decode()
+        lines = [line.split() for line in text.splitlines() if not line.startswith("#")]
+        lines = [line for line in lines if len(line) == 2]
+        opened = sum(float(n) for name, n in lines if name == "scorpion_connections_opened_total")
+        closed = sum(
+            float(n) for name, n in lines if name.startswith("scorpion_connections_closed_total")
+        )
+        return opened, closed
+
+    async with asyncio.timeout(10):  # the refused one was counted closed, never opened
+        while await counted() != (2, 2):
+            await asyncio.sleep(0.05)
 
 
 async def test_a_client_that_waits_as_told_is_never_struck(start: Start) -> None:
