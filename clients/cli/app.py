@@ -326,7 +326,7 @@ class App:
     def _kept_tokens(self) -> list[str]:
         """The tokens kept now for the player this client signed in as (the entry's, then
         the ``next`` of a rotation whose answer was lost): ``scorpion new-token`` may have
-        rotated it since the file was read. None for another player's entry, or an
+        rotated it since the file was read. Empty for another player's entry, or for an
         entry that cannot be used."""
         welcome = self.conn.welcome if self.conn is not None else None
         player = (welcome or {}).get("player") or {}
@@ -914,9 +914,9 @@ class App:
 
         The reconnection's welcome lists the player's unfinished game: one other
         than the games known before (the one played, the unfinished one the
-        connection's welcome listed, one seen on another device since) is the one
-        this request started, and it is
-        opened; with none, nothing was started, and it is asked for again.
+        connection's welcome listed, one seen on another device since) is the
+        one this request started, and it is opened; with none, nothing was
+        started, and it is asked for again.
         Sending it again blindly would start a second game and abandon that one.
         """
         assert self.conn is not None
