@@ -1677,9 +1677,10 @@ class GameService:
         live.adopt(trial, committed.game, events)  # no await from here to the push
         self.hub.push(live.id, build.events(game=live.id, v=live.version, events=events))
         self._sync_clock(live)
-        if not won and events and events[0].get("type") != "hint":
+        hinted = bool(events) and events[0].get("type") == "hint"
+        if not won and events and not hinted:
             self._check_lost(live)
-        elif live.lost_at is not None and live.lost_at[0] == live.version - 1:
+        elif hinted and live.lost_at is not None and live.lost_at[0] == live.version - 1:
             # a hint leaves the position as it was, proved lost: said of its version too
             # (a client clears what it was told at each version; an open_game tells it)
             live.lost_at = live.version, live.lost_at[1]
