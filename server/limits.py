@@ -267,7 +267,9 @@ class AddressBook:
         self.limit = limit
         self.window = window
         self.open: dict[str, int] = {}
-        self._strikes: dict[str, deque[float]] = {}  # the longest unlooked-at first
+        # The longest unlooked-at first: an OrderedDict, whose first key is found at once,
+        # where a plain dict's search for it passes every slot its pops left empty.
+        self._strikes: OrderedDict[str, deque[float]] = OrderedDict()
 
     def strike(self, address: str, now: float) -> bool:
         """One strike for ``address``; True once it has more than ``limit`` in the window.
@@ -283,7 +285,7 @@ class AddressBook:
             if oldest is None or oldest == address:
                 break
             if self._count(oldest, now):
-                self._strikes[oldest] = self._strikes.pop(oldest)  # to the back
+                self._strikes.move_to_end(oldest)
         strikes = self._strikes.setdefault(address, deque())
         strikes.append(now)
         return self._count(address, now) > self.limit

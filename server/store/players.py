@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import ARRAY, Select, String, any_, bindparam, delete, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -147,20 +148,41 @@ async def lock_tokens(conn: AsyncConnection, player_id: int) -> None:
 
 
 async def delete_token(conn: AsyncConnection, token: str) -> int | None:
-    """Revoke ``token``: its row goes (its hash stays issued); the id of its player, None
-    if it was not known."""
+    """Revoke ``token``: its row goes, its hash stays issued (``remember_issued``); the id
+    of its player, None if it was not known."""
     statement = (
         delete(TokenRow)
         .where(TokenRow.token_hash == hash_token(token))
         .returning(TokenRow.player_id)
     )
-    return (await conn.execute(statement)).scalar_one_or_none()
+    player_id = (await conn.execute(statement)).scalar_one_or_none()
+    if player_id is not None:
+        await remember_issued(conn, [hash_token(token)])
+    return player_id
 
 
 async def delete_tokens(conn: AsyncConnection, player_id: int) -> int:
-    """Revoke every token of ``player_id``; how many there were."""
-    result = await conn.execute(delete(TokenRow).where(TokenRow.player_id == player_id))
-    return int(result.rowcount)
+    """Revoke every token of ``player_id`` (their hashes stay issued); how many there were."""
+    statement = delete(TokenRow).where(TokenRow.player_id == player_id)
+    hashes = list((await conn.execute(statement.returning(TokenRow.token_hash))).scalars())
+    await remember_issued(conn, hashes)
+    return len(hashes)
+
+
+async def remember_issued(conn: AsyncConnection, token_hashes: Sequence[str]) -> None:
+    """Keep ``token_hashes`` in ``issued_tokens`` (those there already stay as they are).
+
+    Every token this version issues is there from the start; a token revoked here is
+    put there too, for those a node of the version before 0009 issued during an
+    upgrade (it does not know the table), which were otherwise free to take once
+    revoked."""
+    if not token_hashes:
+        return
+    dialect = conn.dialect.name
+    insert_into = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    rows = [{"token_hash": each} for each in token_hashes]
+    statement = insert_into(IssuedTokenRow).values(rows).on_conflict_do_nothing()
+    await conn.execute(statement)
 
 
 async def fetch_known_hashes(conn: AsyncConnection, token_hashes: Sequence[str]) -> set[str]:

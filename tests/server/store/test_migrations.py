@@ -141,6 +141,30 @@ async def test_upgrade_to_0009_remembers_the_working_tokens_as_issued(
         await store.rotate_token(theirs, token)
 
 
+async def test_a_token_an_older_node_issued_is_remembered_once_revoked(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """A node of the version before 0009, serving during an upgrade, issues tokens into
+    ``tokens`` alone: once revoked (by a rotation, or signing out everywhere, on a new
+    node) such a token was free for anyone to choose, even after every old node had
+    stopped."""
+    await store.upgrade()
+    await insert_first_game(engine)
+    rotated, signed_out = "r" * 43, "s" * 43
+    async with engine.begin() as conn:  # as the older node writes them
+        for token in (rotated, signed_out):
+            await conn.execute(
+                text("INSERT INTO tokens (token_hash, player_id, created_at) VALUES (:h, 1, :t)"),
+                {"h": hash_token(token), "t": WHEN},
+            )
+    assert await store.rotate_token(rotated) is not None
+    assert await store.revoke_tokens(1) == 2  # the signed-out one, and the rotation's new one
+    _other, theirs = await store.create_player("b")
+    for token in (rotated, signed_out):
+        with pytest.raises(TokenTaken):
+            await store.rotate_token(theirs, token)
+
+
 async def insert_actions(engine: AsyncEngine) -> None:
     """Two actions of game 7 (a deal, then its undo), in the first schema's columns."""
     async with engine.begin() as conn:

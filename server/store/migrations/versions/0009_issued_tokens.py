@@ -15,7 +15,9 @@ Create Date: 2026-12-07
   connections between the migration and their stop (deploy.md, Schema
   upgrades), sign in, revoke and refuse tokens as the new ones do. They do
   not look here: until they stop, a rotation asked of one of them may still
-  take up a revoked token, and a token one of them issues is not remembered.
+  take up a revoked token. A token one of them issues is remembered here when
+  a new node revokes it (new nodes put every hash they revoke here), not when
+  an old node does.
 """
 
 from __future__ import annotations
