@@ -183,6 +183,7 @@ class App:
         self.session.refused = self._open_refused
         self.conn: Connection | None = None
         self._seen_unfinished: set[int] = set()  # the player's games other devices play
+        self.input_ended = False  # a question's answer was the end of input
         terminal.status = self.session.status
         terminal.words = self.words
 
@@ -711,6 +712,10 @@ class App:
                         kept = await self._played_instead(ask=True)
                 else:  # started elsewhere while the first line was awaited: continued
                     kept = await self._played_instead(ask=False)
+            if self.input_ended:  # at a question: as ``q`` there, with no game started
+                return 0
+            if kept == UNCHECKED:  # told not to start one, and no game known to continue
+                return 0
             if kept is not None:
                 if not await self._open_game(kept):
                     return 1
@@ -816,6 +821,7 @@ class App:
         """Ask a yes/no question (no is the default); False at the end of input."""
         self.tell(key, _(key, **fields) + " " + _("app.yes_no"))
         answer = await self.readline("? ")
+        self.input_ended = answer is None
         if (answer or "").strip().lower() in YES:
             return True
         self.notice("app.kept")
@@ -850,12 +856,15 @@ class App:
         started on another device since the welcome (which listed none), to be played
         here instead, as the welcome's would have been; with ``ask`` (a new game was
         chosen), only if the player says no to abandoning it. None: start the new game
-        (also with ``--new``, or when the list cannot be had: the welcome had none)."""
+        (also with ``--new``, or, not asked, when the list cannot be had: the welcome had
+        none). ``UNCHECKED``: asked, when the list cannot be had, and told no."""
         if self.options.new:
             return None
         kept = await self._unfinished_elsewhere()
-        if kept is None or kept == UNCHECKED:
+        if kept is None or (kept == UNCHECKED and not ask):
             return None
+        if kept == UNCHECKED:
+            return None if await self.confirm("app.confirm_new_unchecked") else UNCHECKED
         if ask and await self.confirm("app.confirm_new_elsewhere", game=kept):
             return None
         return kept

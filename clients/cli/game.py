@@ -70,6 +70,7 @@ class GameSession:
         self._tasks: set[asyncio.Future[None]] = set()
         self._early: list[tuple[int, Message]] = []  # (arrival, push) kept for later
         self._holding = 0  # ``held`` blocks entered
+        self._deal_lost_said: int | None = None  # the game whose deal was said lost
         self._taken: int | None = None  # the arrival of the reply taken while held
         self._fetches = 0  # resyncs and snapshots asked for by version gaps, in a row
         # Says an ``open_game`` refused (the app's ``rejected``): a resync or a snapshot
@@ -361,6 +362,10 @@ class GameSession:
             if self.json_mode:
                 self.terminal.json({"game": self.game, "v": v, **event})
                 continue
+            if event.get("type") == "lost_position" and event.get("from_deal"):
+                if self._deal_lost_said == self.game:  # the deal stays lost: said once
+                    continue
+                self._deal_lost_said = self.game
             if event.get("type") == "won":
                 self.terminal.say(render_results(event, self.terminal.table_width()))
                 if self.terminal.interactive:

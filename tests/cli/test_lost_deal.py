@@ -62,3 +62,21 @@ async def test_the_lost_deal_is_said_after_its_board_and_its_hint_says_so(
     assert out.count("this deal cannot be won: the solver proved") == 1, out  # not deal 5
     assert abandoned is not None and abandoned.end() < header < said, out
     assert out.count("hint: move 7♣ to column 5, though this deal cannot be won") == 2, out
+
+
+async def test_a_deal_lost_from_the_start_is_said_lost_once(cli: CliRunner) -> None:
+    """The server tells it at each version (the deal stays lost, whatever is played):
+    the line came after every move, deal and undo."""
+    assert (await cli("register", "ada"))[0] == 0
+    lines = ["7c 5", "h", "5c 3", "d", "u", "q"]
+    code, out = await cli(
+        "play",
+        "--level",
+        "hard",
+        "--deal",
+        str(LOST_DEAL),
+        lines=lines,
+        connection_class=_VerdictBeforeTheReplyIsTaken,  # said before the first move
+    )
+    assert code == 0, out
+    assert out.count("this deal cannot be won: the solver proved it lost") == 1, out

@@ -296,6 +296,26 @@ async def test_a_scripts_first_n_asks_about_a_game_begun_on_another_device(
     assert "abandoned" not in out and f"game {elsewhere.started} · hard · deal 3" in out, out
 
 
+async def test_a_scripts_first_n_asks_when_the_list_is_refused_and_ends_at_no(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    """The list refused, the first ``n`` abandoned the other device's game unasked."""
+    elsewhere.refuse_games = True
+    code, out = await cli("play", lines=["n hard 2", "no"], connection_class=elsewhere)
+    assert code == 0, out
+    assert "on another device could not be checked" in out and "nothing was changed" in out
+    assert "abandoned" not in out and "Scorpion ·" not in out, out
+
+
+async def test_the_end_of_input_at_the_first_question_ends_as_q_does(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    """It opened the other device's game and drew it before ending."""
+    code, out = await cli("play", lines=["n hard 2"], connection_class=elsewhere)
+    assert code == 0, out
+    assert "started on another device" in out and "Scorpion ·" not in out, out
+
+
 async def test_play_new_asks_nothing(cli: CliRunner, elsewhere: type[_Elsewhere]) -> None:
     code, out = await cli("play", "--new", "--level", "hard", "--deal", "2", lines=["q"])
     assert code == 0, out  # (no other game: --new starts this one, as it always did)
