@@ -175,54 +175,6 @@ async def test_resign_and_an_abandoning_new_game_ask_first(cli: CliRunner) -> No
     assert "the game is lost (resigned)" in out
 
 
-class _AnotherDeviceStartsAGame(Connection):
-    """Once this client's game is resigned, the player's other device starts one."""
-
-    server: Any = None
-    token = ""
-    other: Any = None
-    started = 0
-
-    async def request(self, type_: str, **fields: Any) -> Message:
-        reply = await super().request(type_, **fields)
-        if type_ == "resign":
-            cls = _AnotherDeviceStartsAGame
-            cls.other = await cls.server.connect()
-            assert (await cls.other.hello(cls.token))["type"] == "welcome"
-            started = await cls.other.request("new_game", level="hard", deal=3)
-            cls.started = int(started["game"])
-        return reply
-
-
-async def test_a_new_game_asks_first_when_it_abandons_a_game_on_another_device(
-    cli: CliRunner, server: Running, config_dir: Path
-) -> None:
-    """``n`` asked only for the game played here: one the player had started on another
-    device meanwhile was abandoned unasked, a loss the player did not choose there."""
-    assert (await cli("register", "ada"))[0] == 0
-    kept = config.load(server.url, config_dir)
-    assert kept is not None
-    _AnotherDeviceStartsAGame.server, _AnotherDeviceStartsAGame.token = server, kept.token
-    lines = ["resign!", "n hard 2", "no", "n hard 2", "y", "q"]
-    code, out = await cli(
-        "play",
-        "--level",
-        "hard",
-        "--deal",
-        "1",
-        lines=lines,
-        connection_class=_AnotherDeviceStartsAGame,
-    )
-    assert code == 0, out
-    theirs = _AnotherDeviceStartsAGame.started
-    asked = f"Your unfinished game {theirs}, started on another device, will count as a loss."
-    assert out.count(asked) == 2, out
-    assert out.count("nothing was changed") == 1
-    assert f"game {theirs} was abandoned and counts as lost" in out
-    assert out.index(f"game {theirs} was abandoned") > out.rindex("nothing was changed")
-    await _AnotherDeviceStartsAGame.other.close()
-
-
 class _Elsewhere(Connection):
     """The player's other device starts a game (hard 3) just before this client's
     ``games`` request number ``start_at`` (the first by default); ``lose_deal``: this
@@ -273,6 +225,25 @@ async def elsewhere(
     yield _Elsewhere
     if _Elsewhere.other is not None:
         await _Elsewhere.other.close()
+
+
+async def test_a_new_game_asks_first_when_it_abandons_a_game_on_another_device(
+    cli: CliRunner, elsewhere: type[_Elsewhere]
+) -> None:
+    """``n`` asked only for the game played here: one the player had started on another
+    device meanwhile was abandoned unasked, a loss the player did not choose there."""
+    elsewhere.start_at = 2  # at the first n (the first list is the script's start)
+    lines = ["resign!", "n hard 2", "no", "n hard 2", "y", "q"]
+    code, out = await cli(
+        "play", "--level", "hard", "--deal", "1", lines=lines, connection_class=elsewhere
+    )
+    assert code == 0, out
+    theirs = elsewhere.started
+    asked = f"Your unfinished game {theirs}, started on another device, will count as a loss."
+    assert out.count(asked) == 2, out
+    assert out.count("nothing was changed") == 1
+    assert f"game {theirs} was abandoned and counts as lost" in out
+    assert out.index(f"game {theirs} was abandoned") > out.rindex("nothing was changed")
 
 
 async def test_a_script_started_while_another_device_began_a_game_continues_it(
