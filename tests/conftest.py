@@ -9,6 +9,7 @@ the codec's property test took 369 ms and failed the run. Speed is measured by
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Iterator
 
@@ -35,3 +36,29 @@ def _signals_as_they_were() -> Iterator[None]:
     for each, handler in before.items():
         if signal.getsignal(each) is not handler:
             signal.signal(each, handler)
+
+
+def _own_handlers() -> list[logging.Handler]:
+    """The root logger's handlers but pytest's own (it adds and removes those per phase)."""
+    return [
+        each
+        for each in logging.getLogger().handlers
+        if not type(each).__module__.startswith("_pytest")
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Each test leaves the root logger's level and handlers as it found them.
+
+    ``configure_logging``, run by the server's ``main()`` inside a test, sets the root
+    level (INFO by default) and installs a handler; left behind, every later test in the
+    worker logged at that level, into that handler's stream.
+    """
+    root = logging.getLogger()
+    level, handlers = root.level, _own_handlers()
+    yield
+    for each in _own_handlers():
+        if each not in handlers:
+            root.removeHandler(each)
+    root.setLevel(level)
