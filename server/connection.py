@@ -163,7 +163,8 @@ class Peer:
     address: str
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
-    limited_hello: bool = False  # ... and it was a hello, for the address's refused tokens
+    hello_wait: float | None = None  # ... and it was a hello, for the address's refused
+    # tokens: the wait it was told (s)
 
 
 class ConnectionHandler:
@@ -323,13 +324,15 @@ class ConnectionHandler:
             if code in _STRIKES and self._struck(peer, code):
                 return CLOSE_POLICY_VIOLATION, "too many bad or rate-limited requests"
             if not session.greeted and (
-                code == "unavailable" or (code == "rate_limited" and peer.limited_hello)
+                code == "unavailable" or (code == "rate_limited" and peer.hello_wait is not None)
             ):
                 # The peer did say hello, and was told to try again (an outage, or the
-                # refused tokens of its address): it gets a whole hello deadline for that.
-                # (A hello refused for the read rate, which pings before hello use up, is
-                # not: that would keep a connection open that never says hello.)
-                hello_by = time.monotonic() + bounds.hello_timeout
+                # refused tokens of its address): it gets a whole hello deadline for that,
+                # after the wait it was told. (A hello refused for the read rate, which
+                # pings before hello use up, is not: that would keep a connection open
+                # that never says hello.)
+                told = peer.hello_wait if code == "rate_limited" and peer.hello_wait else 0.0
+                hello_by = time.monotonic() + told + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
 
     def _struck(self, peer: Peer, code: str) -> bool:
@@ -475,7 +478,8 @@ class ConnectionHandler:
         self.metrics.rate_limited.labels(kind).inc()
         retry = max(1, math.ceil(wait * 1000))
         peer.came_early = peer.buckets.refused(kind, now, retry / 1000)
-        peer.limited_hello = kind == "auth"  # a hello with a token, over the refused tokens
+        # a hello with a token, over the refused tokens
+        peer.hello_wait = retry / 1000 if kind == "auth" else None
         return build.error(
             "rate_limited",
             f"Too many {kind} requests; retry in {retry} ms.",

@@ -457,6 +457,23 @@ async def test_a_hello_limited_for_refused_tokens_gives_a_new_hello_deadline(sta
     assert (await device.hello(ada.token))["type"] == "welcome"
 
 
+async def test_a_hello_told_to_wait_past_its_deadline_may_wait(start: Start) -> None:
+    """PROTOCOL.md: a hello answered ``rate_limited`` for its address's refused tokens
+    "starts that time again: wait as told, and say it again". With a hello deadline
+    shorter than the wait told (0.6 s against about 2.5 s), a client that waited as told was
+    closed as one that never said hello (1008) before it could."""
+    server = await start(hello_timeout_ms=600, rate_auth_failures="0.4,1", abuse_limit=1000)
+    ada = await server.player("ada")
+    stale = await server.connect()
+    assert (await stale.hello("a-revoked-token"))["code"] == "unauthenticated"
+    device = await server.connect()
+    limited = await device.hello(ada.token)
+    assert limited["code"] == "rate_limited" and limited["retry_after_ms"] > 1200, limited
+    await asyncio.sleep(limited["retry_after_ms"] / 1000 + 0.1)
+    assert device.ws.close_code is None
+    assert (await device.hello(ada.token))["type"] == "welcome"
+
+
 async def test_pings_before_hello_do_not_hold_the_hello_deadline_off(start: Start) -> None:
     """Pings before hello (answered ``hello_required``) use up the read rate, and a hello
     then refused ``rate_limited`` for it must not start the deadline again: a
