@@ -88,6 +88,14 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_LARGEST = 2**53 - 1  # the format's integers, as JSON readers everywhere hold them exactly
+
+
+def _is_count(value: object, least: int) -> bool:
+    """An integer from ``least`` to 2^53-1, as replay-format.md's schema says."""
+    return _is_int(value) and least <= value <= _LARGEST  # type: ignore[operator]
+
+
 def _parse_action(index: int, raw: object, previous_t: int) -> Action:
     where = f"action {index}"
     _require(isinstance(raw, dict), f"{where} is not an object")
@@ -95,7 +103,7 @@ def _parse_action(index: int, raw: object, previous_t: int) -> Action:
     kind = raw.get("type")
     _require(kind in ACTION_TYPES, f"{where} has an unknown type {kind!r}")
     t = raw.get("t", previous_t)
-    _require(_is_int(t) and t >= 0, f"{where} has a bad t {t!r}")
+    _require(_is_count(t, 0), f"{where} has a bad t {t!r}")
     _require(t >= previous_t, f"{where}: t decreases ({t} < {previous_t})")
     if kind == "hint" and "suggested" in raw:
         return Action("hint", t=t, hinted=_parse_suggested(where, raw["suggested"]))
@@ -107,7 +115,7 @@ def _parse_action(index: int, raw: object, previous_t: int) -> Action:
     except CardParseError as exc:
         raise ReplayFormatError(f"{where}: {exc}") from exc
     to = raw.get("to")
-    _require(to is None or _is_int(to), f"{where} has a non-integer 'to' {to!r}")
+    _require(to is None or _is_count(to, 1), f"{where} has a 'to' that is no column {to!r}")
     return Action("move", card, to, t)
 
 
@@ -126,7 +134,7 @@ def _parse_suggested(where: str, raw: object) -> Hinted:
     except (CardParseError, TypeError) as exc:
         raise ReplayFormatError(f"{where}: 'suggested' names no card: {exc}") from exc
     to = raw.get("to")
-    _require(_is_int(to), f"{where}: 'suggested' has a non-integer 'to' {to!r}")
+    _require(_is_count(to, 1), f"{where}: 'suggested' has a 'to' that is no column {to!r}")
     return Hinted("move", card, to, reason)
 
 
@@ -159,7 +167,7 @@ def parse_replay(doc: object) -> Replay:
         actions.append(action)
     end_t = doc.get("end_t")
     if "end_t" in doc:
-        _require(_is_int(end_t), f"'end_t' is not an integer: {end_t!r}")
+        _require(_is_count(end_t, 0), f"'end_t' is not a non-negative integer: {end_t!r}")
         assert isinstance(end_t, int)
         _require(end_t >= t, f"'end_t' is before the last action's t ({end_t} < {t})")
     return Replay(rules, deal, tuple(actions), end_t)

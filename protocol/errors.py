@@ -63,7 +63,7 @@ PROTOCOL_CODES: Final[dict[str, str]] = {
     "unauthenticated": "The request needs a player: register, or hello with a valid token.",
     "rate_limited": "Too many requests of this kind; nothing was applied. Retry after "
     "`retry_after_ms` milliseconds (section 10).",
-    "game_too_long": "The game has as many versions as a game may have on this server "
+    "game_too_long": "The game is at the highest version a game may reach on this server "
     "(section 10): no more moves, deals, undos, restarts or hints; resign or start a new game.",
     "too_many_watchers": "The game is open on as many connections to this server as one "
     "game may be (section 10): close it on a connection that no longer uses it, then open "

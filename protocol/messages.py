@@ -503,9 +503,10 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         Field(
             "server",
             Str(1, 64),
-            "The server's name and version, for people to read (this server:"
-            " `scorpion-server` and its version, e.g. `scorpion-server 0.1.0`); a client"
-            " tells what it may send by `protocol`, not by this.",
+            "The server's name and version (this server: `scorpion-server` and its"
+            " version, e.g. `scorpion-server 0.1.0`); a client tells what it may send by"
+            " `protocol`, and by this only what section 11 lists as added in a later"
+            " version.",
         ),
         Field("protocol", _PROTOCOL, "The protocol version of this connection."),
         Field("player", AnyOf((Obj(PLAYER), Null())), "Who the connection acts as, or null."),

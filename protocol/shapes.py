@@ -258,7 +258,8 @@ LIMITS = Shape(
         Field(
             "max_versions",
             Int(1),
-            "Versions a game may have (`game_too_long` beyond).",
+            "The highest version a game may reach by its actions and hints (`game_too_long` "
+            "beyond; `resign` is still taken).",
         ),
     ),
     "This server node's limits (section 10), as its operator set them.",

@@ -171,7 +171,7 @@ _HELP: dict[str, str] = {
     "address_rate_factor": "an address's bucket is the connection's rate times this",
     "abuse_limit": "bad_request/rate_limited replies to one address that close it (1008)",
     "abuse_window_s": "the window of abuse_limit, in seconds",
-    "max_versions": "most versions (actions) a game may have; beyond, game_too_long",
+    "max_versions": "highest version a game's actions and hints may reach; at it, game_too_long",
     "history_keep": "versions of events kept in memory per game for catch_up",
     "trusted_proxies": "CIDRs of reverse proxies whose forwarded header names the client",
     "forwarded_header": "the header a trusted proxy puts the client's address in",

@@ -393,7 +393,7 @@ type: "welcome"
  */
 re: (number | string)
 /**
- * The server's name and version, for people to read (this server: `scorpion-server` and its version, e.g. `scorpion-server 0.1.0`); a client tells what it may send by `protocol`, not by this.
+ * The server's name and version (this server: `scorpion-server` and its version, e.g. `scorpion-server 0.1.0`); a client tells what it may send by `protocol`, and by this only what section 11 lists as added in a later version.
  */
 server: string
 /**
@@ -506,7 +506,7 @@ abuse_window_s: number
  */
 max_game_watchers: number
 /**
- * Versions a game may have (`game_too_long` beyond).
+ * The highest version a game may reach by its actions and hints (`game_too_long` beyond; `resign` is still taken).
  */
 max_versions: number
 }
