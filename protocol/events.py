@@ -241,7 +241,8 @@ SERVER_EVENTS: tuple[MessageSpec, ...] = (
         "first open_game of a game the server had not checked; a connection that opens a "
         "game already proved lost at its current version is told again. A hint leaves the "
         "position as it was: after a hint in a position proved lost, it is said again, of "
-        "the hint's version.",
+        "the hint's version, and a verdict found after hints were asked is said of the "
+        "last one's.",
         {"from_deal": False},
         Field(
             "from_deal",

@@ -1792,15 +1792,17 @@ class GameService:
         return task
 
     async def _lost_loop(self, live: LiveGame) -> None:
-        """Check the committed position; announce a proof only while it is still current."""
+        """Check the committed position; announce a proof only while it is still the
+        game's position, of the version current then (hints asked meanwhile moved the
+        version on, and left the position as it was)."""
         try:
             while True:
                 live.recheck = False
-                version = live.version  # the committed game: actions only land on a fork
+                position = live.game.state.key()  # committed: actions only land on a fork
                 lost = await self.lost_checks.check(live)
-                current = live.version == version and self._games.get(live.id) is live
+                current = live.game.state.key() == position and self._games.get(live.id) is live
                 if lost is not None and current and not live.finished:
-                    live.lost_at = version, lost
+                    live.lost_at = live.version, lost
                     self.hub.push(live.id, self._lost_position(live))
                 if not live.recheck:
                     return

@@ -117,6 +117,31 @@ async def test_a_connection_that_opens_a_game_proved_lost_is_told_so_too(
     assert all(push["v"] == 1 for push in pushes), pushes  # never the old version's
 
 
+async def test_a_verdict_found_after_a_hint_is_said_of_the_hints_version(
+    checking: Running,
+) -> None:
+    """A player who asks a hint at once after each move (the hint lands before the move's
+    check is done) was never told the position was lost: the verdict was dropped as of a
+    version gone, though the hint left the position as it was."""
+    assert checking.server.service is not None
+    checks = checking.server.service.lost_checks
+    real, release = checks.check, asyncio.Event()
+
+    async def slow(live: Any) -> bool | None:
+        verdict = await real(live)
+        await release.wait()
+        return verdict
+
+    checks.check = slow  # type: ignore[method-assign]
+    kim = await checking.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=LOST_DEAL))["game"]
+    assert (await kim.request("hint", game=game))["v"] == 1
+    release.set()
+    assert await lost_pushes(kim, checking, game) == [
+        {"v": 1, "type": "lost_position", "from_deal": True}
+    ]
+
+
 async def test_a_hint_in_a_lost_position_is_followed_by_the_verdict_of_its_version(
     checking: Running,
 ) -> None:

@@ -1085,7 +1085,7 @@ time_ms: number
 paused?: boolean
 }
 /**
- * The solver proved that the position can no longer be won. Checked when a game starts (so a deal that cannot be won is said at once), after each action and at the first open_game of a game the server had not checked; a connection that opens a game already proved lost at its current version is told again. A hint leaves the position as it was: after a hint in a position proved lost, it is said again, of the hint's version.
+ * The solver proved that the position can no longer be won. Checked when a game starts (so a deal that cannot be won is said at once), after each action and at the first open_game of a game the server had not checked; a connection that opens a game already proved lost at its current version is told again. A hint leaves the position as it was: after a hint in a position proved lost, it is said again, of the hint's version, and a verdict found after hints were asked is said of the last one's.
  */
 export interface LostPositionEvent {
 /**
