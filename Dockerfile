@@ -11,8 +11,8 @@ RUN npx vite build --outDir /src/dist --emptyOutDir
 
 # The wheel is built in the full image, which has a C compiler, so it carries the
 # solver's compiled search (SCORPION_REQUIRE_NATIVE=1: no wheel without it) and the
-# built web client; the slim image installs that wheel with the pinned versions, as
-# any host would.
+# built web client; the slim image installs that wheel, with the server extra (uvloop)
+# and the pinned versions, as any host would.
 FROM python:3.11 AS wheel
 WORKDIR /src
 COPY . .
@@ -24,7 +24,7 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY constraints.txt /tmp/constraints.txt
 COPY --from=wheel /wheels /tmp/wheels
-RUN pip install --no-cache-dir -c /tmp/constraints.txt /tmp/wheels/*.whl \
+RUN pip install --no-cache-dir -c /tmp/constraints.txt "$(ls /tmp/wheels/*.whl)[server]" \
     && rm -rf /tmp/wheels /tmp/constraints.txt \
     && useradd --system --home-dir /app --no-create-home scorpion \
     && mkdir -p /app/data && chown scorpion /app/data

@@ -197,3 +197,16 @@ def test_a_host_installs_the_wheel_migrates_serves_and_plays(tmp_path: Path) -> 
         play(venv, home, url)
     if HAS_COMPILER:
         assert any("solver: 1 worker(s), compiled search" in line for line in log), log
+
+
+def test_the_image_installs_the_server_extra() -> None:
+    """The Dockerfile installs the wheel as a host does, with the ``server`` extra: the
+    image ran on asyncio's own loop, though README says a production install runs on
+    uvloop. (Read, not built: building images needs a Docker daemon.)"""
+    installs = [
+        line
+        for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+        if "pip install" in line and ".whl" in line
+    ]
+    assert installs, "the Dockerfile installs no wheel"
+    assert all(".whl)[server]" in line for line in installs), installs
