@@ -165,6 +165,39 @@ async def test_a_token_an_older_node_issued_is_remembered_once_revoked(
             await store.rotate_token(theirs, token)
 
 
+async def test_a_database_the_other_0009_made_is_brought_to_this_one(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """A few commits numbered another design 0009: ``tokens.revoked_at`` marks, no
+    ``issued_tokens``. A database one of them migrated was taken as current: nothing to
+    migrate, and every registration failed. 0010 makes it this line's 0009."""
+    await run_alembic(engine, "downgrade", "0008")
+    await insert_first_game(engine)
+    working, revoked = "w" * 43, "v" * 43
+    async with engine.begin() as conn:  # as that 0009 left it
+        await conn.execute(
+            text("ALTER TABLE tokens ADD COLUMN revoked_at TIMESTAMP WITH TIME ZONE")
+        )
+        for token, revoked_at in ((working, None), (revoked, WHEN)):
+            await conn.execute(
+                text(
+                    "INSERT INTO tokens (token_hash, player_id, created_at, revoked_at)"
+                    " VALUES (:h, 1, :t, :r)"
+                ),
+                {"h": hash_token(token), "t": WHEN, "r": revoked_at},
+            )
+        await conn.execute(text("UPDATE alembic_version SET version_num = '0009'"))
+    await store.upgrade()
+    assert await store.schema_status() == SchemaStatus.CURRENT
+    assert await differences(engine) == []
+    assert await store.player_for_token(revoked) is None
+    assert (player := await store.player_for_token(working)) is not None and player.id == 1
+    _other, theirs = await store.create_player("b")  # registering works again
+    for token in (working, revoked):
+        with pytest.raises(TokenTaken):
+            await store.rotate_token(theirs, token)
+
+
 async def insert_actions(engine: AsyncEngine) -> None:
     """Two actions of game 7 (a deal, then its undo), in the first schema's columns."""
     async with engine.begin() as conn:
