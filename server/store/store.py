@@ -92,6 +92,7 @@ _TOUCH_GAMES: Final = text("UPDATE games SET version = version WHERE false")
 _TOUCH_ACTIONS: Final = text("INSERT INTO game_actions SELECT * FROM game_actions WHERE false")
 _TOUCH_STATS: Final = text("UPDATE level_stats SET games = games WHERE false")
 PROBE_LOCK_MS: Final = 500
+WRITE_PROBE_S: Final = 0.1  # readiness waits this long for its write, after writes failed
 LOCK_NOT_AVAILABLE: Final = "55P03"  # the SQLSTATE of a lock_timeout
 _PROBE_LOCK_TIMEOUT: Final = text(f"SET LOCAL lock_timeout = '{PROBE_LOCK_MS}ms'")
 
@@ -474,18 +475,22 @@ class Store:
         return status
 
     async def _probe_write(self) -> None:
-        """After a write failed (``write_trouble``): ``WritesFailing``, and a committed
-        write of nothing started in the background (the schema's version row set to
-        itself on SQLite, which writes a page to the WAL; on PostgreSQL an update of no
-        row of ``games``), one at a time. Once it, or a move, goes through, the trouble
-        is gone and ``readiness`` says so. The probe does not wait for it: on SQLite it
-        may wait the whole database timeout for the write lock."""
-        trouble = self.write_trouble
-        if trouble is None:
+        """After a write failed (``write_trouble``): a committed write of nothing, one at
+        a time (the schema's version row set to itself on SQLite, which writes a page
+        to the WAL; on PostgreSQL an update of no row of ``games``), and
+        ``WritesFailing`` unless it, or a move, went through within ``WRITE_PROBE_S``
+        (a write takes milliseconds once nothing holds it back). The probe waits no
+        longer: on SQLite the write may wait the whole database timeout for the write
+        lock; it goes on in the background, and the trouble is gone once it goes
+        through."""
+        if self.write_trouble is None:
             return
         if self._write_probe is None or self._write_probe.done():
             self._write_probe = detached(self._write_nothing())
-        raise WritesFailing(trouble)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._write_probe), WRITE_PROBE_S)
+        if self.write_trouble is not None:
+            raise WritesFailing(self.write_trouble)
 
     async def _write_nothing(self) -> None:
         touch = _TOUCH if self._sqlite_path is not None else _TOUCH_GAMES

@@ -721,6 +721,26 @@ async def test_not_ready_while_sqlite_writes_fail_and_ready_once_one_goes_throug
         holder.close()
 
 
+async def test_ready_at_the_first_probe_once_sqlites_lock_is_gone(
+    start: Start, tmp_path: Path
+) -> None:
+    """The probe after the lock was released still said "writes are failing": it
+    answered from the last write's failure and only then started its own write, so
+    the node read as not ready for one more probe, though its write went through."""
+    server = await start(db_timeout_ms=200)
+    ada = await server.player("ada")
+    game = await ada.request("new_game", level="hard", deal=1)
+    holder = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        moved = await ada.request("move", game=game["game"], v=0, card="7C", to=5)
+        assert moved["code"] == "unavailable"
+    finally:
+        holder.close()  # the lock goes with it; no write has gone through since
+    await asyncio.sleep(READY_REUSE_S)
+    assert (await http_get(server.server.port, "/readyz"))[:3:2] == (200, b"ready\n")
+
+
 async def test_not_ready_on_a_newer_schema_names_it_and_does_not_say_migrate(
     start: Start, tmp_path: Path
 ) -> None:
