@@ -9,6 +9,11 @@
  * socket is closed and the delay keeps growing: it starts over at 0.25 s only
  * after an `onOpen` that succeeded.
  *
+ * An opening handshake that has not completed within `OPEN_TIMEOUT_MS` is given
+ * up, and the socket opened anew with the growing delay: one opened while the
+ * network was down would otherwise wait out the browser's own timeout
+ * (Chromium's is 4 minutes), "Connecting…" long after the network is back.
+ *
  * A request that has no reply within `REPLY_TIMEOUT_MS` means the connection is
  * not working (a reply lost as unreadable, a peer gone without a close): the
  * socket is dropped as if it had closed, so pending requests fail with
@@ -33,6 +38,9 @@ import { checkServerMessage, ProtocolError } from "./checks";
 import type { ClientMessage, ServerMessage } from "./wire";
 
 export const SUBPROTOCOL = "scorpion.v1";
+
+/** How long an opening handshake may take before it is given up and tried again. */
+export const OPEN_TIMEOUT_MS = 10_000;
 
 /** How long a request waits for its reply before the connection is taken for broken. */
 export const REPLY_TIMEOUT_MS = 30_000;
@@ -195,7 +203,9 @@ export class Connection {
     let markReady: () => void = () => {};
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.markReady = markReady;
+    const handshake = setTimeout(() => this.drop(socket), OPEN_TIMEOUT_MS);
     socket.onopen = () => {
+      clearTimeout(handshake);
       if (socket.protocol !== SUBPROTOCOL) {
         socket.close(1000);
         return;
@@ -217,6 +227,7 @@ export class Connection {
       if (this.socket === socket) this.receive(message.data);
     };
     socket.onclose = (event) => {
+      clearTimeout(handshake);
       markReady();
       if (this.socket === socket) this.hooks.onClosed?.(event.code);
       this.drop(socket);

@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ProtocolError } from "../src/checks";
-import { Connection, Disconnected, KEEPALIVE_MS, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
+import { Connection, Disconnected, KEEPALIVE_MS, OPEN_TIMEOUT_MS, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
 import type { ServerMessage } from "../src/wire";
 import { view } from "./fixtures";
 
@@ -214,6 +214,45 @@ describe("Connection", () => {
       for (const ping of pings().slice(2)) socket.serve({ type: "pong", re: ping.id });
       await vi.advanceTimersByTimeAsync(3000);
       expect(pings().length - before).toBeLessThanOrEqual(3);
+      conn.stop();
+    });
+
+    it("gives up an opening handshake that does not complete in time, and tries again with the growing delay", async () => {
+      const states: string[] = [];
+      const conn = new Connection("ws://test/", {
+        onOpen: async () => {},
+        onPush: () => {},
+        onState: (state) => states.push(state),
+        onMalformed: () => {},
+      });
+      conn.start();
+      // the network is down: the handshakes go nowhere (a browser waits minutes on its own)
+      const first = FakeSocket.last as FakeSocket;
+      await vi.advanceTimersByTimeAsync(OPEN_TIMEOUT_MS - 1);
+      expect(first.closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(first.closed).toBe(true);
+      expect(states).toEqual(["connecting", "closed"]);
+      await vi.advanceTimersByTimeAsync(250);
+      const second = FakeSocket.last as FakeSocket;
+      expect(second).not.toBe(first);
+      await vi.advanceTimersByTimeAsync(OPEN_TIMEOUT_MS);
+      expect(second.closed).toBe(true);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(FakeSocket.last).toBe(second);
+      await vi.advanceTimersByTimeAsync(1); // the delay grew
+      const third = FakeSocket.last as FakeSocket;
+      expect(third).not.toBe(second);
+      // the network is back: a handshake that completes in time is kept
+      third.onopen?.();
+      await vi.advanceTimersByTimeAsync(OPEN_TIMEOUT_MS * 2);
+      expect(third.closed).toBe(false);
+      expect(FakeSocket.last).toBe(third);
+      expect(states.at(-1)).toBe("open");
+      // a late close of a socket given up does not drop the open one
+      first.onclose?.({ code: 1006 } as CloseEvent);
+      expect(FakeSocket.last).toBe(third);
+      expect(states.at(-1)).toBe("open");
       conn.stop();
     });
 
