@@ -103,6 +103,10 @@ test("a whole game won by clicking, then the results screen and the statistics",
   await page.keyboard.press("End");
   await expect(page.locator(".replay-board")).toHaveAttribute("data-step", String(moves + undos));
   await expect(page.locator(".replay-board .foundation.full")).toHaveCount(4);
+  // a screen reader names each suit, as it names cards, not its symbols ("♥ K♥")
+  for (const slot of await page.locator(".replay-board .foundation.full").all()) {
+    await expect(slot).toHaveAccessibleName(/^Completed suit: (spades|hearts|diamonds|clubs)$/);
+  }
   await expect(page.locator(".replay-board .card")).toHaveCount(0);
   await expect(page.locator(".replay-board .score")).toHaveText(score ?? "");
   expect(watch.problems).toEqual([]);

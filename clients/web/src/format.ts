@@ -30,6 +30,11 @@ export function spokenCard(card: string): string {
   return t("cardSpoken", { rank: face.rank, suit });
 }
 
+/** A completed suit on the foundations as a screen reader should say it, in the page's language: "Completed suit: hearts". */
+export function spokenFoundation(suit: Suit): string {
+  return t("foundationSpoken", { suit: t(`suit_${suit}`) });
+}
+
 /** "10♥" */
 export function cardLabel(card: string): string {
   const face = cardFace(card);

@@ -8,7 +8,7 @@
  * refused. `animateFrom` slides each card from where it was drawn before
  * (FLIP), so a tapped card flies to its new place.
  */
-import { cardFace, spokenCard, SUIT_SYMBOL, type Suit } from "./format";
+import { cardFace, spokenCard, spokenFoundation, SUIT_SYMBOL, type Suit } from "./format";
 import { h } from "./dom";
 import { t, tn } from "./i18n";
 import type { View } from "./wire";
@@ -83,9 +83,13 @@ export function tableElement(view: View, highlight: Highlight, handlers: TableHa
     const suit = view.foundations[i] as Suit | undefined;
     slots.push(
       suit
-        ? h(`div.foundation.full.suit-${suit}${suit === "H" || suit === "D" ? ".red" : ".black"}`, {
-            "data-suit": suit,
-          }, h("span.center", {}, SUIT_SYMBOL[suit]), h("span.corner", {}, "K" + SUIT_SYMBOL[suit]))
+        ? h(
+            `div.foundation.full.suit-${suit}${suit === "H" || suit === "D" ? ".red" : ".black"}`,
+            // named as a card is, not by its symbols ("♥ K♥")
+            { "data-suit": suit, role: "img", "aria-label": spokenFoundation(suit) },
+            h("span.center", { "aria-hidden": "true" }, SUIT_SYMBOL[suit]),
+            h("span.corner", { "aria-hidden": "true" }, "K" + SUIT_SYMBOL[suit]),
+          )
         : h("div.foundation", { "aria-hidden": "true" }),
     );
   }

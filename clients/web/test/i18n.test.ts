@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { spokenCard } from "../src/format";
+import { spokenCard, spokenFoundation } from "../src/format";
 import { COUNTS, LOCALES, setLocale, STRINGS, tn } from "../src/i18n";
 
 // setLocale also sets the page's lang and title; these tests run without a page.
@@ -67,5 +67,13 @@ describe("cards said", () => {
     expect(spokenCard("QS")).toBe("дама пик");
     expect(spokenCard("KH")).toBe("король червей");
     expect(spokenCard("2D")).toBe("2 бубен");
+  });
+
+  it("name a completed suit on the foundations by its suit, not its symbols", () => {
+    expect(spokenFoundation("H")).toBe("Completed suit: hearts");
+    setLocale("fi");
+    expect(spokenFoundation("C")).toBe("Valmis maa: risti");
+    setLocale("ru");
+    expect(spokenFoundation("S")).toBe("Собранная масть пик");
   });
 });
