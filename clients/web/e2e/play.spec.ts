@@ -232,6 +232,55 @@ test("a dead end says so and offers the ways out", async ({ page, server }) => {
   await expect(page.locator(".banner.dead-end")).toHaveCount(0);
 });
 
+test("a dead end is said once, not at every redraw, and the notices stay one live region", async ({ page, server }) => {
+  // hard deal 637, dealt at once: a dead end (above)
+  await register(page, server.url, uniqueName("alert"));
+  await startGame(page, "hard", 637);
+  await page.locator('.tools [data-action="deal"]').click();
+  await atVersion(page, 1);
+  await expect(page.locator(".banner.dead-end")).toContainText("No useful move is left.");
+  await expect(page.locator(".alerted")).toHaveText(/^No useful move is left\./);
+  // from here on: every alert put in the page, every change of what the alert region says, every notices region
+  await page.evaluate(() => {
+    const seen = { alerts: [] as string[], alerted: 0, notices: new Set<Element>() };
+    (window as unknown as { seen: typeof seen }).seen = seen;
+    const notices = () => document.querySelectorAll(".notices").forEach((node) => seen.notices.add(node));
+    notices();
+    new MutationObserver((changes) => {
+      for (const change of changes) {
+        if ((change.target as Element).closest?.(".alerted")) seen.alerted++;
+        for (const node of change.addedNodes) {
+          if (!(node instanceof HTMLElement)) continue;
+          for (const alert of [node, ...node.querySelectorAll("[role=alert]")]) {
+            if (alert.getAttribute("role") === "alert") seen.alerts.push(alert.textContent ?? "");
+          }
+        }
+      }
+      notices();
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  // ordinary redraws: a hint (its words come and go), a pause and the game resumed
+  await page.keyboard.press("h");
+  await atVersion(page, 2);
+  await expect(page.locator(".notices .banner.hint")).toHaveCount(1);
+  await page.keyboard.press("p");
+  await expect(page.locator(".paused")).toBeVisible();
+  await page.locator('[data-action="resume-big"]').click();
+  await expect(page.locator(".paused")).toHaveCount(0);
+  await expect(page.locator(".banner.dead-end")).toBeVisible();
+  const seen = await page.evaluate(() => {
+    const { alerts, alerted, notices } = (window as unknown as { seen: { alerts: string[]; alerted: number; notices: Set<Element> } }).seen;
+    return { alerts, alerted, notices: notices.size };
+  });
+  expect(seen).toEqual({ alerts: [], alerted: 0, notices: 1 });
+  // a way out: the alert region says nothing any more, and says the next dead end again
+  await page.locator('.banner.dead-end [data-action="undo"]').click();
+  await expect(page.locator(".banner.dead-end")).toHaveCount(0);
+  await expect(page.locator(".alerted")).toHaveText("");
+  await page.locator('.tools [data-action="deal"]').click();
+  await expect(page.locator(".alerted")).toHaveText(/^No useful move is left\./);
+});
+
 test("a phone on its side keeps every column's cards inside the window, the dead-end banner open too", async ({ page, server }) => {
   // hard deal 637: dealing the stock at once leaves no useful move, so the banner opens
   await register(page, server.url, uniqueName("side"));

@@ -229,3 +229,51 @@ test("a replay whose next page would repeat its actions is said, not read for ev
   await expect(page.locator("main.results")).toBeVisible();
   expect(replays).toBe(1);
 });
+
+test("a long replay's step numbers fit beside the list, the current one readable beside its highlight", async ({ page, server }) => {
+  // the test relays the page's socket and makes the game's one hint 1200 hints (and its history
+  // one the server cannot give, so the list is read from the replay alone)
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => real.send(frame));
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Record<string, unknown>;
+      if (message.type === "catch_up") {
+        return ws.send(Buffer.from(encode({ type: "error", re: message.re, code: "internal", message: "not now" })));
+      }
+      const replay = message.replay as { actions: Record<string, unknown>[] } | null;
+      if (message.type !== "replay" || !replay) return ws.send(frame);
+      const actions = Array.from({ length: 1200 }, () => replay.actions[0]);
+      ws.send(Buffer.from(encode({ ...message, replay: { ...replay, actions } })));
+    });
+  });
+  await register(page, server.url, uniqueName("long"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await page.locator('.results [data-action="replay"]').click();
+  await expect(page.locator("ol.replay-actions li")).toHaveCount(1200);
+  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowLeft");
+  await expect(page.locator("ol.replay-actions li.current")).toHaveCount(1);
+  const found = await page.$eval("ol.replay-actions", (list) => {
+    const current = list.querySelector("li.current") as HTMLElement;
+    const marker = getComputedStyle(current, "::marker");
+    const measure = document.createElement("canvas").getContext("2d") as CanvasRenderingContext2D;
+    measure.font = `${marker.fontWeight} ${marker.fontSize} ${marker.fontFamily}`;
+    const widest = Math.max(...["1000. ", "1200. ", "8888. "].map((text) => measure.measureText(text).width));
+    return {
+      room: parseFloat(getComputedStyle(list).paddingLeft),
+      widest,
+      marker: marker.color,
+      list: getComputedStyle(list).color,
+      highlightText: getComputedStyle(current).color,
+    };
+  });
+  expect(found.room).toBeGreaterThanOrEqual(found.widest + 4);
+  expect(found.marker).not.toBe(found.highlightText); // dark text, on the dark list beside the highlight
+  expect(found.marker).toBe("rgb(245, 197, 66)"); // the highlight's own colour (--accent)
+  await shot(page, "replay-long-list");
+});

@@ -1017,3 +1017,50 @@ test("a move on its way shows the board busy, and a move made meanwhile is refus
   await atVersion(page, 2);
   await expect(page.locator('.column[data-column="2"] .card.up[data-card="2D"]')).toBeVisible();
 });
+
+test("a hint on its way holds the version as a move does: a move made meanwhile is refused and said, not sent stale", async ({ page, server }) => {
+  // a hint is a version of its own (its ack carries the new v): what the server sends after it waits
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  const sent: Message[] = [];
+  const refused: string[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    let order = Promise.resolve();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      sent.push(message);
+      if (message.type === "hint") holding = true;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "error") refused.push(String(message.code));
+      const wait = holding;
+      order = order.then(async () => {
+        if (wait) await held;
+        ws.send(frame);
+      });
+    });
+  });
+  await register(page, server.url, uniqueName("hintmove"));
+  await startGame(page, "medium", knownDeal());
+  const table = page.locator("main.game .table");
+  await page.keyboard.press("h");
+  await expect(table).toHaveAttribute("aria-busy", "true");
+  await tap(page, "QD"); // a move that fits, at the version the hint replaces: not sent, and said
+  await expect(page.locator(".toast.note")).toHaveText(STRINGS.en.actionPending);
+  await page.keyboard.press("d");
+  await page.waitForTimeout(300);
+  expect(sent.filter((each) => each.type === "move" || each.type === "deal")).toHaveLength(0);
+
+  release();
+  await atVersion(page, 1);
+  await expect(table).toHaveAttribute("aria-busy", "false");
+  await expect(page.locator(".toast.note")).toHaveCount(0); // it is no longer so
+  await tap(page, "QD");
+  await atVersion(page, 2);
+  expect(sent.filter((each) => each.type === "move")).toHaveLength(1);
+  expect(refused).toEqual([]);
+});

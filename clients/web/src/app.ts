@@ -20,7 +20,7 @@
 import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { ProtocolError } from "./checks";
 import { Connection, Disconnected, type Body } from "./conn";
-import { h } from "./dom";
+import { h, placeChildren } from "./dom";
 import { cardLabel, clock, percent, spokenCard } from "./format";
 import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
@@ -290,6 +290,17 @@ export class App {
    * after every change, so that it stays the same element its reader watches.
    */
   private readonly said = h("div.said.sr-only", { "aria-live": "polite", "aria-atomic": "true" });
+  /**
+   * The dead end's words, said as an alert once each time they change
+   * (`alertDeadEnd`): its banner is drawn anew with the game, and an alert put
+   * in the page anew is said anew. Kept outside the page, as `said` is.
+   */
+  private readonly alerted = h("div.alerted.sr-only", { role: "alert" });
+  /**
+   * The notices (`noticeBar`), a live region: the same element at every
+   * redraw, its readers watch it; a notice that has not changed stays in it.
+   */
+  private readonly notices = h("div.notices", { "aria-live": "polite" });
   private lost: { v: number; fromDeal: boolean } | null = null;
   private knownPaused = false;
   /** A resync refused `unavailable` or `rate_limited` is asked again after this long, growing. */
@@ -308,6 +319,8 @@ export class App {
   private notice: Said | null = null;
   private noticeKind: "error" | "done" | "note" = "error";
   private noticeTimer = 0;
+  /** Notices said, counted: the same words said again are a new notice, said again (`noticeBar`). */
+  private noticesSaid = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
   // a kept token that cannot be one is forgotten (storedToken), and said on the sign-in page
@@ -356,7 +369,7 @@ export class App {
   private readonly typed = { name: "", token: "", otherDevice: false };
 
   constructor(private readonly root: HTMLElement) {
-    root.after(this.said);
+    root.after(this.said, this.alerted);
     // The clicks after the first of a double (or triple) click begun on the game or a
     // question do nothing: answered at once by a near server, the second click of a double click
     // on Undo undid twice, on Pause resumed, and on a question's Yes moved the card that
@@ -984,18 +997,20 @@ export class App {
     // A resign ends the game at the version on screen: nothing else at that
     // version goes while it is on its way (the second click of a double click
     // on its Yes lands on the card under the closed question).
-    const key =
-      versioned || body.type === "resign"
-        ? `${board.game}@${board.v}`
-        : body.type === "hint"
-          ? `${board.game}:hint`
-          : `${board.game}:${body.type}`;
-    if (this.sending.has(key)) {
+    // A hint is a version of its own: while it is on its way it holds the
+    // version on screen as an action does, or the move pressed right after it
+    // would carry the version the hint replaces and be refused as stale.
+    const holdsVersion = versioned || body.type === "resign" || body.type === "hint";
+    const atVersion = `${board.game}@${board.v}`;
+    const keys =
+      body.type === "hint" ? [atVersion, `${board.game}:hint`] : holdsVersion ? [atVersion] : [`${board.game}:${body.type}`];
+    if (keys.some((key) => this.sending.has(key))) {
       // not dropped unsaid: on a slow connection the player would wait for a move that never comes
-      if (versioned || body.type === "resign") this.say(PENDING, "note");
+      // (but a second hint, a double click on Hint, is: the first one's words are on their way)
+      if (holdsVersion && !(body.type === "hint" && this.sending.has(`${board.game}:hint`))) this.say(PENDING, "note");
       return "nothing";
     }
-    this.sending.add(key);
+    for (const key of keys) this.sending.add(key);
     this.markBusy();
     const clockAsked = body.type === "pause" || body.type === "resume" ? ++this.clockAsked : 0;
     let reply: ServerMessage;
@@ -1009,9 +1024,9 @@ export class App {
       if (error instanceof Disconnected) return null;
       throw error;
     } finally {
-      this.sending.delete(key);
+      for (const key of keys) this.sending.delete(key);
       this.markBusy();
-      if (versioned && this.notice === PENDING) {
+      if (holdsVersion && this.notice === PENDING) {
         this.notice = null; // no longer so
         this.render();
       }
@@ -1037,7 +1052,7 @@ export class App {
 
   /**
    * Marks the board busy (`aria-busy`; style.css dims it after a moment) while a move, deal,
-   * undo or restart at the version on screen is on its way: another would not be sent.
+   * undo, restart or hint at the version on screen is on its way: another would not be sent.
    * Set in place, not drawn anew, so a card's slide is not cut short.
    */
   private markBusy(): void {
@@ -1501,6 +1516,7 @@ export class App {
   private say(message: Said, kind: "error" | "done" | "note" = "error"): void {
     this.noticeKind = kind;
     this.notice = message;
+    this.noticesSaid++;
     clearTimeout(this.noticeTimer);
     this.noticeTimer = window.setTimeout(() => {
       this.notice = null;
@@ -1544,8 +1560,9 @@ export class App {
     });
     const listTop = this.root.querySelector<HTMLElement>("ol.replay-actions")?.scrollTop ?? 0;
     const page = [this.header(), this.body(), this.noticeBar()];
-    if (this.confirm) page.forEach((part) => (part.inert = true));
-    this.root.replaceChildren(...page, this.dialog());
+    page.forEach((part) => (part.inert = Boolean(this.confirm)));
+    placeChildren(this.root, [...page, this.dialog()]); // the notices stay where they are
+    this.alertDeadEnd();
     this.drawn = this.screen;
     this.drawnAt = this.board ? `${this.board.game}@${this.board.v}` : null;
     fitColumns(this.root);
@@ -1947,7 +1964,7 @@ export class App {
       notices.push(
         h(
           "div.banner.dead-end",
-          { role: "alert" },
+          {}, // said by `alerted`, once
           h("p", { "data-lost": lost ? (lost.fromDeal ? "deal" : "position") : "" }, view.stuck ? t("stuck") : lostText(lost?.fromDeal ?? false)),
           // a deal lost from the start: undo and restart lead back to it, no way out
           h("p", {}, t(lost?.fromDeal ? "waysOutDeal" : "waysOut")),
@@ -2161,6 +2178,18 @@ export class App {
         )
       : h("p.note", {}, t("replayNoBoard"));
     const labels = steps ? Array.from({ length: total }, (_, i) => describe(i)) : replay.actions.map((_, i) => describe(i));
+    const list = h(
+      "ol.replay-actions",
+      {},
+      labels.map((label, index) =>
+        h(
+          `li${index === state.step - 1 ? ".current" : ""}`,
+          {},
+          h("button.link", { type: "button", "data-step": index + 1, onclick: () => this.replayTo(index + 1) }, label),
+        ),
+      ),
+    );
+    list.style.setProperty("--digits", String(String(labels.length).length)); // room for the longest step number (style.css)
     return h(
       "main.replay",
       {},
@@ -2180,17 +2209,7 @@ export class App {
         button("last", "last", total, state.step === total),
       ),
       board,
-      h(
-        "ol.replay-actions",
-        {},
-        labels.map((label, index) =>
-          h(
-            `li${index === state.step - 1 ? ".current" : ""}`,
-            {},
-            h("button.link", { type: "button", "data-step": index + 1, onclick: () => this.replayTo(index + 1) }, label),
-          ),
-        ),
-      ),
+      list,
       h(
         "dl.results-table",
         {},
@@ -2211,7 +2230,8 @@ export class App {
     const said = hintText(hint, atDeal, spokenCard);
     return h(
       `${tag}${hint.action === "none" ? ".none" : ""}`,
-      { role: "status", "data-reason": hint.reason ?? "" },
+      // its version: the same words asked again later are news, said again
+      { role: "status", "data-reason": hint.reason ?? "", "data-v": this.hint?.v },
       said === shown ? shown : [h("span", { "aria-hidden": "true" }, shown), h("span.sr-only", {}, said)],
     );
   }
@@ -2232,20 +2252,32 @@ export class App {
     // for a while, and only alone: they hide the status line under them, and with a
     // notice or two the tools too (the card and column stay marked)
     const hint = this.hintWordsShown && !others && !SHORT_AND_WIDE.matches ? this.shownHint() : null;
+    const notices = this.notices;
     // in a game, kept off the table (style.css): its columns reach down to the window's bottom
-    return h(
-      `div.notices${this.screen === "game" ? ".in-game" : ""}`,
-      { "aria-live": "polite" },
+    notices.classList.toggle("in-game", this.screen === "game");
+    const drawn = [
       hint ? this.hintWords(hint, "p.banner.hint") : null,
       // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
       this.notice
         ? this.noticeKind === "error"
-          ? h("p.toast.error", { role: "alert" }, shown(this.notice))
-          : h(`p.toast.${this.noticeKind}`, { role: "status" }, shown(this.notice))
+          ? h("p.toast.error", { role: "alert", "data-said": this.noticesSaid }, shown(this.notice))
+          : h(`p.toast.${this.noticeKind}`, { role: "status", "data-said": this.noticesSaid }, shown(this.notice))
         : null,
-    );
+    ].filter((notice) => notice !== null);
+    // one that is on show already, unchanged, stays: put in anew, it would be said again
+    const shownNow = [...notices.children];
+    placeChildren(notices, drawn.map((notice) => shownNow.find((old) => old.isEqualNode(notice)) ?? notice));
+    return notices;
+  }
+
+  /** The dead end's words, to `alerted` when they change; while the game is paused it is hidden, not gone. */
+  private alertDeadEnd(): void {
+    if (this.screen === "game" && this.paused()) return;
+    const banner = this.root.querySelectorAll("main.game .banner.dead-end p");
+    const words = [...banner].map((line) => line.textContent).join(" ");
+    if (this.alerted.textContent !== words) this.alerted.textContent = words;
   }
 
   private dialog(): HTMLElement {

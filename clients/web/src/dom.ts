@@ -21,3 +21,17 @@ export function h(
   }
   return element;
 }
+
+/**
+ * Puts `children` in `box`, in this order, leaving where it is each one already
+ * there: a node taken out and put back is a new one to a screen reader, and a
+ * live region's words in it are said again.
+ */
+export function placeChildren(box: Element, children: Node[]): void {
+  for (const node of [...box.childNodes]) if (!children.includes(node)) node.remove();
+  let at = box.firstChild;
+  for (const child of children) {
+    if (child === at) at = at.nextSibling;
+    else box.insertBefore(child, at);
+  }
+}
