@@ -190,13 +190,7 @@ test("a replay action of a type this page does not know is named as sent", async
       ws.send(Buffer.from(encode({ ...message, replay: { ...replay, actions } })));
     });
   });
-  await register(page, server.url, uniqueName("unknown"));
-  await startGame(page, "medium", knownDeal());
-  await page.locator('.tools [data-action="hint"]').click();
-  await atVersion(page, 1);
-  await page.locator('.tools [data-action="resign"]').click();
-  await page.locator(".dialog .yes").click();
-  await page.locator('.results [data-action="replay"]').click();
+  await replayOfAHintResigned(page, server.url, "unknown");
   await expect(page.locator("ol.replay-actions li").first()).toHaveText("teleport");
   await page.keyboard.press("ArrowRight");
   await expect(page.locator(".replay .step")).toHaveText(/^Step 1 of 2 — teleport \(/);
@@ -218,13 +212,7 @@ test("a replay whose next page would repeat its actions is said, not read for ev
       ws.send(message.type === "replay" && message.replay ? Buffer.from(encode({ ...message, next: 0 })) : frame);
     });
   });
-  await register(page, server.url, uniqueName("loop"));
-  await startGame(page, "medium", knownDeal());
-  await page.locator('.tools [data-action="hint"]').click();
-  await atVersion(page, 1);
-  await page.locator('.tools [data-action="resign"]').click();
-  await page.locator(".dialog .yes").click();
-  await page.locator('.results [data-action="replay"]').click();
+  await replayOfAHintResigned(page, server.url, "loop");
   await expect(page.locator(".toast.error")).toContainText("replay.next must be 1, the actions so far, got 0");
   await expect(page.locator("main.results")).toBeVisible();
   expect(replays).toBe(1);
@@ -247,13 +235,7 @@ test("a long replay's step numbers fit beside the list, the current one readable
       ws.send(Buffer.from(encode({ ...message, replay: { ...replay, actions } })));
     });
   });
-  await register(page, server.url, uniqueName("long"));
-  await startGame(page, "medium", knownDeal());
-  await page.locator('.tools [data-action="hint"]').click();
-  await atVersion(page, 1);
-  await page.locator('.tools [data-action="resign"]').click();
-  await page.locator(".dialog .yes").click();
-  await page.locator('.results [data-action="replay"]').click();
+  await replayOfAHintResigned(page, server.url, "long");
   await expect(page.locator("ol.replay-actions li")).toHaveCount(1200);
   await page.keyboard.press("End");
   await page.keyboard.press("ArrowLeft");
@@ -277,3 +259,14 @@ test("a long replay's step numbers fit beside the list, the current one readable
   expect(found.marker).toBe("rgb(245, 197, 66)"); // the highlight's own colour (--accent)
   await shot(page, "replay-long-list");
 });
+
+/** A new player's game of one hint, resigned, and its replay asked for from the results. */
+async function replayOfAHintResigned(page: Page, url: string, name: string): Promise<void> {
+  await register(page, url, uniqueName(name));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await page.locator('.results [data-action="replay"]').click();
+}

@@ -233,6 +233,41 @@ test("storage holding another version's data is read as nothing", async ({ page,
 });
 
 /** The real server, with what the page sends to it noted. */
+/**
+ * Relays the page's socket to the real server; from the first message the page sends
+ * that `holds` (given it and those sent before it), what the server sends waits, in
+ * order, until `release()`: a slow connection. `sent` and `received` list the messages.
+ */
+async function holdAfter(
+  page: Page,
+  holds: (message: Message, sent: Message[]) => boolean,
+): Promise<{ sent: Message[]; received: Message[]; release: () => void }> {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  const sent: Message[] = [];
+  const received: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    let order = Promise.resolve();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      sent.push(message);
+      if (!holding && holds(message, sent)) holding = true;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      received.push(decode(frame as Buffer) as Message);
+      const wait = holding;
+      order = order.then(async () => {
+        if (wait) await held;
+        ws.send(frame);
+      });
+    });
+  });
+  return { sent, received, release };
+}
+
 async function noted(page: Page): Promise<Message[]> {
   const sent: Message[] = [];
   await page.routeWebSocket(/.*/, (ws) => {
@@ -969,27 +1004,7 @@ test("Play says it is busy while the new game is on its way", async ({ page, ser
 
 test("a move on its way shows the board busy, and a move made meanwhile is refused and said, not dropped unsaid", async ({ page, server }) => {
   // what the server sends after the first move waits (a slow connection), and what follows it waits behind it, in order
-  let release = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let holding = false;
-  const sent: Message[] = [];
-  await page.routeWebSocket(/.*/, (ws) => {
-    const real = ws.connectToServer();
-    let order = Promise.resolve();
-    ws.onMessage((frame) => {
-      const message = decode(frame as Buffer) as Message;
-      sent.push(message);
-      if (message.type === "move" && sent.filter((each) => each.type === "move").length === 1) holding = true;
-      real.send(frame);
-    });
-    real.onMessage((frame) => {
-      const wait = holding;
-      order = order.then(async () => {
-        if (wait) await held;
-        ws.send(frame);
-      });
-    });
-  });
+  const { sent, release } = await holdAfter(page, (message, sent) => message.type === "move" && sent.filter((each) => each.type === "move").length === 1);
   await register(page, server.url, uniqueName("slow"));
   await startGame(page, "medium", knownDeal());
   const table = page.locator("main.game .table");
@@ -1020,30 +1035,7 @@ test("a move on its way shows the board busy, and a move made meanwhile is refus
 
 test("a hint on its way holds the version as a move does: a move made meanwhile is refused and said, not sent stale", async ({ page, server }) => {
   // a hint is a version of its own (its ack carries the new v): what the server sends after it waits
-  let release = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let holding = false;
-  const sent: Message[] = [];
-  const refused: string[] = [];
-  await page.routeWebSocket(/.*/, (ws) => {
-    const real = ws.connectToServer();
-    let order = Promise.resolve();
-    ws.onMessage((frame) => {
-      const message = decode(frame as Buffer) as Message;
-      sent.push(message);
-      if (message.type === "hint") holding = true;
-      real.send(frame);
-    });
-    real.onMessage((frame) => {
-      const message = decode(frame as Buffer) as Message;
-      if (message.type === "error") refused.push(String(message.code));
-      const wait = holding;
-      order = order.then(async () => {
-        if (wait) await held;
-        ws.send(frame);
-      });
-    });
-  });
+  const { sent, received, release } = await holdAfter(page, (message) => message.type === "hint");
   await register(page, server.url, uniqueName("hintmove"));
   await startGame(page, "medium", knownDeal());
   const table = page.locator("main.game .table");
@@ -1062,5 +1054,5 @@ test("a hint on its way holds the version as a move does: a move made meanwhile 
   await tap(page, "QD");
   await atVersion(page, 2);
   expect(sent.filter((each) => each.type === "move")).toHaveLength(1);
-  expect(refused).toEqual([]);
+  expect(received.filter((each) => each.type === "error")).toEqual([]);
 });
