@@ -114,8 +114,8 @@ def _parse_action(index: int, raw: object, previous_t: int) -> Action:
         card = parse_card(raw["card"])
     except CardParseError as exc:
         raise ReplayFormatError(f"{where}: {exc}") from exc
-    to = raw.get("to")
-    _require(to is None or _is_count(to, 1), f"{where} has a 'to' that is no column {to!r}")
+    to = raw.get("to")  # left out: an auto-move; null is no column
+    _require("to" not in raw or _is_count(to, 1), f"{where} has a 'to' that is no column {to!r}")
     return Action("move", card, to, t)
 
 

@@ -1801,7 +1801,8 @@ class GameService:
                 position = live.game.state.key()  # committed: actions only land on a fork
                 lost = await self.lost_checks.check(live)
                 current = live.game.state.key() == position and self._games.get(live.id) is live
-                if lost is not None and current and not live.finished:
+                fresh = live.lost_at != (live.version, lost)  # a recheck may find it again
+                if lost is not None and current and not live.finished and fresh:
                     live.lost_at = live.version, lost
                     self.hub.push(live.id, self._lost_position(live))
                 if not live.recheck:

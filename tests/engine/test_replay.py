@@ -239,6 +239,7 @@ NOT_REPLAYS: dict[str, object] = {
     "to a float": _with_actions({"type": "move", "card": "7D", "to": 1.0}),
     "to true": _with_actions({"type": "move", "card": "7D", "to": True}),
     "to 0": _with_actions({"type": "move", "card": "7D", "to": 0}),
+    "to null": _with_actions({"type": "move", "card": "7D", "to": None}),
     "to past 2^53-1": _with_actions({"type": "move", "card": "7D", "to": 2**53}),
     "t past 2^53-1": _with_actions({"type": "hint", "t": 2**70}),
     "t decreases": _with_actions({"type": "hint", "t": 2_000}, {"type": "hint", "t": 1_999}),

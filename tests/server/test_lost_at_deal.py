@@ -140,6 +140,16 @@ async def test_a_verdict_found_after_a_hint_is_said_of_the_hints_version(
     assert await lost_pushes(kim, checking, game) == [
         {"v": 1, "type": "lost_position", "from_deal": True}
     ]
+    # a deal, its undo and the deal again while the deal's check is held: the position is
+    # the one checked again, and its recheck finds the same verdict, said once
+    release.clear()
+    assert (await kim.request("deal", game=game, v=1))["v"] == 2
+    assert (await kim.request("undo", game=game, v=2))["v"] == 3
+    assert (await kim.request("deal", game=game, v=3))["v"] == 4
+    release.set()
+    assert await lost_pushes(kim, checking, game) == [
+        {"v": 4, "type": "lost_position", "from_deal": True}
+    ]
 
 
 async def test_a_hint_in_a_lost_position_is_followed_by_the_verdict_of_its_version(
