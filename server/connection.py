@@ -163,8 +163,9 @@ class Peer:
     address: str
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
-    hello_wait: float | None = None  # ... and it was a hello, for the address's refused
-    # tokens: the wait it was told (s)
+    hello_wait: float | None = (
+        None  # ... for a hello over its address's refused tokens: the wait (s)
+    )
 
 
 class ConnectionHandler:
@@ -331,8 +332,8 @@ class ConnectionHandler:
                 # after the wait it was told. (A hello refused for the read rate, which
                 # pings before hello use up, is not: that would keep a connection open
                 # that never says hello.)
-                told = peer.hello_wait if code == "rate_limited" and peer.hello_wait else 0.0
-                hello_by = time.monotonic() + told + bounds.hello_timeout
+                told = peer.hello_wait if code == "rate_limited" else None
+                hello_by = time.monotonic() + (told or 0.0) + bounds.hello_timeout
             del frame  # held no longer than its answer: idle connections keep only their state
 
     def _struck(self, peer: Peer, code: str) -> bool:
@@ -478,7 +479,6 @@ class ConnectionHandler:
         self.metrics.rate_limited.labels(kind).inc()
         retry = max(1, math.ceil(wait * 1000))
         peer.came_early = peer.buckets.refused(kind, now, retry / 1000)
-        # a hello with a token, over the refused tokens
         peer.hello_wait = retry / 1000 if kind == "auth" else None
         return build.error(
             "rate_limited",
