@@ -163,9 +163,8 @@ class Peer:
     address: str
     buckets: ConnectionBuckets
     came_early: bool = False  # its last rate_limited request came before it was told it might
-    hello_wait: float | None = (
-        None  # ... for a hello over its address's refused tokens: the wait (s)
-    )
+    # ... if a hello, over its address's refused tokens: the wait it was told (s)
+    hello_wait: float | None = None
 
 
 class ConnectionHandler:
