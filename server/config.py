@@ -209,6 +209,15 @@ class OutputFailed(Exception):
         super().__init__(f"cannot write to standard output ({reason})")
 
 
+def schema_revision() -> str:
+    """The revision of the newest migration this build carries, by its file's number
+    (``0010_...``): the schema it needs. Builds of one version may need different ones,
+    so ``--version`` names it; read without Alembic, which ``--version`` does not load."""
+    versions = Path(__file__).resolve().parent / "store" / "migrations" / "versions"
+    numbers = sorted(path.name[:4] for path in versions.glob("[0-9][0-9][0-9][0-9]_*.py"))
+    return numbers[-1] if numbers else "none"
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -820,7 +829,11 @@ def parser() -> argparse.ArgumentParser:
         "SIGHUP (docs/server.md).",
         allow_abbrev=False,  # only the flags as documented: --log-form is no --log-format
     )
-    cli.add_argument("--version", action="version", version=f"scorpion-server {version()}")
+    cli.add_argument(
+        "--version",
+        action="version",
+        version=f"scorpion-server {version()} (schema {schema_revision()})",
+    )
     for each in fields(Settings):
         flag = _flag(each.name)
         env = _env_name(each.name)

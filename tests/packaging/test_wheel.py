@@ -142,7 +142,7 @@ def check_programs(venv: Path, home: Path) -> None:
     if HAS_COMPILER:
         assert "(compiled search)" in engine
     server = run(venv / "scorpion-server", "--version", cwd=home, env=env)
-    assert server.strip() == f"scorpion-server {VERSION}"
+    assert re.fullmatch(rf"scorpion-server {re.escape(VERSION)} \(schema \d{{4}}\)", server.strip())
     client = run(venv / "scorpion", "--version", cwd=home, env=env)
     assert client.strip() == f"scorpion-cli {VERSION}"
 

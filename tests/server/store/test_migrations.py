@@ -17,6 +17,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.config import schema_revision
 from server.store import (
     SchemaForeign,
     SchemaNewer,
@@ -73,6 +74,7 @@ def test_revisions_form_one_line() -> None:
         "0005_winnable_games.py",
     ]
     assert head_revision() == numbers[-1]
+    assert schema_revision() == head_revision()  # what --version names, read without Alembic
 
 
 async def test_upgrade_builds_exactly_the_models(store: Store, engine: AsyncEngine) -> None:
