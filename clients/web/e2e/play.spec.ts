@@ -268,6 +268,7 @@ test("a dead end is said once, not at every redraw, and the notices stay one liv
   await page.locator('[data-action="resume-big"]').click();
   await expect(page.locator(".paused")).toHaveCount(0);
   await expect(page.locator(".banner.dead-end")).toBeVisible();
+  expect(await page.locator(".notices .banner.hint").count()).toBe(0); // said before the pause, not again
   const seen = await page.evaluate(() => {
     const { alerts, alerted, notices } = (window as unknown as { seen: { alerts: string[]; alerted: number; notices: Set<Element> } }).seen;
     return { alerts, alerted, notices: notices.size };

@@ -1056,3 +1056,47 @@ test("a hint on its way holds the version as a move does: a move made meanwhile 
   expect(sent.filter((each) => each.type === "move")).toHaveLength(1);
   expect(received.filter((each) => each.type === "error")).toEqual([]);
 });
+
+test("an action pressed after a reply whose push is still on its way waits for the push: said, not sent stale", async ({ page, server }) => {
+  // the protocol lets a reply and its push come in either order: the test holds the hint's push back
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  let hintReplied = false;
+  const sent: Message[] = [];
+  const received: Message[] = [];
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      sent.push(message);
+      if (message.type === "hint") holding = true;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      received.push(message);
+      if (message.type === "hint") hintReplied = true;
+      if (holding && message.type === "events") void held.then(() => ws.send(frame));
+      else ws.send(frame);
+    });
+  });
+  await register(page, server.url, uniqueName("pushlate"));
+  await startGame(page, "medium", knownDeal());
+  const table = page.locator("main.game .table");
+  await page.keyboard.press("h");
+  await expect.poll(() => hintReplied).toBe(true);
+  await expect(table).toHaveAttribute("aria-busy", "true");
+  await tap(page, "QD"); // at the version the hint replaced: not sent, and said
+  await expect(page.locator(".toast.note")).toHaveText(STRINGS.en.actionPending);
+  await page.waitForTimeout(300);
+  expect(sent.filter((each) => each.type === "move")).toHaveLength(0);
+
+  release();
+  await atVersion(page, 1);
+  await expect(table).toHaveAttribute("aria-busy", "false");
+  await expect(page.locator(".toast.note")).toHaveCount(0);
+  await tap(page, "QD");
+  await atVersion(page, 2);
+  expect(received.filter((each) => each.type === "error")).toEqual([]);
+});

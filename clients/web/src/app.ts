@@ -302,6 +302,8 @@ export class App {
    */
   private readonly notices = h("div.notices", { "aria-live": "polite" });
   private lost: { v: number; fromDeal: boolean } | null = null;
+  /** The version the last reply said its game is at (`behindReply`). */
+  private replied: { game: number; v: number } | null = null;
   private knownPaused = false;
   /** A resync refused `unavailable` or `rate_limited` is asked again after this long, growing. */
   private resyncWait = RESYNC_WAIT_FIRST_MS;
@@ -742,6 +744,9 @@ export class App {
     }
     if (result.kind === "old") return;
     this.board = result.board;
+    // the push a reply ran ahead of: what waited for it may go now (`behindReply`)
+    const caughtUp = !this.behindReply(result.board) && !this.sending.has(`${result.board.game}@${result.board.v}`);
+    if (caughtUp && this.notice === PENDING) this.notice = null;
     this.noteEvents(message.events, message.v);
     this.afterChange(before);
     this.sayDone(message.events);
@@ -1004,7 +1009,7 @@ export class App {
     const atVersion = `${board.game}@${board.v}`;
     const keys =
       body.type === "hint" ? [atVersion, `${board.game}:hint`] : holdsVersion ? [atVersion] : [`${board.game}:${body.type}`];
-    if (keys.some((key) => this.sending.has(key))) {
+    if (keys.some((key) => this.sending.has(key)) || (holdsVersion && this.behindReply(board))) {
       // not dropped unsaid: on a slow connection the player would wait for a move that never comes
       // (but a second hint, a double click on Hint, is: the first one's words are on their way)
       if (holdsVersion && !(body.type === "hint" && this.sending.has(`${board.game}:hint`))) this.say(PENDING, "note");
@@ -1057,8 +1062,17 @@ export class App {
    */
   private markBusy(): void {
     const board = this.board;
-    const busy = board !== null && this.sending.has(`${board.game}@${board.v}`);
+    const busy = board !== null && (this.sending.has(`${board.game}@${board.v}`) || this.behindReply(board));
     this.root.querySelector("main.game .table")?.setAttribute("aria-busy", String(busy));
+  }
+
+  /**
+   * Whether a reply has said the game is at a later version than `board` shows (its
+   * push, which may come after it, is still on its way): an action at the version on
+   * screen would be refused as stale, so it waits for the push as for the reply.
+   */
+  private behindReply(board: GameBoard): boolean {
+    return this.replied !== null && this.replied.game === board.game && board.v < this.replied.v;
   }
 
   /**
@@ -1069,6 +1083,8 @@ export class App {
   private expect(game: number, v: number): void {
     const behind = () => this.board?.game === game && this.board.v < v;
     if (!behind()) return;
+    this.replied = { game, v };
+    this.markBusy();
     setTimeout(() => {
       if (behind()) void this.resync().catch(() => {});
     }, PUSH_GRACE_MS);
@@ -2252,6 +2268,8 @@ export class App {
     // for a while, and only alone: they hide the status line under them, and with a
     // notice or two the tools too (the card and column stay marked)
     const hint = this.hintWordsShown && !others && !SHORT_AND_WIDE.matches ? this.shownHint() : null;
+    // a pause ends them (the card and column stay marked): put back at its end, they were said again
+    if (this.paused()) this.hintWordsShown = false;
     const notices = this.notices;
     // in a game, kept off the table (style.css): its columns reach down to the window's bottom
     notices.classList.toggle("in-game", this.screen === "game");
