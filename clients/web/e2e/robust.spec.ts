@@ -1100,3 +1100,33 @@ test("an action pressed after a reply whose push is still on its way waits for t
   await atVersion(page, 2);
   expect(received.filter((each) => each.type === "error")).toEqual([]);
 });
+
+test("a push lost after its reply: the page resyncs, and the note that an action waited goes with the wait", async ({ page, server }) => {
+  let dropping = false;
+  let acked = false;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      if ((decode(frame as Buffer) as Message).type === "move") dropping = true;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "ack") acked = true;
+      if (dropping && message.type === "events") {
+        dropping = false; // the move's push, lost on the way
+        return;
+      }
+      ws.send(frame);
+    });
+  });
+  await register(page, server.url, uniqueName("pushlost"));
+  await startGame(page, "medium", knownDeal());
+  await tap(page, "QD");
+  await expect.poll(() => acked).toBe(true);
+  await page.keyboard.press("d"); // the move's push never comes: held, and said
+  await expect(page.locator(".toast.note")).toHaveText(STRINGS.en.actionPending);
+  await atVersion(page, 1); // the resync, a moment after the reply
+  await expect(page.locator("main.game .table")).toHaveAttribute("aria-busy", "false");
+  await expect(page.locator(".toast.note")).toHaveCount(0, { timeout: 1000 }); // not the note's 4 s
+});

@@ -744,9 +744,6 @@ export class App {
     }
     if (result.kind === "old") return;
     this.board = result.board;
-    // the push a reply ran ahead of: what waited for it may go now (`behindReply`)
-    const caughtUp = !this.behindReply(result.board) && !this.sending.has(`${result.board.game}@${result.board.v}`);
-    if (caughtUp && this.notice === PENDING) this.notice = null;
     this.noteEvents(message.events, message.v);
     this.afterChange(before);
     this.sayDone(message.events);
@@ -1025,16 +1022,16 @@ export class App {
           ? { ...body, game: board.game, v: board.v }
           : { type: body.type, game: board.game },
       );
+      // taken up at once, so that the version stays held if its push is still to come
+      const answered = reply.type === (body.type === "hint" ? "hint" : "ack");
+      if (answered && (reply.type === "ack" || reply.type === "hint")) this.expect(board.game, reply.v);
     } catch (error) {
       if (error instanceof Disconnected) return null;
       throw error;
     } finally {
       for (const key of keys) this.sending.delete(key);
       this.markBusy();
-      if (holdsVersion && this.notice === PENDING) {
-        this.notice = null; // no longer so
-        this.render();
-      }
+      if (holdsVersion && this.notice === PENDING) this.render(); // no longer so, unless its push is still to come
     }
     if (reply.type !== "error" && reply.type !== (body.type === "hint" ? "hint" : "ack")) {
       this.failed(reply);
@@ -1046,7 +1043,6 @@ export class App {
         if (this.board?.game === board.game) this.board = { ...this.board, view: { ...this.board.view, paused: this.knownPaused } };
       }
       if (body.type === "pause") this.render();
-      this.expect(board.game, reply.v);
       return null;
     }
     if (reply.code === "stale" || reply.code === "id_reused" || reply.code === "not_open") void this.resync().catch(() => {});
@@ -1061,9 +1057,13 @@ export class App {
    * Set in place, not drawn anew, so a card's slide is not cut short.
    */
   private markBusy(): void {
+    this.root.querySelector("main.game .table")?.setAttribute("aria-busy", String(this.busy()));
+  }
+
+  /** Whether an action at the version on screen is on its way, or waits for its push (`behindReply`). */
+  private busy(): boolean {
     const board = this.board;
-    const busy = board !== null && (this.sending.has(`${board.game}@${board.v}`) || this.behindReply(board));
-    this.root.querySelector("main.game .table")?.setAttribute("aria-busy", String(busy));
+    return board !== null && (this.sending.has(`${board.game}@${board.v}`) || this.behindReply(board));
   }
 
   /**
@@ -1559,6 +1559,8 @@ export class App {
    */
   private render(focusOn: string | null = null): void {
     if (whenReleased(() => this.render(focusOn))) return; // not under a pressed card
+    // what the note said waited (a reply, or the push a reply ran ahead of) has come: no longer so
+    if (this.notice === PENDING && !this.busy()) this.notice = null;
     if (this.confirm?.notWhilePaused && this.screen === "game" && this.paused()) this.confirm = null;
     const focused = document.activeElement;
     const selector = focusOn ?? focusSelector(focused);
