@@ -150,14 +150,11 @@ async def lock_tokens(conn: AsyncConnection, player_id: int) -> None:
 async def delete_token(conn: AsyncConnection, token: str) -> int | None:
     """Revoke ``token``: its row goes, its hash stays issued (``remember_issued``); the id
     of its player, None if it was not known."""
-    statement = (
-        delete(TokenRow)
-        .where(TokenRow.token_hash == hash_token(token))
-        .returning(TokenRow.player_id)
-    )
+    hashed = hash_token(token)
+    statement = delete(TokenRow).where(TokenRow.token_hash == hashed).returning(TokenRow.player_id)
     player_id = (await conn.execute(statement)).scalar_one_or_none()
     if player_id is not None:
-        await remember_issued(conn, [hash_token(token)])
+        await remember_issued(conn, [hashed])
     return player_id
 
 
