@@ -185,6 +185,11 @@ class TextFormatter(logging.Formatter):
         error = _exception_text(record)
         return text if error is None else f"{text} ({error})"
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        # Local time with its offset from UTC, so lines from hosts in other zones compare.
+        moment = datetime.fromtimestamp(record.created).astimezone()
+        return moment.isoformat(sep=" ", timespec="milliseconds")
+
     def formatException(self, ei: object) -> str:  # logging's name
         return ""  # rendered by format() without SQL or source lines
 

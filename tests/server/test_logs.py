@@ -236,3 +236,20 @@ def test_the_server_s_own_close_reasons_of_one_code_are_not_counted_as_repeats(
         "closing the connection from 192.0.2.1: no hello in time (1008)",
         "closing the connection from 192.0.2.2: too many bad or rate-limited requests (1008)",
     ]
+
+
+def test_a_text_line_s_time_carries_its_offset_from_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Europe/Helsinki")
+    time.tzset()
+    try:
+        stream = io.StringIO()
+        handler, _ = make_handler("text", stream, window=0.5)
+        record = logging.LogRecord("server", logging.INFO, __file__, 1, "up", None, None)
+        record.created = 1_796_635_800.125  # 2026-12-07 09:30:00.125 UTC
+        line = handler.format(record)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert line.startswith("2026-12-07 11:30:00.125+02:00 INFO server: up"), line
