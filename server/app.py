@@ -631,6 +631,9 @@ def _main(argv: Sequence[str] | None) -> int:
             _say(line, fmt, 2 if number == len(exc.lines) else None)
         return 2
     except OutputFailed as exc:  # --help or --version
+        if exc.reader_left:  # `--help | head -1`: quietly, as a shell's own tools end
+            _quiet_stdout()
+            return 141
         _say(str(exc), fmt, 1)
         return 1
     configure_logging(settings.log_level, settings.log_format)
@@ -671,6 +674,15 @@ def _hold_standard_streams() -> None:
             sys.stdout = _ClosedOutput()
         elif getattr(sys, name) is None:
             setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115 (for the process' life)
+
+
+def _quiet_stdout() -> None:
+    """The reader of standard output left: what is left in its buffer goes to the
+    null device, so the interpreter's flush at exit does not complain of the pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class _ClosedOutput(io.TextIOBase):

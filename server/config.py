@@ -202,10 +202,12 @@ class SettingsError(Exception):
 
 
 class OutputFailed(Exception):
-    """``--help`` or ``--version`` could not be written to standard output: ``reason``."""
+    """``--help`` or ``--version`` could not be written to standard output: ``reason``;
+    ``reader_left`` when it went to a pipe whose reader had gone (``| head -1``)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, reader_left: bool = False) -> None:
         self.reason = reason
+        self.reader_left = reader_left
         super().__init__(f"cannot write to standard output ({reason})")
 
 
@@ -796,7 +798,8 @@ class _Parser(argparse.ArgumentParser):
             out.write(message)
             out.flush()
         except OSError as exc:
-            raise OutputFailed(exc.strerror or str(exc)) from None
+            reader_left = isinstance(exc, BrokenPipeError)
+            raise OutputFailed(exc.strerror or str(exc), reader_left) from None
 
 
 def requested_log_format(argv: Sequence[str] | None, environ: Mapping[str, str]) -> str:

@@ -717,6 +717,26 @@ def test_version_asked_with_standard_output_closed_is_said_not_exit_0(flag: str)
     assert done.stderr.rstrip().endswith("cannot write to standard output (it is closed)"), done
 
 
+def test_help_to_a_pipe_whose_reader_left_ends_quietly_with_141() -> None:
+    """``scorpion-server --help | true``: as the client's and the engine's, and a
+    shell's own tools, not "cannot write to standard output (Broken pipe)" and 1."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "server", "--help"],
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, ""), done
+
+
 @pytest.mark.parametrize("ignored", [signal.SIGHUP, signal.SIGINT])
 def test_a_server_started_with_a_signal_ignored_keeps_serving_through_one(
     tmp_path: Path, ignored: signal.Signals
