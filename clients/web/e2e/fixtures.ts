@@ -198,3 +198,49 @@ export async function tap(page: Page, card: string): Promise<void> {
   await still(page);
   await page.locator(`.card.up[data-card="${card}"]`).click({ position: { x: 12, y: 6 } });
 }
+
+/** What a screen reader would be told from now on (`heard` reads it): the live regions put in the
+ * page (alerts, statuses: each said when put in), each change of the alert and status regions kept
+ * outside it, and the page's redraws. */
+export async function listen(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const heard = { live: [] as string[], alerted: 0, said: 0, redraws: 0 };
+    (window as unknown as { heard: typeof heard }).heard = heard;
+    new MutationObserver((changes) => {
+      for (const change of changes) {
+        const region = change.target instanceof Element ? change.target : change.target.parentElement;
+        if (region?.closest(".alerted")) heard.alerted++;
+        if (region?.closest(".said")) heard.said++;
+        for (const node of change.addedNodes) {
+          if (!(node instanceof HTMLElement)) continue;
+          if (node.tagName === "MAIN") heard.redraws++;
+          const live = "[role=alert], [role=status], [aria-live]";
+          for (const region of [node, ...node.querySelectorAll(live)]) {
+            if (region.matches(live)) heard.live.push(region.textContent ?? "");
+          }
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+interface Heard {
+  live: string[];
+  alerted: number;
+  said: number;
+  redraws: number;
+}
+
+export function heard(page: Page): Promise<Heard> {
+  return page.evaluate(() => (window as unknown as { heard: Heard }).heard);
+}
+
+/** A redraw of the page that changes none of its words: a phone turned on its side and back. */
+export async function redraw(page: Page): Promise<void> {
+  const size = page.viewportSize() ?? { width: 1280, height: 800 };
+  const before = (await heard(page)).redraws;
+  await page.setViewportSize({ width: 800, height: 400 }); // SHORT_AND_WIDE: the hint's words move
+  await expect.poll(async () => (await heard(page)).redraws).toBeGreaterThan(before);
+  await page.setViewportSize(size);
+  await expect.poll(async () => (await heard(page)).redraws).toBeGreaterThan(before + 1);
+}

@@ -3,8 +3,9 @@
 // answered, then gives it back.
 import { decode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
+import { STRINGS } from "../src/i18n";
 import { knownDeal } from "./server";
-import { atVersion, drag, expect, register, startGame, tap, test, uniqueName } from "./fixtures";
+import { atVersion, drag, expect, heard, listen, redraw, register, startGame, tap, test, uniqueName } from "./fixtures";
 
 /** The focused element, as tag and the attribute that names it. */
 function focused(page: Page): Promise<string> {
@@ -302,4 +303,24 @@ test("a key does nothing its button would not: U with nothing to undo, D, U and 
   await expect(page.locator(".table")).toBeVisible();
   await page.keyboard.press("d");
   await atVersion(page, 2);
+});
+
+test("the sign-in page's error is said once for each refusal, not again at a redraw", async ({ page, server }) => {
+  await page.goto(server.url);
+  await page.locator("#name").fill("   ");
+  await page.locator("form.register button[type=submit]").click();
+  await expect(page.locator("p.error")).toHaveText(STRINGS.en.nameEmpty);
+  await expect(page.locator(".alerted")).toHaveText(STRINGS.en.nameEmpty);
+  await listen(page);
+  await redraw(page);
+  await expect(page.locator("p.error")).toHaveText(STRINGS.en.nameEmpty); // still shown
+  expect(await heard(page)).toMatchObject({ live: [], alerted: 0 });
+  // the same refusal again is said again; another one is said in its words
+  await page.locator("form.register button[type=submit]").click();
+  await expect.poll(async () => (await heard(page)).alerted).toBeGreaterThan(0);
+  await expect(page.locator(".alerted")).toHaveText(STRINGS.en.nameEmpty);
+  await page.locator("#name").fill("x".repeat(33));
+  await page.locator("form.register button[type=submit]").click();
+  await expect(page.locator(".alerted")).toHaveText(STRINGS.en.nameLong.replace("{n}", "33"));
+  expect((await heard(page)).live).toEqual([]);
 });

@@ -2,7 +2,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { knownDeal, winningLine } from "./server";
-import { atVersion, expect, register, shot, startGame, test, uniqueName, version } from "./fixtures";
+import { atVersion, expect, heard, listen, redraw, register, shot, startGame, test, uniqueName, version } from "./fixtures";
 
 interface Board {
   columns: string[][];
@@ -104,7 +104,7 @@ test("a finished game's replay shows its board at every step, from the deal to t
   // back, to the deal, to the end: buttons and keys; in a short window, whose list of
   // actions scrolls, the current step's line kept in sight (the list was drawn back at its top)
   await page.setViewportSize({ width: 1280, height: 360 });
-  expect(await page.$eval("ol.replay-actions", (list) => list.scrollHeight > list.clientHeight)).toBe(true);
+  await expect.poll(() => page.$eval("ol.replay-actions", (list) => list.scrollHeight > list.clientHeight)).toBe(true);
   await page.keyboard.press("ArrowLeft");
   await atStep(page, total - 1);
   await page.keyboard.press("Home");
@@ -270,3 +270,17 @@ async function replayOfAHintResigned(page: Page, url: string, name: string): Pro
   await page.locator(".dialog .yes").click();
   await page.locator('.results [data-action="replay"]').click();
 }
+
+test("a replay's step line is said when the step changes, not again at a redraw", async ({ page, server }) => {
+  await replayOfAHintResigned(page, server.url, "spoken");
+  await atStep(page, 0);
+  await expect(page.locator(".said")).toHaveText(await page.locator("p.step").innerText());
+  await listen(page);
+  await redraw(page);
+  expect(await heard(page)).toMatchObject({ live: [], said: 0 });
+  await page.keyboard.press("ArrowRight");
+  await atStep(page, 1);
+  const line = await page.locator("p.step").innerText();
+  expect(line).toMatch(/^Step 1 of 2/);
+  await expect(page.locator(".said")).toHaveText(line);
+});

@@ -290,12 +290,18 @@ export class App {
    * after every change, so that it stays the same element its reader watches.
    */
   private readonly said = h("div.said.sr-only", { "aria-live": "polite", "aria-atomic": "true" });
+  private sayTimer = 0;
   /**
-   * The dead end's words, said as an alert once each time they change
-   * (`alertDeadEnd`): its banner is drawn anew with the game, and an alert put
-   * in the page anew is said anew. Kept outside the page, as `said` is.
+   * The page's alerts (its `[data-alert]` lines: the dead end's words, the
+   * sign-in page's error), said once each time they change or their cause is
+   * new (`speakChanges`): the page is drawn anew after every change, and an
+   * alert put in the page anew is said anew. Kept outside the page, as `said` is.
    */
   private readonly alerted = h("div.alerted.sr-only", { role: "alert" });
+  /** What `alerted` says (or is about to say), and the sign-in error it says. */
+  private alerting: { words: string; cause: Said | null } = { words: "", cause: null };
+  /** The page's `[data-status]` line (the replay's step) last said by `said`. */
+  private statusSaid = "";
   /**
    * The notices (`noticeBar`), a live region: the same element at every
    * redraw, its readers watch it; a notice that has not changed stays in it.
@@ -765,7 +771,8 @@ export class App {
     if (words.length === 0) return;
     // emptied first: the same words twice (two deals) are said twice
     this.said.textContent = "";
-    window.setTimeout(() => (this.said.textContent = words.join(". ")), 50);
+    window.clearTimeout(this.sayTimer);
+    this.sayTimer = window.setTimeout(() => (this.said.textContent = words.join(". ")), 50);
   }
 
   /** What the events mean beyond the view: a hint, a proof of loss, the end. */
@@ -1580,7 +1587,7 @@ export class App {
     const page = [this.header(), this.body(), this.noticeBar()];
     page.forEach((part) => (part.inert = Boolean(this.confirm)));
     placeChildren(this.root, [...page, this.dialog()]); // the notices stay where they are
-    this.alertDeadEnd();
+    this.speakChanges();
     this.drawn = this.screen;
     this.drawnAt = this.board ? `${this.board.game}@${this.board.v}` : null;
     fitColumns(this.root);
@@ -1736,7 +1743,7 @@ export class App {
         name,
         h("button.primary", { type: "submit", "data-action": "register" }, t("register")),
       ),
-      this.signInError ? h("p.error", { role: "alert" }, shown(this.signInError)) : null,
+      this.signInError ? h("p.error", { "data-alert": true }, shown(this.signInError)) : null, // said by `alerted`
       h(
         "details.other-device",
         { open: typed.otherDevice, ontoggle: (event: Event) => (typed.otherDevice = (event.target as HTMLDetailsElement).open) } as never,
@@ -1983,9 +1990,13 @@ export class App {
         h(
           "div.banner.dead-end",
           {}, // said by `alerted`, once
-          h("p", { "data-lost": lost ? (lost.fromDeal ? "deal" : "position") : "" }, view.stuck ? t("stuck") : lostText(lost?.fromDeal ?? false)),
+          h(
+            "p",
+            { "data-lost": lost ? (lost.fromDeal ? "deal" : "position") : "", "data-alert": true },
+            view.stuck ? t("stuck") : lostText(lost?.fromDeal ?? false),
+          ),
           // a deal lost from the start: undo and restart lead back to it, no way out
-          h("p", {}, t(lost?.fromDeal ? "waysOutDeal" : "waysOut")),
+          h("p", { "data-alert": true }, t(lost?.fromDeal ? "waysOutDeal" : "waysOut")),
           h(
             "div.ways",
             {},
@@ -2214,7 +2225,7 @@ export class App {
       h("h2", {}, `${t("replay")}: ${t(`level_${replay.level}` as Key)} #${replay.deal}`),
       h(
         "p.step",
-        { role: "status" },
+        { "data-status": true }, // said by `said` when it changes
         t("step", { n: state.step, total }),
         state.step > 0 ? ` — ${describe(state.step - 1)} (${clock(timeAtStep(state.step))})` : ` — ${t("replayStart")}`,
       ),
@@ -2293,11 +2304,32 @@ export class App {
   }
 
   /** The dead end's words, to `alerted` when they change; while the game is paused it is hidden, not gone. */
-  private alertDeadEnd(): void {
-    if (this.screen === "game" && this.paused()) return;
-    const banner = this.root.querySelectorAll("main.game .banner.dead-end p");
-    const words = [...banner].map((line) => line.textContent).join(" ");
-    if (this.alerted.textContent !== words) this.alerted.textContent = words;
+  /**
+   * Says what the page's drawing changed, by the regions outside it: its alerts
+   * by `alerted`, when their words change, or when a new sign-in error has the
+   * same words as the last (a name refused twice is said twice); its status line
+   * by `said`, when its words change. A redraw that changes neither says nothing.
+   */
+  private speakChanges(): void {
+    const words = (selector: string) => [...this.root.querySelectorAll(selector)].map((line) => line.textContent).join(" ");
+    if (!(this.screen === "game" && this.paused())) {
+      const alert = { words: words("[data-alert]"), cause: this.screen === "signin" ? this.signInError : null };
+      const again = alert.words !== "" && alert.words === this.alerting.words && alert.cause !== this.alerting.cause;
+      if (alert.words !== this.alerting.words || again) {
+        this.alerting = alert;
+        // emptied first when the words are the same, as `said` is
+        this.alerted.textContent = again ? "" : alert.words;
+        if (again) window.setTimeout(() => this.alerting === alert && (this.alerted.textContent = alert.words), 50);
+      }
+    }
+    const status = words("[data-status]");
+    if (status !== this.statusSaid) {
+      this.statusSaid = status;
+      if (status) {
+        window.clearTimeout(this.sayTimer); // the status is the later news
+        this.said.textContent = status;
+      }
+    }
   }
 
   private dialog(): HTMLElement {
