@@ -177,6 +177,7 @@ from server.store import (
     NotFound,
     Player,
     Progress,
+    SchemaOutdated,
     Store,
     StoredSnapshot,
     StoreError,
@@ -468,6 +469,9 @@ class GameService:
             return build.error("unavailable", KEEPS_CHANGING, request.id)
         except StoreUnavailable:
             log.warning("store unavailable for %s", request.type, exc_info=True)
+            return build.error("unavailable", "Storage is unavailable; retry later.", request.id)
+        except SchemaOutdated as exc:  # taken back under the server (a downgrade): the host's
+            log.error("cannot serve %s: %s", request.type, exc)
             return build.error("unavailable", "Storage is unavailable; retry later.", request.id)
         except Exception:
             log.exception("internal error on %s from %s", request.type, session.peer)

@@ -202,7 +202,7 @@ _SQLITE_KINDS: Final = {
     "SQLITE_CONSTRAINT_CHECK": "check",
     "SQLITE_CONSTRAINT_NOTNULL": "not_null",
 }
-_UNDEFINED_TABLE_SQLSTATE: Final = "42P01"
+_UNDEFINED_STATES: Final = frozenset({"42P01", "42703"})  # undefined table, undefined column
 
 # SQLSTATEs after which nothing of the statement's transaction was kept and a
 # later attempt may succeed: PostgreSQL refused or dropped the work for a reason
@@ -227,11 +227,13 @@ _TRANSIENT_STATES: Final = frozenset(
 )
 
 
-def _missing_table(exc: sa_exc.DBAPIError) -> bool:
-    """True when the statement failed because a table does not exist (no schema yet)."""
-    if getattr(exc.orig, "sqlstate", None) == _UNDEFINED_TABLE_SQLSTATE:
+def _missing_schema(exc: sa_exc.DBAPIError) -> bool:
+    """True when the statement failed because a table or column it names does not exist:
+    no schema yet, or one taken back (``alembic downgrade``) under a running server."""
+    if getattr(exc.orig, "sqlstate", None) in _UNDEFINED_STATES:
         return True
-    return "no such table" in str(exc.orig)  # SQLite has no finer code for this
+    reason = str(exc.orig)  # SQLite has no finer code for these
+    return "no such table" in reason or "no such column" in reason
 
 
 _CONFLICT_STATES: Final = frozenset({"40001", "40P01"})  # serialization failure, deadlock
@@ -250,8 +252,8 @@ def _transient_sqlstate(exc: sa_exc.DBAPIError) -> bool:
 
 def _translate(exc: Exception) -> StoreError | None:
     """The public error for a database-layer exception, or None if it is not one."""
-    if isinstance(exc, sa_exc.DBAPIError) and _missing_table(exc):
-        return SchemaOutdated("the database has no schema, or an incomplete one")
+    if isinstance(exc, sa_exc.DBAPIError) and _missing_schema(exc):
+        return SchemaOutdated("the database has no schema, or an incomplete or older one")
     if isinstance(exc, sa_exc.DBAPIError) and _transient_sqlstate(exc):
         if getattr(exc.orig, "sqlstate", None) in _CONFLICT_STATES:
             return StoreConflict("the database gave the work up for a concurrent one")
