@@ -340,8 +340,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     _request(
         "rotate_token",
         "Replaces the token this connection signed in with (hello or register) by a new one: "
-        "the old token stops working at once, on every node, and every other connection "
-        "signed in with it, on any node, is signed out at once. Keep the new one. When that "
+        "the old token stops working at once, on every node (a hello with it is refused), "
+        "and every other connection signed in with it is signed out: on this node at once, "
+        "on another node as soon as that node hears of it (section 3, Tokens). Keep the new "
+        "one. When that "
         "token no longer works (another device rotated it, or it was revoked), the reply is "
         "`unauthenticated` and the connection is signed out, as after a refused hello. "
         "With `token`, the new token is the client's own: it keeps it before it asks, so "
@@ -371,8 +373,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "answer `unauthenticated`. The token it signed in with keeps working: a player's "
         "other devices may use the same token (it is entered on each), and this device may "
         "sign in with it again; a client forgets it. With `everywhere`, every token of the "
-        "player is revoked and every connection of the player, on any server node, is signed "
-        "out at once too: use it for a token that may have leaked, knowing that no device can "
+        "player is revoked and every connection of the player is signed out too, on another "
+        "server node as soon as it hears of it (section 3, Tokens): use it for a token that may "
+        "have leaked, knowing that no device can "
         "sign in as the player again (`rotate_token` replaces a token and keeps the player).",
         ("signed_out",),
         ("unauthenticated",),
