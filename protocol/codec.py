@@ -78,6 +78,10 @@ _PLAIN: Final = frozenset({str, int, float, bool, bytes, type(None)})
 """What msgpack makes of a frame's scalars: no extension can hide in them."""
 
 
+def _is_extension(value: object) -> bool:
+    return isinstance(value, _Extension | msgpack.Timestamp)
+
+
 def _has_extension(value: object) -> bool:
     """Whether ``value`` holds an extension value at any depth (every frame is checked:
     a request's values are scalars, passed over by their type alone).
@@ -243,7 +247,8 @@ class _Map(dict[str, Any]):
         self.problem: str | None = None
         for key, value in pairs:
             if not isinstance(key, str):
-                self.problem = self.problem or f"map keys must be strings, got {show(key)}"
+                what = "an extension value" if _is_extension(key) else show(key)
+                self.problem = self.problem or f"map keys must be strings, got {what}"
             elif key in self:
                 self.problem = self.problem or f"duplicate key {show(key)}"
             else:

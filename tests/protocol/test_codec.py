@@ -159,6 +159,16 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
         7,
     ),
     ("an ext value as the id", encode(move(id=msgpack.ExtType(1, b"\x07"))), None),
+    (
+        "an ext value as a key",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"), (b"\xd4\x05\x01", b"\x02")),
+        7,
+    ),
+    (
+        "a timestamp as a key",
+        raw_map((b"\xa2id", b"\x07"), (packed(msgpack.Timestamp(1)), b"\x02")),
+        7,
+    ),
     ("a frame over the size limit", encode(move(card="x" * MAX_FRAME_BYTES)), None),
 ]
 
@@ -174,7 +184,7 @@ def test_bad_frames_are_bad_request_with_re_when_readable(
     reply = error.to_message()
     assert reply["type"] == "error" and reply["code"] == "bad_request" and reply["message"]
     assert ("re" in reply) == (re is not None)
-    for internal in ("max_", "Unpack", "codec", "exceeds", "Timestamp", "ExtType", "()"):
+    for internal in ("max_", "Unpack", "codec", "exceeds", "Timestamp", "Ext", "()", "<", "0x"):
         assert internal not in reply["message"], reply["message"]
 
 
