@@ -1182,7 +1182,7 @@ class _BodyDropping(_Bounded):
             return
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
-        if end < 0:  # websockets would close on it without a word were a line bad
+        if end < 0 or end + 4 > MAX_HEAD_BYTES:  # too long, whether it came whole or not
             line_end = self._head.find(b"\r\n")
             self._head = None
             if line_end < 0 or line_end > MAX_LINE_BYTES:
@@ -1196,7 +1196,8 @@ class _BodyDropping(_Bounded):
         received, self._head = self._head, None
         head = None if end < 0 else _plain_head(received[: end + 4])
         if end >= 0:
-            problem = _head_problem(received[: end + 4] if head is None else head)
+            whole = received[: end + 4]
+            problem = _head_problem(whole if head is None else head) or _framing_problem(whole)
             if problem is not None:
                 self._refuse_head(problem)
                 return
@@ -1322,6 +1323,35 @@ _HEAD_PROBLEMS: Final = (
     ("unsupported request body", "a request may not carry a body (Content-Length)"),
     ("line without CRLF", "each line of the head must end with CR LF"),
 )
+
+
+def _framing_problem(head: bytes) -> str | None:
+    """What RFC 9112 has a server answer 400 that ``websockets`` lets through: a
+    ``Host`` missing from an HTTP/1.1 request or given twice (section 3.2), a
+    ``Content-Length`` that is not a number, or two that differ (section 6.3). A body
+    is never read here, but a request so framed is not answered as if it were sound."""
+    lowered = head.lower()
+    if lowered.count(b"\r\nhost:") == 1 and b"\r\ncontent-length:" not in lowered:
+        return None  # the usual head, on one pass
+    request_line, *lines = lowered[:-4].split(b"\r\n")
+    hosts, lengths = 0, set()
+    for line in lines:
+        name, _, value = line.partition(b":")
+        if name == b"host":
+            hosts += 1
+        elif name == b"content-length":
+            for length in value.split(b","):
+                digits = length.strip()
+                if not digits.isdigit():
+                    return "Content-Length is not a number"
+                lengths.add(digits.lstrip(b"0"))  # as a number, of any length
+    if hosts > 1:
+        return "Host is given more than once"
+    if hosts == 0 and request_line.endswith(b" http/1.1"):
+        return "an HTTP/1.1 request must name its Host"
+    if len(lengths) > 1:
+        return "Content-Length is given twice, with different numbers"
+    return None
 
 
 def _said(problem: str) -> str:
