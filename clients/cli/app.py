@@ -788,10 +788,19 @@ class App:
 
         None when input ends at either question.
         """
-        rows = {str(row["level"]): row for row in await self._stats_rows(None) or []}
+        # The level's own row: games dealt as winnable have one of their own (`stats`)
+        rows = {
+            str(row["level"]): row
+            for row in await self._stats_rows(None) or []
+            if not row.get("winnable")
+        }
         self.say(_("menu.title"))
+        width = self.terminal.table_width()
         for place, each in enumerate(LEVEL_ORDER, 1):
-            self.say(f"  {place}  {menu_line(each, rows.get(each))}")
+            # "  3  " before the first line, as many spaces before the others
+            text = menu_line(each, rows.get(each), None if width is None else width - 5)
+            first, *more = text.split("\n")
+            self.say("\n".join([f"  {place}  {first}", *(f"     {line}" for line in more)]))
         level: str | None = None
         while level is None:  # a typo is asked again, not taken for the default
             chosen = await self._ask(_("menu.level_prompt", default=level_name(DEFAULT_LEVEL)))

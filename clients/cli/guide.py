@@ -20,8 +20,9 @@ TIPS = 6  # tips.1 .. tips.6 in the catalogues
 STOCK_TIP = 2  # tips.2: keep the stock for when you are stuck
 
 
-def menu_line(level: str, row: dict[str, Any] | None) -> str:
-    """One level in the menu: its name and the player's statistics row for it."""
+def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) -> str:
+    """One level in the menu: its name and the player's statistics row for it, within
+    ``width`` columns when given: the statistics go on more lines, under the first."""
     name = level_name(level).ljust(max(len(level_name(other)) for other in LEVEL_ORDER))
     if row is None or not row.get("games"):
         return f"{name}  {_('menu.no_games')}"
@@ -34,7 +35,15 @@ def menu_line(level: str, row: dict[str, Any] | None) -> str:
         best="-" if row.get("best_score") is None else row["best_score"],
         fastest="-" if fastest is None else time_text(int(fastest)),
     )
-    return f"{name}  {stats}"
+    indent = len(name) + 2
+    lines = [""]
+    for part in stats.split(" · "):  # each figure whole: a line breaks between them
+        joined = f"{lines[-1]} · {part}" if lines[-1] else part
+        if lines[-1] and width is not None and indent + len(joined) > width:
+            lines.append(part)
+        else:
+            lines[-1] = joined
+    return "\n".join([f"{name}  {lines[0]}", *(" " * indent + line for line in lines[1:])])
 
 
 def guide_text(level: str, width: int = 79) -> str:

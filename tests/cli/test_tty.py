@@ -66,9 +66,15 @@ async def ada(server: Running, tmp_path: Path) -> str:
 
 @contextlib.asynccontextmanager
 async def launch(
-    server: Running, home: Path, *args: str, env: str = "", err: Path | None = None
+    server: Running,
+    home: Path,
+    *args: str,
+    env: str = "",
+    err: Path | None = None,
+    width: int = 80,
 ) -> AsyncIterator[Screen]:
-    """``scorpion ARGS`` in a detached 80x24 tmux session of its own, ``env`` (``A=b``) set.
+    """``scorpion ARGS`` in a detached 80x24 (``width`` x 24) tmux session of its own,
+    ``env`` (``A=b``) set.
 
     With ``err``, standard error goes to that file: a long traceback would
     scroll off the 24 lines of the screen before a test could read it.
@@ -81,7 +87,7 @@ async def launch(
     if err is not None:
         command += f" 2>{err}"
     command += '; echo "exit status $?"; sleep 60'  # the pane stays, to be read
-    await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
+    await shown.tmux("new-session", "-d", "-s", "cli", "-x", str(width), "-y", "24", command)
     try:
         yield shown
     finally:
@@ -174,6 +180,28 @@ async def test_the_level_menu_and_a_chosen_deal(server: Running, tmp_path: Path,
         await shown.keys("i", "Enter")
         await shown.wait_for("Vinkit:")
         await shown.wait_for("Tyhjään sarakkeeseen käy vain kuningas.")
+
+
+async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """Games dealt as winnable have a row of their own, of the same level: the menu
+    showed whichever row came last (1 winnable game of 3), and its lines, wider than
+    the terminal, wrapped in the middle of a word."""
+    other = await server.connect()
+    assert (await other.hello(ada))["type"] == "welcome"
+    for ask in ({"deal": 1}, {"deal": 2}, {"winnable": True}):
+        started = await other.request("new_game", level="medium", **ask)
+        assert started["type"] == "game", started
+        await other.request("resign", game=started["game"])
+    await other.close()
+    async with launch(server, tmp_path, "--lang", "ru", "play", width=60) as shown:
+        text = await shown.wait_for(r"уровень \(номер или имя")
+    menu = text[text.index("1  ") : text.index("уровень (номер")]
+    assert re.search(r"2  средний +игр 2 · побед 0", menu), menu
+    lines = menu.rstrip().splitlines()
+    assert all(len(line) <= 60 for line in lines), menu
+    assert re.search(r"(?m)^ {5,}.*быстрейшая победа -$", menu), menu  # whole, on a line of its own
 
 
 async def test_the_level_menu_asks_again_after_a_typo(
