@@ -94,9 +94,13 @@ def _tell(terminal: Terminal, options: Options, kind: str, text: str) -> None:
 
 
 def _rejected(terminal: Terminal, options: Options, reply: dict[str, Any], game: int) -> None:
-    """The server's ``error`` reply: a line, or with ``--json`` the reply itself."""
+    """The server's ``error`` reply: a line, or with ``--json`` the reply itself. With
+    ``--export -`` (and no ``--json``) the line goes to standard error: standard output
+    holds the document or nothing (``| jq`` reads it)."""
     if options.json:
         terminal.json(reply)
+    elif options.export == "-":
+        terminal.complain(error_text(reply, game=game))
     else:
         terminal.say(error_text(reply, game=game))
 

@@ -132,6 +132,18 @@ async def test_export_dash_writes_the_document_to_standard_output(
     assert code == 0 and json.loads((here / "-").read_text()) == document
 
 
+async def test_export_dash_of_a_game_refused_says_so_on_standard_error_only(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scorpion replay 999 --export - | jq`` read "rejected (not_found): ..." as the
+    document; an unfinished game's refusal already went to standard error."""
+    assert (await cli("register", "ada"))[0] == 0
+    capsys.readouterr()
+    code, out = await cli("replay", "999", "--export", "-")
+    assert (code, out) == (1, "")
+    assert capsys.readouterr().err == "scorpion: rejected (not_found): There is no game 999.\n"
+
+
 def test_export_dash_is_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--help"]) == 0
     assert "- writes it to standard output" in " ".join(capsys.readouterr().out.split())
