@@ -41,7 +41,13 @@ __all__ = [
 
 
 class UsageError(Exception):
-    """A bad command line; the message is one line naming the argument."""
+    """A bad command line; the message is one line naming the argument. ``missing``
+    when it says a required argument is missing (argparse says so before it says
+    that an option is unknown: ``register -x``)."""
+
+    def __init__(self, message: str, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 # argparse's own complaints (Python 3.11+), reworded in the player's language.
@@ -55,6 +61,7 @@ _ARGPARSE = (
     (re.compile(r"^expected one argument$"), "args.expected_one"),
 )
 _ARGUMENT = re.compile(r"^argument (?P<name>[^:]+): (?P<message>.*)$")
+_REQUIRED = "the following arguments are required"
 
 
 def _reworded(message: str) -> str:
@@ -93,7 +100,7 @@ class _Parser(argparse.ArgumentParser):
         self.add_argument("-h", "--help", action="help", help=_("args.help_help"))
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(_reworded(message))
+        raise UsageError(_reworded(message), message.startswith(_REQUIRED))
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """``--help`` and ``--version``: on standard output, and a failure to write is said.
@@ -377,6 +384,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unknown_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """The words of ``argv`` (before a ``--``) that look like options and are none of the
+    command's (nor a prefix of one, as argparse takes them)."""
+    known = set(parser._option_string_actions)
+    for word in argv:
+        command = _subcommands(parser).get(word)
+        if command is not None:
+            known |= set(command._option_string_actions)
+            break
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    return [
+        word
+        for word in words
+        if word.startswith("-")
+        and word != "-"
+        and not any(option.startswith(word.partition("=")[0]) for option in known)
+    ]
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
     """The language asked for, read before parsing so that parsing speaks it."""
     for index, word in enumerate(argv):
@@ -394,7 +427,16 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
     env = os.environ if env is None else env
     argv = list(sys.argv[1:] if argv is None else argv)
     use(_lang(argv, env))
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        strays = _unknown_options(parser, argv) if exc.missing else []
+        if not strays:
+            raise
+        # `register -x`: the option is what is wrong, not the missing name
+        unknown = _("args.unrecognized", args=" ".join(strays))
+        raise UsageError(f"{unknown} {_('args.after_dashes')}") from None
     no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR"))
     server = getattr(args, "server", None)
     if server is None and env.get("SCORPION_SERVER"):

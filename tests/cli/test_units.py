@@ -84,6 +84,30 @@ def test_a_refusal_quotes_at_most_the_start_of_what_was_typed(line: str) -> None
     assert len(text) < 200 and "…" in text, text
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["register", "-x"],
+            "unknown arguments: -x (a value that starts with - is written after --)",
+        ),
+        (
+            ["replay", "--bogus"],
+            "unknown arguments: --bogus (a value that starts with - is written after --)",
+        ),
+        (["register"], "missing: NAME"),
+    ],
+)
+def test_an_unknown_option_is_named_before_a_missing_argument(argv: list[str], said: str) -> None:
+    """argparse says a required argument is missing before it says an option is unknown:
+    ``register -x`` said "missing: NAME", though a name was meant."""
+    with pytest.raises(UsageError) as refused:
+        parse_args(argv, env={"LANG": "en_US.UTF-8"})
+    assert str(refused.value) == said
+    assert parse_args(["register", "--", "-x"], env={}).name == "-x"
+    assert parse_args(["register", "--serv=ws://h:1", "ada"], env={}).server == "ws://h:1"
+
+
 def test_options_from_the_environment() -> None:
     env = {"SCORPION_SERVER": "ws://example:1", "NO_COLOR": "1", "LANG": "fi_FI.UTF-8"}
     options = parse_args([], env=env)
