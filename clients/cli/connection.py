@@ -561,6 +561,9 @@ class Connection:
                 open_timeout=self.timeout,
             )
         except InvalidURI as exc:
+            if exc.uri != self.url:  # a redirect's Location (websockets follows them)
+                said = _("connection.redirected_away", url=self.url, target=printable(exc.uri))
+                raise ConnectionFailed(said) from exc
             raise ConnectionFailed(_("connection.bad_url", url=self.url)) from exc
         if ws.subprotocol != SUBPROTOCOL:
             await ws.close()

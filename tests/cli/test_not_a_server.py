@@ -29,6 +29,7 @@ HTTP_404 = b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found"
 HTTP_200 = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 HTTP_10 = b"HTTP/1.0 200 OK\r\n\r\nhello"
 BANNER = b"SSH-2.0-OpenSSH_9.6\r\n"
+REDIRECT = b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/play\r\nContent-Length: 0\r\n\r\n"
 
 
 async def attempt(url: str, tmp_path: Path) -> tuple[int, str]:
@@ -53,7 +54,7 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
     """
     ports: dict[bytes, int] = {}
     servers = []
-    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, b""):
+    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, REDIRECT, b""):
 
         async def handle(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: bytes = answer
@@ -96,13 +97,19 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
             "{url}: did not answer as a WebSocket server "
             "(invalid HTTP status line: SSH-2.0-OpenSSH_9.6), not a Scorpion server",
         ),
+        (  # the URL typed was a WebSocket URL: the one it was sent on to is not
+            REDIRECT,
+            "/",
+            "cannot talk to the server: {url}: redirects to http://127.0.0.1:1/play, "
+            "which is not a WebSocket URL",
+        ),
         (
             b"",
             "/",
             "{url}: closed the connection without an HTTP answer (a TLS port? use wss://)",
         ),
     ],
-    ids=["http-404", "http-200", "http-1.0", "banner", "closed"],
+    ids=["http-404", "http-200", "http-1.0", "banner", "redirect", "closed"],
 )
 async def test_an_answer_that_is_not_a_websocket_upgrade(
     answering: dict[bytes, int], tmp_path: Path, answer: bytes, path: str, line: str
