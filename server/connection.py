@@ -71,6 +71,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, SecurityError
 from websockets.frames import Frame, Opcode
+from websockets.http11 import MAX_NUM_HEADERS
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.protocol import State
@@ -1197,7 +1198,7 @@ class _BodyDropping(_Bounded):
         head = None if end < 0 else _plain_head(received[: end + 4])
         if end >= 0:
             whole = received[: end + 4]
-            problem = _head_problem(whole if head is None else head) or _framing_problem(whole)
+            problem = _head_problem(whole if head is None else head, whole)
             if problem is not None:
                 self._refuse_head(problem)
                 return
@@ -1280,9 +1281,11 @@ def _is_text(data: bytes) -> bool:
     return _TEXT.fullmatch(data) is not None
 
 
-def _head_problem(head: bytes) -> str | None:
-    """Why ``websockets`` would refuse ``head`` (ending with its blank line) without an
-    answer, or None when it takes the head or answers it itself (a line too long).
+def _head_problem(head: bytes, received: bytes) -> str | None:
+    """Why ``head`` (ending with its blank line) is refused here: ``websockets`` would
+    refuse it without an answer, or it is framed as RFC 9112 refuses (``received``, the
+    head as it came, before its body's headers were taken out: ``_framing_problem``).
+    None when it is taken, or too large, which ``websockets`` answers itself (414, 431).
 
     A head of the usual shape is let through on one regular expression; only one
     that is not is parsed by ``websockets``' own parser, which says what is wrong.
@@ -1294,14 +1297,14 @@ def _head_problem(head: bytes) -> str | None:
         and b"content-length" not in lowered
         and b"transfer-encoding" not in lowered
     ):
-        return None
+        return _framing_problem(received)
     reader = StreamReader()
     reader.feed_data(head)
     reader.feed_eof()
     try:
         next(HttpRequest.parse(reader.read_line))
     except StopIteration:
-        return None  # parsed
+        return _framing_problem(received)  # parsed
     except SecurityError:
         return None  # a line too long, or too many: websockets answers 414 or 431
     except UnicodeDecodeError:
@@ -1334,6 +1337,8 @@ def _framing_problem(head: bytes) -> str | None:
     if lowered.count(b"\r\nhost:") == 1 and b"\r\ncontent-length:" not in lowered:
         return None  # the usual head, on one pass
     request_line, *lines = lowered[:-4].split(b"\r\n")
+    if len(lines) > MAX_NUM_HEADERS or max(map(len, [request_line, *lines])) > MAX_LINE_BYTES:
+        return None  # too large, what websockets says first (431, 414)
     hosts, lengths = 0, set()
     for line in lines:
         name, _, value = line.partition(b":")
@@ -1368,7 +1373,9 @@ def _plain_head(head: bytes) -> bytes | None:
     fields = []
     for line in lines:
         name, _, value = line.partition(b":")
-        fields.append((name.strip().lower(), value.strip().lower(), line))
+        # the name as it is: one with white space about it (`Content-Length : 5`) is no
+        # header of a body but a bad line, kept for `_head_problem` to refuse
+        fields.append((name.lower(), value.strip().lower(), line))
     if any(name == b"upgrade" and b"websocket" in value for name, value, _ in fields):
         return None
     kept = [line for name, _, line in fields if name not in _BODY_HEADERS]

@@ -581,6 +581,10 @@ async def test_what_cannot_begin_a_request_is_refused_at_once(
         b"GET /healthz HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
         b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        # a body's header with white space before its colon is a bad line, not dropped
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding\t: chunked\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n Content-Length: 5\r\n\r\n",
     ],
     ids=[
         "no-target",
@@ -597,6 +601,9 @@ async def test_what_cannot_begin_a_request_is_refused_at_once(
         "no-host",
         "two-hosts",
         "upgrade-without-host",
+        "length-with-space",
+        "coding-with-tab",
+        "folded-length",
     ],
 )
 async def test_a_malformed_request_is_answered_400(
@@ -692,6 +699,14 @@ async def test_a_head_over_64_kib_that_comes_whole_is_refused_as_one_that_comes_
     padding = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"p" * 7900) for i in range(10))
     head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + padding + b"\r\n"
     assert (await raw_answer(server.server.port, head)).startswith(b"HTTP/1.1 431 ")
+    # too large first, whatever else is wrong with it (a head without Host, say)
+    for head in (
+        b"GET /healthz HTTP/1.1\r\n" + b"a:b\r\n" * 200 + b"\r\n",
+        b"GET /healthz HTTP/1.1\r\nX: " + b"x" * 9000 + b"\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n" + b"a:b\r\n" * 200 + b"\r\n",
+    ):
+        answer = await raw_answer(server.server.port, head)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
 
 
 async def test_a_header_given_twice_is_read_as_one_list(
