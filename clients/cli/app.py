@@ -788,12 +788,14 @@ class App:
 
         None when input ends at either question.
         """
-        # The level's own row: games dealt as winnable have one of their own (`stats`)
-        rows = {
-            str(row["level"]): row
-            for row in await self._stats_rows(None) or []
-            if not row.get("winnable")
-        }
+        # The level's own row (games dealt as winnable have one of their own, `stats`),
+        # or where it has no games, that of its winnable deals
+        rows: dict[str, dict[str, Any]] = {}
+        for row in sorted(
+            await self._stats_rows(None) or [], key=lambda row: bool(row.get("winnable"))
+        ):
+            if row.get("games"):
+                rows.setdefault(str(row["level"]), row)
         self.say(_("menu.title"))
         width = self.terminal.table_width()
         for place, each in enumerate(LEVEL_ORDER, 1):

@@ -21,29 +21,40 @@ STOCK_TIP = 2  # tips.2: keep the stock for when you are stuck
 
 
 def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) -> str:
-    """One level in the menu: its name and the player's statistics row for it, within
-    ``width`` columns when given: the statistics go on more lines, under the first."""
+    """One level in the menu: its name and the player's statistics row for it (one of
+    winnable deals named so), within ``width`` columns when given: the statistics go
+    on more lines under the first, broken between figures, a figure wider than the
+    room left broken between words."""
     name = level_name(level).ljust(max(len(level_name(other)) for other in LEVEL_ORDER))
-    if row is None or not row.get("games"):
-        return f"{name}  {_('menu.no_games')}"
-    fastest = row.get("fastest_win_ms")
-    stats = _(
-        "menu.stats",
-        games=row["games"],
-        wins=row["wins"],
-        rate=percent(float(row["win_rate"])),
-        best="-" if row.get("best_score") is None else row["best_score"],
-        fastest="-" if fastest is None else time_text(int(fastest)),
-    )
     indent = len(name) + 2
-    lines = [""]
-    for part in stats.split(" · "):  # each figure whole: a line breaks between them
-        joined = f"{lines[-1]} · {part}" if lines[-1] else part
-        if lines[-1] and width is not None and indent + len(joined) > width:
-            lines.append(part)
-        else:
-            lines[-1] = joined
+    room = None if width is None else max(12, width - indent)
+    if row is None or not row.get("games"):
+        lines = _fitted_words(_("menu.no_games"), room)
+    else:
+        fastest = row.get("fastest_win_ms")
+        stats = _(
+            "menu.stats",
+            games=row["games"],
+            wins=row["wins"],
+            rate=percent(float(row["win_rate"])),
+            best="-" if row.get("best_score") is None else row["best_score"],
+            fastest="-" if fastest is None else time_text(int(fastest)),
+        )
+        if row.get("winnable"):
+            stats = f"{_('stats.winnable')} {stats}"
+        lines = [""]
+        for part in stats.split(" · "):  # a line breaks between figures
+            joined = f"{lines[-1]} · {part}" if lines[-1] else part
+            if room is None or len(joined) <= room:
+                lines[-1] = joined
+            else:
+                lines += _fitted_words(part, room)
+        lines = [line for line in lines if line]
     return "\n".join([f"{name}  {lines[0]}", *(" " * indent + line for line in lines[1:])])
+
+
+def _fitted_words(text: str, room: int | None) -> list[str]:
+    return [text] if room is None or len(text) <= room else textwrap.wrap(text, room)
 
 
 def guide_text(level: str, width: int = 79) -> str:

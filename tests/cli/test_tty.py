@@ -186,22 +186,30 @@ async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
     server: Running, tmp_path: Path, ada: str
 ) -> None:
     """Games dealt as winnable have a row of their own, of the same level: the menu
-    showed whichever row came last (1 winnable game of 3), and its lines, wider than
-    the terminal, wrapped in the middle of a word."""
+    showed whichever row came last (1 winnable game of 3), or none ("not played yet")
+    for a level played on winnable deals alone; and its lines, wider than the
+    terminal, were cut in the middle of a word."""
     other = await server.connect()
     assert (await other.hello(ada))["type"] == "welcome"
-    for ask in ({"deal": 1}, {"deal": 2}, {"winnable": True}):
-        started = await other.request("new_game", level="medium", **ask)
+    for level, ask in (
+        ("medium", {"deal": 1}),
+        ("medium", {"deal": 2}),
+        ("medium", {"winnable": True}),
+        ("relaxed", {"winnable": True}),
+    ):
+        started = await other.request("new_game", level=level, **ask)
         assert started["type"] == "game", started
         await other.request("resign", game=started["game"])
     await other.close()
-    async with launch(server, tmp_path, "--lang", "ru", "play", width=60) as shown:
+    async with launch(server, tmp_path, "--lang", "ru", "play", width=40) as shown:
         text = await shown.wait_for(r"уровень \(номер или имя")
     menu = text[text.index("1  ") : text.index("уровень (номер")]
-    assert re.search(r"2  средний +игр 2 · побед 0", menu), menu
-    lines = menu.rstrip().splitlines()
-    assert all(len(line) <= 60 for line in lines), menu
-    assert re.search(r"(?m)^ {5,}.*быстрейшая победа -$", menu), menu  # whole, on a line of its own
+    assert all(len(line) <= 40 for line in menu.splitlines()), menu
+    words = " ".join(menu.split())  # each line's words, the breaks between lines as spaces
+    assert "2 средний игр 2 побед 0 (0%)" in words, menu
+    assert "5 упрощённый (решаемые расклады) игр 1" in words, menu
+    assert words.count("быстрейшая победа -") == 2, menu  # words whole, broken between them
+    assert "ещё не играли" in words, menu
 
 
 async def test_the_level_menu_asks_again_after_a_typo(
