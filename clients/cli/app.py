@@ -227,9 +227,12 @@ class App:
         self.terminal.complain(_(key, **fields))
 
     def tell(self, kind: str, text: str, **fields: Any) -> None:
-        """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text)."""
+        """``text`` as lines, or with ``--json`` as one ``notice`` object (never plain text);
+        with ``replay --export -`` on standard error, which holds the document alone."""
         if self.options.json:
             self.terminal.json({"type": "notice", "notice": kind, "text": text, **fields})
+        elif self.options.export == "-":
+            self.terminal.complain(text)
         else:
             self.say(text)
 

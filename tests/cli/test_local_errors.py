@@ -144,6 +144,17 @@ async def test_export_dash_of_a_game_refused_says_so_on_standard_error_only(
     assert capsys.readouterr().err == "scorpion: rejected (not_found): There is no game 999.\n"
 
 
+async def test_export_dash_by_a_new_player_says_the_registration_on_standard_error(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no player kept, the client registers one first: its "registered as" line
+    went to standard output, before the document's place."""
+    code, out = await cli("replay", "999", "--export", "-", lines=["ada"])
+    assert (code, out) == (1, "")
+    err = capsys.readouterr().err
+    assert "registered as ada" in err and "There is no game 999." in err, err
+
+
 def test_export_dash_is_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--help"]) == 0
     assert "- writes it to standard output" in " ".join(capsys.readouterr().out.split())
