@@ -411,13 +411,15 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 
 def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
-    """The language asked for, read before parsing so that parsing speaks it."""
-    for index, word in enumerate(argv):
-        value = None
-        if word == "--lang" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif word.startswith("--lang="):
-            value = word.split("=", 1)[1]
+    """The language asked for, read before parsing so that parsing speaks it: ``--lang``
+    as argparse takes it (``--la fi``, ``--lang=fi``), not after a ``--``."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    for index, word in enumerate(words):
+        flag, equals, value = word.partition("=")
+        if len(flag) < 3 or not "--lang".startswith(flag):
+            continue
+        if not equals:
+            value = words[index + 1] if index + 1 < len(words) else ""
         if value in LOCALES:
             return value
     return detect_locale(env)
@@ -434,9 +436,11 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
         strays = _unknown_options(parser, argv) if exc.missing else []
         if not strays:
             raise
-        # `register -x`: the option is what is wrong, not the missing name
+        # `register -x`: the option is what is wrong, not the missing name (which may
+        # start with a dash, written after `--`; a game's number never does)
         unknown = _("args.unrecognized", args=" ".join(strays))
-        raise UsageError(f"{unknown} {_('args.after_dashes')}") from None
+        hint = f" {_('args.after_dashes')}" if "register" in argv else ""
+        raise UsageError(unknown + hint) from None
     no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR"))
     server = getattr(args, "server", None)
     if server is None and env.get("SCORPION_SERVER"):

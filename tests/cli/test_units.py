@@ -91,10 +91,12 @@ def test_a_refusal_quotes_at_most_the_start_of_what_was_typed(line: str) -> None
             ["register", "-x"],
             "unknown arguments: -x (a value that starts with - is written after --)",
         ),
+        (["replay", "--bogus"], "unknown arguments: --bogus"),  # a game's number has no dash
         (
-            ["replay", "--bogus"],
-            "unknown arguments: --bogus (a value that starts with - is written after --)",
+            ["--la", "fi", "register", "-x"],
+            "tuntemattomat argumentit: -x (miinuksella alkava arvo kirjoitetaan --:n jälkeen)",
         ),
+        (["register", "--", "-x", "--lang", "fi"], "unknown arguments: --lang fi"),
         (["register"], "missing: NAME"),
     ],
 )
