@@ -628,11 +628,13 @@ class GameService:
                 await self._replay_stored(live, record, actions)
                 live.catch_up_wait = CATCH_UP_WAIT_S
                 return True
-            except StoreError:
+            except StoreError as exc:
                 # Tried again later, each wait twice the last (up to a bound), spread out
                 # so that the games of a node do not all ask in the same instant; one
                 # retry a game at a time, however many notifications come meanwhile.
-                log.warning("game %d: the store cannot be read to catch up; retrying", live.id)
+                log.warning(
+                    "game %d: the store cannot be read to catch up (%s); retrying", live.id, exc
+                )
                 live.failed_at = time.monotonic()
                 if live.retry_at is None:
                     delay = live.catch_up_wait * random.uniform(0.5, 1.0)
