@@ -7,7 +7,7 @@ import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { view } from "../test/fixtures";
 import { STRINGS } from "../src/i18n";
-import { atVersion, drag, expect, register, startGame, still, tap, test, uniqueName } from "./fixtures";
+import { atVersion, drag, expect, heard, listen, redraw, register, startGame, still, tap, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -123,15 +123,39 @@ for (const [kept, sent] of [
 }
 
 test("a refused hello is said on the page, and asked again after a growing delay", async ({ page, server }) => {
-  const wire = await fake(page, (message) =>
-    message.type === "hello" ? [refusal(message, "unavailable", "The server is starting; try again soon.")] : [],
-  );
+  let starting = true;
+  const wire = await fake(page, (message) => {
+    if (message.type !== "hello") return [];
+    return starting ? [refusal(message, "unavailable", "The server is starting; try again soon.")] : [{ ...welcome(message, []), player: null }];
+  });
   await page.goto(server.url);
-  await expect(page.locator(".toast.refused")).toHaveText(STRINGS.en.error_unavailable);
+  // the player asked for nothing: the words say the page tries again by itself, not "try again in a moment"
+  await expect(page.locator(".toast.refused")).toHaveText(STRINGS.en.helloUnavailable);
   await page.waitForTimeout(3000);
   // 0.25 s, 0.5 s, 1 s, 2 s: at most five hellos in the first three seconds, not one every 0.25 s
   expect(wire.sockets).toBeGreaterThanOrEqual(3);
   expect(wire.sockets).toBeLessThanOrEqual(5);
+  starting = false; // the server has started: the page gets through with no press
+  await expect(page.locator("main.signin")).toBeVisible({ timeout: 10_000 });
+  await expect(page.locator(".toast.refused")).toHaveCount(0);
+});
+
+test("a slow first connection is said to be still connecting, never a server that cannot be reached", async ({ page, server }) => {
+  let sockets = 0;
+  await page.routeWebSocket(/.*/, async (ws) => {
+    sockets++;
+    // a slow link that works: the opening handshake takes 6 s (under OPEN_TIMEOUT_MS), and goes through
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    ws.connectToServer();
+  });
+  await page.goto(server.url);
+  await expect(page.locator("main.center")).toContainText(STRINGS.en.connecting);
+  await page.waitForTimeout(3500); // past UNREACHABLE_AFTER_MS, the handshake still under way
+  expect(await page.locator(".unreachable").count()).toBe(0); // now, not once the handshake is through
+  await expect(page.locator("main.center .still-connecting")).toHaveText(STRINGS.en.stillConnecting);
+  await expect(page.locator("main.signin")).toBeVisible();
+  await expect(page.locator(".unreachable, .still-connecting")).toHaveCount(0);
+  expect(sockets).toBe(1); // no attempt failed: none was made again
 });
 
 test("a welcome the page cannot use is said as such, naming the field, never as a server not reached", async ({ page, server, watch }) => {
@@ -1129,4 +1153,109 @@ test("a push lost after its reply: the page resyncs, and the note that an action
   await atVersion(page, 1); // the resync, a moment after the reply
   await expect(page.locator("main.game .table")).toHaveAttribute("aria-busy", "false");
   await expect(page.locator(".toast.note")).toHaveCount(0, { timeout: 1000 }); // not the note's 4 s
+});
+
+test("a move the server has not answered for 3 s is said once, as a wait, and the words go with the reply", async ({ page, server }) => {
+  // the connection stays open and the server's bytes are held: a stalled link, not a closed one
+  const { release } = await holdAfter(page, (message) => message.type === "move");
+  await register(page, server.url, uniqueName("stalled"));
+  await startGame(page, "medium", knownDeal());
+  await listen(page);
+  await tap(page, "QD");
+  const waiting = page.locator(".toast.waiting");
+  await page.waitForTimeout(2000);
+  expect(await waiting.count()).toBe(0); // not at once: a reply may well come
+  await expect(waiting).toHaveText(STRINGS.en.unanswered, { timeout: 3000 });
+  await expect(waiting).toHaveAttribute("role", "status");
+  await redraw(page); // the page drawn anew: the notice stays, not said again
+  await page.waitForTimeout(1000);
+  expect((await heard(page)).live.filter((text) => text === STRINGS.en.unanswered)).toHaveLength(1);
+
+  release();
+  await atVersion(page, 1);
+  await expect(waiting).toHaveCount(0);
+});
+
+test("a read the server has not answered for 3 s is said as a wait, until the connection drops and reconnecting is said", async ({ page, server }) => {
+  let holding = false;
+  let close = () => {};
+  let sockets = 0;
+  await page.routeWebSocket(/.*/, async (ws) => {
+    // the reconnection's handshake takes a while, so the words said meanwhile can be read
+    if (++sockets > 1) await new Promise((resolve) => setTimeout(resolve, 1500));
+    const real = ws.connectToServer();
+    close = () => void ws.close({ code: 1001 });
+    real.onMessage((frame) => {
+      if (!holding) ws.send(frame);
+    });
+  });
+  await register(page, server.url, uniqueName("stalledread"));
+  holding = true; // from here, what the server sends is held for good
+  await page.locator('[data-action="nav-statistics"]').click();
+  const waiting = page.locator(".toast.waiting");
+  await expect(waiting).toHaveText(STRINGS.en.unanswered, { timeout: 5000 });
+  holding = false;
+  close(); // the connection dropped: its own words take over
+  await expect(page.locator(".toast.offline")).toBeVisible(); // "Connection lost: reconnecting…", then "Connecting…"
+  await expect(waiting).toHaveCount(0);
+  await expect(page.locator(".toast.offline")).toHaveCount(0); // reconnected
+  await expect(page.locator("main.stats-page")).toBeVisible();
+  await expect(waiting).toHaveCount(0);
+});
+
+test("a new game whose reply is lost with the connection: the lobby says it may have been dealt, to continue", async ({ page, server }) => {
+  let newGame: unknown = null;
+  let dealt = false;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "new_game") newGame = message.id;
+      real.send(frame);
+    });
+    real.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (newGame !== null && message.re === newGame) {
+        // the server dealt the game; its reply is lost with the connection
+        newGame = null;
+        dealt = true;
+        ws.close({ code: 1001 });
+        return;
+      }
+      ws.send(frame);
+    });
+  });
+  await register(page, server.url, uniqueName("dealtlost"));
+  const note = page.locator(".dealt-maybe");
+  await page.locator('[data-action="play"]').click();
+  await expect.poll(() => dealt).toBe(true);
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await expect(page.locator('[data-action="continue"]')).toBeVisible();
+  await expect(note).toHaveText(STRINGS.en.dealtMaybe);
+  await expect(page.locator(".said")).toHaveText(STRINGS.en.dealtMaybe); // said to a screen reader once
+  await page.locator('[data-action="continue"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+});
+
+test("a new game lost with the connection before the server had it: the lobby says nothing of a game dealt", async ({ page, server }) => {
+  let lost = false;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      if ((decode(frame as Buffer) as Message).type === "new_game" && !lost) {
+        lost = true; // never reaches the server
+        ws.close({ code: 1001 });
+        return;
+      }
+      real.send(frame);
+    });
+    real.onMessage((frame) => ws.send(frame));
+  });
+  await register(page, server.url, uniqueName("dealtnot"));
+  await page.locator('[data-action="play"]').click();
+  await expect.poll(() => lost).toBe(true);
+  await expect(page.locator(".toast.offline")).toHaveCount(0); // reconnected
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await page.waitForTimeout(500);
+  expect(await page.locator('[data-action="continue"], .dealt-maybe').count()).toBe(0);
 });

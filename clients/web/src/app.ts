@@ -50,7 +50,12 @@ type Level = StatsRow["level"];
 const LEVELS: Level[] = ["easy", "medium", "hard", "classic", "relaxed", "three-blind-mice"];
 const CLIENT = "scorpion-web/0.1";
 const PAUSE_GRACE_MS = 600;
-/** How long the first connection may take before the page says the server cannot be reached. */
+/**
+ * How long the first connection may take before the page says it is still
+ * connecting (or, once an attempt has failed, that the server cannot be
+ * reached), and how long a request on an open connection may wait for its
+ * reply before the page says the server has not answered yet.
+ */
 const UNREACHABLE_AFTER_MS = 3000;
 /** How long an acknowledged action's events may come after its reply before they are taken for lost. */
 const PUSH_GRACE_MS = 1500;
@@ -331,6 +336,14 @@ export class App {
   private noticesSaid = 0;
   private confirm: Confirm | null = null;
   private online: "connecting" | "open" | "closed" = "connecting";
+  /**
+   * A connection attempt has failed since the last one that opened (a socket closed or
+   * given up before its hello was through): only then is the server said to be
+   * unreachable; a first attempt that is merely slow is said to be still connecting.
+   */
+  private attemptFailed = false;
+  /** The notice that a request has waited UNREACHABLE_AFTER_MS for its reply is shown (`noticeBar`, `tick`). */
+  private unanswered = false;
   // a kept token that cannot be one is forgotten (storedToken), and said on the sign-in page
   private signInError: Said | null = tokenDropped ? () => t("badToken") : null;
   /** How many rotations this tab has under way or waiting for their turn (`rotateToken`). */
@@ -349,6 +362,12 @@ export class App {
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
   private starting = false;
+  /**
+   * The games known when a new_game's reply was lost with the connection: the server
+   * may have dealt it. A game the lobby then lists beyond these is likely that one,
+   * and the lobby says so beside "Continue the game" until the page shows another screen.
+   */
+  private dealtMaybe: Set<number> | null = null;
   /** The history entry Back or Forward went to, while its screen is being shown (`navigated`). */
   private navigating: string | null = null;
   /** Back and Forward presses, each taken in its turn (`navigated`). */
@@ -407,6 +426,7 @@ export class App {
       onPush: (push) => this.push(push),
       onState: (state) => {
         this.online = state;
+        if (state !== "connecting") this.attemptFailed = state === "closed";
         // the server stops the clock of a game no connection has open: so does the page, until its resync
         if (state !== "open" && this.board) this.board = holdClock(this.board, performance.now());
         // the language was changed while the connection's hello was on its way: say the new one
@@ -564,8 +584,11 @@ export class App {
       }
     }
     if (reply.type !== "welcome") {
-      // Said on the page, and asked again after the connection's growing delay.
-      this.refused = reply.type === "error" ? saidError(reply) : `hello: ${reply.type}`;
+      // Said on the page, and asked again after the connection's growing delay. The player
+      // asked for nothing: a server that cannot take a hello for now is said as a wait
+      // the page sees through itself, not as a request to try again.
+      this.refused =
+        reply.type !== "error" ? `hello: ${reply.type}` : reply.code === "unavailable" ? () => t("helloUnavailable") : saidError(reply);
       this.render();
       throw new Error(`hello refused: ${shown(this.refused)}`);
     }
@@ -1170,11 +1193,16 @@ export class App {
     if (this.starting) return;
     this.starting = true;
     this.render(); // Play shows it is busy
+    const known = new Set([...this.unfinished.map((game) => game.game), ...(this.board ? [this.board.game] : [])]);
+    this.dealtMaybe = null;
     let reply: ServerMessage;
     try {
       reply = await this.conn.request(
         deal ? { type: "new_game", level, deal } : winnable ? { type: "new_game", level, winnable } : { type: "new_game", level },
       );
+    } catch (error) {
+      if (error instanceof Disconnected) this.dealtMaybe = known;
+      throw error;
     } finally {
       this.starting = false;
       this.render();
@@ -1448,6 +1476,7 @@ export class App {
     this.remember(screen);
     this.screen = screen;
     this.confirm = null;
+    if (screen !== "lobby") this.dealtMaybe = null; // the lobby left (the game continued, say): said enough
     this.render();
     if (screen === "stats") void this.loadStats();
     if (screen === "history") void this.loadGames();
@@ -1698,9 +1727,12 @@ export class App {
           "main.center",
           {},
           h("p", {}, t("connecting")),
-          // reached, but its hello refused or unusable: said as such (`noticeBar`), not as unreachable
+          // reached, but its hello refused or unusable: said as such (`noticeBar`), not as unreachable;
+          // a slow link whose first attempt is still under way is no server out of reach
           this.online !== "open" && !this.refused && performance.now() - this.startedAt >= UNREACHABLE_AFTER_MS
-            ? h("p.unreachable", { role: "status" }, t("unreachable"))
+            ? this.attemptFailed
+              ? h("p.unreachable", { role: "status" }, t("unreachable"))
+              : h("p.still-connecting", { role: "status" }, t("stillConnecting"))
             : null,
         );
       case "signin":
@@ -1806,6 +1838,8 @@ export class App {
       },
     } as never) as HTMLInputElement;
     const active = this.unfinished.find((game) => game.status === "active");
+    // a game listed since a new_game's reply was lost: likely the one it dealt (said once, by `said`)
+    const dealt = active && this.dealtMaybe !== null && !this.dealtMaybe.has(active.game);
     return h(
       "main.panel.lobby",
       {},
@@ -1819,6 +1853,7 @@ export class App {
               t("continueGame"),
             ),
             h("span", {}, `${t(`level_${active.level}` as Key)} · ${t("moves")} ${active.moves} · ${clock(active.time_ms)}`),
+            dealt ? h("p.note.dealt-maybe", { "data-status": "" }, t("dealtMaybe")) : null,
           )
         : null,
       h("h2", {}, t("chooseLevel")),
@@ -2277,7 +2312,10 @@ export class App {
     const offline = this.online !== "open" && (this.player !== null || this.screen === "signin");
     // A hint's words too, not above the table: there they pushed the columns down as
     // they came and up as they went, under a pointer aimed at a card.
-    const others = offline || (this.refused && this.online !== "open") || this.notice;
+    // a request unanswered for a while on an open connection: said once, until its reply
+    // comes or the connection drops (then the words for that take over)
+    this.unanswered = this.unansweredNow();
+    const others = offline || (this.refused && this.online !== "open") || this.notice || this.unanswered;
     // for a while, and only alone: they hide the status line under them, and with a
     // notice or two the tools too (the card and column stay marked)
     const hint = this.hintWordsShown && !others && !SHORT_AND_WIDE.matches ? this.shownHint() : null;
@@ -2291,6 +2329,7 @@ export class App {
       // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
       offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
+      this.unanswered ? h("p.toast.waiting", { role: "status" }, t("unanswered")) : null,
       this.notice
         ? this.noticeKind === "error"
           ? h("p.toast.error", { role: "alert", "data-said": this.noticesSaid }, shown(this.notice))
@@ -2365,7 +2404,15 @@ export class App {
 
   // ---- clock and keys -----------------------------------------------------
 
+  /** Whether a request has waited UNREACHABLE_AFTER_MS for its reply on an open connection. */
+  private unansweredNow(): boolean {
+    const since = this.conn.waitingSince();
+    return this.online === "open" && since !== null && performance.now() - since >= UNREACHABLE_AFTER_MS;
+  }
+
   private tick(): void {
+    // the server has been silent that long (or has answered since): said (or no longer)
+    if (this.unansweredNow() !== this.unanswered) return this.render();
     const board = this.board;
     if (!board || this.screen !== "game") return;
     const now = performance.now();

@@ -17,7 +17,8 @@
  * A request that has no reply within `REPLY_TIMEOUT_MS` means the connection is
  * not working (a reply lost as unreadable, a peer gone without a close): the
  * socket is dropped as if it had closed, so pending requests fail with
- * `Disconnected` and the connection reopens (and resyncs in `onOpen`).
+ * `Disconnected` and the connection reopens (and resyncs in `onOpen`). Long
+ * before that, `waitingSince` lets the page say the server has not answered yet.
  *
  * An open connection that has sent nothing for `KEEPALIVE_MS` sends a `ping`,
  * so the server's idle timeout does not close it while a player thinks; a
@@ -85,7 +86,7 @@ export class Disconnected extends Error {
   }
 }
 
-type Pending = { resolve: (reply: ServerMessage) => void; reject: (error: Error) => void };
+type Pending = { resolve: (reply: ServerMessage) => void; reject: (error: Error) => void; type: string; sentAt: number };
 export type Body = ClientMessage extends infer M ? (M extends unknown ? Omit<M, "id"> : never) : never;
 
 export interface ConnectionHooks {
@@ -189,10 +190,26 @@ export class Connection {
       this.pending.set(id, {
         resolve: (reply) => (settled(), resolve(reply)),
         reject: (error) => (settled(), reject(error)),
+        type: body.type,
+        sentAt: performance.now(),
       });
       socket.send(encode({ ...body, id }));
       this.lastSent = Date.now();
     });
+  }
+
+  /**
+   * When the oldest request still waiting for its reply was sent (`performance.now()`),
+   * or null when none waits: the caller can say a silent server long before
+   * REPLY_TIMEOUT_MS gives the connection up. The keepalive `ping` does not
+   * count: the player asked for nothing.
+   */
+  waitingSince(): number | null {
+    let oldest: number | null = null;
+    for (const waiter of this.pending.values()) {
+      if (waiter.type !== "ping" && (oldest === null || waiter.sentAt < oldest)) oldest = waiter.sentAt;
+    }
+    return oldest;
   }
 
   private open(): void {

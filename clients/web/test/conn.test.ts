@@ -73,6 +73,22 @@ describe("Connection", () => {
     conn.stop();
   });
 
+  it("tells since when the oldest request has waited for its reply, a keepalive ping aside", async () => {
+    const { conn, socket } = await open();
+    expect(conn.waitingSince()).toBeNull();
+    conn.request({ type: "ping" }).catch(() => {}); // failed by stop()
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(1));
+    expect(conn.waitingSince()).toBeNull(); // the player asked for nothing
+    const before = performance.now();
+    const reply = conn.request({ type: "stats" });
+    await vi.waitFor(() => expect(socket.sent).toHaveLength(2));
+    expect(conn.waitingSince()).toBeGreaterThanOrEqual(before);
+    socket.serve({ type: "stats", re: socket.sent[1].id, stats: [] });
+    await reply;
+    expect(conn.waitingSince()).toBeNull();
+    conn.stop();
+  });
+
   it("drops a push that breaks the protocol: its events are missed", async () => {
     const { conn, socket, heard } = await open();
     socket.serve({ type: "events", game: 7, v: "2", events: [] });
