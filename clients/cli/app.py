@@ -195,6 +195,13 @@ class App:
             return await self.new_token()
         if command == "sign-out":
             return await self.sign_out(self.options.everywhere)
+        if command == "replay":  # a game of the player kept here: a new one has none
+            from clients.cli.replay import replay
+
+            signed_in = await self._as_stored()
+            if signed_in is None:
+                return 1
+            return await replay(signed_in[0], self.terminal, self.session.style, self.options)
         conn = await self.connect()
         if conn is None:
             return 1
@@ -202,11 +209,6 @@ class App:
             return await self.stats(self.options.level)
         if command == "games":
             return await self.games(self.options.status)
-        if command == "replay":
-            from clients.cli.replay import replay
-
-            assert self.options.game is not None
-            return await replay(conn, self.terminal, self.session.style, self.options)
         return await self.play()
 
     async def close(self) -> None:
@@ -489,7 +491,8 @@ class App:
     async def _as_stored(self) -> tuple[Connection, config.Credentials] | None:
         """Connected as the stored player; None, said, if there is none or its token is refused.
 
-        Never registers: these commands are about the player kept here.
+        Never registers: these commands (new-token, sign-out, replay) are about the
+        player kept here.
         """
         stored = self._stored()
         if stored is None:

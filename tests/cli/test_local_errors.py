@@ -144,15 +144,17 @@ async def test_export_dash_of_a_game_refused_says_so_on_standard_error_only(
     assert capsys.readouterr().err == "scorpion: rejected (not_found): There is no game 999.\n"
 
 
-async def test_export_dash_by_a_new_player_says_the_registration_on_standard_error(
+async def test_a_replay_asked_with_no_player_kept_registers_none(
     cli: CliRunner, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With no player kept, the client registers one first: its "registered as" line
-    went to standard output, before the document's place."""
+    """With no player kept, the client registered one first (asking its name, on
+    standard output, in the document's place with ``--export -``): a new player has
+    no game to replay."""
     code, out = await cli("replay", "999", "--export", "-", lines=["ada"])
     assert (code, out) == (1, "")
     err = capsys.readouterr().err
-    assert "registered as ada" in err and "There is no game 999." in err, err
+    assert "no player is stored for" in err and "registered" not in err, err
+    assert (await cli("register", "ada"))[0] == 0  # the name was not taken
 
 
 def test_export_dash_is_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
