@@ -1120,10 +1120,10 @@ class SocketGate:
 
 
 MAX_HEAD_BYTES: Final = 64 * 1024
-"""A request head not ended within this is refused here: 414 when its request line is
-longer than ``MAX_LINE_BYTES``, else 431 (given such a head, ``websockets`` parsed it
-under its own, larger bounds, and closed without a word on a bad line in it)."""
-MAX_LINE_BYTES: Final = 8192  # websockets' own bound on a line of the head (414 beyond)
+"""A request head longer than this is refused here (``_too_large``): 414 when its request
+line is longer than ``MAX_LINE_BYTES``, else 431 (given such a head, ``websockets`` parsed
+it under its own, larger bounds, and closed without a word on a bad line in it)."""
+MAX_LINE_BYTES: Final = 8192  # websockets' own bound on a line of the head, its CR LF counted
 _BARE_LF: Final = re.compile(rb"(?<!\r)\n")  # a line ended by LF alone
 
 
@@ -1183,31 +1183,24 @@ class _BodyDropping(_Bounded):
             return
         if end < 0 and len(self._head) <= MAX_HEAD_BYTES:
             return  # the head is not complete yet
-        if end < 0 or end + 4 > MAX_HEAD_BYTES:  # too long, whether it came whole or not
-            line_end = self._head.find(b"\r\n")
-            self._head = None
-            if line_end < 0 or line_end > MAX_LINE_BYTES:
-                self._refuse_head("The request line is too long.", HTTPStatus.REQUEST_URI_TOO_LONG)
-            else:
-                self._refuse_head(
-                    "The request's header lines are too long, or too many.",
-                    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
-                )
-            return
         received, self._head = self._head, None
-        head = None if end < 0 else _plain_head(received[: end + 4])
-        if end >= 0:
-            whole = received[: end + 4]
-            problem = _head_problem(whole if head is None else head, whole)
-            if problem is not None:
-                self._refuse_head(problem)
-                return
-        if head is None and end >= 0:  # an upgrade: what follows waits for its answer
-            self._feed(received[: end + 4])
+        whole = received if end < 0 else received[: end + 4]
+        # Too large first, whatever else is wrong with it, and measured as it came (a
+        # plain request's head goes on without its body's headers, which may be what
+        # made it too large); websockets would close on a bad line in it without a word.
+        too_large = _too_large(whole, complete=end >= 0)
+        if too_large is not None:
+            self._refuse_head(*too_large)
+            return
+        head = _plain_head(whole)
+        problem = _head_problem(whole if head is None else head, whole)
+        if problem is not None:
+            self._refuse_head(problem)
+            return
+        if head is None:  # an upgrade: what follows waits for its answer
+            self._feed(whole)
             self._held = []
             self._hold(received[end + 4 :])
-        elif head is None:
-            super()._read(received)
         else:
             self._dropping = True
             super()._read(head)
@@ -1328,6 +1321,29 @@ _HEAD_PROBLEMS: Final = (
 )
 
 
+def _too_large(head: bytes, complete: bool) -> tuple[str, HTTPStatus] | None:
+    """414 or 431, with its words, for a head over the bounds: ``websockets``' own (a line
+    of more than ``MAX_LINE_BYTES`` with its CR LF, more than ``MAX_NUM_HEADERS`` header
+    lines) and ``MAX_HEAD_BYTES`` in all; ``complete`` when it has ended. None within them."""
+    if complete and len(head) <= MAX_LINE_BYTES and head.count(b"\n") <= MAX_NUM_HEADERS + 2:
+        return None  # the usual head: every line within the bound, and few of them
+    request_line, ended, rest = head.partition(b"\r\n")
+    if not ended or len(request_line) + 2 > MAX_LINE_BYTES:
+        return "The request line is too long.", HTTPStatus.REQUEST_URI_TOO_LONG
+    lines = rest[:-4].split(b"\r\n") if complete else rest.split(b"\r\n")
+    if (
+        not complete
+        or len(head) > MAX_HEAD_BYTES
+        or len(lines) > MAX_NUM_HEADERS
+        or any(len(line) + 2 > MAX_LINE_BYTES for line in lines)
+    ):
+        return (
+            "The request's header lines are too long, or too many.",
+            HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+        )
+    return None
+
+
 def _framing_problem(head: bytes) -> str | None:
     """What RFC 9112 has a server answer 400 that ``websockets`` lets through: a
     ``Host`` missing from an HTTP/1.1 request or given twice (section 3.2), a
@@ -1337,8 +1353,6 @@ def _framing_problem(head: bytes) -> str | None:
     if lowered.count(b"\r\nhost:") == 1 and b"\r\ncontent-length:" not in lowered:
         return None  # the usual head, on one pass
     request_line, *lines = lowered[:-4].split(b"\r\n")
-    if len(lines) > MAX_NUM_HEADERS or max(map(len, [request_line, *lines])) > MAX_LINE_BYTES:
-        return None  # too large, what websockets says first (431, 414)
     hosts, lengths = 0, set()
     for line in lines:
         name, _, value = line.partition(b":")
