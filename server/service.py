@@ -628,12 +628,14 @@ class GameService:
                 await self._replay_stored(live, record, actions)
                 live.catch_up_wait = CATCH_UP_WAIT_S
                 return True
-            except StoreError as exc:
+            except StoreError:
                 # Tried again later, each wait twice the last (up to a bound), spread out
                 # so that the games of a node do not all ask in the same instant; one
                 # retry a game at a time, however many notifications come meanwhile.
                 log.warning(
-                    "game %d: the store cannot be read to catch up (%s); retrying", live.id, exc
+                    "game %d: the store cannot be read to catch up; retrying",
+                    live.id,
+                    exc_info=True,
                 )
                 live.failed_at = time.monotonic()
                 if live.retry_at is None:
@@ -1327,7 +1329,9 @@ class GameService:
                 try:
                     await self._complete_log(live)
                 except (StoreError, Unreplayable):  # the reply is a snapshot, not the events
-                    log.warning("game %d: its log cannot be read to catch up", live.id)
+                    log.warning(
+                        "game %d: its log cannot be read to catch up", live.id, exc_info=True
+                    )
             _still(session, player)
             self._check_watchers(session, live)
             self.hub.send(session.outbox, self._opening(live, request.id, since))
