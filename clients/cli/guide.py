@@ -18,16 +18,21 @@ __all__ = ["TIPS", "guide_text", "menu_line"]
 
 TIPS = 6  # tips.1 .. tips.6 in the catalogues
 STOCK_TIP = 2  # tips.2: keep the stock for when you are stuck
+MENU_ROOM = 16  # the least room for the figures beside the levels' names ("best score 43477")
+_KEPT = "\xa0"  # a space no line breaks at (textwrap breaks at ASCII white space alone)
 
 
 def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) -> str:
     """One level in the menu: its name and the player's statistics row for it (one of
     winnable deals named so), within ``width`` columns when given: the statistics go
     on more lines under the first, broken between figures, a figure wider than the
-    room left broken between words."""
+    room left broken between words; on a terminal too narrow for a column beside the
+    names, under the name."""
     name = level_name(level).ljust(max(len(level_name(other)) for other in LEVEL_ORDER))
     indent = len(name) + 2
-    room = None if width is None else max(12, width - indent)
+    if width is not None and width - indent < MENU_ROOM:
+        name, indent = level_name(level), 2
+    room = None if width is None else max(MENU_ROOM // 2, width - indent)
     if row is None or not row.get("games"):
         lines = _fitted_words(_("menu.no_games"), room)
     else:
@@ -40,16 +45,23 @@ def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) 
             best="-" if row.get("best_score") is None else row["best_score"],
             fastest="-" if fastest is None else time_text(int(fastest)),
         )
-        if row.get("winnable"):
-            stats = f"{_('stats.winnable')} {stats}"
+        # a line breaks between figures (a figure's value kept with the word before it)
+        parts = [(" · ", _KEPT.join(part.rsplit(" ", 1))) for part in stats.split(" · ")]
+        if row.get("winnable"):  # "(winnable) games 1 · ..."
+            parts[0] = (" ", parts[0][1])
+            parts.insert(0, ("", _("stats.winnable")))
         lines = [""]
-        for part in stats.split(" · "):  # a line breaks between figures
-            joined = f"{lines[-1]} · {part}" if lines[-1] else part
+        for separator, part in parts:
+            joined = f"{lines[-1]}{separator}{part}" if lines[-1] else part
             if room is None or len(joined) <= room:
                 lines[-1] = joined
-            else:
-                lines += _fitted_words(part, room)
-        lines = [line for line in lines if line]
+            elif len(part) <= room:
+                lines.append(part)
+            else:  # a figure broken goes on lines of its own: the next starts anew
+                lines += [*_fitted_words(part, room), ""]
+        lines = [line.replace(_KEPT, " ") for line in lines if line]
+    if indent == 2:
+        return "\n".join([name, *("  " + line for line in lines)])
     return "\n".join([f"{name}  {lines[0]}", *(" " * indent + line for line in lines[1:])])
 
 

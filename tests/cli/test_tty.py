@@ -182,8 +182,9 @@ async def test_the_level_menu_and_a_chosen_deal(server: Running, tmp_path: Path,
         await shown.wait_for("Tyhjään sarakkeeseen käy vain kuningas.")
 
 
+@pytest.mark.parametrize("width", [40, 30])
 async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
-    server: Running, tmp_path: Path, ada: str
+    server: Running, tmp_path: Path, ada: str, width: int
 ) -> None:
     """Games dealt as winnable have a row of their own, of the same level: the menu
     showed whichever row came last (1 winnable game of 3), or none ("not played yet")
@@ -201,12 +202,12 @@ async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
         assert started["type"] == "game", started
         await other.request("resign", game=started["game"])
     await other.close()
-    async with launch(server, tmp_path, "--lang", "ru", "play", width=40) as shown:
+    async with launch(server, tmp_path, "--lang", "ru", "play", width=width) as shown:
         text = await shown.wait_for(r"уровень \(номер или имя")
     menu = text[text.index("1  ") : text.index("уровень (номер")]
-    assert all(len(line) <= 40 for line in menu.splitlines()), menu
+    assert all(len(line) <= width for line in menu.splitlines()), menu
     words = " ".join(menu.split())  # each line's words, the breaks between lines as spaces
-    assert "2 средний игр 2 побед 0 (0%)" in words, menu
+    assert "2 средний игр 2 · побед 0 (0%)" in words or "2 средний игр 2 побед" in words, menu
     assert "5 упрощённый (решаемые расклады) игр 1" in words, menu
     assert words.count("быстрейшая победа -") == 2, menu  # words whole, broken between them
     assert "ещё не играли" in words, menu
