@@ -412,8 +412,10 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
     """The language asked for, read before parsing so that parsing speaks it: ``--lang``
-    as argparse takes it (``--la fi``, ``--lang=fi``), not after a ``--``."""
+    as argparse takes it (``--la fi``, ``--lang=fi``; the last one given), not after a
+    ``--``."""
     words = argv[: argv.index("--")] if "--" in argv else argv
+    asked = None
     for index, word in enumerate(words):
         flag, equals, value = word.partition("=")
         if len(flag) < 3 or not "--lang".startswith(flag):
@@ -421,8 +423,8 @@ def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
         if not equals:
             value = words[index + 1] if index + 1 < len(words) else ""
         if value in LOCALES:
-            return value
-    return detect_locale(env)
+            asked = value
+    return asked or detect_locale(env)
 
 
 def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None) -> Options:

@@ -97,6 +97,7 @@ def test_a_refusal_quotes_at_most_the_start_of_what_was_typed(line: str) -> None
             "tuntemattomat argumentit: -x (miinuksella alkava arvo kirjoitetaan --:n jälkeen)",
         ),
         (["register", "--", "-x", "--lang", "fi"], "unknown arguments: --lang fi"),
+        (["--lang", "fi", "--lang", "ru", "replay"], "не хватает: ИГРА"),  # the last, as argparse
         (["register"], "missing: NAME"),
     ],
 )
