@@ -565,6 +565,13 @@ class Connection:
                 said = _("connection.redirected_away", url=self.url, target=printable(exc.uri))
                 raise ConnectionFailed(said) from exc
             raise ConnectionFailed(_("connection.bad_url", url=self.url)) from exc
+        except ValueError as exc:  # a redirect's Location that is no URL (`ws://h:99999/`);
+            # the URL given was read as one before (`server_url`). A certificate that is
+            # not trusted is a ValueError too, and an OSError: said by `not_reached`.
+            if isinstance(exc, OSError):
+                raise
+            said = _("connection.redirected_unreadable", url=self.url, reason=printable(str(exc)))
+            raise ConnectionFailed(said) from exc
         if ws.subprotocol != SUBPROTOCOL:
             await ws.close()
             raise ConnectionFailed(

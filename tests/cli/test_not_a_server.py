@@ -30,6 +30,7 @@ HTTP_200 = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 HTTP_10 = b"HTTP/1.0 200 OK\r\n\r\nhello"
 BANNER = b"SSH-2.0-OpenSSH_9.6\r\n"
 REDIRECT = b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/play\r\nContent-Length: 0\r\n\r\n"
+NO_URL = b"HTTP/1.1 301 Moved\r\nLocation: ws://127.0.0.1:99999/\r\nContent-Length: 0\r\n\r\n"
 
 
 async def attempt(url: str, tmp_path: Path) -> tuple[int, str]:
@@ -54,7 +55,7 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
     """
     ports: dict[bytes, int] = {}
     servers = []
-    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, REDIRECT, b""):
+    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, REDIRECT, NO_URL, b""):
 
         async def handle(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: bytes = answer
@@ -104,12 +105,18 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
             "which is not a WebSocket URL",
         ),
         (
+            NO_URL,
+            "/",
+            "cannot talk to the server: {url}: redirects to an address that cannot be read "
+            "(Port out of range 0-65535)",
+        ),
+        (
             b"",
             "/",
             "{url}: closed the connection without an HTTP answer (a TLS port? use wss://)",
         ),
     ],
-    ids=["http-404", "http-200", "http-1.0", "banner", "redirect", "closed"],
+    ids=["http-404", "http-200", "http-1.0", "banner", "redirect", "redirect-no-url", "closed"],
 )
 async def test_an_answer_that_is_not_a_websocket_upgrade(
     answering: dict[bytes, int], tmp_path: Path, answer: bytes, path: str, line: str
