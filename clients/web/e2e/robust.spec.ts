@@ -1259,3 +1259,17 @@ test("a new game lost with the connection before the server had it: the lobby sa
   await page.waitForTimeout(500);
   expect(await page.locator('[data-action="continue"], .dealt-maybe').count()).toBe(0);
 });
+
+test("the first connection's status line is said when its words change, not at each retry or redraw", async ({ page, server }) => {
+  // every socket is refused at once: "cannot be reached" from 3 s, while the page keeps trying
+  await page.routeWebSocket(/.*/, (ws) => ws.close({ code: 1011 }));
+  await page.goto(server.url);
+  await listen(page);
+  await expect(page.locator("main.center .unreachable")).toHaveText(STRINGS.en.unreachable, { timeout: 10_000 });
+  await expect(page.locator(".said")).toHaveText(STRINGS.en.unreachable);
+  await redraw(page);
+  await page.waitForTimeout(4000); // retries, each a redraw
+  const seen = await heard(page);
+  expect(seen.live).toEqual([]); // no live region put in the page
+  expect(seen.said).toBe(1); // the words said once
+});

@@ -881,7 +881,8 @@ export class App {
   /** What `unread` says of a read, where its answer would be. */
   private unreadNote(what: "stats" | "games" | "endStats"): HTMLElement | null {
     const said = this.unread.get(what);
-    return said === undefined ? null : h("p.error.unread", { role: "status" }, shown(said));
+    // said by `said` when it changes, not each time the panel is drawn anew
+    return said === undefined ? null : h("p.error.unread", { "data-status": true }, shown(said));
   }
 
   /**
@@ -1731,8 +1732,8 @@ export class App {
           // a slow link whose first attempt is still under way is no server out of reach
           this.online !== "open" && !this.refused && performance.now() - this.startedAt >= UNREACHABLE_AFTER_MS
             ? this.attemptFailed
-              ? h("p.unreachable", { role: "status" }, t("unreachable"))
-              : h("p.still-connecting", { role: "status" }, t("stillConnecting"))
+              ? h("p.unreachable", { "data-status": true }, t("unreachable")) // said by `said`, once
+              : h("p.still-connecting", { "data-status": true }, t("stillConnecting"))
             : null,
         );
       case "signin":
