@@ -19,7 +19,6 @@ __all__ = ["TIPS", "guide_text", "menu_line"]
 TIPS = 6  # tips.1 .. tips.6 in the catalogues
 STOCK_TIP = 2  # tips.2: keep the stock for when you are stuck
 MENU_ROOM = 16  # the least room for the figures beside the levels' names ("best score 43477")
-_KEPT = "\xa0"  # a space no line breaks at (textwrap breaks at ASCII white space alone)
 
 
 def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) -> str:
@@ -45,8 +44,8 @@ def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) 
             best="-" if row.get("best_score") is None else row["best_score"],
             fastest="-" if fastest is None else time_text(int(fastest)),
         )
-        # a line breaks between figures (a figure's value kept with the word before it)
-        parts = [(" · ", _KEPT.join(part.rsplit(" ", 1))) for part in stats.split(" · ")]
+        # a line breaks between figures, and a figure too wide for the room between words
+        parts = [(" · ", part) for part in stats.split(" · ")]
         if row.get("winnable"):  # "(winnable) games 1 · ..."
             parts[0] = (" ", parts[0][1])
             parts.insert(0, ("", _("stats.winnable")))
@@ -59,14 +58,18 @@ def menu_line(level: str, row: dict[str, Any] | None, width: int | None = None) 
                 lines.append(part)
             else:  # a figure broken goes on lines of its own: the next starts anew
                 lines += [*_fitted_words(part, room), ""]
-        lines = [line.replace(_KEPT, " ") for line in lines if line]
+        lines = [line for line in lines if line]
     if indent == 2:
-        return "\n".join([name, *("  " + line for line in lines)])
+        return "\n".join([*_fitted_words(name, width), *("  " + line for line in lines)])
     return "\n".join([f"{name}  {lines[0]}", *(" " * indent + line for line in lines[1:])])
 
 
 def _fitted_words(text: str, room: int | None) -> list[str]:
-    return [text] if room is None or len(text) <= room else textwrap.wrap(text, room)
+    """``text`` on lines of ``room`` columns, broken between words only (a word wider
+    than the room stands alone on its line)."""
+    if room is None or len(text) <= room:
+        return [text]
+    return textwrap.wrap(text, room, break_long_words=False, break_on_hyphens=False)
 
 
 def guide_text(level: str, width: int = 79) -> str:
