@@ -1160,11 +1160,13 @@ class _BodyDropping(_Bounded):
             return
         new = max(0, len(self._head) - 1)  # where a line ended by this data may begin to end
         self._head += data
-        if self._head.startswith(b"\r\n"):
-            # Empty lines before the request line are ignored (RFC 9112 section 2.2).
-            self._head = self._head.lstrip(b"\r\n")
+        if self._head.startswith(b"\r"):
+            # Empty lines before the request line are ignored (RFC 9112 section 2.2), each
+            # CR LF whole: a CR whose LF has not come yet waits for it.
+            while self._head.startswith(b"\r\n"):
+                self._head = self._head[2:]
             new = 0
-            if not self._head:
+            if self._head in (b"", b"\r"):
                 return
         if not _may_be_request(self._head):
             received, self._head = self._head, None

@@ -742,6 +742,16 @@ async def test_empty_lines_before_the_request_line_are_ignored(server: Running) 
     port = server.server.port
     answer = await raw_answer(port, b"\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n"), answer
+    for parts in ([b"\r", b"\nGET"], [b"\r\n\r", b"\nGET"], [b"\r\n", b"\r", b"\nG", b"ET"]):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for part in parts:  # an empty line cut between its CR and its LF
+            writer.write(part)
+            await writer.drain()
+            await asyncio.sleep(0.05)
+        writer.write(b" /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200 "), (parts, answer[:100])
 
 
 @pytest.mark.parametrize("table", ["games", "game_actions", "level_stats"])
