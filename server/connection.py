@@ -1280,7 +1280,7 @@ def _head_problem(head: bytes, received: bytes) -> str | None:
     """Why ``head`` (ending with its blank line) is refused here: ``websockets`` would
     refuse it without an answer, or it is framed as RFC 9112 refuses (``received``, the
     head as it came, before its body's headers were taken out: ``_framing_problem``).
-    None when it is taken, or too large, which ``websockets`` answers itself (414, 431).
+    None when it is taken. (A head too large was refused before, by ``_too_large``.)
 
     A head of the usual shape is let through on one regular expression; only one
     that is not is parsed by ``websockets``' own parser, which says what is wrong.
@@ -1301,7 +1301,7 @@ def _head_problem(head: bytes, received: bytes) -> str | None:
     except StopIteration:
         return _framing_problem(received)  # parsed
     except SecurityError:
-        return None  # a line too long, or too many: websockets answers 414 or 431
+        return None  # a line too long, or too many (``_too_large``): websockets answers it
     except UnicodeDecodeError:
         return "the request line or a header is not ASCII"  # not the codec's words
     except (ValueError, NotImplementedError, EOFError) as exc:

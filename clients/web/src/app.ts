@@ -305,7 +305,10 @@ export class App {
   private readonly alerted = h("div.alerted.sr-only", { role: "alert" });
   /** What `alerted` says (or is about to say), and the sign-in error it says. */
   private alerting: { words: string; cause: Said | null } = { words: "", cause: null };
-  /** The page's `[data-status]` line (the replay's step) last said by `said`. */
+  /**
+   * The page's `[data-status]` lines (the replay's step, the connecting screen's, a
+   * panel's unread note, the lobby's note of a game perhaps dealt) last said by `said`.
+   */
   private statusSaid = "";
   /**
    * The notices (`noticeBar`), a live region: the same element at every
@@ -2343,12 +2346,12 @@ export class App {
     return notices;
   }
 
-  /** The dead end's words, to `alerted` when they change; while the game is paused it is hidden, not gone. */
   /**
    * Says what the page's drawing changed, by the regions outside it: its alerts
    * by `alerted`, when their words change, or when a new sign-in error has the
-   * same words as the last (a name refused twice is said twice); its status line
-   * by `said`, when its words change. A redraw that changes neither says nothing.
+   * same words as the last (a name refused twice is said twice); its status lines
+   * by `said`, when their words change (while the game is paused its dead end is
+   * hidden, not gone). A redraw that changes neither says nothing.
    */
   private speakChanges(): void {
     const words = (selector: string) => [...this.root.querySelectorAll(selector)].map((line) => line.textContent).join(" ");
