@@ -1125,6 +1125,7 @@ line is longer than ``MAX_LINE_BYTES``, else 431 (given such a head, ``websocket
 it under its own, larger bounds, and closed without a word on a bad line in it)."""
 MAX_LINE_BYTES: Final = 8192  # websockets' own bound on a line of the head, its CR LF counted
 _BARE_LF: Final = re.compile(rb"(?<!\r)\n")  # a line ended by LF alone
+_EMPTY_LINES: Final = re.compile(rb"(?:\r\n)*")  # empty lines before a request line
 
 
 class _BodyDropping(_Bounded):
@@ -1163,8 +1164,9 @@ class _BodyDropping(_Bounded):
         if self._head.startswith(b"\r"):
             # Empty lines before the request line are ignored (RFC 9112 section 2.2), each
             # CR LF whole: a CR whose LF has not come yet waits for it.
-            while self._head.startswith(b"\r\n"):
-                self._head = self._head[2:]
+            empty = _EMPTY_LINES.match(self._head)  # in one pass: they may be megabytes
+            if empty is not None:
+                self._head = self._head[empty.end() :]
             new = 0
             if self._head in (b"", b"\r"):
                 return
