@@ -1273,3 +1273,26 @@ test("the first connection's status line is said when its words change, not at e
   expect(seen.live).toEqual([]); // no live region put in the page
   expect(seen.said).toBe(1); // the words said once
 });
+
+test("a game's end is said even when the results' statistics cannot be read", async ({ page, server }) => {
+  // the end screen's read of the statistics is refused at once: its note is said after "You resigned.", not in its place
+  let resigned = false;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "resign") resigned = true;
+      if (resigned && message.type === "stats") {
+        return ws.send(Buffer.from(encode(refusal(message, "unavailable", "Storage is unavailable; retry later."))));
+      }
+      real.send(frame);
+    });
+    real.onMessage((frame) => ws.send(frame));
+  });
+  await register(page, server.url, uniqueName("ended"));
+  await startGame(page, "hard", 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("p.unread")).toHaveText(STRINGS.en.error_unavailable);
+  await expect(page.locator(".said")).toHaveText(`${STRINGS.en.resigned} ${STRINGS.en.error_unavailable}`);
+});

@@ -296,6 +296,8 @@ export class App {
    */
   private readonly said = h("div.said.sr-only", { "aria-live": "polite", "aria-atomic": "true" });
   private sayTimer = 0;
+  /** What `said` is about to say, after the moment it is left empty (`say`); empty when nothing waits. */
+  private sayLater: string[] = [];
   /**
    * The page's alerts (its `[data-alert]` lines: the dead end's words, the
    * sign-in page's error), said once each time they change or their cause is
@@ -798,7 +800,11 @@ export class App {
     // emptied first: the same words twice (two deals) are said twice
     this.said.textContent = "";
     window.clearTimeout(this.sayTimer);
-    this.sayTimer = window.setTimeout(() => (this.said.textContent = words.join(". ")), 50);
+    this.sayLater = [words.join(". ")];
+    this.sayTimer = window.setTimeout(() => {
+      this.said.textContent = this.sayLater.reduce((said, more) => `${said}${/[.!?…]$/.test(said) ? "" : "."} ${more}`);
+      this.sayLater = [];
+    }, 50);
   }
 
   /** What the events mean beyond the view: a hint, a proof of loss, the end. */
@@ -932,6 +938,8 @@ export class App {
   /** The token no longer works (revoked from another device, or expired): sign in again. */
   private signedOut(message: Said | null): void {
     this.said.textContent = ""; // the last move said is that player's too
+    window.clearTimeout(this.sayTimer);
+    this.sayLater = [];
     this.forgetToken();
     this.player = null;
     this.board = null;
@@ -2369,8 +2377,9 @@ export class App {
     if (status !== this.statusSaid) {
       this.statusSaid = status;
       if (status) {
-        window.clearTimeout(this.sayTimer); // the status is the later news
-        this.said.textContent = status;
+        // after what the pushes are about to say ("You resigned."), not in its place
+        if (this.sayLater.length) this.sayLater.push(status);
+        else this.said.textContent = status;
       }
     }
   }
