@@ -99,6 +99,9 @@ def _paste(event: KeyPressEvent) -> None:
         event.current_buffer.validate_and_handle()
 
 
+# The fewest columns the screens are drawn for (the level menu, a table's figures
+# and the board each need some room beside their indent).
+MIN_COLUMNS: Final = 20
 STAND_IN = "scorpion-stand-in"
 STAND_INS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "·": "-", "⋮": ":", "▒": "#", "…": "..."}
 
@@ -344,7 +347,9 @@ class Terminal:
             size = os.get_terminal_size((sys.__stdout__ or sys.stdout).fileno())
         except (AttributeError, ValueError, OSError):
             size = shutil.get_terminal_size((80, 24))
-        return max(1, size.columns), max(1, size.lines)
+        # A terminal whose size was never set says 0 by 0: unknown, as shutil takes it.
+        # One narrower than MIN_COLUMNS is drawn for MIN_COLUMNS, and wraps the lines.
+        return max(MIN_COLUMNS, size.columns or 80), max(1, size.lines or 24)
 
     def table_width(self) -> int | None:
         """The columns a table may fill: the terminal's, or None (no limit) when

@@ -213,6 +213,21 @@ async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
     assert "ещё не играли" in words, menu
 
 
+async def test_a_terminal_too_narrow_for_the_menu_still_gets_it(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """At 5 columns or fewer the menu's width less its indent went negative, and
+    the client ended with "ValueError: invalid width -1" after the menu's title."""
+    async with launch(server, tmp_path, "play", width=4) as shown:
+        # the screen's lines joined: each holds 4 columns of the words
+        pattern = re.compile(r"\(number or name, Enter: medium\):|exit status")
+        deadline = time.monotonic() + 15
+        while not pattern.search(text := (await shown.text()).replace("\n", "")):
+            assert time.monotonic() < deadline, text
+            await asyncio.sleep(0.1)
+    assert "rror" not in text and "exit status" not in text, text
+
+
 async def test_the_level_menu_asks_again_after_a_typo(
     server: Running, tmp_path: Path, ada: str
 ) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from clients.cli.guide import STOCK_TIP, guide_text
 from clients.cli.i18n import LANGS, catalogue, use
 from clients.cli.levels import has_stock
 from clients.cli.options import UsageError, detect_locale, parse_args
+from clients.cli.terminal import MIN_COLUMNS, Terminal
 from protocol import LEVELS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -278,3 +281,22 @@ def test_requests_are_paced_by_the_kind_the_server_limits_them_by() -> None:
     assert {_rate_kind(t) for t in ("move", "deal", "undo", "pause")} == {"action"}
     assert {_rate_kind(t) for t in ("register", "rotate_token", "sign_out")} == {"register"}
     assert (_rate_kind("hint"), _rate_kind("stats"), _rate_kind("ping")) == ("hint", "read", "read")
+
+
+@pytest.mark.parametrize(
+    ("reported", "drawn"),
+    [
+        ((0, 0), (80, 24)),
+        ((4, 0), (MIN_COLUMNS, 24)),
+        ((5, 3), (MIN_COLUMNS, 3)),
+        ((120, 40), (120, 40)),
+    ],
+)
+def test_a_terminal_of_unknown_or_tiny_size_is_drawn_for_one_that_fits(
+    monkeypatch: pytest.MonkeyPatch, reported: tuple[int, int], drawn: tuple[int, int]
+) -> None:
+    """A pty whose size was never set says 0 by 0, and a terminal may be 5 columns
+    wide: the level menu took its width less its indent, and its wrapper ended
+    the client with "invalid width -4"."""
+    monkeypatch.setattr(os, "get_terminal_size", lambda *_: os.terminal_size(reported))
+    assert Terminal(io.StringIO(), editor=True).size() == drawn
