@@ -144,8 +144,9 @@ def test_a_russian_count_takes_its_form(count: int) -> None:
     assert describe_event(event) == said or count == 1  # a single card: no count
     fields = {"card": "7♣", "count": count, "source": "столбец 7", "target": "столбец 5"}
     assert ngettext("event.moved_group", count, **fields) == said
-    moves = {0: "ход", 1: "хода", 2: "ходов"}[plural_index("ru", count)]
-    assert ngettext("guide.undo_limit", count, limit=count).endswith(f" {count} {moves}.")
+    # "не более" takes the genitive: its singular after 1 and 21 ("последние 21 ход" was wrong)
+    moves = {0: "хода", 1: "ходов", 2: "ходов"}[plural_index("ru", count)]
+    assert ngettext("guide.undo_limit", count, limit=count).endswith(f" {count} {moves} подряд.")
     characters = "символа" if plural_index("ru", count) == 0 else "символов"
     assert ngettext("app.name_long", count, limit=count).endswith(f" {count} {characters}")
 
