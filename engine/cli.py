@@ -27,7 +27,8 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import IO, Any, Final, NoReturn
 
 from engine.cards import card_str
@@ -83,22 +84,57 @@ def _cmd_deal(args: argparse.Namespace) -> int:
     return 0
 
 
-MAX_REPLAY_BYTES: Final = 64 * 1024 * 1024
-"""The largest replay file read: a 10,000-action game is well under 1 MiB, and
-``verify /dev/zero`` must end rather than fill the memory."""
+MAX_REPLAY_ACTIONS: Final = 100_000
+"""The most actions a replay file read may hold: ten times the versions a game
+reaches on a server by default (``max_versions``), each re-played in well under
+a millisecond."""
+
+MAX_REPLAY_BYTES: Final = 32 * 1024 * 1024
+"""The largest replay file read: 100,000 actions with their hints' suggestions
+fit, and ``verify /dev/zero`` must end rather than fill the memory."""
+
+_MAX_OBJECTS: Final = 3 * MAX_REPLAY_ACTIONS + 1
+"""The JSON objects a replay of MAX_REPLAY_ACTIONS holds at most: the document,
+its actions, and a hint's ``suggested`` (with room for a later field's)."""
 
 
 class _TooLarge(ValueError):
     pass
 
 
+class _Objects:
+    """``json.loads``' object hook: a key given twice is refused (readers that take
+    the first and those that take the last would judge two games), and past
+    _MAX_OBJECTS reading stops (a file of tiny actions under the size cap would
+    otherwise cost gigabytes and minutes)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        self.count += 1
+        if self.count > _MAX_OBJECTS:
+            raise _TooLarge(f"more than {MAX_REPLAY_ACTIONS:,} actions")
+        obj = dict(pairs)
+        if len(obj) < len(pairs):
+            twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
+            raise ValueError(f"the key {twice!r} is given twice in one object")
+        return obj
+
+
 def _read_replay(path: str) -> Any:
-    """The JSON document in ``path``: OSError if unreadable, ValueError if not JSON."""
+    """The JSON document in ``path``: OSError if unreadable, ValueError if not JSON
+    (or beyond the caps above). A byte order mark before it is skipped, as RFC 8259
+    lets a reader do (editors on Windows write one)."""
     with open(path, "rb") as handle:
         data = handle.read(MAX_REPLAY_BYTES + 1)
     if len(data) > MAX_REPLAY_BYTES:
         raise _TooLarge(f"larger than {MAX_REPLAY_BYTES:,} bytes")
-    return json.loads(data.decode("utf-8"))
+    doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_Objects())
+    actions = doc.get("actions") if isinstance(doc, dict) else None
+    if isinstance(actions, list) and len(actions) > MAX_REPLAY_ACTIONS:
+        raise _TooLarge(f"more than {MAX_REPLAY_ACTIONS:,} actions")
+    return doc
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -117,8 +153,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return code
 
 
+SOLVE_LEVEL: Final = "hard"
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
-    rules = get_level(args.level)
+    if args.replay and args.level is not None:  # it would be ignored: the replay names its level
+        print(
+            "scorpion-engine: --level does not go with --replay: the replay names its level",
+            file=sys.stderr,
+        )
+        return 2
+    rules = get_level(args.level or SOLVE_LEVEL)
     try:
         if args.replay:
             game = rebuild(parse_replay(_read_replay(args.replay)))
@@ -243,7 +288,9 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_cmd_verify)
 
     solver = commands.add_parser("solve", help="decide a deal or a replay's position")
-    solver.add_argument("--level", choices=LEVEL_NAMES, default="hard")
+    solver.add_argument(
+        "--level", choices=LEVEL_NAMES, help=f"with --number (default {SOLVE_LEVEL})"
+    )
     source = solver.add_mutually_exclusive_group(required=True)
     source.add_argument("--number", type=int)
     source.add_argument("--replay", help="solve from the position this replay reaches")
@@ -272,6 +319,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interruptible(command: Callable[[], int]) -> int:
+    """``command()`` run on a thread of its own while this one waits: Ctrl-C raises
+    KeyboardInterrupt here at once. (In the compiled search the command's thread is
+    in C, which Python interrupts only when the search returns: seconds, or its
+    whole budget.) Its exception, if any, is raised here; the thread is left to the
+    process's end."""
+    outcome: list[int] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(command())
+        except BaseException as exc:  # raised again on the main thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="command", daemon=True)
+    worker.start()
+    worker.join()  # a signal interrupts the wait
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with it closed (`>&-`): every command writes there
         print(
@@ -283,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _parser().parse_args(argv)
         except SystemExit as exc:  # --help or --version printed, or a bad flag said
             return exc.code if isinstance(exc.code, int) else 2
-        code: int = args.run(args)
+        code = _interruptible(lambda: args.run(args))
         sys.stdout.flush()
     except KeyboardInterrupt:  # Ctrl-C in a long solve or bench: as the shell's own
         return 130

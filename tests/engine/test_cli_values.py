@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.cli import MAX_REPLAY_ACTIONS, main
+from engine.solver import native
 from tests.helpers import interrupted_while_loading
 
 
@@ -120,6 +121,70 @@ def test_verify_reads_no_more_than_a_replay_can_be(
         assert "larger than" in refused(capsys, "verify", str(zero))
 
 
+def _replay(actions: str, level: str = "hard") -> str:
+    return (
+        f'{{"format": "scorpion-replay", "version": 1, "level": "{level}", "deal": 5, '
+        f'"actions": [{actions}]}}'
+    )
+
+
+def test_verify_stops_reading_past_the_most_actions_a_replay_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A 16 MB file of a million bare hints, under the size cap, took 98 s and 545 MB
+    to verify (a 64 MB one, about 2 GB): reading stops at MAX_REPLAY_ACTIONS."""
+    many = tmp_path / "many.json"
+    many.write_text(_replay(",".join(['{"type": "hint"}'] * (MAX_REPLAY_ACTIONS + 1))))
+    said = refused(capsys, "verify", str(many))
+    assert said == f"scorpion-engine: not a replay: more than {MAX_REPLAY_ACTIONS:,} actions"
+    flat = tmp_path / "flat.json"  # too many actions, though no object among them
+    flat.write_text(_replay(",".join(["1"] * (MAX_REPLAY_ACTIONS + 1))))
+    assert refused(capsys, "verify", str(flat)) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        (_replay("").replace('"deal": 5', '"deal": 5, "deal": 4'), "deal"),
+        (_replay("").replace('"level": "hard"', '"level": "classic", "level": "hard"'), "level"),
+        (_replay('{"type": "deal", "t": 5, "t": 1}'), "t"),
+    ],
+)
+def test_verify_refuses_a_key_given_twice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, key: str
+) -> None:
+    """{"deal": 5, ..., "deal": 4} was judged as deal 4, where a reader taking the
+    first would judge deal 5: one file, two verdicts."""
+    twice = tmp_path / "twice.json"
+    twice.write_text(text)
+    assert refused(capsys, "verify", str(twice)) == (
+        f"scorpion-engine: not a replay: the key {key!r} is given twice in one object"
+    )
+
+
+def test_verify_reads_a_replay_after_a_byte_order_mark(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A replay saved by an editor that writes a byte order mark was "not a replay"."""
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + _replay('{"type": "deal"}').encode())
+    assert main(["verify", str(marked)]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True
+
+
+def test_solve_refuses_a_level_beside_a_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--level easy beside a replay of hard was ignored: the verdict was hard's, unsaid."""
+    replay = tmp_path / "hard.json"
+    replay.write_text(_replay(""))
+    assert refused(capsys, "solve", "--replay", str(replay), "--level", "easy") == (
+        "scorpion-engine: --level does not go with --replay: the replay names its level"
+    )
+    assert main(["solve", "--replay", str(replay), "--budget-ms", "50", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["result"] in ("won", "lost", "unknown")
+
+
 def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # as wrapped for any width
@@ -174,6 +239,31 @@ def test_ctrl_c_during_a_command_ends_130_with_nothing_printed() -> None:
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert err == "" and out == ""
+
+
+LONG = ("--budget-ms", "600000")
+
+
+@pytest.mark.skipif(not native.available(), reason="the compiled search is not built")
+def test_ctrl_c_during_the_compiled_search_ends_at_once() -> None:
+    """Ctrl-C in a long compiled search was seen only when the search returned:
+    18 to 26 s for relaxed deal 15 (Python runs its signal handler between its own
+    instructions, and the search is C)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engine", "solve", "--level", "relaxed", "--number", "15", *LONG],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(2)  # loaded and searching, even on a busy machine
+    assert process.poll() is None, process.communicate()
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert err == "" and out == ""
+    assert time.monotonic() - sent < 5  # the search itself runs for 8 s or more
 
 
 @pytest.mark.parametrize("after_s", [0.05, 0.15])
