@@ -86,6 +86,7 @@ from server.store import (
     SchemaOutdated,
     SchemaStatus,
     Store,
+    StoreAccessRefused,
     StoreError,
     StoreUnavailable,
 )
@@ -210,8 +211,12 @@ def may_pass(exc: BaseException) -> bool:
     with) and a server that refuses the TLS the URL requires: neither changes by
     waiting. SQLite's only when the file is busy or cannot be opened or read for
     now: one that is read-only, or whose schema cannot be made, stays so. What does
-    not pass is said at once rather than after ``--db-wait-s`` of retries.
+    not pass is said at once rather than after ``--db-wait-s`` of retries; nor does
+    access refused (``StoreAccessRefused``: no such database, a role refused or
+    lacking a grant), which its operator must grant.
     """
+    if isinstance(exc, StoreAccessRefused):
+        return False
     cause = exc.__cause__
     while cause is not None:
         orig = getattr(cause, "orig", None)

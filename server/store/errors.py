@@ -169,6 +169,13 @@ class StoreUnavailable(StoreError):
     """The database cannot be used right now; retrying later may succeed."""
 
 
+class StoreAccessRefused(StoreUnavailable):
+    """The database refuses this server until its operator acts: the database named
+    does not exist (renamed, dropped), the role may not log in or its password is
+    refused, or it lacks a privilege. While serving, an outage like another (access
+    may come back at any moment); at start-up said at once, as waiting does not cure it."""
+
+
 class StoreConflict(StoreUnavailable):
     """The database gave the transaction up for a conflict with a concurrent one (a
     deadlock, a serialization failure): nothing of it was kept, and the same work may
@@ -237,7 +244,17 @@ def _missing_schema(exc: sa_exc.DBAPIError) -> bool:
 
 
 _CONFLICT_STATES: Final = frozenset({"40001", "40P01"})  # serialization failure, deadlock
-_INSUFFICIENT_PRIVILEGE: Final = "42501"
+# SQLSTATEs of access refused (``StoreAccessRefused``), by the class or the state
+_ACCESS_REFUSALS: Final = {
+    "28": "the database refused this server's role (a login or password not accepted)",
+    "3D000": "the database named does not exist",
+    "42501": "the database role lacks a privilege this needs",
+}
+
+
+def _access_refusal(sqlstate: str) -> StoreAccessRefused | None:
+    words = _ACCESS_REFUSALS.get(sqlstate) or _ACCESS_REFUSALS.get(sqlstate[:2])
+    return None if words is None else StoreAccessRefused(words)
 
 
 def _sqlstate(exc: sa_exc.DBAPIError) -> str:
@@ -258,9 +275,13 @@ def _translate(exc: Exception) -> StoreError | None:
         if getattr(exc.orig, "sqlstate", None) in _CONFLICT_STATES:
             return StoreConflict("the database gave the work up for a concurrent one")
         return StoreUnavailable("the database refused the work for now")
-    if isinstance(exc, sa_exc.DBAPIError) and _sqlstate(exc) == _INSUFFICIENT_PRIVILEGE:
-        # The operator's to fix (the role's grants), not the client's nor a bug: retry later.
-        return StoreUnavailable("the database role lacks a privilege this needs")
+    # The operator's to fix (the database's name, the role's login or grants), not the
+    # client's nor a bug: retry later. Raised when a statement runs, or, unwrapped by
+    # SQLAlchemy, while the pool connects.
+    sqlstate = _sqlstate(exc) if isinstance(exc, sa_exc.DBAPIError) else ""
+    refused = _access_refusal(sqlstate or str(getattr(exc, "sqlstate", None) or ""))
+    if refused is not None:
+        return refused
     if isinstance(exc, sa_exc.IntegrityError):
         return StoreError("the database refused the change as inconsistent")
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:

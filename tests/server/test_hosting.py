@@ -64,7 +64,14 @@ from server.http import READY_REUSE_S, HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
 from server.sqlite_lock import SqliteInUse
-from server.store import DatabaseReplaced, SchemaStatus, Store, StoreError, StoreUnavailable
+from server.store import (
+    DatabaseReplaced,
+    SchemaStatus,
+    Store,
+    StoreAccessRefused,
+    StoreError,
+    StoreUnavailable,
+)
 from server.store.database import async_url, connect_arguments
 from tests.helpers import interrupted_while_loading
 from tests.server.conftest import Running, quiet_settings
@@ -1205,6 +1212,43 @@ async def test_a_serving_role_that_may_not_change_the_schema_version_serves(
             await ScorpionServer(quiet_settings(tmp_path, database_url=url)).start()
     finally:
         await _admin(server_postgres_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
+
+
+def test_a_role_that_may_only_read_is_refused_at_once_not_waited_for(
+    server_postgres_url: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A role without the grants to play (SELECT alone) was taken for a database "not
+    available yet" and retried for the whole --db-wait-s (60 s) before it was refused."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    run_isolated(lambda: migrate(quiet_settings(tmp_path, database_url=server_postgres_url)))
+    role = f"scorpion_reading_{os.getpid()}"
+    run_isolated(
+        lambda: _admin(
+            server_postgres_url,
+            f"DROP ROLE IF EXISTS {role}",
+            f"CREATE ROLE {role} LOGIN",
+            f"GRANT USAGE ON SCHEMA public TO {role}",
+            f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}",
+        )
+    )
+    url = make_url(server_postgres_url).set(username=role).render_as_string(hide_password=False)
+    try:
+        started = time.monotonic()
+        assert main([*QUICK, "--database-url", url, "--db-wait-s", "60"]) == 1
+        assert time.monotonic() - started < 20
+    finally:
+        run_isolated(
+            lambda: _admin(server_postgres_url, f"DROP OWNED BY {role}", f"DROP ROLE {role}")
+        )
+    err = capsys.readouterr().err
+    assert "not available yet" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("scorpion-server: cannot use the database: ") and "permission" in last
+
+
+def test_waiting_does_not_cure_access_refused() -> None:
+    assert not may_pass(StoreAccessRefused("the database named does not exist"))
 
 
 async def test_a_node_with_ssl_in_its_url_hears_the_other_nodes(

@@ -15,6 +15,7 @@ from sqlalchemy.util import await_only
 from server.store import (
     NameTaken,
     Store,
+    StoreAccessRefused,
     StoreConflict,
     StoreError,
     StoreUnavailable,
@@ -151,6 +152,31 @@ async def test_a_database_refusing_connections_for_now_is_unavailable(
             await store.close()
 
 
+@pytest.mark.parametrize(
+    ("sqlstate", "message"),
+    [
+        ("3D000", 'database "scorpion" does not exist'),
+        ("28000", 'role "scorpion" is not permitted to log in'),
+        ("28P01", 'password authentication failed for user "scorpion"'),
+    ],
+)
+async def test_a_database_refusing_this_servers_access_is_unavailable(
+    sqlstate: str, message: str
+) -> None:
+    """A database renamed or dropped under a running node, or its role's login taken
+    away, made every request that connected ``internal``, logged as a bug: it is an
+    outage, which the operator ends by giving access back."""
+    async with FakePostgres() as fake:
+        store = Store.connect(fake.refuse(sqlstate, message).url)
+        try:
+            with pytest.raises(StoreAccessRefused) as caught:
+                await store.get_game(1)
+            assert isinstance(caught.value, StoreUnavailable)
+            assert_no_sql(caught.value)
+        finally:
+            await store.close()
+
+
 def _driver_error(sqlstate: str) -> sa_exc.DBAPIError:
     class DriverError(Exception):
         pass
@@ -195,6 +221,6 @@ def test_a_privilege_taken_away_is_unavailable_not_a_bug() -> None:
     """A role whose grants were changed while the node runs (``REVOKE UPDATE ON games``):
     every move was ``internal``, logged at ERROR as a bug. It is the operator's to fix
     and a retry may succeed then: ``unavailable``."""
-    with pytest.raises(StoreUnavailable) as caught, translate_errors():
+    with pytest.raises(StoreAccessRefused) as caught, translate_errors():
         raise _driver_error("42501")
     assert "privilege" in str(caught.value)
