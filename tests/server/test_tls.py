@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
+import os
+import re
 import shutil
 import ssl
 import subprocess
+import sys
 import time
 from pathlib import Path
 from unittest.mock import patch
@@ -61,6 +65,40 @@ async def test_wss_and_https_with_a_self_signed_certificate(tmp_path: Path) -> N
         assert (status, body) == (200, b"ok\n")  # a body is read and dropped over TLS too
         with pytest.raises(ssl.SSLCertVerificationError):  # a client that does not trust it
             await http_get(server.port, "/healthz", tls=ssl.create_default_context())
+    finally:
+        await server.stop()
+
+
+def _docker_health_check() -> list[str]:
+    """The command of the image's HEALTHCHECK (Dockerfile), as Docker runs it."""
+    dockerfile = (Path(__file__).resolve().parents[2] / "Dockerfile").read_text(encoding="utf-8")
+    found = re.search(r"HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])", dockerfile)
+    assert found, "the Dockerfile has no HEALTHCHECK command"
+    command: list[str] = json.loads(found.group(1))
+    return [sys.executable if command[0] == "python" else command[0], *command[1:]]
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+async def test_the_images_health_check_passes_on_a_node_with_tls_or_without(
+    tmp_path: Path, tls: bool
+) -> None:
+    """On a node serving TLS (SCORPION_CERTFILE, as docs/deploy.md shows), the image's
+    check asked http:// and failed: Docker would have marked a sound node unhealthy."""
+    settings = quiet_settings(tmp_path)
+    environment = {"PATH": os.environ.get("PATH", "")}
+    if tls:
+        cert, key = self_signed(tmp_path)
+        settings = dataclasses.replace(settings, certfile=str(cert), keyfile=str(key))
+        environment["SCORPION_CERTFILE"] = str(cert)
+    server = ScorpionServer(settings)
+    await server.start()
+    try:
+        environment["SCORPION_PORT"] = str(server.port)
+        checking = await asyncio.create_subprocess_exec(
+            *_docker_health_check(), env=environment, stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await asyncio.wait_for(checking.communicate(), 60)
+        assert checking.returncode == 0, err.decode()
     finally:
         await server.stop()
 
