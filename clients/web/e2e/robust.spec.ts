@@ -1196,7 +1196,7 @@ test("a read the server has not answered for 3 s is said as a wait, until the co
   await expect(waiting).toHaveText(STRINGS.en.unanswered, { timeout: 5000 });
   holding = false;
   close(); // the connection dropped: its own words take over
-  await expect(page.locator(".toast.offline")).toBeVisible(); // "Connection lost: reconnecting…", then "Connecting…"
+  await expect(page.locator(".toast.offline")).toBeVisible(); // "Connection lost: reconnecting…", until it is back
   await expect(waiting).toHaveCount(0);
   await expect(page.locator(".toast.offline")).toHaveCount(0); // reconnected
   await expect(page.locator("main.stats-page")).toBeVisible();

@@ -458,6 +458,32 @@ test("an action while the connection is lost is refused and said, and nothing is
   }
 });
 
+test("a lost connection is said in the same words through every attempt to reconnect", async ({ page, watch }) => {
+  // each change of a status region's words is read out: "Connecting…" between
+  // attempts, and "Connection lost" again, was a flicker read every few seconds
+  const server = new TestServer();
+  await server.start();
+  try {
+    await register(page, server.url, uniqueName("flap"));
+    await startGame(page, "medium", knownDeal());
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      setInterval(() => {
+        const words = document.querySelector(".notices .toast.offline")?.textContent ?? "";
+        if (words !== seen.at(-1)) seen.push(words);
+      }, 20);
+    });
+    watch.allow.push(/WebSocket connection to .* failed/);
+    await server.stop();
+    await page.waitForTimeout(6000); // several attempts: the delay grows from 0.25 s to 4 s
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    expect(seen.filter((words) => words !== "")).toEqual([STRINGS.en.reconnecting]);
+  } finally {
+    await server.dispose();
+  }
+});
+
 test("a first visit while the server cannot be reached says so, keeps trying, and signs in once it is back", async ({ page, watch }) => {
   const server = new TestServer();
   await server.start();

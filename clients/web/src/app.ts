@@ -2339,7 +2339,9 @@ export class App {
     const drawn = [
       hint ? this.hintWords(hint, "p.banner.hint") : null,
       // refused (a hello answered "too many requests", a close saying why): the server was reached, and it is said beside
-      offline ? h("p.toast.offline", { role: "status" }, this.online === "closed" && !this.refused ? t("reconnecting") : t("connecting")) : null,
+      // a lost connection is said as lost until one opens again, through every attempt in between:
+      // words that went from "reconnecting" to "connecting" at each retry were read out at each
+      offline ? h("p.toast.offline", { role: "status" }, this.attemptFailed && !this.refused ? t("reconnecting") : t("connecting")) : null,
       this.refused && this.online !== "open" ? h("p.toast.error.refused", { role: "alert" }, shown(this.refused)) : null,
       this.unanswered ? h("p.toast.waiting", { role: "status" }, t("unanswered")) : null,
       this.notice
