@@ -498,6 +498,31 @@ test("the hint's outline leaves the cards on the hinted card on top", async ({ p
   expect(found).toEqual([["7S", "7S"], ["JS", "JS"], ["4C", "4C"]]);
 });
 
+test("in forced colours the chosen level and deal kind, and the hint's card and column, keep a mark", async ({ page, server }) => {
+  // a high-contrast theme drops backgrounds and shadows, which alone marked them
+  await page.emulateMedia({ forcedColors: "active" });
+  await register(page, server.url, uniqueName("forced"));
+  await page.locator('button.level[data-level="medium"]').click();
+  await page.locator("#deal").focus(); // the mark is the chosen one's, not the focus ring's
+  /** What forced colours leave of a box's look: its colours, border and outline. */
+  const look = (selector: string) =>
+    page.$eval(selector, (node) => {
+      const style = getComputedStyle(node);
+      return [style.backgroundColor, style.color, style.borderTopColor, style.borderTopWidth, style.outlineStyle].join(" ");
+    });
+  expect(await look('button.level[aria-checked="true"]')).not.toBe(await look('button.level[aria-checked="false"]'));
+  expect(await look('[data-deal-kind][aria-checked="true"]')).not.toBe(await look('[data-deal-kind][aria-checked="false"]'));
+  await page.locator("#deal").fill(String(knownDeal()));
+  await page.locator('[data-action="play"]').click();
+  await expect(page.locator("main.game")).toBeVisible();
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await expect(page.locator(".card.hinted")).toHaveAttribute("data-card", "QD");
+  expect(await look(".card.hinted")).not.toBe(await look('.card.up[data-card="7S"]'));
+  const target = await page.locator(".column.hint-target").getAttribute("data-column");
+  expect(await look(".column.hint-target")).not.toBe(await look(`.column:not([data-column="${target}"])`));
+});
+
 test("a long name is cut in the header, a long deal number wraps: the page never scrolls sideways", async ({ page, server }) => {
   const name = wideName();
   const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
