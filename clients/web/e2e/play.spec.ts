@@ -523,6 +523,22 @@ test("in forced colours the chosen level and deal kind, and the hint's card and 
   expect(await look(".column.hint-target")).not.toBe(await look(`.column:not([data-column="${target}"])`));
 });
 
+test("with less motion asked for, a refused card does not shake nor a completed suit fly in", async ({ page, server }) => {
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  await register(page, server.url, uniqueName("still"));
+  await startGame(page, "medium", knownDeal());
+  // the classes a refused tap (`shake` in table.ts) and a completed suit are drawn with
+  const moving = await page.evaluate(() => {
+    const card = document.querySelector<HTMLElement>(".card.up")!;
+    card.classList.add("rejected");
+    const suit = document.createElement("div");
+    suit.className = "foundation full";
+    document.querySelector(".foundations")!.append(suit);
+    return [card, suit].map((node) => getComputedStyle(node).animationName);
+  });
+  expect(moving).toEqual(["none", "none"]);
+});
+
 test("a long name is cut in the header, a long deal number wraps: the page never scrolls sideways", async ({ page, server }) => {
   const name = wideName();
   const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
