@@ -539,6 +539,23 @@ test("with less motion asked for, a refused card does not shake nor a completed 
   expect(moving).toEqual(["none", "none"]);
 });
 
+test("zoomed in to 300 and 400 %, the cards stay 37 px wide or more, the page scrolling down, never sideways", async ({ page, server }) => {
+  // 1280x800 at 300 and 400 %, and a wider screen's 400 %: short, wide windows, whose cards were
+  // drawn as small as the height asked (19 px wide at 320x200), gaining nothing from the zoom
+  await register(page, server.url, uniqueName("zoom"));
+  await startGame(page, "medium", knownDeal());
+  for (const [width, height] of [[427, 267], [320, 200], [480, 200]]) {
+    await page.setViewportSize({ width, height });
+    await settled(page);
+    const found = await page.evaluate(() => ({
+      narrowest: Math.min(...[...document.querySelectorAll(".columns .card")].map((card) => card.getBoundingClientRect().width)),
+      sideways: document.documentElement.scrollWidth - window.innerWidth,
+    }));
+    expect(found.narrowest, `${width}x${height}: the narrowest card`).toBeGreaterThanOrEqual(36.5);
+    expect(found.sideways, `${width}x${height}: scrolled sideways`).toBeLessThanOrEqual(0);
+  }
+});
+
 test("a long name is cut in the header, a long deal number wraps: the page never scrolls sideways", async ({ page, server }) => {
   const name = wideName();
   const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

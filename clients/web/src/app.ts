@@ -69,7 +69,7 @@ const HINT_WORDS_MS = 8000;
  * go beside the table, where the hint's words push no column down, and stay there
  * until the next version; over the header they would hide the banners' ways out.
  */
-const SHORT_AND_WIDE = window.matchMedia("(orientation: landscape) and (max-height: 500px)");
+const SHORT_AND_WIDE = window.matchMedia("(orientation: landscape) and (max-height: 500px) and (min-width: 480px)");
 const TOKEN_KEY = "scorpion.token";
 /** The Web Lock a tab holds while it replaces the token (`rotateAlone`); a tab whose token is refused waits for it. */
 const ROTATION_LOCK = "scorpion.token";
