@@ -2303,7 +2303,7 @@ export class App {
   private hintWords(hint: HintEvent, tag: string): HTMLElement {
     const atDeal = this.board?.view.undo_depth === 0;
     const shown = hintText(hint, atDeal);
-    const said = hintText(hint, atDeal, spokenCard);
+    const said = hintText(hint, atDeal, true);
     return h(
       `${tag}${hint.action === "none" ? ".none" : ""}`,
       // its version: the same words asked again later are news, said again

@@ -20,12 +20,17 @@ export function cardFace(card: string): CardFace {
   return { rank: rank === "T" ? "10" : rank, suit, red: suit === "H" || suit === "D" };
 }
 
-/** A card as a screen reader should say it, in the page's language: "queen of spades", "10 of hearts", "patakuningatar". */
-export function spokenCard(card: string): string {
+/**
+ * A card as a screen reader should say it, in the page's language: "queen of spades", "10 of hearts", "patakuningatar".
+ * `object`: the card is the object of a verb ("move the queen of spades"), in the case its language asks
+ * there: Russian «переложите даму пик», not «дама пик» (a number card's words stay: «7 пик»).
+ */
+export function spokenCard(card: string, object = false): string {
   const face = cardFace(card);
   const suit = t(`suit_${face.suit}`);
   if (face.rank === "A" || face.rank === "J" || face.rank === "Q" || face.rank === "K") {
-    return t("cardSpokenNamed", { rank: t(`rank_${face.rank}`), suit }); // Finnish: one word, "patakuningatar"
+    const rank = object ? t(`rankObject_${face.rank}`) : t(`rank_${face.rank}`);
+    return t("cardSpokenNamed", { rank, suit }); // Finnish: one word, "patakuningatar"
   }
   return t("cardSpoken", { rank: face.rank, suit });
 }

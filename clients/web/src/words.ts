@@ -8,7 +8,7 @@
  * game asked for as winnable, those games (`winnable: true`). The two are never
  * added up: a winnable streak is not the level's streak.
  */
-import { cardLabel, cardsInText } from "./format";
+import { cardLabel, cardsInText, spokenCard } from "./format";
 import { t, type Key } from "./i18n";
 import type { NameProblem } from "./names";
 import type { ErrorReply, HintEvent, StatsRow, VerifyResultRejectedAction } from "./wire";
@@ -87,13 +87,13 @@ export function nameText(found: NameProblem): string {
  * The hint as a sentence: a move, the deal, or why there is no move to give.
  * `atDeal`: the position hinted is the deal (nothing to undo), where no move
  * can be blamed for a loss, nor undone or restarted: a new game is the way on.
+ * `said`: its card by name, as a screen reader says it, as the object of "move"
+ * ("переложите даму пик"); else as the table shows it ("Q♠").
  */
-export function hintText(
-  hint: Pick<HintEvent, "action" | "card" | "to" | "reason">,
-  atDeal = false,
-  card: (card: string) => string = cardLabel,
-): string {
-  if (hint.action === "move" && hint.card) return t("hintMove", { card: card(hint.card), to: hint.to ?? "" });
+export function hintText(hint: Pick<HintEvent, "action" | "card" | "to" | "reason">, atDeal = false, said = false): string {
+  if (hint.action === "move" && hint.card) {
+    return t("hintMove", { card: said ? spokenCard(hint.card, true) : cardLabel(hint.card), to: hint.to ?? "" });
+  }
   if (hint.action === "deal") return t("hintDeal");
   switch (hint.reason) {
     case "lost":

@@ -69,6 +69,15 @@ describe("cards said", () => {
     expect(spokenCard("2D")).toBe("2 бубен");
   });
 
+  it("name a card as a verb's object in the case its language asks there", () => {
+    expect(spokenCard("QS", true)).toBe("queen of spades");
+    setLocale("fi");
+    expect(spokenCard("QS", true)).toBe("patakuningatar");
+    // Russian: the accusative, the named ranks being animate
+    setLocale("ru");
+    expect(["AS", "JH", "QS", "KC", "TD"].map((card) => spokenCard(card, true))).toEqual(["туза пик", "валета червей", "даму пик", "короля треф", "10 бубен"]);
+  });
+
   it("name a completed suit on the foundations by its suit, not its symbols", () => {
     expect(spokenFoundation("H")).toBe("Completed suit: hearts");
     setLocale("fi");

@@ -28,6 +28,10 @@ describe("hint wording", () => {
   it("names a move or the deal", () => {
     setLocale("en");
     expect(hintText({ action: "move", card: "KS", to: 3 })).toBe("Hint: move K♠ to column 3.");
+    expect(hintText({ action: "move", card: "KS", to: 3 }, false, true)).toBe("Hint: move king of spades to column 3.");
+    setLocale("ru");
+    expect(hintText({ action: "move", card: "QS", to: 1 }, false, true)).toBe("Подсказка: переложите даму пик в столбец 1.");
+    setLocale("en");
     expect(hintText({ action: "deal" })).toBe(STRINGS.en.hintDeal);
   });
 
