@@ -169,7 +169,10 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   await expect(page.locator(".scroll-note")).toBeVisible();
   await expect(page.locator(".scroll-note")).toHaveText(STRINGS.en.scrollSideways);
   await expect(box).toHaveClass(/more-right/);
-  // reached from the keyboard (Chromium makes a scroll box focusable): its focus ring is
+  // a named region in the Tab order, whatever the browser does with a scroll box
+  await expect(box).toHaveAttribute("tabindex", "0");
+  await expect(page.getByRole("region", { name: STRINGS.en.statsTable })).toHaveCount(1);
+  // reached from the keyboard: its focus ring is
   // not hidden by the fade that says more is on the right
   await box.focus();
   await page.keyboard.press("Shift+Tab");
@@ -191,6 +194,7 @@ test("the statistics on a narrow screen say they scroll sideways, and keep each 
   await page.locator("select.language").selectOption("fi");
   await expect(page.locator(".scroll-note")).toHaveText(STRINGS.fi.scrollSideways);
   expect(await page.$eval(".stats-page .scroll", (node) => node.scrollLeft)).toBeGreaterThan(0);
+  await expect(page.getByRole("region", { name: STRINGS.fi.statsTable })).toHaveCount(1);
   await page.locator("select.language").selectOption("en");
   await page.screenshot({ path: join(SHOTS, "stats-scrolled-360x740.png") });
   // wide enough: nothing to say

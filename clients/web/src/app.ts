@@ -2131,9 +2131,17 @@ export class App {
       this.unreadNote("stats") ?? [
         // shown while the table is wider than the screen (style.css)
         h("p.note.scroll-note", {}, t("scrollSideways")),
+        // a region of its own, named and reached by Tab, so that a keyboard can scroll it (the arrow
+        // keys) and a screen reader names what it scrolls; its id keeps the focus on it at a redraw
         h(
           "div.scroll",
-          { onscroll: (event: Event) => markScroll(event.target as HTMLElement) } as never,
+          {
+            id: "stats-table",
+            tabindex: 0,
+            role: "region",
+            "aria-label": t("statsTable"),
+            onscroll: (event: Event) => markScroll(event.target as HTMLElement),
+          } as never,
           h(
             "table",
             {},
