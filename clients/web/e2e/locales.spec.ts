@@ -160,6 +160,15 @@ test("a column's label says how many of its cards are face down and face up, in 
   await expect(label).toHaveAttribute("aria-label", "Столбец 1: 3 карты рубашкой вверх, 4 карты лицом вверх");
 });
 
+test("the language menu names each language in itself, marked with its language", async ({ page, server }) => {
+  await page.goto(server.url);
+  await expect(page.locator("main.signin")).toBeVisible();
+  const options = await page.locator("select.language option").evaluateAll((nodes) =>
+    nodes.map((node) => [node.textContent, node.getAttribute("lang")]),
+  );
+  expect(options).toEqual([["English", "en"], ["Suomi", "fi"], ["Русский", "ru"]]);
+});
+
 test("the statistics on a narrow screen say they scroll sideways, and keep each row's level in sight", async ({ page, server }) => {
   await page.setViewportSize({ width: 360, height: 740 });
   await register(page, server.url, uniqueName("narrow"));

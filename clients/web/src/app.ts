@@ -1704,7 +1704,8 @@ export class App {
     const select = h(
       "select.language",
       { id: "language", "aria-label": t("language"), onchange: (event: Event) => this.changeLocale((event.target as HTMLSelectElement).value as Locale) } as never,
-      LOCALES.map((code) => h("option", { value: code, selected: code === locale() }, { en: "English", fi: "Suomi", ru: "Русский" }[code])),
+      // each language named in itself, and marked as such: a screen reader says "Русский" in Russian
+      LOCALES.map((code) => h("option", { value: code, lang: code, selected: code === locale() }, { en: "English", fi: "Suomi", ru: "Русский" }[code])),
     );
     const nav =
       this.player && this.screen !== "game"
