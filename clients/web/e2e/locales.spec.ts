@@ -3,7 +3,7 @@ import type { Page } from "@playwright/test";
 import { join } from "node:path";
 import { STRINGS, type Locale } from "../src/i18n";
 import { knownDeal } from "./server";
-import { boxOf, drag, expect, register, shot, SHOTS, SIZES, startGame, test, uniqueName } from "./fixtures";
+import { boxOf, drag, expect, register, shot, SHOTS, SIZES, startGame, test, uniqueName, watch, type Watch } from "./fixtures";
 
 /** 2D dragged where it does not fit: the server's reason, its card as the table shows it. */
 const REFUSED: Record<Locale, RegExp> = {
@@ -167,6 +167,26 @@ test("the language menu names each language in itself, marked with its language"
     nodes.map((node) => [node.textContent, node.getAttribute("lang")]),
   );
   expect(options).toEqual([["English", "en"], ["Suomi", "fi"], ["Русский", "ru"]]);
+});
+
+test("a past game's date is written as the browser's own variant of the page's language writes it", async ({ browser, server }) => {
+  // "en" alone wrote the US 12/7/2026 for the 7th of December, to a British browser too
+  const context = await browser.newContext({ locale: "en-GB" });
+  const page = await context.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(page, found);
+  await register(page, server.url, uniqueName("gb"));
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await expect(page.locator("main.results")).toBeVisible();
+  await page.locator("header nav button", { hasText: STRINGS.en.history }).click();
+  const date = page.locator("ul.games li time").first();
+  await expect(date).toBeVisible();
+  const written = await date.evaluate((node) => [node.textContent, new Date(node.getAttribute("datetime") ?? "").toLocaleString("en-GB")]);
+  expect(written[0]).toBe(written[1]);
+  expect(found.problems).toEqual([]);
+  await context.close();
 });
 
 test("the statistics on a narrow screen say they scroll sideways, and keep each row's level in sight", async ({ page, server }) => {

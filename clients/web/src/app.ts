@@ -23,7 +23,7 @@ import { Connection, Disconnected, type Body } from "./conn";
 import { h, placeChildren } from "./dom";
 import { cardLabel, clock, percent, spokenCard } from "./format";
 import { columnKey, shortcutLetter } from "./keys";
-import { LOCALES, locale, preferredLocale, setLocale, t, type Key, type Locale } from "./i18n";
+import { LOCALES, locale, preferredLocale, regionalLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
 import { forget, load, loadShared, save, watchKey } from "./storage";
@@ -2187,7 +2187,7 @@ export class App {
                 h("span.level-name", {}, t(`level_${game.level}` as Key) + (game.deal ? ` #${game.deal}` : "")),
                 h("span", { class: `status ${game.status}` }, t(`status_${game.status}` as Key)),
                 h("span", {}, `${t("score")} ${game.score} · ${t("moves")} ${game.moves} · ${clock(game.time_ms)}`),
-                h("time", { datetime: game.started }, new Date(game.started).toLocaleString(locale())),
+                h("time", { datetime: game.started }, new Date(game.started).toLocaleString(regionalLocale(locale(), navigator.languages))),
                 game.status === "active"
                   ? h("button", { type: "button", "data-action": "continue", onclick: () => void this.openGame(game.game) }, t("continueGame"))
                   : h("button", { type: "button", "data-action": "replay", onclick: () => void this.openReplay(game.game) }, t("replay")),

@@ -633,6 +633,23 @@ export function tn(key: CountKey, n: number, values: Record<string, string | num
   return fill(forms[new Intl.PluralRules(current).select(n)] ?? forms.other, { ...values, n });
 }
 
+/**
+ * The locale a date is written in: the browser's own language when it is the
+ * page's in a region's variant ("en-GB": 12/07/2026 for the 12th of July,
+ * where "en" alone writes the US 7/12/2026), else the page's language.
+ */
+export function regionalLocale(page: Locale, languages: readonly string[]): string {
+  for (const language of languages) {
+    if (language.split("-")[0].toLowerCase() !== page) continue;
+    try {
+      return Intl.getCanonicalLocales(language)[0];
+    } catch {
+      // not a language tag (RangeError): the next one, else the page's
+    }
+  }
+  return page;
+}
+
 /** The browser's preferred supported locale, else English. */
 export function preferredLocale(languages: readonly string[]): Locale {
   for (const language of languages) {

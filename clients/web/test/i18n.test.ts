@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spokenCard, spokenFoundation } from "../src/format";
-import { COUNTS, LOCALES, setLocale, STRINGS, tn } from "../src/i18n";
+import { COUNTS, LOCALES, regionalLocale, setLocale, STRINGS, tn } from "../src/i18n";
 
 // setLocale also sets the page's lang and title; these tests run without a page.
 const page = { documentElement: { lang: "" }, title: "" };
@@ -84,5 +84,17 @@ describe("cards said", () => {
     expect(spokenFoundation("C")).toBe("Valmis maa: risti");
     setLocale("ru");
     expect(spokenFoundation("S")).toBe("Собранная масть пик");
+  });
+});
+
+describe("dates", () => {
+  it("are written in the browser's own variant of the page's language, else in the page's", () => {
+    expect(regionalLocale("en", ["en-GB", "en"])).toBe("en-GB");
+    expect(regionalLocale("en", ["fi-FI", "en-gb"])).toBe("en-GB");
+    expect(regionalLocale("en", ["fi-FI", "ru"])).toBe("en"); // a language chosen on the page
+    expect(regionalLocale("fi", ["en-GB", "fi"])).toBe("fi");
+    expect(regionalLocale("en", ["en-", "en-AU"])).toBe("en-AU"); // no language tag: the next
+    const july = new Date(2026, 6, 12);
+    expect(july.toLocaleDateString(regionalLocale("en", ["en-GB"]))).toBe("12/07/2026");
   });
 });
