@@ -529,7 +529,7 @@ const ru: Strings = {
   saidFlipped: "Открыта карта: {card}",
   saidDealt: "Колода роздана",
   saidUndone: "Ход отменён",
-  saidRestarted: "Снова начальная раскладка",
+  saidRestarted: "Снова начальный расклад",
   saidSuit: "Масть {suit} собрана",
   foundationSpoken: "Собранная масть {suit}",
   actionMove: "Переложить {card} в столбец {to}",

@@ -98,3 +98,9 @@ describe("dates", () => {
     expect(july.toLocaleDateString(regionalLocale("en", ["en-GB"]))).toBe("12/07/2026");
   });
 });
+
+describe("words", () => {
+  it("name one thing by one word in Russian: a deal is «расклад», never «раскладка»", () => {
+    expect(Object.entries(STRINGS.ru).filter(([, text]) => /раскладк/i.test(text))).toEqual([]);
+  });
+});
