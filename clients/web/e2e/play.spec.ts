@@ -122,7 +122,7 @@ test("resign asks first, then shows the results with the level's statistics", as
   await expect(results).toBeVisible();
   await expect(results).toContainText("You resigned.");
   await expect(results.locator('[data-stat="losses"] dd')).toHaveText("1");
-  await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("0 %");
+  await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("0%");
 });
 
 test("a level with no games played shows no win rate, as it shows no best score", async ({ page, server }) => {

@@ -72,7 +72,7 @@ test("a whole game won by clicking, then the results screen and the statistics",
   const score = await results.locator('[data-result="score"] dd').textContent();
   await expect(results.locator('[data-stat="wins"] dd')).toHaveText("1");
   await expect(results.locator('[data-stat="losses"] dd')).toHaveText("0");
-  await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("100 %");
+  await expect(results.locator('[data-stat="winRate"] dd')).toHaveText("100%");
   await expect(results.locator('[data-stat="currentStreak"] dd')).toHaveText("1");
   await expect(results.locator('[data-stat="bestStreak"] dd')).toHaveText("1");
   await shot(page, "results");

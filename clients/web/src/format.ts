@@ -68,8 +68,11 @@ export function clock(ms: number): string {
   return `${minutes}:${seconds}`;
 }
 
-/** A win rate in 0..1 as a whole percentage: "42 %"; never 100 % with a loss nor 0 % with a win (199 of 200 is "99 %"). */
+/**
+ * A win rate in 0..1 as a whole percentage, written as the page's language writes one ("42%",
+ * "42 %"); never 100 % with a loss nor 0 % with a win (199 of 200 is "99%").
+ */
 export function percent(rate: number): string {
   const shown = Math.round(rate * 100);
-  return `${rate > 0 && rate < 1 ? Math.min(Math.max(shown, 1), 99) : shown} %`;
+  return t("percent", { n: rate > 0 && rate < 1 ? Math.min(Math.max(shown, 1), 99) : shown });
 }

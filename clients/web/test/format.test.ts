@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { cardFace, cardLabel, cardsInText, clock, percent } from "../src/format";
-import { STRINGS, preferredLocale } from "../src/i18n";
+import { preferredLocale, setLocale, STRINGS } from "../src/i18n";
+
+// setLocale also sets the page's lang and title; these tests run without a page.
+(globalThis as { document?: unknown }).document = { documentElement: { lang: "" }, title: "" };
 
 describe("format", () => {
   it("reads the server's two-character cards", () => {
@@ -28,13 +31,21 @@ describe("format", () => {
   });
 
   it("shows a win rate as a whole percentage", () => {
-    expect(percent(0)).toBe("0 %");
-    expect(percent(0.4166)).toBe("42 %");
-    expect(percent(1)).toBe("100 %");
-    // 199 wins of 200 showed "100 %", 1 of 201 "0 %"
-    expect(percent(199 / 200)).toBe("99 %");
-    expect(percent(999 / 1000)).toBe("99 %");
-    expect(percent(1 / 201)).toBe("1 %");
+    expect(percent(0)).toBe("0%");
+    expect(percent(0.4166)).toBe("42%");
+    expect(percent(1)).toBe("100%");
+    // 199 wins of 200 showed "100%", 1 of 201 "0%"
+    expect(percent(199 / 200)).toBe("99%");
+    expect(percent(999 / 1000)).toBe("99%");
+    expect(percent(1 / 201)).toBe("1%");
+  });
+
+  it("writes a percentage as the page's language does: a space before the sign in Finnish and Russian", () => {
+    for (const locale of ["fi", "ru"] as const) {
+      setLocale(locale);
+      expect(percent(0.4166), locale).toBe("42 %");
+    }
+    setLocale("en");
   });
 });
 
