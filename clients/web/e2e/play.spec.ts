@@ -38,6 +38,9 @@ test("tap, drag, a refused move, undo, hint, deal, restart and pause", async ({ 
   const wrong = board.findIndex((cards, i) => i + 1 !== twoFrom && cards.length > 0 && cards.at(-1) !== "3D") + 1;
   await drag(page, "2D", wrong);
   await expect(page.locator(".toast.error")).toContainText("2♦ must go onto a card"); // the card as the table shows it
+  // and by name for a screen reader, as a hint's card is
+  expect(await page.locator(".toast.error").ariaSnapshot()).toContain("2 of diamonds must go onto a card");
+  expect(await page.locator(".toast.error").ariaSnapshot()).not.toContain("2♦");
   expect(await version(page)).toBe(2);
   expect(await columnOf(page, "2D")).toBe(twoFrom);
   await expect(page.locator('.card.up[data-card="2D"]')).not.toHaveClass(/dragging/);

@@ -1,6 +1,7 @@
 // A finished game stepped through as a board, from the deal to its end, with the buttons and the keys.
 import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
+import { spokenCard } from "../src/format";
 import { knownDeal, winningLine } from "./server";
 import { atVersion, expect, heard, listen, redraw, register, shot, startGame, test, uniqueName, version } from "./fixtures";
 
@@ -80,6 +81,10 @@ test("a finished game's replay shows its board at every step, from the deal to t
   await atStep(page, 1);
   const first = line[0];
   await expect(page.locator(".replay .step")).toContainText(`Step 1 of ${total} — Move ${first.card?.[0]}`);
+  // its card by name for a screen reader, in the step line and the list of actions
+  const named = `Move ${spokenCard(first.card ?? "", true)} to column ${first.to}`;
+  expect(await page.locator(".replay .step").ariaSnapshot()).toContain(named);
+  expect(await page.locator('ol.replay-actions button[data-step="1"]').ariaSnapshot()).toContain(named);
   const moved = page.locator(".replay-board .card.moved"); // the card and those on it
   await expect(moved.first()).toHaveAttribute("data-card", first.card ?? "");
   await expect(moved.first()).toHaveAttribute("data-column", String(first.to));

@@ -20,8 +20,8 @@
 import { boardFrom, catchUp, holdClock, receive, scoreAt, timeAt, type GameBoard } from "./board";
 import { ProtocolError } from "./checks";
 import { Connection, Disconnected, type Body } from "./conn";
-import { h, placeChildren } from "./dom";
-import { cardLabel, clock, percent, spokenCard } from "./format";
+import { h, placeChildren, type Child } from "./dom";
+import { cardLabel, clock, percent, spokenCard, spokenText } from "./format";
 import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, regionalLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
@@ -182,6 +182,23 @@ const PENDING: Said = () => t("actionPending");
 
 function shown(said: Said): string {
   return typeof said === "string" ? said : said();
+}
+
+/**
+ * Words as shown, and, where a screen reader should say them otherwise, as it
+ * says them: the shown ones hidden from it (a card's symbols, "5♥"), the said
+ * ones out of sight (the card's name, "5 of hearts"). `said` is the shown words
+ * with their cards named (`spokenText`) unless given.
+ */
+function shownAndSaid(words: string, said = spokenText(words)): Child | Child[] {
+  return said === words ? words : [h("span", { "aria-hidden": "true" }, words), h("span.sr-only", {}, said)];
+}
+
+/** What a screen reader reads of a line: its words but those hidden from it (`shownAndSaid`). */
+function readText(line: Element): string {
+  const copy = line.cloneNode(true) as Element;
+  copy.querySelectorAll('[aria-hidden="true"]').forEach((hidden) => hidden.remove());
+  return copy.textContent ?? "";
 }
 
 /** A refusal as the page says it (`errorText`): in the page's own words, it follows the language. */
@@ -2217,7 +2234,8 @@ export class App {
     if (!state) return h("main");
     const { replay, result, steps } = state;
     const total = this.replayTotal(state);
-    const describe = (index: number): string => {
+    // a move's card as the table shows it, or (`said`) by name, as the object of "move"
+    const describe = (index: number, said = false): string => {
       const action = replay.actions[index];
       if (action === undefined) {
         // the version after the last action: a resignation or an abandonment
@@ -2225,10 +2243,10 @@ export class App {
         return lost?.type === "game_lost" && lost.reason === "abandoned" ? t("abandoned") : t("resigned");
       }
       switch (action.type) {
-        case "move":
-          return action.to === undefined
-            ? t("actionAuto", { card: cardLabel(action.card) })
-            : t("actionMove", { card: cardLabel(action.card), to: action.to });
+        case "move": {
+          const card = said ? spokenCard(action.card, true) : cardLabel(action.card);
+          return action.to === undefined ? t("actionAuto", { card }) : t("actionMove", { card, to: action.to });
+        }
         case "deal":
           return t("actionDeal");
         case "undo":
@@ -2262,7 +2280,7 @@ export class App {
           tableElement(view, { moved: movedCard(state.batches[state.step - 1]) }, null),
         )
       : h("p.note", {}, t("replayNoBoard"));
-    const labels = steps ? Array.from({ length: total }, (_, i) => describe(i)) : replay.actions.map((_, i) => describe(i));
+    const labels = Array.from({ length: total }, (_, i) => describe(i));
     const list = h(
       "ol.replay-actions",
       {},
@@ -2270,7 +2288,7 @@ export class App {
         h(
           `li${index === state.step - 1 ? ".current" : ""}`,
           {},
-          h("button.link", { type: "button", "data-step": index + 1, onclick: () => this.replayTo(index + 1) }, label),
+          h("button.link", { type: "button", "data-step": index + 1, onclick: () => this.replayTo(index + 1) }, shownAndSaid(label, describe(index, true))),
         ),
       ),
     );
@@ -2283,7 +2301,9 @@ export class App {
         "p.step",
         { "data-status": true }, // said by `said` when it changes
         t("step", { n: state.step, total }),
-        state.step > 0 ? ` — ${describe(state.step - 1)} (${clock(timeAtStep(state.step))})` : ` — ${t("replayStart")}`,
+        state.step > 0
+          ? shownAndSaid(` — ${describe(state.step - 1)} (${clock(timeAtStep(state.step))})`, ` — ${describe(state.step - 1, true)} (${clock(timeAtStep(state.step))})`)
+          : ` — ${t("replayStart")}`,
       ),
       h(
         "div.actions.replay-steps",
@@ -2317,7 +2337,7 @@ export class App {
       `${tag}${hint.action === "none" ? ".none" : ""}`,
       // its version: the same words asked again later are news, said again
       { role: "status", "data-reason": hint.reason ?? "", "data-v": this.hint?.v },
-      said === shown ? shown : [h("span", { "aria-hidden": "true" }, shown), h("span.sr-only", {}, said)],
+      shownAndSaid(shown, said),
     );
   }
 
@@ -2355,8 +2375,8 @@ export class App {
       this.unanswered ? h("p.toast.waiting", { role: "status" }, t("unanswered")) : null,
       this.notice
         ? this.noticeKind === "error"
-          ? h("p.toast.error", { role: "alert", "data-said": this.noticesSaid }, shown(this.notice))
-          : h(`p.toast.${this.noticeKind}`, { role: "status", "data-said": this.noticesSaid }, shown(this.notice))
+          ? h("p.toast.error", { role: "alert", "data-said": this.noticesSaid }, shownAndSaid(shown(this.notice)))
+          : h(`p.toast.${this.noticeKind}`, { role: "status", "data-said": this.noticesSaid }, shownAndSaid(shown(this.notice)))
         : null,
     ].filter((notice) => notice !== null);
     // one that is on show already, unchanged, stays: put in anew, it would be said again
@@ -2373,7 +2393,7 @@ export class App {
    * hidden, not gone). A redraw that changes neither says nothing.
    */
   private speakChanges(): void {
-    const words = (selector: string) => [...this.root.querySelectorAll(selector)].map((line) => line.textContent).join(" ");
+    const words = (selector: string) => [...this.root.querySelectorAll(selector)].map(readText).join(" ");
     if (!(this.screen === "game" && this.paused())) {
       const alert = { words: words("[data-alert]"), cause: this.screen === "signin" ? this.signInError : null };
       const again = alert.words !== "" && alert.words === this.alerting.words && alert.cause !== this.alerting.cause;

@@ -58,6 +58,19 @@ export function cardsInText(text: string): string {
   return text.replace(WIRE_CARD, (card) => cardLabel(card));
 }
 
+/** A card as the page shows it in a text ("5♥", "10♠"), standing alone. */
+const SHOWN_CARD = /(?<![\p{L}\p{N}])(10|[2-9JQKA])([♠♥♦♣])/gu;
+const SUIT_OF_SYMBOL: Record<string, Suit> = { "♠": "S", "♥": "H", "♦": "D", "♣": "C" };
+
+/**
+ * A text with the cards it shows by their symbols ("5♥ must go onto a card…",
+ * `cardsInText`) as a screen reader should say it: each card by name ("5 of
+ * hearts must go onto a card…"), as `spokenCard` names it.
+ */
+export function spokenText(text: string): string {
+  return text.replace(SHOWN_CARD, (_, rank: string, suit: string) => spokenCard(`${rank === "10" ? "T" : rank}${SUIT_OF_SYMBOL[suit]}`));
+}
+
 /** Play time as m:ss, or h:mm:ss from an hour on. */
 export function clock(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cardFace, cardLabel, cardsInText, clock, percent } from "../src/format";
+import { cardFace, cardLabel, cardsInText, clock, percent, spokenText } from "../src/format";
 import { preferredLocale, setLocale, STRINGS } from "../src/i18n";
 
 // setLocale also sets the page's lang and title; these tests run without a page.
@@ -28,6 +28,15 @@ describe("format", () => {
     expect(clock(5_999)).toBe("0:05");
     expect(clock(402_000)).toBe("6:42");
     expect(clock(3_723_000)).toBe("1:02:03");
+  });
+
+  it("names the cards a text shows by their symbols, as a screen reader says cards", () => {
+    expect(spokenText("5♥ must go onto a card exactly one rank higher.")).toBe("5 of hearts must go onto a card exactly one rank higher.");
+    expect(spokenText("K♠, 10♦ and A♣")).toBe("king of spades, 10 of diamonds and ace of clubs");
+    expect(spokenText("Column 12♥ stays")).toBe("Column 12♥ stays"); // no card: 12 is no rank
+    setLocale("ru");
+    expect(spokenText("Карту Q♥ можно положить")).toBe("Карту дама червей можно положить");
+    setLocale("en");
   });
 
   it("shows a win rate as a whole percentage", () => {
