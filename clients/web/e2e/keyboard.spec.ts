@@ -67,6 +67,28 @@ test("the language menu, the levels and the deal kinds keep the focus, and a typ
   expect(await focused(page)).toBe("button[data-level=medium]");
 });
 
+test("another screen gone to from the header's menu or by Back takes the focus to its heading, and the title names it", async ({ page, server }) => {
+  // the focus stayed on the menu's button: a screen reader heard nothing of the screen changing
+  await register(page, server.url, uniqueName("screens"));
+  await expect(page).toHaveTitle(`${STRINGS.en.chooseLevel} — ${STRINGS.en.title}`);
+  const heading = page.locator("main h2");
+  for (const [nav, key] of [["nav-statistics", "statistics"], ["nav-history", "history"]] as const) {
+    await page.locator(`header [data-action="${nav}"]`).focus();
+    await page.keyboard.press("Enter");
+    await expect(heading).toHaveText(STRINGS.en[key]);
+    await expect(heading).toBeFocused();
+    await expect(page).toHaveTitle(`${STRINGS.en[key]} — ${STRINGS.en.title}`);
+  }
+  await page.waitForTimeout(500); // the list's reply drawn: the focus stays on the heading
+  await expect(heading).toBeFocused();
+  await page.goBack();
+  await expect(heading).toHaveText(STRINGS.en.statistics);
+  await expect(heading).toBeFocused();
+  await expect(page).toHaveTitle(`${STRINGS.en.statistics} — ${STRINGS.en.title}`);
+  await page.locator("select.language").selectOption("fi");
+  await expect(page).toHaveTitle(`${STRINGS.fi.statistics} — ${STRINGS.fi.title}`);
+});
+
 test("a refused name stays typed in its field", async ({ page, server }) => {
   const name = uniqueName("taken");
   await register(page, server.url, name);

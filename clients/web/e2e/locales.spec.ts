@@ -245,7 +245,7 @@ test("the statistics fit a 1280 px screen in every language, a winnable row amon
   await expect(page.locator('.stats-page tr[data-winnable="true"]')).toHaveCount(1);
   for (const locale of ["en", "fi", "ru"] as const) {
     await page.locator("select.language").selectOption(locale);
-    await expect(page).toHaveTitle(STRINGS[locale].title);
+    await expect(page).toHaveTitle(`${STRINGS[locale].statistics} — ${STRINGS[locale].title}`); // the screen, then the page
     await expect(page.locator(".stats-page thead th").nth(4)).toHaveText(STRINGS[locale].winRate);
     const { scrollWidth, clientWidth } = await page.$eval(".stats-page .scroll", (node) => ({ scrollWidth: node.scrollWidth, clientWidth: node.clientWidth }));
     expect(scrollWidth, `${locale}: the table is ${scrollWidth} px in a box of ${clientWidth} px`).toBeLessThanOrEqual(clientWidth);

@@ -269,6 +269,15 @@ const FOCUS_KEYS = ["id", "data-card", "data-action", "data-level", "data-deal-k
  * A selector that finds `node` again in the page drawn anew (within its game,
  * or its row of the past games), or null when it has none.
  */
+/**
+ * A screen's heading: where the focus goes when the player goes to another
+ * screen from the header's menu or by Back and Forward (`render`), so that a
+ * screen reader says where they are; the window's title names it too.
+ */
+function screenHeading(words: string): HTMLElement {
+  return h("h2", { id: "screen-heading", tabindex: -1 }, words);
+}
+
 function focusSelector(node: Element | null): string | null {
   if (!(node instanceof HTMLElement)) return null;
   const name = FOCUS_KEYS.find((key) => node.hasAttribute(key));
@@ -281,6 +290,7 @@ function focusSelector(node: Element | null): string | null {
 export class App {
   private screen: Screen = "loading";
   private drawn: Screen = "loading"; // the screen the page shows now (render)
+  private drawnBefore: Screen = "loading"; // the one it showed before this drawing (render)
   private drawnAt: string | null = null; // the game and version of the board it shows (render)
   /** When the page started connecting. */
   private startedAt = 0;
@@ -1646,7 +1656,11 @@ export class App {
     page.forEach((part) => (part.inert = Boolean(this.confirm)));
     placeChildren(this.root, [...page, this.dialog()]); // the notices stay where they are
     this.speakChanges();
+    this.drawnBefore = this.drawn;
     this.drawn = this.screen;
+    // the window's title names the screen: its heading, or the game's level
+    const named = this.root.querySelector("main #screen-heading, main.game .level-name")?.textContent;
+    document.title = named ? t("screenTitle", { screen: named }) : t("title");
     this.drawnAt = this.board ? `${this.board.game}@${this.board.v}` : null;
     fitColumns(this.root);
     this.root.querySelectorAll<HTMLElement>(".scroll").forEach((box, index) => {
@@ -1659,8 +1673,16 @@ export class App {
     const found = selector ? this.root.querySelector<HTMLElement>(selector) : null;
     const again = found && !found.closest("[inert]") && !found.matches(":disabled") ? found : null;
     const paused = this.root.querySelector<HTMLElement>(".paused button");
+    // Another screen, gone to from the header's menu or by Back or Forward (the focus in the
+    // header, on no control, or on the last screen's heading): the focus goes to its heading,
+    // said by a screen reader, which heard nothing of the change while it stayed in the menu.
+    const heading = this.root.querySelector<HTMLElement>("main #screen-heading");
+    const otherScreen = this.drawnBefore !== this.screen && this.drawnBefore !== "loading" && this.drawnBefore !== "signin";
+    const outOfPage = !inPage || focused === document.body || focused?.id === "screen-heading";
     if (paused && !wasPaused && (inPage || focused === document.body) && !this.confirm) {
       paused.focus(); // the pause screen, a dialog, has just opened
+    } else if (heading && otherScreen && outOfPage && !this.confirm && !(focused instanceof HTMLSelectElement)) {
+      heading.focus({ preventScroll: true });
     } else if (again) {
       again.focus({ preventScroll: true });
       if (caret && again instanceof HTMLInputElement && caret[0] !== null && caret[1] !== null) again.setSelectionRange(caret[0], caret[1]);
@@ -1886,7 +1908,7 @@ export class App {
             dealt ? h("p.note.dealt-maybe", { "data-status": "" }, t("dealtMaybe")) : null,
           )
         : null,
-      h("h2", {}, t("chooseLevel")),
+      screenHeading(t("chooseLevel")),
       h(
         "div.levels",
         { role: "radiogroup", "aria-label": t("chooseLevel"), onkeydown: radioKeys },
@@ -2109,7 +2131,7 @@ export class App {
     return h(
       `main.panel.results${won ? ".won" : ".lost"}`,
       {},
-      h("h2", {}, won ? t("won") : t("lost")),
+      screenHeading(won ? t("won") : t("lost")),
       ended.lost ? h("p", {}, ended.lost.reason === "resigned" ? t("resigned") : t("abandoned")) : null,
       h("p.level-name", {}, t(`level_${view.level}` as Key) + (view.deal ? ` #${view.deal}` : "")),
       h("dl.results-table", {}, rows.map(([key, value]) => h("div", { "data-result": key }, h("dt", {}, t(key)), h("dd", {}, value)))),
@@ -2144,7 +2166,7 @@ export class App {
     return h(
       "main.panel.stats-page",
       {},
-      h("h2", {}, t("statistics")),
+      screenHeading(t("statistics")),
       // an older table is not shown as the player's statistics now
       this.unreadNote("stats") ?? [
         // shown while the table is wider than the screen (style.css)
@@ -2186,7 +2208,7 @@ export class App {
     return h(
       "main.panel.history",
       {},
-      h("h2", {}, t("history")),
+      screenHeading(t("history")),
       this.unreadNote("games"),
       this.unread.has("games")
         ? null
@@ -2296,7 +2318,7 @@ export class App {
     return h(
       "main.replay",
       {},
-      h("h2", {}, `${t("replay")}: ${t(`level_${replay.level}` as Key)} #${replay.deal}`),
+      screenHeading(`${t("replay")}: ${t(`level_${replay.level}` as Key)} #${replay.deal}`),
       h(
         "p.step",
         { "data-status": true }, // said by `said` when it changes

@@ -14,6 +14,8 @@ export const LOCALES: Locale[] = ["en", "fi", "ru"];
 
 const en = {
   title: "Scorpion solitaire",
+  // the window's title on a screen: its heading, then the page's name
+  screenTitle: "{screen} — Scorpion solitaire",
   language: "Language",
   welcome: "Build four suits from king to ace, right in their columns.",
   name: "Your name",
@@ -207,6 +209,7 @@ type Strings = Record<Key, string>;
 
 const fi: Strings = {
   title: "Scorpion-pasianssi",
+  screenTitle: "{screen} — Scorpion-pasianssi",
   language: "Kieli",
   welcome: "Kokoa neljä täyttä sarjaa kuninkaasta ässään suoraan sarakkeissa.",
   name: "Nimesi",
@@ -394,6 +397,7 @@ const fi: Strings = {
 
 const ru: Strings = {
   title: "Пасьянс «Скорпион»",
+  screenTitle: "{screen} — Пасьянс «Скорпион»",
   language: "Язык",
   welcome: "Соберите четыре масти от короля до туза прямо в столбцах.",
   name: "Ваше имя",
