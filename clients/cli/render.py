@@ -112,12 +112,12 @@ def time_text(ms: int) -> str:
 
 
 def percent(rate: float) -> str:
-    """A win rate in 0..1 as a whole percentage, never 100% with a loss nor 0% with a
-    win (199 of 200 is "99%")."""
+    """A win rate in 0..1 as a whole percentage, written as the language writes one
+    ("42%", "42 %"), never 100% with a loss nor 0% with a win (199 of 200 is "99%")."""
     shown = round(100 * rate)
     if 0 < rate < 1:
         shown = min(max(shown, 1), 99)
-    return f"{shown}%"
+    return _("format.percent", rate=shown)
 
 
 def fit(parts: list[str], width: int | None, sep: str = " · ") -> str:

@@ -207,7 +207,7 @@ async def test_the_level_menu_shows_each_level_s_own_row_fitted_to_the_terminal(
     menu = text[text.index("1  ") : text.index("уровень (номер")]
     assert all(len(line) <= width for line in menu.splitlines()), menu
     words = " ".join(menu.split())  # each line's words, the breaks between lines as spaces
-    assert "2 средний игр 2 · побед 0 (0%)" in words or "2 средний игр 2 побед" in words, menu
+    assert "2 средний игр 2 · побед 0 (0 %)" in words or "2 средний игр 2 побед" in words, menu
     assert "5 упрощённый (решаемые расклады) игр 1" in words, menu
     assert words.count("быстрейшая победа -") == 2, menu  # words whole, broken between them
     assert "ещё не играли" in words, menu
