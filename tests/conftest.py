@@ -10,6 +10,7 @@ the codec's property test took 369 ms and failed the run. Speed is measured by
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from collections.abc import Iterator
 
@@ -18,6 +19,24 @@ from hypothesis import settings
 
 settings.register_profile("scorpion", deadline=None)
 settings.load_profile("scorpion")
+
+
+def _utf8_locale() -> None:
+    """Run the tests, and the programs they start, in a UTF-8 locale.
+
+    The terminal client writes what the user's locale can show: under ``LANG=C``, or
+    none set (cron, a minimal container), ASCII stand-ins (``7C`` for ``7♣``), as
+    documented. The tests expect a UTF-8 terminal, and failed in such an environment
+    for no fault of the code; those about other locales set theirs themselves.
+    """
+    chosen = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG", "")
+    if "utf-8" not in chosen.lower() and "utf8" not in chosen.lower():
+        os.environ.pop("LC_ALL", None)
+        os.environ.pop("LC_CTYPE", None)
+        os.environ["LANG"] = "C.UTF-8"
+
+
+_utf8_locale()
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 

@@ -76,4 +76,6 @@ def test_end_to_end_in_chromium(tmp_path: Path) -> None:
     run([tool, "tsc", "--noEmit"], 240)
     run([tool, "vite", "build", "--outDir", str(build), "--emptyOutDir", "--logLevel", "warn"], 240)
     env = {"SCORPION_WEB_DIR": str(build), "SCORPION_PYTHON": sys.executable}
-    run([tool, "playwright", "test"], 900, env)
+    # about 6 minutes beside the other tests on 2 cores; 14 on a machine loaded three
+    # times over: the bound is for a run that hangs, not a slow one
+    run([tool, "playwright", "test"], 1500, env)
