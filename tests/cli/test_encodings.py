@@ -193,3 +193,29 @@ def test_the_encoding_a_locale_names() -> None:
     assert locale_encoding("ru_RU.KOI8-R") == "koi8-r"
     for name in ("C", "POSIX", "", "ru_RU", "fi_FI.no-such-codeset"):
         assert locale_encoding(name) == "ascii", name
+
+
+@pytest.mark.parametrize("command", [["--help"], ["play", "--level", "hard", "--deal", "1"]])
+async def test_output_to_a_pipe_whose_reader_left_ends_quietly_with_141(
+    server: Running, tmp_path: Path, command: list[str]
+) -> None:
+    """``scorpion ... | true``: exit status 141, as the help's list says and a shell's own
+    tools do, whether the help is cut short or a game's board is."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "SCORPION_SERVER": server.url}
+    try:
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "clients.cli", *command],
+            input=b"ada\nq\n",
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, b""), done

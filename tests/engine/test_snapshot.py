@@ -220,6 +220,19 @@ def test_a_restored_won_game_is_won_and_takes_no_more() -> None:
             restored.play(action)
 
 
+def test_a_won_games_snapshot_whose_win_is_not_at_its_last_action_is_refused() -> None:
+    """The win is the last action (nothing is taken after it): a snapshot that says it
+    came at another time would restore with a score R24 never gave."""
+    won = hint_player_win()
+    data = won.snapshot()
+    assert data[7] == data[6] == won.time  # won_at, then time
+    for other in (won.time - 1, won.time + 1):
+        changed = copy.deepcopy(data)
+        changed[7] = other
+        with pytest.raises(ValueError, match="won_at is the time of its last action"):
+            Game.restore(won.rules, won.deal_number, changed)
+
+
 def moves_only(game: Game, rng: random.Random, count: int, t: int) -> None:
     """Play ``count`` random legal moves or deals (never an undo or a restart)."""
     for _ in range(count):

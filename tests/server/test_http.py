@@ -715,6 +715,8 @@ async def test_a_head_over_64_kib_that_comes_whole_is_refused_as_one_that_comes_
         assert answer.startswith(b"HTTP/1.1 431 "), (head[:60], answer[:200])
     long_line = b"GET /" + b"a" * (8191 - 14) + b" HTTP/1.1\r\nHost: x\r\n\r\n"  # 8,191 bytes
     assert (await raw_answer(server.server.port, long_line)).startswith(b"HTTP/1.1 414 ")
+    longest = b"GET /healthz?" + b"a" * (8190 - 22) + b" HTTP/1.1\r\nHost: x\r\n\r\n"  # 8,190
+    assert (await raw_answer(server.server.port, longest)).startswith(b"HTTP/1.1 200 ")
     for head in (
         b"GET /healthz HTTP/1.1\r\n" + b"a:b\r\n" * 200 + b"\r\n",
         b"GET /healthz HTTP/1.1\r\nX: " + b"x" * 9000 + b"\r\n\r\n",
