@@ -71,6 +71,24 @@ _FORCEABLE = frozenset({"restart", "resign"})
 COMMAND_WORDS: tuple[str, ...] = (*_WORDS, "n", "new", "n!", "r!", "resign!")
 
 
+HELP_ROOM = 24
+"""The fewest columns the help's words get beside its commands: fewer, and they go
+under each (a column of a character or two was one character a line)."""
+
+
+def _wrapped(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of ``width``, each after ``indent``; a word longer than the line
+    goes whole onto a line of its own ("three-blind-mice" too)."""
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=" " * len(indent),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def help_text(width: int = 80) -> str:
     """The command list in the current language, wrapped to ``width`` columns."""
     rows = [
@@ -90,15 +108,15 @@ def help_text(width: int = 80) -> str:
     ]
     left_width = max(len(left) for left, _key in rows)
     lines = [_("help.title")]
+    wrap = max(20, width - 1)
+    # beside the commands when there is room for the words, else under each command
+    beside = wrap - (left_width + 4) >= HELP_ROOM
     for left, key in rows:
-        prefix = f"  {left.ljust(left_width)}  "
-        lines += textwrap.wrap(
-            _(key),
-            max(20, width - 1),
-            initial_indent=prefix,
-            subsequent_indent=" " * len(prefix),
-        )
-    lines += textwrap.wrap(_("help.levels", levels=", ".join(LEVELS)), max(20, width - 1))
+        prefix = f"  {left.ljust(left_width)}  " if beside else "    "
+        if not beside:
+            lines.append(f"  {left}")
+        lines += _wrapped(_(key), wrap, prefix)
+    lines += _wrapped(_("help.levels", levels=", ".join(LEVELS)), wrap)
     return "\n".join(lines)
 
 

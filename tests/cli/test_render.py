@@ -222,6 +222,21 @@ def test_a_win_rate_is_never_100_percent_with_a_loss_nor_0_with_a_win() -> None:
     assert "0%" not in render_stats([none]).splitlines()[1]  # no games: no rate, as the web's "—"
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_help_keeps_its_words_whole_on_a_narrow_terminal(lang: str) -> None:
+    """At 20 to 26 columns the words beside the commands got a column of one or two
+    characters: 400 lines of one character each, and Russian words cut in two."""
+    use(lang)
+    words = help_text(200).split()
+    for width in range(20, 81):
+        text = help_text(width)
+        assert text.split() == words, width  # no word cut, none lost
+        lines = text.splitlines()
+        assert len(lines) <= 60, (width, len(lines))
+        long = [line for line in lines if len(line) > width - 1 and " " in line.strip()]
+        assert not long or width < 24, (width, long)  # but a command, or one long word
+
+
 def test_cards_and_events() -> None:
     assert card_text("TH") == "10♥" and card_text("AS") == "A♠" and card_text("??") == "??"
     assert cards_in_text("3C must go onto a card exactly one rank higher.").startswith("3♣ ")
