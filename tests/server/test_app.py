@@ -23,6 +23,10 @@ from tests.server.conftest import quiet_settings
 from tests.server.store.conftest import _admin, run_isolated
 from tests.server.store.test_errors import aiosqlite_threads_stopped
 
+# A path no one can make (/proc takes no new entries): "/nonexistent" was once made by a
+# server run with --data-dir under it, and the test of a missing one failed.
+NOWHERE = "/proc/scorpion-nowhere"
+
 
 def test_flags_win_over_environment_over_defaults() -> None:
     settings = load_settings(
@@ -145,9 +149,9 @@ def test_postgresql_on_an_outdated_schema_is_refused(
         (["--log-format", "xml"], {}, "--log-format (SCORPION_LOG_FORMAT) must be text or json"),
         ([], {"SCORPION_WORKERS": "many"}, "--workers (SCORPION_WORKERS) must be an integer"),
         (["--keyfile", "k.pem"], {}, "--keyfile (SCORPION_KEYFILE) needs --certfile"),
-        (["--certfile", "/nonexistent.pem"], {}, "--certfile (SCORPION_CERTFILE): no such file"),
+        (["--certfile", f"{NOWHERE}.pem"], {}, "--certfile (SCORPION_CERTFILE): no such file"),
         (["--database-url", "mysql://x/y"], {}, "--database-url (SCORPION_DATABASE_URL) must be"),
-        ([], {"SCORPION_WEB_DIR": "/nonexistent"}, "--web-dir (SCORPION_WEB_DIR): no such dir"),
+        ([], {"SCORPION_WEB_DIR": NOWHERE}, "--web-dir (SCORPION_WEB_DIR): no such dir"),
         ([], {"SCORPION_WEB_DIR": "/"}, "--web-dir (SCORPION_WEB_DIR): no index.html"),
         (["--certfile", "/"], {}, "--certfile (SCORPION_CERTFILE): not a file '/'"),
         (["--rate-actions", "-1,5"], {}, "argument --rate-actions: expected one argument (a"),
