@@ -93,33 +93,29 @@ MAX_REPLAY_BYTES: Final = 32 * 1024 * 1024
 """The largest replay file read: 100,000 actions with their hints' suggestions
 fit, and ``verify /dev/zero`` must end rather than fill the memory."""
 
-_MAX_OBJECTS: Final = 3 * MAX_REPLAY_ACTIONS + 1
-"""The JSON objects a replay of MAX_REPLAY_ACTIONS holds at most: the document,
-its actions, and a hint's ``suggested`` (with room for a later field's)."""
+MAX_REPLAY_VALUES: Final = 20 * MAX_REPLAY_ACTIONS
+"""The most JSON values a replay file read may hold, counted before it is read as
+its commas (a value in an array or a field in an object follows one, but the first
+of each): an action has 2 to 9 with a hint's suggestion, and room is left for
+fields later versions add. 32 MiB of ``[],`` would be 11 million lists: 870 MB and
+seconds of reading in C, where Ctrl-C waits."""
 
 
 class _TooLarge(ValueError):
     pass
 
 
-class _Objects:
-    """``json.loads``' object hook: a key given twice is refused (readers that take
-    the first and those that take the last would judge two games), and past
-    _MAX_OBJECTS reading stops (a file of tiny actions under the size cap would
-    otherwise cost gigabytes and minutes)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        self.count += 1
-        if self.count > _MAX_OBJECTS:
-            raise _TooLarge(f"more than {MAX_REPLAY_ACTIONS:,} actions")
-        obj = dict(pairs)
-        if len(obj) < len(pairs):
-            twice = next(key for index, (key, _) in enumerate(pairs) if key in dict(pairs[:index]))
-            raise ValueError(f"the key {twice!r} is given twice in one object")
-        return obj
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' object hook: a key given twice is refused (readers that take the
+    first and those that take the last would judge two games)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} is given twice in one object")
+            seen.add(key)
+    return obj
 
 
 def _read_replay(path: str) -> Any:
@@ -130,7 +126,9 @@ def _read_replay(path: str) -> Any:
         data = handle.read(MAX_REPLAY_BYTES + 1)
     if len(data) > MAX_REPLAY_BYTES:
         raise _TooLarge(f"larger than {MAX_REPLAY_BYTES:,} bytes")
-    doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_Objects())
+    if data.count(b",") >= MAX_REPLAY_VALUES:
+        raise _TooLarge(f"more than {MAX_REPLAY_VALUES:,} values")
+    doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_object)
     actions = doc.get("actions") if isinstance(doc, dict) else None
     if isinstance(actions, list) and len(actions) > MAX_REPLAY_ACTIONS:
         raise _TooLarge(f"more than {MAX_REPLAY_ACTIONS:,} actions")
@@ -157,7 +155,9 @@ SOLVE_LEVEL: Final = "hard"
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    if args.replay and args.level is not None:  # it would be ignored: the replay names its level
+    if (
+        args.replay is not None and args.level is not None
+    ):  # it would be ignored: the replay names its level
         print(
             "scorpion-engine: --level does not go with --replay: the replay names its level",
             file=sys.stderr,
@@ -165,7 +165,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         return 2
     rules = get_level(args.level or SOLVE_LEVEL)
     try:
-        if args.replay:
+        if args.replay is not None:
             game = rebuild(parse_replay(_read_replay(args.replay)))
             rules = game.rules
         else:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import MAX_REPLAY_ACTIONS, main
+from engine.cli import MAX_REPLAY_ACTIONS, MAX_REPLAY_VALUES, main
 from engine.solver import native
 from tests.helpers import interrupted_while_loading
 
@@ -142,6 +142,46 @@ def test_verify_stops_reading_past_the_most_actions_a_replay_holds(
     assert refused(capsys, "verify", str(flat)) == said
 
 
+def test_verify_stops_before_reading_more_values_than_a_replay_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """32 MiB of empty lists in a field no reader knows (11 million of them) cost
+    870 MB and seconds in C, where Ctrl-C waits: the values are counted first."""
+    lists = tmp_path / "lists.json"
+    lists.write_text(
+        _replay("").replace('"actions"', '"x": [' + "[]," * MAX_REPLAY_VALUES + '[]], "actions"')
+    )
+    assert refused(capsys, "verify", str(lists)) == (
+        f"scorpion-engine: not a replay: more than {MAX_REPLAY_VALUES:,} values"
+    )
+
+
+def test_verify_reads_actions_with_fields_it_does_not_know(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Readers ignore fields they do not know (PROTOCOL.md section 14): 50,000 hints with
+    six such objects each were refused as "more than 100,000 actions"."""
+    later = tmp_path / "later.json"
+    hint = '{"type": "hint", "a": {}, "b": {}, "c": {}, "d": {}, "e": {}, "f": {}}'
+    later.write_text(_replay(",".join([hint] * 50_000)))
+    assert main(["verify", str(later)]) == 0
+    assert json.loads(capsys.readouterr().out)["hints"] == 50_000
+
+
+def test_a_key_given_twice_among_many_is_found_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The search for the key given twice was quadratic: 40,000 keys took 113 s."""
+    keys = ", ".join(f'"k{i}": 0' for i in range(100_000))
+    many = tmp_path / "many.json"
+    many.write_text(_replay("").replace('"actions"', '"x": {' + keys + ', "k0": 1}, "actions"'))
+    started = time.monotonic()
+    assert refused(capsys, "verify", str(many)) == (
+        "scorpion-engine: not a replay: the key 'k0' is given twice in one object"
+    )
+    assert time.monotonic() - started < 30  # quadratic: about 12 minutes
+
+
 @pytest.mark.parametrize(
     ("text", "key"),
     [
@@ -180,6 +220,12 @@ def test_solve_refuses_a_level_beside_a_replay(
     replay.write_text(_replay(""))
     assert refused(capsys, "solve", "--replay", str(replay), "--level", "easy") == (
         "scorpion-engine: --level does not go with --replay: the replay names its level"
+    )
+    assert refused(capsys, "solve", "--replay", "", "--level", "easy") == (
+        "scorpion-engine: --level does not go with --replay: the replay names its level"
+    )
+    assert refused(capsys, "solve", "--replay", "") == (
+        "scorpion-engine: cannot read : No such file or directory"
     )
     assert main(["solve", "--replay", str(replay), "--budget-ms", "50", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["result"] in ("won", "lost", "unknown")
