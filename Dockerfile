@@ -34,9 +34,9 @@ ENV SCORPION_HOST=0.0.0.0 \
     SCORPION_PORT=8765 \
     SCORPION_DATA_DIR=/app/data
 EXPOSE 8765
-# Alive: the server answers HTTP on its port (readiness, /readyz, also needs the
-# database), SCORPION_PORT's when it is set; https:// when SCORPION_CERTFILE is set
-# (docs/deploy.md, TLS), its certificate not checked: this asks whether the node is up.
+# Alive: the server answers /healthz where SCORPION_HOST, SCORPION_PORT and
+# SCORPION_CERTFILE say it listens (readiness, /readyz, also needs the database).
+COPY deploy/healthcheck.py /app/healthcheck.py
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import os, ssl, urllib.request as u; tls = bool(os.environ.get('SCORPION_CERTFILE')); u.urlopen('%s://127.0.0.1:%s/healthz' % ('https' if tls else 'http', os.environ.get('SCORPION_PORT', '8765')), timeout=2, context=ssl._create_unverified_context() if tls else None)"]
+    CMD ["python", "/app/healthcheck.py"]
 CMD ["scorpion-server"]
