@@ -155,9 +155,8 @@ SOLVE_LEVEL: Final = "hard"
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    if (
-        args.replay is not None and args.level is not None
-    ):  # it would be ignored: the replay names its level
+    # a level beside a replay would be ignored: the replay names its level
+    if args.replay is not None and args.level is not None:
         print(
             "scorpion-engine: --level does not go with --replay: the replay names its level",
             file=sys.stderr,
