@@ -927,6 +927,37 @@ test("a hello answered 'too many requests' on reconnecting is said as such, not 
   await expect(page.locator("main.lobby")).toBeVisible();
 });
 
+for (const refused of ["unavailable", "1013"]) {
+  test(`a reconnection welcomed after a refused hello (${refused}) says no "connection lost" on its way to open`, async ({ page, server }) => {
+    let refusing = false;
+    let latest = { close: () => {} };
+    await page.routeWebSocket(/.*/, (ws) => {
+      if (refusing && refused === "1013") return void ws.close({ code: 1013, reason: "too many connections" });
+      const real = ws.connectToServer();
+      latest = { close: () => void ws.close({ code: 1001 }) };
+      ws.onMessage((frame) => {
+        const message = decode(frame as Buffer) as Message;
+        if (refusing && message.type === "hello") return void ws.send(Buffer.from(encode(refusal(message, "unavailable", "The server is starting."))));
+        real.send(frame);
+      });
+      real.onMessage((frame) => ws.send(frame));
+    });
+    await register(page, server.url, uniqueName("refused"));
+    await startGame(page, "easy"); // its resync, between the welcome and the open, draws the page
+    refusing = true;
+    latest.close();
+    await expect(page.locator(".toast.refused")).toBeVisible();
+    await expect(page.locator(".toast.offline")).toHaveText(STRINGS.en.connecting); // the server answered
+    await listen(page);
+    refusing = false; // the server is back: the next hello is welcomed
+    await expect(page.locator(".toast.offline")).toHaveCount(0, { timeout: 10_000 });
+    await expect(page.locator(".toast.refused")).toHaveCount(0);
+    // nothing said of a lost connection, not even for the moment between the welcome and the open
+    expect((await heard(page)).live).not.toContain(STRINGS.en.reconnecting);
+    await expect(page.locator("main.game")).toBeVisible();
+  });
+}
+
 test("the clock holds still while the connection is lost, and takes the server's time on reconnecting", async ({ page, server }) => {
   // the server stops a game's clock when no connection has it open (PROTOCOL.md section 6)
   let down = false;

@@ -459,6 +459,11 @@ export class App {
       onState: (state) => {
         this.online = state;
         if (state !== "connecting") this.attemptFailed = state === "closed";
+        // A refusal is taken back once the connection is open, not at its welcome: in
+        // between (a game resynced) the lost connection's status would go from
+        // "Connecting…" (beside a refusal, `noticeBar`) to "Connection lost", just
+        // before it goes, said as the connection is restored.
+        if (state === "open") this.refused = null;
         // the server stops the clock of a game no connection has open: so does the page, until its resync
         if (state !== "open" && this.board) this.board = holdClock(this.board, performance.now());
         // the language was changed while the connection's hello was on its way: say the new one
@@ -610,7 +615,6 @@ export class App {
       this.board = null;
       reply = await this.sayHello(null);
       if (reply.type === "welcome") {
-        this.refused = null;
         this.show("signin");
         return;
       }
@@ -629,7 +633,6 @@ export class App {
 
   /** The server's welcome to a hello with `token` (none: a page signed out). */
   private async welcomed(reply: WelcomeReply, token: string | null): Promise<void> {
-    this.refused = null;
     // an older server says nothing: its idle timeout is the default, longer than a minute
     this.conn.keepAliveFor(reply.limits?.idle_timeout_ms ?? 0);
     this.player = reply.player;
