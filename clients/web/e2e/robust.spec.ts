@@ -958,6 +958,33 @@ for (const refused of ["unavailable", "1013"]) {
   });
 }
 
+test("a refusal is taken back when the next attempts fail unrefused: the connection is said to be lost, until it opens", async ({ page, server }) => {
+  let phase: "up" | "busy" | "down" = "up";
+  let latest = { close: () => {} };
+  await page.routeWebSocket(/.*/, (ws) => {
+    if (phase === "busy") return void ws.close({ code: 1013, reason: "too many connections" });
+    if (phase === "down") return void ws.close({ code: 1011 }); // the server not reached: no refusal
+    latest = { close: () => void ws.close({ code: 1001 }) };
+    ws.onMessage((frame) => {
+      const message = decode(frame as Buffer) as Message;
+      if (message.type === "hello") ws.send(Buffer.from(encode({ ...welcome(message, []), player: null })));
+    });
+  });
+  await page.goto(server.url);
+  await expect(page.locator("form.register")).toBeVisible();
+  phase = "busy";
+  latest.close();
+  await expect(page.locator(".toast.refused")).toHaveText(STRINGS.en.closedBusy);
+  await expect(page.locator(".toast.offline")).toHaveText(STRINGS.en.connecting); // the server answered
+  phase = "down";
+  // the refusal is old news: the connection is lost, and said so, not "too many connections" all the while
+  await expect(page.locator(".toast.refused")).toHaveCount(0, { timeout: 10_000 });
+  await expect(page.locator(".toast.offline")).toHaveText(STRINGS.en.reconnecting);
+  phase = "up";
+  await expect(page.locator(".toast.offline")).toHaveCount(0, { timeout: 10_000 });
+  await expect(page.locator("form.register")).toBeVisible();
+});
+
 test("the clock holds still while the connection is lost, and takes the server's time on reconnecting", async ({ page, server }) => {
   // the server stops a game's clock when no connection has it open (PROTOCOL.md section 6)
   let down = false;

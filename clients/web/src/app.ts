@@ -390,6 +390,12 @@ export class App {
   private greetings = 0;
   /** Why the server refused the last hello (it is asked again as the connection reopens). */
   private refused: Said | null = null;
+  /**
+   * The attempt under way was refused (`refused` set since it began): one that fails
+   * without a refusal (the server not reached at all) takes the last refusal back,
+   * and the connection is said to be lost, not refused.
+   */
+  private refusedNow = false;
   /** The actions on their way (`act`): a game's version, or its hint. */
   private readonly sending = new Set<string>();
   /** A new_game on its way. */
@@ -459,6 +465,9 @@ export class App {
       onState: (state) => {
         this.online = state;
         if (state !== "connecting") this.attemptFailed = state === "closed";
+        if (state === "connecting") this.refusedNow = false;
+        // failed, and not refused: the server that refused the attempts before is not reached now
+        if (state === "closed" && !this.refusedNow) this.refused = null;
         // A refusal is taken back once the connection is open, not at its welcome: in
         // between (a game resynced) the lost connection's status would go from
         // "Connecting…" (beside a refusal, `noticeBar`) to "Connection lost", just
@@ -476,7 +485,8 @@ export class App {
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
       // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
       onClosed: (code) => {
-        this.refused = code === 1013 ? () => t("closedBusy") : code === 1008 ? () => t("closedRefused") : this.refused;
+        if (code === 1013) this.refuse(() => t("closedBusy"));
+        if (code === 1008) this.refuse(() => t("closedRefused"));
       },
     });
     // "Sign out on this device" in another tab of this browser forgot the
@@ -542,7 +552,7 @@ export class App {
     } catch (error) {
       if (error instanceof ProtocolError) {
         const problem = error.message;
-        this.refused = () => t("protocolError", { problem });
+        this.refuse(() => t("protocolError", { problem }));
         this.notice = null; // said by `malformed` too: once is enough, where a refused hello is
         this.render();
       }
@@ -623,12 +633,18 @@ export class App {
       // Said on the page, and asked again after the connection's growing delay. The player
       // asked for nothing: a server that cannot take a hello for now is said as a wait
       // the page sees through itself, not as a request to try again.
-      this.refused =
-        reply.type !== "error" ? `hello: ${reply.type}` : reply.code === "unavailable" ? () => t("helloUnavailable") : saidError(reply);
+      const why = reply.type !== "error" ? `hello: ${reply.type}` : reply.code === "unavailable" ? () => t("helloUnavailable") : saidError(reply);
+      this.refuse(why);
       this.render();
-      throw new Error(`hello refused: ${shown(this.refused)}`);
+      throw new Error(`hello refused: ${shown(why)}`);
     }
     await this.welcomed(reply, token);
+  }
+
+  /** The attempt under way refused, for `why`: said beside "Connecting…" until one opens, or one fails unrefused. */
+  private refuse(why: Said): void {
+    this.refused = why;
+    this.refusedNow = true;
   }
 
   /** The server's welcome to a hello with `token` (none: a page signed out). */
