@@ -822,7 +822,7 @@ test("a deal number the wire cannot carry is said on the page, not sent nor repl
   await register(page, server.url, uniqueName("dealno"));
   await page.locator('button.level[data-level="hard"]').click();
   // 1e3 and 5.0 are numbers to the field, but no deal number as written
-  for (const typed of ["0", "-3", "1.5", "9007199254740992", "12345678901234567890", "1e3", "5.0"]) {
+  for (const typed of ["0", "-3", "1.5", "9007199254740992", "12345678901234567890", "1e3", "5.0", "12a", "٣"]) {
     await page.locator("#deal").fill(typed);
     await page.locator('[data-action="play"]').click();
     await expect(page.locator(".toast.error"), typed).toHaveText("A deal number is a whole number from 1 to 9007199254740991.");
@@ -836,6 +836,25 @@ test("a deal number the wire cannot carry is said on the page, not sent nor repl
   await page.locator("#deal").press("Enter"); // Enter in the field plays, as Play does
   await expect(page.locator("main.game .level-name")).toHaveText("Hard #9007199254740991");
   expect(sent.filter((each) => each.type === "new_game")).toHaveLength(1);
+});
+
+test("a deal number typed while the lobby is drawn again keeps its caret: the digits go on where they were typed", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("caret"));
+  await page.locator('button.level[data-level="hard"]').click();
+  await listen(page);
+  await page.locator("#deal").click();
+  await page.keyboard.type("12");
+  await redraw(page); // as a push or a lost connection would
+  await page.keyboard.type("3");
+  await expect(page.locator("#deal")).toHaveValue("123");
+  await expect(page.locator("#deal")).toBeFocused();
+  // a caret moved by the player stays where it was put too
+  await page.keyboard.press("ArrowLeft");
+  await redraw(page);
+  await page.keyboard.type("0");
+  await expect(page.locator("#deal")).toHaveValue("1203");
+  // a phone shows its keyboard of digits
+  await expect(page.locator("#deal")).toHaveAttribute("inputmode", "numeric");
 });
 
 test("a burst of pushes that break the protocol resyncs once or twice, not once each", async ({ page, server, watch }) => {

@@ -1884,12 +1884,17 @@ export class App {
     const rows = levelRows(this.stats, level);
     const winnable = level !== "easy" && this.wantWinnable;
     // Drawn again on every render (stats arriving, say): what was typed is kept, and the focus.
+    // A text field, not a number one: a number field tells no caret (`selectionStart` is
+    // null there), so one drawn again while a number was typed had the caret put back at
+    // its start, and 12, a push, then 3 was 312. A phone still shows its digits' keyboard
+    // (inputmode, and the pattern for older iOS); the digits are checked at Play.
     const deal = h("input", {
       id: "deal",
-      type: "number",
-      min: 1,
-      step: 1,
+      type: "text",
       inputmode: "numeric",
+      pattern: "[0-9]*",
+      autocomplete: "off",
+      spellcheck: "false",
       "data-action": "deal-number",
       value: this.dealText,
       // Enter in the field plays, as a form's would (the keys a held Enter repeats do not)
@@ -1974,8 +1979,8 @@ export class App {
             const typed = level !== "easy" && !winnable ? deal.value.trim() : "";
             const number = Number(typed);
             // a number the wire cannot carry is said here, not sent (nor replaced by a random deal);
-            // digits only: the field would also take 1e3 or 5.0
-            if (deal.validity.badInput || (typed !== "" && !(/^[0-9]+$/.test(typed) && Number.isSafeInteger(number) && number >= 1))) {
+            // digits only: not 1e3 or 5.0, which Number would read, nor letters the field takes
+            if (typed !== "" && !(/^[0-9]+$/.test(typed) && Number.isSafeInteger(number) && number >= 1)) {
               this.say(BAD_DEAL);
               return;
             }
