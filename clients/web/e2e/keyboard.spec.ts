@@ -89,6 +89,25 @@ test("another screen gone to from the header's menu or by Back takes the focus t
   await expect(page).toHaveTitle(`${STRINGS.fi.statistics} — ${STRINGS.fi.title}`);
 });
 
+test("Forward onto Statistics or Past games with the focus on a control of the page takes it to the new screen's heading, not the header", async ({ page, server }) => {
+  await register(page, server.url, uniqueName("forward"));
+  const heading = page.locator("main h2");
+  for (const [nav, key] of [["nav-statistics", "statistics"], ["nav-history", "history"]] as const) {
+    await page.locator(`header [data-action="${nav}"]`).press("Enter");
+    await expect(heading).toHaveText(STRINGS.en[key]);
+    await page.goBack();
+    await expect(page.locator("main.lobby")).toBeVisible();
+    await page.locator('[data-action="play"]').focus(); // on the page, not in the header
+    await page.goForward();
+    await expect(heading).toHaveText(STRINGS.en[key]);
+    await expect(heading).toBeFocused(); // the screen has no button: its heading, not "Levels"
+    await page.waitForTimeout(500); // the list's reply drawn: the focus stays on the heading
+    await expect(heading).toBeFocused();
+    await page.goBack();
+    await expect(page.locator("main.lobby")).toBeVisible();
+  }
+});
+
 test("a refused name stays typed in its field", async ({ page, server }) => {
   const name = uniqueName("taken");
   await register(page, server.url, name);

@@ -1718,7 +1718,8 @@ export class App {
   /**
    * Where the focus goes when what had it is gone or disabled: the next
    * enabled button beside a disabled one (Undo with nothing left to undo:
-   * Hint), Pause after the pause screen, else the screen's first control.
+   * Hint), Pause after the pause screen, else the screen's first control (or,
+   * on a screen with none, its heading).
    */
   private nearFocus(disabled: HTMLElement | null, action: string | undefined): HTMLElement | null {
     const enabled = (node: Element | null): node is HTMLElement => node instanceof HTMLButtonElement && !node.disabled;
@@ -1752,7 +1753,8 @@ export class App {
         return first('[data-action="next"]', '[data-action="back"]');
       case "stats":
       case "history":
-        return first("main button", "header nav button");
+        // no button on the screen (no past game yet): its heading, read out, not the header's Levels
+        return first("main button", "main #screen-heading", "header nav button");
       default:
         return null;
     }
