@@ -96,7 +96,8 @@ test("Forward onto Statistics or Past games with the focus on a control of the p
     await page.locator(`header [data-action="${nav}"]`).press("Enter");
     await expect(heading).toHaveText(STRINGS.en[key]);
     await page.goBack();
-    await expect(page.locator("main.lobby")).toBeVisible();
+    // Back is taken in turn after the last one's reads (the lobby's statistics and games)
+    await expect(page.locator("main.lobby")).toBeVisible({ timeout: 30_000 });
     await page.locator('[data-action="play"]').focus(); // on the page, not in the header
     await page.goForward();
     await expect(heading).toHaveText(STRINGS.en[key]);
@@ -104,7 +105,8 @@ test("Forward onto Statistics or Past games with the focus on a control of the p
     await page.waitForTimeout(500); // the list's reply drawn: the focus stays on the heading
     await expect(heading).toBeFocused();
     await page.goBack();
-    await expect(page.locator("main.lobby")).toBeVisible();
+    // Back is taken in turn after the last one's reads (the lobby's statistics and games)
+    await expect(page.locator("main.lobby")).toBeVisible({ timeout: 30_000 });
   }
 });
 
