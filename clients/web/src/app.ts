@@ -1889,12 +1889,12 @@ export class App {
     // A text field, not a number one: a number field tells no caret (`selectionStart` is
     // null there), so one drawn again while a number was typed had the caret put back at
     // its start, and 12, a push, then 3 was 312. A phone still shows its digits' keyboard
-    // (inputmode, and the pattern for older iOS); the digits are checked at Play.
+    // (inputmode); the number is checked at Play, and only there: a `pattern` marked " 42 ",
+    // which plays, invalid for a screen reader, and 0, which does not, valid.
     const deal = h("input", {
       id: "deal",
       type: "text",
       inputmode: "numeric",
-      pattern: "[0-9]*",
       autocomplete: "off",
       spellcheck: "false",
       "data-action": "deal-number",
