@@ -38,7 +38,7 @@ def main() -> int:
     try:
         with urllib.request.urlopen(url, timeout=2, context=context) as answer:
             return 0 if answer.status == 200 else 1
-    except (OSError, ValueError) as exc:  # refused, timed out, not HTTP, a bad address
+    except Exception as exc:  # refused, timed out, not HTTP, an address it cannot ask
         print(f"{url}: {exc}", file=sys.stderr)
         return 1
 

@@ -95,10 +95,11 @@ fit, and ``verify /dev/zero`` must end rather than fill the memory."""
 
 MAX_REPLAY_VALUES: Final = 20 * MAX_REPLAY_ACTIONS
 """The most JSON values a replay file read may hold, counted before it is read as
-its commas (a value in an array or a field in an object follows one, but the first
-of each): an action has 2 to 9 with a hint's suggestion, and room is left for
-fields later versions add. 32 MiB of ``[],`` would be 11 million lists: 870 MB and
-seconds of reading in C, where Ctrl-C waits."""
+its commas and opening brackets (a value follows a comma, but the first in each
+list or object, which follows its bracket): an action has 3 to 11 with a hint's
+suggestion, and room is left for fields later versions add. 32 MiB of ``[],``
+would be 11 million lists (870 MB), and of ``[[[...]]]`` nested 400 deep 1.7 GB,
+with seconds of reading in C, where Ctrl-C waits."""
 
 
 class _TooLarge(ValueError):
@@ -126,7 +127,7 @@ def _read_replay(path: str) -> Any:
         data = handle.read(MAX_REPLAY_BYTES + 1)
     if len(data) > MAX_REPLAY_BYTES:
         raise _TooLarge(f"larger than {MAX_REPLAY_BYTES:,} bytes")
-    if data.count(b",") >= MAX_REPLAY_VALUES:
+    if data.count(b",") + data.count(b"[") + data.count(b"{") > MAX_REPLAY_VALUES:
         raise _TooLarge(f"more than {MAX_REPLAY_VALUES:,} values")
     doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_object)
     actions = doc.get("actions") if isinstance(doc, dict) else None

@@ -151,9 +151,17 @@ def test_verify_stops_before_reading_more_values_than_a_replay_holds(
     lists.write_text(
         _replay("").replace('"actions"', '"x": [' + "[]," * MAX_REPLAY_VALUES + '[]], "actions"')
     )
-    assert refused(capsys, "verify", str(lists)) == (
-        f"scorpion-engine: not a replay: more than {MAX_REPLAY_VALUES:,} values"
+    said = f"scorpion-engine: not a replay: more than {MAX_REPLAY_VALUES:,} values"
+    assert refused(capsys, "verify", str(lists)) == said
+    # and lists in lists, which need no comma: 32 MiB of them nested 400 deep took 1.7 GB
+    nested = tmp_path / "nested.json"
+    deep = "[" * 400 + "]" * 400
+    nested.write_text(
+        _replay("").replace(
+            '"actions"', '"x": [' + deep * (MAX_REPLAY_VALUES // 400) + '], "actions"'
+        )
     )
+    assert refused(capsys, "verify", str(nested)) == said
 
 
 def test_verify_reads_actions_with_fields_it_does_not_know(
