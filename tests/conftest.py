@@ -22,18 +22,18 @@ settings.load_profile("scorpion")
 
 
 def _utf8_locale() -> None:
-    """Run the tests, and the programs they start, in a UTF-8 locale.
+    """Run the tests, and the programs they start, in English and UTF-8, whatever the
+    host's locale.
 
     The terminal client writes what the user's locale can show: under ``LANG=C``, or
     none set (cron, a minimal container), ASCII stand-ins (``7C`` for ``7♣``), as
-    documented. The tests expect a UTF-8 terminal, and failed in such an environment
-    for no fault of the code; those about other locales set theirs themselves.
+    documented; and it speaks the locale's language (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``). The tests expect English on a UTF-8 terminal, and failed elsewhere for
+    no fault of the code; those about other locales set theirs themselves.
     """
-    chosen = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG", "")
-    if "utf-8" not in chosen.lower() and "utf8" not in chosen.lower():
-        os.environ.pop("LC_ALL", None)
-        os.environ.pop("LC_CTYPE", None)
-        os.environ["LANG"] = "C.UTF-8"
+    for name in ("LC_ALL", "LC_CTYPE", "LC_MESSAGES"):
+        os.environ.pop(name, None)
+    os.environ["LANG"] = "C.UTF-8"
 
 
 _utf8_locale()

@@ -114,7 +114,7 @@ def help_text(width: int = 80) -> str:
     for left, key in rows:
         prefix = f"  {left.ljust(left_width)}  " if beside else "    "
         if not beside:
-            lines.append(f"  {left}")
+            lines += _wrapped(left, wrap, "  ")
         lines += _wrapped(_(key), wrap, prefix)
     lines += _wrapped(_("help.levels", levels=", ".join(LEVELS)), wrap)
     return "\n".join(lines)
