@@ -151,7 +151,7 @@ def create_engine(
             connect_args.setdefault("command_timeout", timeout)
     engine = create_async_engine(parsed, **options)
     if timeout is not None:
-        _bound_statements(engine, statement_timeout_ms(timeout))
+        _bound_statements(engine, statement_timeout_ms(timeout), max(1, round(timeout * 1000)))
     _ping_on_checkout(engine)
     return engine
 
@@ -169,12 +169,25 @@ def statement_timeout_ms(timeout: float) -> int:
     return max(1, ms - min(STATEMENT_MARGIN_MS, ms // 4))
 
 
-def _bound_statements(engine: AsyncEngine, ms: int) -> None:
-    """Set ``statement_timeout`` on each new connection, by a statement: as a startup
-    parameter, a PgBouncer in front of PostgreSQL would refuse the connection."""
+def _bound_statements(engine: AsyncEngine, ms: int, idle_ms: int) -> None:
+    """Set ``statement_timeout`` and ``idle_in_transaction_session_timeout`` on each new
+    connection, by a statement: as startup parameters, a PgBouncer in front of
+    PostgreSQL would refuse the connection.
+
+    The second ends a transaction its node left open between two statements for longer
+    than ``idle_ms``: a node stopped inside one (SIGSTOP, a partition from the database)
+    would otherwise keep its rows locked, and every other node's players waiting on
+    them, until TCP keepalive noticed, two hours by default. A live node's transaction
+    never waits that long between its statements; one that did has its connection
+    ended, and its next statement answers ``unavailable``.
+    """
 
     def bound(dbapi_connection: Any, _record: Any) -> None:
-        await_only(dbapi_connection.driver_connection.execute(f"SET statement_timeout = {ms}"))
+        await_only(
+            dbapi_connection.driver_connection.execute(
+                f"SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {idle_ms}"
+            )
+        )
 
     event.listen(engine.sync_engine, "connect", bound)
 

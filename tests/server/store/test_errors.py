@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,34 @@ def test_a_privilege_taken_away_is_unavailable_not_a_bug() -> None:
     with pytest.raises(StoreAccessRefused) as caught, translate_errors():
         raise _driver_error("42501")
     assert "privilege" in str(caught.value)
+
+
+async def test_a_transaction_left_open_by_a_frozen_node_gives_its_locks_up(
+    postgres_url: str | None,
+) -> None:
+    """A node stopped inside a transaction of several statements (a win, the play-time
+    bank; by SIGSTOP, or a network partition) kept its rows locked until PostgreSQL's
+    keepalive gave up, two hours, and every other node answered ``unavailable`` to its
+    players: PostgreSQL ends a transaction left idle for longer than the timeout."""
+    if postgres_url is None:
+        pytest.skip(f"PostgreSQL tests need {PG_VARIABLE}")
+    frozen = create_engine(postgres_url, timeout=0.5)
+    other = create_engine(postgres_url, timeout=10)
+    try:
+        async with other.begin() as conn:
+            await conn.execute(text("CREATE TABLE IF NOT EXISTS idle_probe (id int PRIMARY KEY)"))
+            await conn.execute(text("INSERT INTO idle_probe VALUES (1) ON CONFLICT DO NOTHING"))
+        lock = text("SELECT id FROM idle_probe WHERE id = 1 FOR UPDATE")
+        async with frozen.connect() as node:
+            await node.begin()
+            await node.execute(lock)
+            # The node stops here, its transaction open. Another takes the row:
+            started = time.monotonic()
+            async with other.begin() as conn:
+                assert (await conn.execute(lock)).scalar_one() == 1
+            assert time.monotonic() - started < 5
+            with pytest.raises(StoreUnavailable), translate_errors():
+                await node.execute(text("SELECT 1"))
+    finally:
+        await frozen.dispose()
+        await other.dispose()
