@@ -19,7 +19,7 @@ page costs a round trip, not the page.
 
 Compression: each text file is also gzipped once, at load (``Asset.gzipped``),
 and sent so to a browser that accepts gzip (``server.http``): the client's
-script of 110 KB travels as 29 KB. A file that gzip does not make smaller by a
+script travels at about a quarter of its size. A file that gzip does not make smaller by a
 tenth is kept as it is.
 
 Without a build (a checkout where Node.js never ran) ``index`` is None and the
