@@ -472,19 +472,50 @@ class UnreadableHop(Exception):
 
 
 def address_key(text: str) -> str:
-    """The address a client is counted under: an IPv4 address (also one written as IPv6,
-    ``::ffff:a.b.c.d``), or a global IPv6 address's /64, which one subscriber is given
-    whole (counting its addresses apart would give it 2^64). Other text as it is."""
+    """The address a client is counted under: an IPv4 address (also one written as IPv6:
+    ``::ffff:a.b.c.d``, or carried in an IPv6 address by a translator or a tunnel,
+    ``_carried_ipv4``), or a global IPv6 address's /64, which one subscriber is given
+    whole (counting its addresses apart would give it 2^64). An address of a local-use
+    NAT64 prefix (64:ff9b:1::/48, RFC 8215) is counted whole: each stands for one IPv4
+    client, wherever the translator's prefix length puts its bits (by its /64, every
+    IPv4 client of the translator shared one address's caps and bans). Other text as
+    it is."""
     try:
         address = ipaddress.ip_address(text)
     except ValueError:
         return text
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        if address.is_global:
+        carried = _carried_ipv4(address)
+        if carried is not None:
+            return str(carried)
+        if address.is_global and address not in _NAT64_LOCAL:
             return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
+
+
+def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 client an IPv6 address stands for, or None:
+
+    - ``::ffff:a.b.c.d``, IPv4 written as IPv6;
+    - NAT64's well-known prefix (64:ff9b::/96, RFC 6052): the last 32 bits. Counted by
+      its /64, every IPv4 client of a translator shared one address's caps and bans;
+    - Teredo (RFC 4380, 2001::/32): the client's public IPv4 address (obfuscated in the
+      last 32 bits); its port (bits 80 to 96) is left out, as IPv4 clients' ports are.
+      Counted whole, one host had a new address for every port it took;
+    - 6to4 (RFC 3056, 2002::/16): the site's IPv4 address (bits 16 to 48), whose /48
+      held 2^16 /64s.
+    """
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    if address.teredo is not None:
+        return address.teredo[1]
+    return address.sixtofour
+
+
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL: Final = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
 def _hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -17,6 +17,7 @@ from server.limits import (
     Rate,
     TokenBucket,
     UnreadableHop,
+    address_key,
     client_address,
     parse_networks,
     parse_rate,
@@ -140,6 +141,30 @@ def test_the_client_address_comes_from_a_trusted_proxy_only() -> None:
 )
 def test_forwarded_chains_as_proxies_write_them(chain: str, client: str) -> None:
     assert client_address("127.0.0.1", chain, parse_networks("127.0.0.1")) == client
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        # NAT64 (RFC 6052): each IPv4 client of a translator is itself, not the translator's
+        # /64, which every IPv4 client shared (one address's caps and bans)
+        ("64:ff9b::192.0.2.1", "192.0.2.1"),
+        ("64:ff9b::198.51.100.7", "198.51.100.7"),
+        # a local-use prefix (RFC 8215) of any length: whole, one IPv4 client each
+        ("64:ff9b:1:2::c000:201", "64:ff9b:1:2::c000:201"),
+        ("64:ff9b:1:2::c633:6407", "64:ff9b:1:2::c633:6407"),
+        # Teredo (RFC 4380): the client's public IPv4 address (de-obfuscated), whatever
+        # its port, which changed its key at each port it took
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "192.0.2.45"),
+        ("2001:0:4136:e378:8000:1234:3fff:fdd2", "192.0.2.45"),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd3", "192.0.2.44"),
+        # 6to4 (RFC 3056): the site's IPv4 address, not each of its 2^16 /64s
+        ("2002:c000:201:1::1", "192.0.2.1"),
+        ("2002:c000:201:2::1", "192.0.2.1"),
+    ],
+)
+def test_ipv6_addresses_that_carry_an_ipv4_client_are_counted_as_it(address: str, key: str) -> None:
+    assert address_key(address) == key
 
 
 @pytest.mark.parametrize(
