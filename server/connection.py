@@ -166,6 +166,9 @@ class Peer:
     came_early: bool = False  # its last rate_limited request came before it was told it might
     # ... if a hello, over its address's refused tokens: the wait it was told (s)
     hello_wait: float | None = None
+    # the new token of the hello being answered, which took one of its address's
+    # refused tokens (``Limits.auth_take``): kept if it is refused, else given back
+    guess: str | None = None
 
 
 class ConnectionHandler:
@@ -411,17 +414,25 @@ class ConnectionHandler:
             return limited
         game = request.fields.get("game")
         game_id.set(game if isinstance(game, int) else None)
-        reply = await self.service.handle(session, request)
+        reply: Mapping[str, Any] | None = None
+        try:
+            reply = await self.service.handle(session, request)
+        finally:
+            self._settle_guess(peer, reply)
         failed = reply is not None and reply.get("type") == "error"
         code = str(reply.get("code")) if failed and reply else None
-        if request.type == "hello" and code == "unauthenticated":
-            token = request.fields.get("token")
-            if isinstance(token, str) and self.limits.auth_failed(
-                peer.address, token, time.monotonic()
-            ):
-                log.warning("a refused token from %s", peer.address)
         self.metrics.answered(request.type, code)
         return reply
+
+    def _settle_guess(self, peer: Peer, reply: Mapping[str, Any] | None) -> None:
+        """After a hello with a new token (``_admit`` took one of its address's refused
+        tokens for it): kept, and logged, if the token was refused; else given back."""
+        token, peer.guess = peer.guess, None
+        if token is None:
+            return
+        refused = reply is not None and reply.get("code") == "unauthenticated"
+        if self.limits.auth_settled(peer.address, token, time.monotonic(), refused):
+            log.warning("a refused token from %s", peer.address)
 
     async def _refuse(self, ws: ServerConnection, address: str) -> None:
         """No ``scorpion.v1`` offered: answer the first frame ``unsupported_version``, close
@@ -471,9 +482,10 @@ class ConnectionHandler:
             kind = "read"  # rotate_token, sign_out without a player: unauthenticated, no write
         wait = self.limits.check(kind, now, peer.buckets, peer.address, player)
         token = request.fields.get("token") if request.type == "hello" else None
-        if wait == 0 and isinstance(token, str):
-            wait = self.limits.auth_wait(peer.address, token, now)
+        if wait == 0 and isinstance(token, str) and not self.limits.refused_before(token):
+            wait = self.limits.auth_take(peer.address, now)  # before the read: see there
             kind = "auth" if wait else kind
+            peer.guess = None if wait else token
         if wait == 0:
             return None
         self.metrics.rate_limited.labels(kind).inc()

@@ -20,7 +20,10 @@ so that nobody behind the same address can keep a player from revoking a
 leaked token) and ``auth`` (a ``hello`` whose token is refused: only a token
 not refused before counts, so a device that retries one stale token does not
 use up its address's rate, and the players behind the same address can still
-sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed).
+sign in; the last ``REFUSED_KEPT`` refused tokens are remembered, hashed). A
+``hello`` with a new token takes its ``auth`` token before the read, and has it
+back unless the token is refused (``auth_take``, ``auth_settled``): hellos in
+flight together cannot overdraw the bucket while their reads yield.
 Each kind has a token bucket ``Rate`` (a refill rate per second and a burst).
 An action, hint or read takes one token from three buckets: the connection's,
 the player's (the rate times ``player_factor``: a player's devices share it)
@@ -182,6 +185,11 @@ class TokenBucket:
     def take(self, now: float) -> None:
         self._refill(now)
         self.tokens -= 1
+
+    def give_back(self, now: float) -> None:
+        """Return a token taken for something that did not happen (never past the burst)."""
+        self._refill(now)
+        self.tokens = min(self.burst, self.tokens + 1)
 
     def full(self, now: float) -> bool:
         self._refill(now)
@@ -385,28 +393,48 @@ class Limits:
             bucket.tokens -= 1  # wait() refilled each at ``now``, and each has a token
         return 0.0
 
-    def auth_wait(self, address: str, token: str, now: float) -> float:
-        """Seconds until ``address`` may try ``token`` (0.0: now). A token refused
-        before is no guess: it may be tried again at once (and is refused again)."""
-        buckets = self._address.get("auth")
-        if buckets is None or _hashed(token) in self._refused:
-            return 0.0
-        return buckets.get(address, now).wait(now)
-
-    def auth_failed(self, address: str, token: str, now: float) -> bool:
-        """Count ``token``'s refusal against ``address``; False if it was refused before
-        (and so not counted again)."""
+    def refused_before(self, token: str) -> bool:
+        """Whether ``token`` was refused before: it is no guess, and may be tried again at
+        once (and is refused again), taking nothing of its address's refused-token rate
+        (a token tried again is remembered as one of the last refused)."""
         key = _hashed(token)
-        if key in self._refused:
-            self._refused.move_to_end(key)
+        if key not in self._refused:
             return False
-        self._refused[key] = None
-        if len(self._refused) > REFUSED_KEPT:
-            self._refused.popitem(last=False)
-        buckets = self._address.get("auth")
-        if buckets is not None:
-            buckets.get(address, now).take(now)
+        self._refused.move_to_end(key)
         return True
+
+    def auth_take(self, address: str, now: float) -> float:
+        """Take one of ``address``'s refused-token bucket for a hello about to read a new
+        token: 0.0 (taken), or the seconds until there is one (nothing taken). Taken
+        before the read, not after it: a read that yields (PostgreSQL's) let every hello
+        in flight at once pass a check that none of them had charged yet, and the bucket
+        went minutes below empty (60 guesses at once, then a right token told to wait
+        255 s). ``auth_settled`` gives it back unless the token is refused."""
+        buckets = self._address.get("auth")
+        if buckets is None:
+            return 0.0
+        bucket = buckets.get(address, now)
+        wait = bucket.wait(now)
+        if wait == 0:
+            bucket.take(now)
+        return wait
+
+    def auth_settled(self, address: str, token: str, now: float, refused: bool) -> bool:
+        """The end of a hello that took a token (``auth_take``): when ``token`` was
+        refused, remember it and keep what was taken; else (it was taken, or could not
+        be read) give it back. False also when another hello refused the same token
+        meanwhile: each token is counted once."""
+        key = _hashed(token)
+        counted = refused and key not in self._refused
+        if refused:
+            self._refused[key] = None
+            self._refused.move_to_end(key)
+            if len(self._refused) > REFUSED_KEPT:
+                self._refused.popitem(last=False)
+        buckets = self._address.get("auth")
+        if buckets is not None and not counted:
+            buckets.get(address, now).give_back(now)
+        return counted
 
     def _buckets(
         self, kind: str, now: float, own: ConnectionBuckets, address: str, player: int | None

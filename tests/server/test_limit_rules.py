@@ -36,13 +36,35 @@ def test_a_bucket_refills_at_its_rate_up_to_its_burst() -> None:
 
 def test_a_refused_token_counts_once_and_the_last_ones_are_kept() -> None:
     limits = Limits(LimitSettings(rates={"auth": Rate(0.001, 1)}))
-    assert limits.auth_failed("a", "stale", 0.0)
-    assert not limits.auth_failed("a", "stale", 0.0)  # the same token again: not counted
-    assert limits.auth_wait("a", "stale", 0.0) == 0.0  # ... and may be said again
-    assert limits.auth_wait("a", "other", 0.0) > 0  # a new one is a guess, over the rate
+    assert limits.auth_take("a", 0.0) == 0.0  # a new token: a guess, taken before its read
+    assert limits.auth_settled("a", "stale", 0.0, refused=True)
+    assert limits.refused_before("stale")  # the same token again: no guess, said at once
+    assert limits.auth_take("a", 0.0) > 0  # a new one is a guess, over the rate
     for n in range(REFUSED_KEPT):
-        limits.auth_failed("b", f"guess{n}", 0.0)
-    assert limits.auth_failed("a", "stale", 0.0)  # forgotten: the oldest of REFUSED_KEPT + 1
+        limits.auth_settled("b", f"guess{n}", 0.0, refused=True)
+    assert not limits.refused_before("stale")  # forgotten: the oldest of REFUSED_KEPT + 1
+
+
+def test_guesses_in_flight_together_cannot_overdraw_the_refused_tokens() -> None:
+    """The bucket was checked before the token's read and charged after it: on
+    PostgreSQL, whose read yields, 60 wrong hellos at once all passed, and the next
+    right one from that address was told to wait 255 s."""
+    limits = Limits(LimitSettings(rates={"auth": Rate(0.2, 10)}))
+    waits = [limits.auth_take("a", 0.0) for _ in range(60)]  # all before any read ends
+    assert waits[:10] == [0.0] * 10 and all(wait > 0 for wait in waits[10:])
+    for n in range(10):
+        assert limits.auth_settled("a", f"guess{n}", 0.0, refused=True)
+    assert limits.auth_take("a", 0.0) == pytest.approx(5.0)  # one token's time, no more
+
+
+def test_a_token_that_is_taken_or_refused_twice_at_once_gives_its_guess_back() -> None:
+    limits = Limits(LimitSettings(rates={"auth": Rate(0.001, 2)}))
+    assert limits.auth_take("a", 0.0) == 0.0 and limits.auth_take("a", 0.0) == 0.0
+    assert limits.auth_settled("a", "same", 0.0, refused=True)
+    assert not limits.auth_settled("a", "same", 0.0, refused=True)  # counted once
+    assert limits.auth_take("a", 0.0) == 0.0  # ... the second's given back
+    assert not limits.auth_settled("a", "right", 0.0, refused=False)  # signed in
+    assert limits.auth_take("a", 0.0) == 0.0  # a right token costs nothing either
 
 
 def test_a_refused_request_takes_no_token_anywhere() -> None:

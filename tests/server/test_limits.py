@@ -560,6 +560,37 @@ async def test_refused_tokens_are_limited_per_address_and_logged(
     assert any("refused token" in record.getMessage() for record in caplog.records)
 
 
+async def test_hellos_in_flight_together_cannot_overdraw_the_refused_tokens(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refused-token bucket was checked before the token's read and charged after
+    it: on PostgreSQL, whose read yields, 60 wrong hellos sent at once all passed the
+    check, and the next right hello from that address was told to wait 255 s. A guess
+    now takes its token before the read: at most the burst are read, and the wait a
+    client is told stays within one token's time (5 s)."""
+    server = await start(rate_auth_failures="0.5,10", abuse_limit=1000)
+    ada = await server.player("ada")
+    store = server.server.store
+    assert store is not None
+    sign_in = store.sign_in
+
+    async def yielding_read(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.2)  # a read that yields, as PostgreSQL's does
+        return await sign_in(*args, **kwargs)
+
+    monkeypatch.setattr(store, "sign_in", yielding_read)
+    guessers = [await server.connect() for _ in range(30)]
+    replies = await asyncio.gather(*(g.hello(f"guess{n}") for n, g in enumerate(guessers)))
+    codes = [reply.get("code") for reply in replies]
+    assert 10 <= codes.count("unauthenticated") <= 11, codes  # the burst (and a refill)
+    told = await (await server.connect()).hello(ada.token)
+    assert told["code"] == "rate_limited" and told["retry_after_ms"] <= 2000
+    await asyncio.sleep(told["retry_after_ms"] / 1000)
+    # a right token takes a guess for its read, and has it back: the next one finds it too
+    assert (await (await server.connect()).hello(ada.token))["type"] == "welcome"
+    assert (await (await server.connect()).hello(ada.token))["type"] == "welcome"
+
+
 async def test_a_stale_token_retried_does_not_lock_its_neighbours_out(start: Start) -> None:
     """A device retrying one stale token as fast as it is told spends no more of its
     address's refused-token rate after the first refusal: only new tokens are
