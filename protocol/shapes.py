@@ -204,7 +204,8 @@ RATES = Shape(
             "connect",
             _RATE_OR_OFF,
             "New connections (WebSocket or plain HTTP) per address, counted as they are "
-            "accepted; one beyond is closed at once, unanswered. Null: unlimited.",
+            "accepted; one beyond is closed at once, unanswered (through a trusted proxy: "
+            "answered HTTP 429 with Retry-After). Null: unlimited.",
         ),
     ),
     "The rate limits (section 10): of each kind of request, per connection (shared at the "

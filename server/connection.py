@@ -212,7 +212,10 @@ class ConnectionHandler:
         return held
 
     def address_of(self, ws: ServerConnection) -> str:
-        """The client's address (see ``server.limits``: a trusted proxy's header, or the peer)."""
+        """The client's address (see ``server.limits``: a trusted proxy's header, or the peer);
+        read once a connection (``_Bounded.client``)."""
+        if isinstance(ws, _Bounded) and ws.client is not None:
+            return ws.client
         peer = _address(ws.remote_address)
         trusted = list(self.settings.trusted_proxies)
         if not trusted or ws.request is None:
@@ -688,6 +691,9 @@ class Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             # An upgrade is by GET alone: one by another method is answered as that method
             # (HEAD as a HEAD, the rest 405 with Allow: GET, HEAD), not by websockets.
+            too_soon = _too_soon_through_proxy(handler, gate, ws)
+            if too_soon is not None:
+                return too_soon
             if routes is None or (_wants_websocket(request) and request.method == "GET"):
                 return None
             method = request.method
@@ -768,6 +774,7 @@ class _Bounded(ServerConnection):
     tls: ssl.SSLContext | None = None  # this port's TLS, done here rather than by asyncio
     _behind: asyncio.Task[None] | None = None
     _counted: str | None = None  # the address ``gate`` counts this socket under
+    client: str | None = None  # the client's address, once read (``address_of``)
     _opened = False  # websockets has the socket (on a TLS port: once its handshake is done)
     _ended = False  # the socket was lost before websockets had it
     # On a TLS port, before websockets has the socket: the bytes read before the TLS
@@ -1005,6 +1012,29 @@ def _give_back(transport: asyncio.Transport, raw: list[bytes]) -> None:
             view = view[size:]
 
 
+def _too_soon_through_proxy(
+    handler: ConnectionHandler, gate: SocketGate, ws: ServerConnection
+) -> HttpResponse | None:
+    """HTTP 429 (with ``Retry-After``) for a request a trusted proxy forwards from a client
+    over its rate of new connections (``SocketGate.forwarded``); None for any other. The
+    client's address is known only from the request, not at the accept where a direct
+    client's connection is counted."""
+    peer = _address(ws.remote_address)
+    if gate.accepts is None or not in_networks(peer, gate.trusted):
+        return None
+    client = handler.address_of(ws)
+    if isinstance(ws, _Bounded):
+        ws.client = client  # read once: an unreadable header is said once
+    wait = gate.forwarded(peer, client)
+    if wait == 0:
+        return None
+    seconds = math.ceil(wait)
+    said = f"Too many new connections from this address: retry in {seconds} s.\n"
+    response = _response(HttpReply(HTTPStatus.TOO_MANY_REQUESTS, said.encode()))
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def _address(remote: object) -> str:
     return str(remote[0]) if isinstance(remote, tuple) and remote else str(remote)
 
@@ -1080,8 +1110,10 @@ class SocketGate:
     (``connections``, a bucket per address): one address opening and closing
     connections as fast as it could (connect, hello, close; or plain HTTP requests),
     within every other limit, took a core and slowed every player's moves tenfold. A
-    trusted proxy's sockets are not counted (they carry many clients, each counted
-    after its handshake by the forwarded address).
+    trusted proxy's sockets are not counted (they carry many clients): each client is
+    counted by the forwarded address once its request is read, against the same rate
+    (``forwarded``: one beyond is answered 429), and against the caps on open
+    connections after its handshake (``Limits.admit``).
     """
 
     def __init__(self, limit: int, trusted: list[Network], connections: Rate | None = None) -> None:
@@ -1119,6 +1151,32 @@ class SocketGate:
             return False
         self.open[key] = held + 1
         return True
+
+    def forwarded(self, proxy: str, client: str) -> float:
+        """Count a new connection from ``client``, the address the trusted ``proxy``
+        forwarded (``client_address``): 0.0, or the seconds until it may open one more (not
+        counted). The bucket is the one its direct connections take from. A client whose
+        address the proxy did not give (the proxy's own, or another trusted one) is not
+        counted: it stands for all of them."""
+        if (
+            self.accepts is None
+            or client == address_key(proxy)
+            or in_networks(client, self.trusted)
+        ):
+            return 0.0
+        now = time.monotonic()
+        bucket = self.accepts.get(client, now)
+        wait = bucket.wait(now)
+        if wait > 0:
+            log.warning(
+                "refused a connection from %s through a trusted proxy: more than %g new "
+                "connections a second from it (429)",
+                client,
+                self.accepts.rate.per_s,
+            )
+            return wait
+        bucket.take(now)
+        return 0.0
 
     def leave(self, peer: str) -> None:
         if self.trusted and in_networks(peer, self.trusted):

@@ -684,6 +684,43 @@ async def test_new_connections_are_limited_per_address(
     assert await kept(1) == [True]
 
 
+async def test_behind_a_trusted_proxy_new_connections_are_limited_per_client(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A trusted proxy's sockets are not counted at the accept (they carry many clients),
+    and nothing counted the client's by the forwarded address: one client behind nginx
+    opened and closed connections at any rate (400 connect, hello, close: none refused;
+    175 of 400 directly). Beyond its rate, one is answered 429 with Retry-After."""
+    server = await start(trusted_proxies="127.0.0.1/32", rate_connections="2,10")
+    port = server.server.port
+    url = f"ws://127.0.0.1:{port}/"
+
+    async def status(client: str) -> int:
+        """A WebSocket upgrade forwarded from ``client``: 101, or the status refusing it."""
+        try:
+            ws = await connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                               additional_headers={"X-Forwarded-For": client})  # fmt: skip
+        except InvalidStatus as refused:
+            response = refused.response
+            assert response.status_code != 429 or int(response.headers["Retry-After"]) >= 1
+            return response.status_code
+        await ws.close()
+        return 101
+
+    with caplog.at_level(logging.WARNING):
+        statuses = [await status("198.51.100.7") for _ in range(14)]
+        health, _, _ = await http_get(port, "/healthz", headers={"X-Forwarded-For": "198.51.100.7"})
+    assert statuses[:10] == [101] * 10 and statuses.count(429) >= 3, statuses  # a burst of 10
+    assert health == 429  # plain HTTP counts too, as on a direct connection
+    assert any("through a trusted proxy" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert await status("198.51.100.8") == 101  # another client behind the same proxy
+    proxy_own = [(await http_get(port, "/healthz"))[0] for _ in range(12)]
+    assert proxy_own == [200] * 12  # the proxy's own requests stand for no one client
+    await asyncio.sleep(0.6)  # a token again
+    assert await status("198.51.100.7") == 101
+
+
 async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:
     server = await start(trusted_proxies="127.0.0.1/32", max_connections_per_address=1)
     url = f"ws://127.0.0.1:{server.server.port}/"
