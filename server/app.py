@@ -57,7 +57,7 @@ from sqlalchemy.exc import DBAPIError
 
 from engine.solver.easy import WinnableDeals
 from protocol import CLOSE_GOING_AWAY
-from server import logs
+from server import descriptors, logs
 from server.config import (
     OutputFailed,
     Settings,
@@ -70,7 +70,7 @@ from server.config import (
     setting_label,
     unknown_variables,
 )
-from server.connection import ConnectionHandler, ConnectionSettings, Listener
+from server.connection import ConnectionHandler, ConnectionSettings, Listener, handshakes_in_all
 from server.http import HttpRoutes
 from server.hub import Hub
 from server.limits import Limits
@@ -279,6 +279,9 @@ class ScorpionServer:
         self._listener: Listener | None = None
         self._sqlite_lock: SqliteLock | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._descriptors = descriptors.Watch()
+        self._exception_handler: descriptors.ExceptionHandler | None = None
+        self._handler_before: descriptors.ExceptionHandler | None = None
         self._served = False  # the listener opened: "stopped" means something then
 
     @property
@@ -341,6 +344,9 @@ class ScorpionServer:
         self.handler = handler
         self._watch(handler)
         web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
+        cap = settings.max_connections
+        descriptors.raise_limit(descriptors.needed(cap, handshakes_in_all(cap)))
+        self._say_failed_accepts()
         routes = HttpRoutes(
             metrics,
             self.store.readiness,
@@ -378,6 +384,15 @@ class ScorpionServer:
         if web.index is None:
             log.info("the web client is not built (make web, or --web-dir): / says how to get it")
 
+    def _say_failed_accepts(self) -> None:
+        """The loop's exception handler says an accept that failed for want of descriptors
+        in one line (``descriptors.accept_failed``); ``stop`` puts the one before back."""
+        loop = asyncio.get_running_loop()
+        before = loop.get_exception_handler()
+        self._exception_handler = descriptors.accept_failed(before)
+        loop.set_exception_handler(self._exception_handler)
+        self._handler_before = before
+
     def _watch(self, handler: ConnectionHandler) -> None:
         service, solver = self.service, self.solver
         assert service is not None and solver is not None
@@ -394,6 +409,7 @@ class ScorpionServer:
             started = time.monotonic()
             await asyncio.sleep(HEARTBEAT_S)
             self.metrics.loop_lag.observe(max(0.0, time.monotonic() - started - HEARTBEAT_S))
+            self._descriptors.check()
             logs.flush()
 
     async def stop(self) -> None:
@@ -418,6 +434,12 @@ class ScorpionServer:
         if self._sqlite_lock is not None:
             self._sqlite_lock.release()
             self._sqlite_lock = None
+        loop = asyncio.get_running_loop()
+        if self._exception_handler is not None and loop.get_exception_handler() is (
+            self._exception_handler
+        ):
+            loop.set_exception_handler(self._handler_before)
+        self._exception_handler = None
         if self._served:
             self._served = False
             log.info("stopped")

@@ -119,7 +119,7 @@ from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import GameService, Session
 
-__all__ = ["ConnectionHandler", "ConnectionSettings", "Listener"]
+__all__ = ["ConnectionHandler", "ConnectionSettings", "Listener", "handshakes_in_all"]
 
 log = logging.getLogger(__name__)
 
@@ -708,6 +708,7 @@ class Listener:
             handler.limits.settings.max_per_address + HANDSHAKES_PER_ADDRESS,
             list(handler.settings.trusted_proxies),
             handler.limits.settings.connections,
+            handshakes_in_all(handler.limits.settings.max_total),
         )
         # TLS is not asyncio's (``ssl=`` to serve): asyncio would hand the server a socket
         # only once its TLS handshake is done, and sockets silent in theirs would go
@@ -774,6 +775,7 @@ class _Bounded(ServerConnection):
     tls: ssl.SSLContext | None = None  # this port's TLS, done here rather than by asyncio
     _behind: asyncio.Task[None] | None = None
     _counted: str | None = None  # the address ``gate`` counts this socket under
+    _accepted: asyncio.Transport | None = None  # the socket, while in its handshake
     client: str | None = None  # the client's address, once read (``address_of``)
     _opened = False  # websockets has the socket (on a TLS port: once its handshake is done)
     _ended = False  # the socket was lost before websockets had it
@@ -798,10 +800,11 @@ class _Bounded(ServerConnection):
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
         if self.gate is not None:
             address = _address(transport.get_extra_info("peername"))
-            if not self.gate.enter(address):
+            if not self.gate.enter(address, self):
                 transport.abort()  # closed unread, before websockets has seen it
                 return
             self._counted = address
+            self._accepted = transport
         if self.tls is None:
             self._open(transport)
             return
@@ -872,9 +875,24 @@ class _Bounded(ServerConnection):
             self._ended = True
 
     def _leave(self) -> None:
+        self._handshaken()
         if self.gate is not None and self._counted is not None:
             self.gate.leave(self._counted)
             self._counted = None
+
+    def _handshaken(self) -> None:
+        """No longer among the sockets in their handshakes: open (a WebSocket), or gone."""
+        if self.gate is not None and self._accepted is not None and self._counted is not None:
+            self._accepted = None
+            self.gate.handshaken(self._counted, self)
+
+    def evict(self) -> None:
+        """Closed unread in its handshake, to make room for another address's socket
+        (``Handshaking``)."""
+        accepted = self._accepted
+        self._leave()
+        if accepted is not None:
+            accepted.abort()
 
     def _end(self) -> bool | None:
         """The peer's end of its stream, once websockets has the socket."""
@@ -943,6 +961,8 @@ class _Bounded(ServerConnection):
         try:
             await super().handshake(*args, **kwargs)
         finally:
+            if self.protocol.state is State.OPEN:
+                self._handshaken()
             held, self._held = self._held, None
             if held and self.protocol.state is State.OPEN:
                 self._read(b"".join(held))
@@ -1099,6 +1119,16 @@ progress and plain HTTP requests (a page's assets), so that one over the cap of 
 connections still hears 1013 from a finished handshake."""
 
 
+def handshakes_in_all(max_connections: int) -> int:
+    """Sockets that may be in their handshakes at once, from every address together
+    (``SocketGate``): a quarter of ``--max-connections``, at least ``HANDSHAKES_IN_ALL``."""
+    return max(HANDSHAKES_IN_ALL, max_connections // 4)
+
+
+HANDSHAKES_IN_ALL: Final = 256
+"""The fewest sockets that may be in their handshakes at once, whatever the caps."""
+
+
 class SocketGate:
     """Open sockets per peer address, counted from the TCP accept (before TLS).
 
@@ -1114,21 +1144,35 @@ class SocketGate:
     counted by the forwarded address once its request is read, against the same rate
     (``forwarded``: one beyond is answered 429), and against the caps on open
     connections after its handshake (``Limits.admit``).
+
+    The sockets still in their handshakes (TLS, WebSocket, or a plain HTTP request till
+    it is answered) are also counted in all, a trusted proxy's too, at most
+    ``handshakes`` (``Handshaking``): capped per address only, 30 addresses holding 78
+    each used up the process's 1024 descriptors, whatever ``--max-connections`` said,
+    and a signed-in player's ``new_game`` failed for want of one. With the caps after
+    the handshake, the descriptors clients can hold are bounded (``server.descriptors``).
     """
 
-    def __init__(self, limit: int, trusted: list[Network], connections: Rate | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        trusted: list[Network],
+        connections: Rate | None = None,
+        handshakes: int = HANDSHAKES_IN_ALL,
+    ) -> None:
         self.limit = limit
         self.trusted = trusted
+        self.handshaking = Handshaking(handshakes)
         self.open: dict[str, int] = {}
         self.handshakes: set[asyncio.Task[None]] = set()  # TLS handshakes going on
         self.accepts = BucketMap(connections) if connections is not None else None
 
-    def enter(self, peer: str) -> bool:
-        """Count a new socket from ``peer``; False (not counted) when it is one too many,
-        or comes too soon after the others."""
-        if self.trusted and in_networks(peer, self.trusted):
-            return True
+    def enter(self, peer: str, socket: _Bounded) -> bool:
+        """Count a new socket from ``peer``, in its handshake; False (not counted) when it
+        is one too many, or comes too soon after the others."""
         key = address_key(peer)
+        if self.trusted and in_networks(peer, self.trusted):
+            return self.handshaking.enter(key, socket)
         if self.accepts is not None:
             now = time.monotonic()
             bucket = self.accepts.get(key, now)
@@ -1149,8 +1193,14 @@ class SocketGate:
                 held,
             )
             return False
+        if not self.handshaking.enter(key, socket):
+            return False
         self.open[key] = held + 1
         return True
+
+    def handshaken(self, peer: str, socket: _Bounded) -> None:
+        """``socket`` from ``peer`` is no longer in its handshake (open, or gone)."""
+        self.handshaking.leave(address_key(peer), socket)
 
     def forwarded(self, proxy: str, client: str) -> float:
         """Count a new connection from ``client``, the address the trusted ``proxy``
@@ -1187,6 +1237,81 @@ class SocketGate:
             self.open[key] = left
         else:
             self.open.pop(key, None)
+
+
+class Handshaking:
+    """The sockets in their handshakes, by address, oldest first: at most ``allowed``.
+
+    When there are as many, a new socket takes the place of the oldest of the address
+    holding the most, if that one holds more than the new socket's address then would:
+    it is closed, unread. Else the new one is. Addresses holding many sockets that
+    never finish their handshakes (each within its own cap) may fill the places, and a
+    client holding none still gets one: refused at once, it waited in vain, since each
+    socket of theirs that timed out came back at once.
+    """
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed = allowed
+        self.count = 0
+        self._sockets: dict[str, dict[_Bounded, None]] = {}  # by address, oldest first
+        self._holding: dict[int, dict[str, None]] = {}  # how many -> addresses holding so many
+        self._most = 0  # the most sockets one address holds
+
+    def enter(self, key: str, socket: _Bounded) -> bool:
+        """Count ``socket`` of address ``key``; False (not counted) when there is no room."""
+        if self.count >= self.allowed and not self._make_room(key):
+            return False
+        held = self._sockets.setdefault(key, {})
+        held[socket] = None
+        self._recount(key, len(held) - 1, len(held))
+        self.count += 1
+        return True
+
+    def leave(self, key: str, socket: _Bounded) -> None:
+        held = self._sockets.get(key)
+        if held is None or socket not in held:
+            return
+        del held[socket]
+        if not held:
+            del self._sockets[key]
+        self._recount(key, len(held) + 1, len(held))
+        self.count -= 1
+
+    def _make_room(self, key: str) -> bool:
+        own = len(self._sockets.get(key, ()))
+        if self._most <= own + 1:
+            log.warning(
+                "closed a connection from %s before its handshake: %d sockets in their "
+                "handshakes from every address, and none holds more than its share "
+                "(see --max-connections)",
+                key,
+                self.count,
+            )
+            return False
+        most = next(iter(self._holding[self._most]))
+        log.warning(
+            "closed a connection from %s in its handshake for one from %s: %d sockets in "
+            "their handshakes from every address, %d of them from %s (see --max-connections)",
+            most,
+            key,
+            self.count,
+            self._most,
+            most,
+        )
+        next(iter(self._sockets[most])).evict()  # leaves at once
+        return True
+
+    def _recount(self, key: str, before: int, after: int) -> None:
+        if before:
+            holding = self._holding[before]
+            del holding[key]
+            if not holding:
+                del self._holding[before]
+        if after:
+            self._holding.setdefault(after, {})[key] = None
+        self._most = max(self._most, after)
+        while self._most and self._most not in self._holding:
+            self._most -= 1
 
 
 MAX_HEAD_BYTES: Final = 64 * 1024

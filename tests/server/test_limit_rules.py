@@ -1,10 +1,14 @@
-"""The rules of ``server.limits`` and ``server.hub``'s byte bounds, without a server."""
+"""The rules of ``server.limits``, ``server.hub``'s byte bounds and ``server.connection``'s
+places for sockets in their handshakes, without a server."""
 
 from __future__ import annotations
+
+from typing import Any, cast
 
 import pytest
 
 from server.config import SettingsError, limit_settings, load_settings, origins
+from server.connection import Handshaking
 from server.hub import Budget, Outbox
 from server.limits import (
     IN_FLIGHT,
@@ -360,3 +364,35 @@ async def test_an_outbox_gives_frames_in_order_and_holds_none_it_has_given() -> 
     assert await waiting == b"late"
     outbox.close()
     assert await outbox.get() is None
+
+
+class _Socket:
+    """A socket in its handshake, for ``Handshaking``: evicted, it leaves at once."""
+
+    def __init__(self, places: Handshaking, key: str) -> None:
+        self.places, self.key, self.evicted = places, key, False
+
+    def evict(self) -> None:
+        self.evicted = True
+        self.places.leave(self.key, cast(Any, self))
+
+
+def test_sockets_in_their_handshakes_make_room_for_an_address_holding_fewer() -> None:
+    """Addresses each within their own cap filled every place: a client from another
+    address was closed unread, for as long as they kept them filled."""
+    places = Handshaking(4)
+
+    def enter(key: str) -> _Socket | None:
+        socket = _Socket(places, key)
+        return socket if places.enter(key, cast(Any, socket)) else None
+
+    held = [enter("a"), enter("a"), enter("a"), enter("b")]
+    assert all(held) and places.count == 4
+    newcomer = enter("c")  # a holds the most: its oldest makes room
+    assert newcomer is not None and held[0] is not None and held[0].evicted
+    assert enter("c") is None  # a holds 2, c would: no one holds more than its share
+    assert enter("a") is None and enter("b") is None
+    assert enter("d") is not None and held[1] is not None and held[1].evicted
+    places.leave("c", cast(Any, newcomer))
+    assert places.count == 3 and enter("e") is not None
+    assert places.count == 4 and enter("e") is None  # a, b, d, e: one each

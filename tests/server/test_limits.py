@@ -34,7 +34,7 @@ from engine.levels import LEVELS
 from engine.replay import parse_replay, rebuild
 from protocol import MAX_SERVER_FRAME_BYTES, REPLAY_PAGE_ACTIONS, SUBPROTOCOL, build, encode
 from protocol.messages import SERVER_MESSAGES
-from server import logs
+from server import connection, logs
 from server import service as service_module
 from server.config import Settings, published_limits
 from server.connection import HANDSHAKES_PER_ADDRESS
@@ -641,6 +641,52 @@ async def test_sockets_that_never_handshake_are_capped_per_address(
     async with connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)], local_addr=beside) as ws:
         await ws.send(encode({"type": "ping", "id": 1}))
         assert msgpack.unpackb(await ws.recv())["code"] == "hello_required"
+
+
+async def test_sockets_in_their_handshakes_are_capped_in_all(
+    start: Start, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sockets before their handshake were capped per address only: 30 addresses
+    holding 78 each used up the process's 1024 descriptors whatever --max-connections
+    said, new connections failed, and a signed-in player's new_game was answered
+    ``unavailable`` (SQLite could not open its file). They are capped in all too (a
+    quarter of --max-connections, at least ``HANDSHAKES_IN_ALL``: 20 here); a
+    connection past its handshake no longer counts among them, and a client from
+    another address takes the place of a socket of the address holding the most."""
+    monkeypatch.setattr(connection, "HANDSHAKES_IN_ALL", 20)
+    server = await start(max_connections=40, max_connections_per_address=20)
+    port = server.server.port
+    ada = await server.player("ada")  # past its handshake: not counted
+    players = [await server.player(f"p{n}") for n in range(19)]
+    silent = []
+
+    async def closed(reader: asyncio.StreamReader) -> bool:
+        with contextlib.suppress(TimeoutError, ConnectionError):
+            return await asyncio.wait_for(reader.read(), 0.5) == b""
+        return False
+
+    with caplog.at_level(logging.WARNING):
+        for n in range(30):  # 3 addresses, 10 sockets each: within their own caps
+            beside = (f"127.0.0.{2 + n % 3}", 0)
+            silent.append(await asyncio.open_connection("127.0.0.1", port, local_addr=beside))
+        seen = await asyncio.gather(*(closed(reader) for reader, _writer in silent))
+        assert seen == [False] * 20 + [True] * 10  # the last 10 closed at once, unread
+        url = f"ws://127.0.0.1:{port}/"
+        async with connect(url, subprotocols=[Subprotocol(SUBPROTOCOL)],
+                           local_addr=("127.0.0.9", 0)) as newcomer:  # fmt: skip
+            await newcomer.send(encode({"type": "ping", "id": 1}))
+            assert msgpack.unpackb(await newcomer.recv())["code"] == "hello_required"
+        seen = await asyncio.gather(*(closed(reader) for reader, _writer in silent[:20]))
+    assert seen.count(True) == 1  # one of an address holding 7 made room for it
+    said = [r.getMessage() for r in caplog.records]
+    assert any("handshakes from every address" in line for line in said)
+    assert any("in its handshake for one from 127.0.0.9" in line for line in said)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert (await ada.request("new_game", level="easy"))["type"] == "game"  # served
+    for client in players:
+        await client.close()
+    for _reader, writer in silent:
+        writer.close()
 
 
 async def test_new_connections_are_limited_per_address(
