@@ -213,7 +213,7 @@ class OutputFailed(Exception):
 
 def schema_revision() -> str:
     """The revision of the newest migration this build carries, by its file's number
-    (``0010_...``): the schema it needs. Builds of one version may need different ones,
+    (``0011_...``): the schema it needs. Builds of one version may need different ones,
     so ``--version`` names it; read without Alembic, which ``--version`` does not load."""
     versions = Path(__file__).resolve().parent / "store" / "migrations" / "versions"
     numbers = sorted(path.name[:4] for path in versions.glob("[0-9][0-9][0-9][0-9]_*.py"))

@@ -200,6 +200,37 @@ async def test_a_database_the_other_0009_made_is_brought_to_this_one(
             await store.rotate_token(theirs, token)
 
 
+async def test_deals_dealt_before_the_upgrade_leave_the_pools(
+    store: Store, engine: AsyncEngine
+) -> None:
+    """Builds before each winnable deal was dealt once left a deal in the pool once
+    dealt; its number was shown at the end of its game. Kept by the upgrade, such a
+    deal went on being dealt: whoever had read its number knew every face-down card."""
+    await run_alembic(engine, "downgrade", "0010")
+    await insert_first_game(engine)  # game 7: hard, deal 5
+    async with engine.begin() as conn:  # as such a build left them
+        await conn.execute(
+            text(
+                "INSERT INTO games (id, player_id, level, deal, status, version, moves, score,"
+                " time_ms, hints, undos, suits_removed, created_at, updated_at, finished_at)"
+                " VALUES (8, 1, 'medium', '6', 'won', 0, 0, 0, 0, 0, 0, 4, :t, :t, :t)"
+            ),
+            {"t": WHEN},
+        )
+        pooled = [("hard", "5"), ("easy", "6"), ("classic", "6"), ("hard", "9"), ("easy", "10")]
+        for level, deal in pooled:
+            await conn.execute(
+                text("INSERT INTO easy_deals (level, deal, found_at) VALUES (:l, :d, :t)"),
+                {"l": level, "d": deal, "t": WHEN},
+            )
+    await store.upgrade()
+    assert await differences(engine) == []
+    assert await store.easy_deals("hard") == [9]
+    assert await store.easy_deals("easy") == [10]  # medium's games are dealt from easy's pool
+    assert await store.easy_deals("classic") == []  # the same number is the same shuffle
+    assert await store.easy_deals("medium") == []
+
+
 async def insert_actions(engine: AsyncEngine) -> None:
     """Two actions of game 7 (a deal, then its undo), in the first schema's columns."""
     async with engine.begin() as conn:
