@@ -40,7 +40,8 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import inspect, text
+from sqlalchemy import String, bindparam, inspect, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -54,6 +55,7 @@ __all__ = [
     "SchemaState",
     "alembic_config",
     "head_revision",
+    "missing_privilege",
     "read_schema_state",
     "run_alembic",
     "unknown_revision",
@@ -154,6 +156,46 @@ def _read_state(connection: Connection) -> SchemaState:
     if others and connection.dialect.name == "postgresql":
         others -= set(connection.execute(_EXTENSION_TABLES).scalars())  # PostGIS and the like
     return SchemaState(tuple(revisions), bool(ours), head_revision(), tuple(sorted(others)))
+
+
+# What a serving role needs on PostgreSQL (deploy.md): every statement the server makes
+# reads or writes the models' tables; the schema's version it only reads.
+_TABLE_PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
+_TABLE_PRIVILEGES_MISSING: Final = text(
+    "SELECT t.name, t.privilege FROM unnest(:tables, :privileges) WITH ORDINALITY"
+    " AS t(name, privilege, n) WHERE NOT has_table_privilege(t.name, t.privilege) ORDER BY t.n"
+).bindparams(bindparam("tables", type_=ARRAY(String)), bindparam("privileges", type_=ARRAY(String)))
+_SEQUENCES_MISSING: Final = text(
+    "SELECT s.name FROM (SELECT pg_get_serial_sequence(t.name, t.col) AS name"
+    " FROM unnest(:tables, :columns) AS t(name, col)) AS s"
+    " WHERE s.name IS NOT NULL AND NOT has_sequence_privilege(s.name, 'USAGE') ORDER BY s.name"
+).bindparams(bindparam("tables", type_=ARRAY(String)), bindparam("columns", type_=ARRAY(String)))
+
+
+def missing_privilege(connection: Connection) -> str | None:
+    """PostgreSQL: the first privilege the connection's role lacks among those the
+    server uses, in words (``INSERT on table issued_tokens``), or None. Each table of
+    the models, whichever migration added it: a role granted its rights before an
+    upgrade has none on a table the upgrade made, and would answer every request that
+    uses it ``unavailable``."""
+    wanted = [(name, right) for name in metadata.tables for right in _TABLE_PRIVILEGES]
+    wanted.append(("alembic_version", "SELECT"))
+    tables, privileges = zip(*wanted, strict=True)
+    found = connection.execute(
+        _TABLE_PRIVILEGES_MISSING, {"tables": list(tables), "privileges": list(privileges)}
+    ).first()
+    if found is not None:
+        return f"{found.privilege} on table {found.name}"
+    counters = [
+        (name, table.autoincrement_column.name)
+        for name, table in metadata.tables.items()
+        if table.autoincrement_column is not None
+    ]
+    sequence = connection.execute(
+        _SEQUENCES_MISSING,
+        {"tables": [name for name, _ in counters], "columns": [col for _, col in counters]},
+    ).scalar()
+    return None if sequence is None else f"USAGE on sequence {sequence}"
 
 
 async def read_schema_state(engine: AsyncEngine) -> SchemaState:

@@ -45,6 +45,7 @@ from server.store.errors import (
     SchemaForeign,
     SchemaNewer,
     SchemaOutdated,
+    StoreAccessRefused,
     StoreError,
     StoreUnavailable,
     TablesLocked,
@@ -523,15 +524,29 @@ class Store:
         ``unavailable``. Writes nothing: one guarded update, rolled back. On SQLite it
         updates the one row of ``alembic_version`` (an update of no row takes no write
         lock); on PostgreSQL no row of ``games``, so a role that may store moves but not
-        change the schema's version serves."""
+        change the schema's version serves. On PostgreSQL first every privilege the
+        server uses, on every table (``schema.missing_privilege``): a role granted its
+        rights before an upgrade lacks them on the tables the upgrade made, and would
+        answer every request that uses one ``unavailable``; ``StoreAccessRefused``
+        names the first one missing."""
         touch = _TOUCH if self._sqlite_path is not None else _TOUCH_GAMES
+        missing = None
         with translate_errors():
             async with self._writing.connect() as conn:
                 transaction = await conn.begin()
                 try:
-                    await conn.execute(touch)
+                    if self._sqlite_path is None:
+                        missing = await conn.run_sync(schema.missing_privilege)
+                    if missing is None:
+                        await conn.execute(touch)
                 finally:
                     await transaction.rollback()
+        if missing is not None:
+            raise StoreAccessRefused(
+                f"permission denied: the database role lacks {missing} (grant the serving role "
+                "SELECT, INSERT, UPDATE and DELETE on all tables and USAGE on all sequences "
+                "again after every schema upgrade)"
+            )
         if self._pinned is not None and self._file_watch is None:  # serving now
             self._check_file()  # replaced while the server started: refused
             self._file_watch = asyncio.get_running_loop().create_task(self._watch_file())

@@ -72,7 +72,8 @@ from server.store import (
     StoreError,
     StoreUnavailable,
 )
-from server.store.database import async_url, connect_arguments
+from server.store.database import async_url, connect_arguments, create_engine
+from server.store.schema import run_alembic
 from tests.helpers import interrupted_while_loading
 from tests.server.conftest import Running, quiet_settings
 from tests.server.http_get import http_get
@@ -1245,6 +1246,62 @@ def test_a_role_that_may_only_read_is_refused_at_once_not_waited_for(
     assert "not available yet" not in err, err
     last = err.splitlines()[-1]
     assert last.startswith("scorpion-server: cannot use the database: ") and "permission" in last
+
+
+def test_a_serving_role_without_the_grants_on_an_upgrades_new_table_is_refused(
+    server_postgres_url: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A serving role granted its rights before an upgrade has none on a table the
+    upgrade made (0009's issued_tokens). The start checked only that moves could be
+    stored: the node started, said it was ready, and answered every registration and
+    token rotation ``unavailable``. Refused at start, naming what is missing, until
+    the grants are made again (deploy.md, Schema upgrades)."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    owner = server_postgres_url
+    role = f"scorpion_upgraded_{os.getpid()}"
+    grant = (
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+        f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {role}",
+    )
+
+    async def before_the_upgrade() -> None:
+        await _admin(owner, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+        engine = create_engine(owner)
+        try:
+            await run_alembic(engine, "upgrade", "0008")
+        finally:
+            await engine.dispose()
+        await _admin(
+            owner,
+            f"DROP ROLE IF EXISTS {role}",
+            f"CREATE ROLE {role} LOGIN",
+            f"GRANT USAGE ON SCHEMA public TO {role}",
+            *grant,
+        )
+
+    run_isolated(before_the_upgrade)
+    url = make_url(owner).set(username=role).render_as_string(hide_password=False)
+    try:
+        assert main([*QUICK, "--migrate", "--database-url", owner]) == 0
+        with pytest.raises(StoreAccessRefused, match="lacks SELECT on table issued_tokens"):
+            run_isolated(lambda: _start_and_stop(url, tmp_path))
+        capsys.readouterr()
+        assert main([*QUICK, "--database-url", url, "--db-wait-s", "60"]) == 1
+        last = capsys.readouterr().err.splitlines()[-1]
+        assert last.startswith("scorpion-server: cannot use the database: permission denied")
+        assert "lacks SELECT on table issued_tokens" in last
+        run_isolated(lambda: _admin(owner, *grant))  # as deploy.md says, after --migrate
+        run_isolated(lambda: _start_and_stop(url, tmp_path))
+    finally:
+        run_isolated(lambda: _admin(owner, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
+
+
+async def _start_and_stop(url: str, tmp_path: Path) -> None:
+    server = ScorpionServer(quiet_settings(tmp_path, database_url=url))
+    await server.start()
+    await server.stop()
 
 
 def test_waiting_does_not_cure_access_refused() -> None:
