@@ -79,7 +79,7 @@ class SqliteLock:
             os.close(fd)
             if shared:
                 raise SqliteInUse(
-                    f"a scorpion-server serves {self.path}: stop it before --migrate"
+                    f"a scorpion-server serves {self.path}: stop it before migrating"
                 ) from None
             raise SqliteInUse(
                 f"another scorpion-server already serves {self.path}, or migrates it "

@@ -371,7 +371,7 @@ async def test_migrating_an_sqlite_file_a_server_serves_is_refused(tmp_path: Pat
     first = ScorpionServer(settings)
     await first.start()
     try:
-        with pytest.raises(SqliteInUse, match=r"serves .*scorpion\.db: stop it before --migrate"):
+        with pytest.raises(SqliteInUse, match=r"serves .*scorpion\.db: stop it before migrating"):
             await migrate(settings)
     finally:
         await first.stop()

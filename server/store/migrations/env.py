@@ -13,7 +13,9 @@ Two ways in:
   ``asyncio.run``. ``--sql`` (offline mode) prints the SQL instead.
 
 On PostgreSQL a transaction-scoped advisory lock serialises concurrent
-upgrades (two nodes starting at once with ``--migrate``).
+upgrades (two nodes starting at once with ``--migrate``). On SQLite the CLI
+takes the file's lock shared, as ``--migrate`` does (``server.sqlite_lock``):
+it refuses a file a server serves, whose schema it would change under it.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from alembic import context
 from alembic.autogenerate.api import AutogenContext
 from alembic.util import CommandError
 from sqlalchemy import text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
+from server.sqlite_lock import SqliteInUse, SqliteLock, SqliteUnwritable
 from server.store.database import MIGRATION_LOCK, async_url, create_engine, migrating
 from server.store.models import metadata
 
@@ -79,12 +82,21 @@ def run_migrations(connection: Connection) -> None:
 
 
 async def run_from_cli() -> None:
-    engine = create_engine(database_url(), poolclass=NullPool)
+    url = database_url()
+    lock = SqliteLock(url) if make_url(url).get_backend_name() == "sqlite" else None
+    if lock is not None:  # as --migrate: not beside a server (server.sqlite_lock)
+        try:
+            lock.acquire(shared=True)
+        except (SqliteInUse, SqliteUnwritable) as exc:
+            raise CommandError(str(exc)) from None
+    engine = create_engine(url, poolclass=NullPool)
     try:
         async with migrating(engine) as connection:
             await connection.run_sync(run_migrations)
     finally:
         await engine.dispose()
+        if lock is not None:
+            lock.release()
 
 
 def run_offline() -> None:

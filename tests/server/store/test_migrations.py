@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.config import schema_revision
+from server.sqlite_lock import SqliteLock
 from server.store import (
     SchemaForeign,
     SchemaNewer,
@@ -370,6 +371,26 @@ async def test_cli_upgrades_and_finds_nothing_to_generate(
     code, output = await alembic_cli("-x", f"url={database_url}", "check", env=dict(os.environ))
     assert code == 0, output
     assert "No new upgrade operations detected" in output
+
+
+async def test_cli_does_not_migrate_an_sqlite_file_a_server_serves(tmp_path: Path) -> None:
+    """``--migrate`` refused a file a server serves, but ``alembic upgrade`` and
+    ``downgrade`` took no lock: they changed the schema under the running server."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/scorpion.db"
+    environment = os.environ | {"SCORPION_DATABASE_URL": url}
+    code, output = await alembic_cli("upgrade", "0010", env=environment)
+    assert code == 0, output
+    serving = SqliteLock(url)
+    serving.acquire()  # as a running server holds it
+    try:
+        for command in ("upgrade", "downgrade"):
+            code, output = await alembic_cli(command, "0009", env=environment)
+            assert code != 0, output
+            assert "a scorpion-server serves" in output and "stop it before migrating" in output
+    finally:
+        serving.release()
+    code, output = await alembic_cli("upgrade", "head", env=environment)  # stopped: it may
+    assert code == 0, output
 
 
 async def test_cli_without_url_names_the_ways_to_give_one() -> None:
