@@ -556,6 +556,30 @@ async def migrate(settings: Settings, upgrading: Callable[[], None] | None = Non
     return store.schema_before is not SchemaStatus.CURRENT
 
 
+async def migrate_to(settings: Settings) -> str:
+    """Take the schema to ``settings.migrate_to``, up or down (``--migrate-to``), under
+    the SQLite lock ``--migrate`` takes; the line that says what was done."""
+    revision = settings.migrate_to
+    lock = None
+    if settings.is_sqlite:  # not under a server (``server.sqlite_lock``)
+        make_sqlite_directory(settings)
+        lock = SqliteLock(settings.store_url)
+        lock.acquire(shared=True)
+    try:
+        timeout = settings.db_timeout_ms / 1000
+        store = Store.connect(settings.store_url, connect_timeout=timeout)
+        try:
+            before = await store.migrate_to(revision)
+        finally:
+            await store.close()
+    finally:
+        if lock is not None:
+            lock.release()
+    if before == revision:
+        return f"schema at revision {revision} already: nothing to do"
+    return f"schema migrated from revision {before or '(none)'} to {revision}"
+
+
 class _Interrupted(Exception):
     """A signal (Ctrl-C's SIGINT, SIGTERM, SIGHUP) stopped ``--migrate``: ``args[0]``;
     ``args[1]``: the database, asked after, said the migration had not committed (False:
@@ -733,6 +757,9 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     try:
         if settings.migrate:
             log.info("%s", asyncio.run(_migrate_unless_interrupted(settings)))
+            return 0, None
+        if settings.migrate_to:
+            log.info("%s", asyncio.run(migrate_to(settings)))
             return 0, None
         run_loop(run(settings), settings.event_loop)
     except KeyboardInterrupt:  # Ctrl-C during --migrate: rolled back

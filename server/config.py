@@ -105,6 +105,7 @@ class Settings:
     web_dir: str = ""  # the built web client; empty: the one installed with the server
     event_loop: str = "auto"  # auto (uvloop when installed), uvloop or asyncio (server.loop)
     migrate: bool = False  # upgrade the schema and exit
+    migrate_to: str = ""  # take the schema to this revision (up or down) and exit
 
     @property
     def store_url(self) -> str:
@@ -186,6 +187,8 @@ _HELP: dict[str, str] = {
     "web_dir": "directory of the built web client (default: the one installed with the server)",
     "event_loop": "auto (uvloop when installed), uvloop or asyncio",
     "migrate": "upgrade the database schema to this version and exit",
+    "migrate_to": "take the database schema to this revision, older or newer, and exit "
+    "(a downgrade, before an older version is started again: docs/deploy.md)",
 }
 
 
@@ -211,12 +214,17 @@ class OutputFailed(Exception):
         super().__init__(f"cannot write to standard output ({reason})")
 
 
-def schema_revision() -> str:
-    """The revision of the newest migration this build carries, by its file's number
-    (``0011_...``): the schema it needs. Builds of one version may need different ones,
-    so ``--version`` names it; read without Alembic, which ``--version`` does not load."""
+def schema_revisions() -> list[str]:
+    """The revisions of the migrations this build carries, oldest first, by their
+    files' numbers (``0011_...``); read without Alembic, which settings do not load."""
     versions = Path(__file__).resolve().parent / "store" / "migrations" / "versions"
-    numbers = sorted(path.name[:4] for path in versions.glob("[0-9][0-9][0-9][0-9]_*.py"))
+    return sorted(path.name[:4] for path in versions.glob("[0-9][0-9][0-9][0-9]_*.py"))
+
+
+def schema_revision() -> str:
+    """The revision of the newest migration this build carries: the schema it needs.
+    Builds of one version may need different ones, so ``--version`` names it."""
+    numbers = schema_revisions()
     return numbers[-1] if numbers else "none"
 
 
@@ -404,6 +412,15 @@ def problems(settings: Settings) -> list[str]:
     found += _looked_at(_tls_problems, settings, "certfile", "keyfile")
     found += _limit_problems(settings)
     found += _origin_problems(settings)
+    if settings.migrate_to:
+        known = schema_revisions()
+        if settings.migrate:
+            found.append(f"{_label('migrate')} and {_label('migrate_to')}: give one of them")
+        elif settings.migrate_to not in known:
+            found.append(
+                f"{_label('migrate_to')}: this version knows no revision "
+                f"{settings.migrate_to!r} (it has {known[0]} to {known[-1]})"
+            )
     return found
 
 

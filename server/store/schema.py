@@ -46,7 +46,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store.database import MIGRATION_LOCK, migrating
-from server.store.errors import SchemaForeign
+from server.store.errors import SchemaForeign, SchemaNewer
 from server.store.models import metadata
 from server.store.records import SchemaStatus
 
@@ -55,6 +55,7 @@ __all__ = [
     "SchemaState",
     "alembic_config",
     "head_revision",
+    "migrate_to",
     "missing_privilege",
     "read_schema_state",
     "run_alembic",
@@ -224,6 +225,35 @@ async def upgrade(engine: AsyncEngine, begun: Callable[[], None] | None = None) 
             raise SchemaForeign(problem)
         command.upgrade(alembic_config(connection), "head")
         return state.status
+
+    async with migrating(engine) as connection:
+        return await connection.run_sync(run)
+
+
+async def migrate_to(engine: AsyncEngine, revision: str) -> str | None:
+    """``alembic upgrade`` or ``downgrade`` to ``revision``, whichever leads there, in one
+    transaction (``scorpion-server --migrate-to``); the revision before (None: no schema).
+    Refused, as ``upgrade`` refuses, for another program's database (``SchemaForeign``),
+    and for a revision these migrations do not know (``SchemaNewer``): only the version
+    that made it has the way back. Revisions are numbered in one line, so the numbers
+    say which way to go."""
+
+    def run(connection: Connection) -> str | None:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        state = _read_state(connection)
+        problem = state.foreign()
+        if problem is not None:
+            raise SchemaForeign(problem)
+        newer = unknown_revision(state)
+        if newer is not None:
+            raise SchemaNewer(newer)
+        before = state.revisions[0] if state.revisions else None
+        if before is None or before < revision:
+            command.upgrade(alembic_config(connection), revision)
+        elif before > revision:
+            command.downgrade(alembic_config(connection), revision)
+        return before
 
     async with migrating(engine) as connection:
         return await connection.run_sync(run)

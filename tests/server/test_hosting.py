@@ -49,7 +49,7 @@ import threading
 import time
 import warnings
 from collections.abc import Coroutine
-from dataclasses import fields
+from dataclasses import fields, replace
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -58,12 +58,26 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from server.app import ListenError, ScorpionServer, main, make_sqlite_directory, may_pass, migrate
-from server.config import Settings, SettingsError, load_settings, requested_log_format
+from server.app import (
+    ListenError,
+    ScorpionServer,
+    main,
+    make_sqlite_directory,
+    may_pass,
+    migrate,
+    migrate_to,
+)
+from server.config import (
+    Settings,
+    SettingsError,
+    load_settings,
+    requested_log_format,
+    schema_revision,
+)
 from server.http import READY_REUSE_S, HttpRoutes
 from server.logs import configure_logging, describe_exception, reset_logging
 from server.metrics import Metrics
-from server.sqlite_lock import SqliteInUse
+from server.sqlite_lock import SqliteInUse, SqliteLock
 from server.store import (
     DatabaseReplaced,
     SchemaStatus,
@@ -1180,6 +1194,57 @@ def test_a_second_migrate_says_it_had_nothing_to_do(
     assert main(argv) == 0
     said = capsys.readouterr().err
     assert "schema current already: nothing to do" in said and "upgraded" not in said
+
+
+def test_migrate_to_takes_the_schema_down_and_up_without_alembic_ini(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Going back was documented as ``alembic downgrade`` only, which an installed server
+    cannot run (no alembic.ini ships). ``--migrate-to`` takes the same lock and settings
+    as ``--migrate``; a revision this version does not have is refused in one line."""
+    monkeypatch.chdir(tmp_path)  # no alembic.ini here, as on a host installed from the wheel
+    argv = ["--data-dir", str(tmp_path)]
+    head = schema_revision()
+
+    def stamped() -> str:
+        with contextlib.closing(sqlite3.connect(tmp_path / "scorpion.db")) as db:
+            return str(db.execute("SELECT version_num FROM alembic_version").fetchone()[0])
+
+    assert main([*argv, "--migrate"]) == 0
+    assert main([*argv, "--migrate-to", "0009"]) == 0
+    assert f"schema migrated from revision {head} to 0009" in capsys.readouterr().err
+    assert stamped() == "0009"
+    assert main([*argv, "--migrate-to", "0009"]) == 0
+    assert "schema at revision 0009 already: nothing to do" in capsys.readouterr().err
+    assert main([*argv, "--migrate-to", "9999"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"scorpion-server: --migrate-to (SCORPION_MIGRATE_TO): this version knows no revision "
+        f"'9999' (it has 0001 to {head})"
+    ]
+    serving = SqliteLock(f"sqlite+aiosqlite:///{tmp_path}/scorpion.db")
+    serving.acquire()  # as a running server holds it
+    try:
+        assert main([*argv, "--migrate-to", head]) == 2
+        assert "stop it before migrating" in capsys.readouterr().err.splitlines()[-1]
+    finally:
+        serving.release()
+    assert stamped() == "0009"
+    assert main([*argv, "--migrate-to", head]) == 0
+    assert stamped() == head
+
+
+async def test_migrate_to_on_postgresql(server_postgres_url: str | None, tmp_path: Path) -> None:
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    await _admin(server_postgres_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+    settings = quiet_settings(tmp_path, database_url=server_postgres_url)
+    assert await migrate_to(replace(settings, migrate_to="0005")) == (
+        "schema migrated from revision (none) to 0005"
+    )
+    await migrate(settings)
+    line = await migrate_to(replace(settings, migrate_to="0004"))
+    assert line == f"schema migrated from revision {schema_revision()} to 0004"
 
 
 async def test_a_serving_role_that_may_not_change_the_schema_version_serves(
