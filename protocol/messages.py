@@ -152,7 +152,11 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
             "The player's name, unique among players. It is stored trimmed of leading and "
             "trailing space and in Unicode NFC, so show the reply's `player.name`; two names "
             "that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) "
-            "are the same name (`duplicate_name`).",
+            "are the same name (`duplicate_name`). No character of a name may show as nothing: "
+            "none of Unicode's Default_Ignorable_Code_Point (such as U+034F COMBINING GRAPHEME "
+            "JOINER, the variation selectors, U+200B ZERO WIDTH SPACE) and no blank one (the "
+            "Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, U+2800 BRAILLE PATTERN BLANK); "
+            "such a name is `bad_request`.",
         ),
     ),
     _request(

@@ -72,6 +72,7 @@ from clients.cli.terminal import Terminal, printable
 from clients.cli.version import VERSION
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
+from protocol.names import invisible
 
 __all__ = ["DEFAULT_LEVEL", "App", "NoServer", "Unsaved", "error_text", "run"]
 
@@ -406,7 +407,7 @@ class App:
             return _("app.name_empty")
         if len(name) > MAX_NAME_CHARS:
             return ngettext("app.name_long", MAX_NAME_CHARS, limit=MAX_NAME_CHARS)
-        if not name.isprintable():
+        if not name.isprintable() or invisible(name):
             return _("app.name_unprintable")
         return None
 

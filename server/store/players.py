@@ -29,6 +29,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from protocol.names import invisible
 from server.store.errors import NameTaken, NotFound, TokenTaken, integrity_kind
 from server.store.models import IssuedTokenRow, PlayerRow, TokenRow
 from server.store.records import Player
@@ -56,15 +57,18 @@ _PLAYER_COLUMNS: Final = (PlayerRow.id, PlayerRow.name, PlayerRow.created_at)
 
 
 class InvalidName(ValueError):
-    """A player name that is empty, too long or not printable; the message names it."""
+    """A player name that is empty, too long, not printable or invisible; the message
+    names it."""
 
 
 def check_name(name: str) -> str:
-    """``name`` as stored (trimmed, NFC); InvalidName unless 1..32 printable characters."""
+    """``name`` as stored (trimmed, NFC); InvalidName unless 1..32 printable characters,
+    none of them one that shows as nothing (``protocol.names``: a second "admin" with an
+    invisible character inside, or a blank name)."""
     cleaned = unicodedata.normalize("NFC", name.strip())
     if not 0 < len(cleaned) <= MAX_NAME:
         raise InvalidName(f"a name has 1 to {MAX_NAME} characters, not {len(cleaned)}: {name!r}")
-    if not cleaned.isprintable() or len(name_key(cleaned)) > _MAX_KEY:
+    if not cleaned.isprintable() or invisible(cleaned) or len(name_key(cleaned)) > _MAX_KEY:
         raise InvalidName(f"the name {name!r} has characters a name cannot have")
     return cleaned
 

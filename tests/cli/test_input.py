@@ -184,6 +184,17 @@ async def test_an_unprintable_name_is_asked_again(
     assert err == "scorpion: a name has at most 32 characters\n"
 
 
+async def test_a_name_that_shows_as_nothing_is_not_sent(
+    cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Printable to Python, refused by the server (a strike against the address)."""
+    for name in ("ad\u034fmin", "\u3164\u3164", "\u2800"):
+        code, out = await cli("register", name)
+        assert code == 2 and out == ""  # a bad argument, nothing sent
+        err = capsys.readouterr().err
+        assert err == "scorpion: a name has only printable characters, none invisible or blank\n"
+
+
 async def piped(server: Running, config_dir: Path, stdin: str, *args: str) -> tuple[int, str]:
     """``scorpion ARGS`` reading ``stdin`` as a pipe is read (its reader thread), with a limit."""
     out = io.StringIO()

@@ -12,8 +12,10 @@
  * and trailing space and in Unicode NFC", and it compares names in their
  * NFKC case fold, which may be at most 128 characters long (the server's
  * `check_name`: a name of 32 such ligatures as U+FDFA, 18 letters each, is
- * refused). The page sends the name trimmed and in NFC, so the server's own
- * trimming and normalising change nothing, and checks that.
+ * refused). No character of it may show as nothing: Unicode's default
+ * ignorable code points and the blank ones (`INVISIBLE`). The page sends the
+ * name trimmed and in NFC, so the server's own trimming and normalising change
+ * nothing, and checks that.
  *
  * What this cannot know is the Unicode version of the server's Python: a
  * character assigned after it (new in Unicode 15, say, for a server on Python
@@ -33,6 +35,21 @@ export type CheckedName = { name: string } | NameProblem;
 
 /** Python's non-printable characters: Unicode's "Other" (Cc, Cf, Cs, Co, Cn) and "Separator" (Zs, Zl, Zp) but the space. */
 const NOT_PRINTABLE = /(?! )[\p{C}\p{Z}]/u;
+
+/**
+ * Printable characters a name may not have, as the server's `protocol/names.py`
+ * lists them: Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt
+ * of Unicode 14.0, the same in 17.0; spelled out, so that no browser's own
+ * Unicode version changes it), then the blank Hangul fillers and U+2800 BRAILLE
+ * PATTERN BLANK.
+ */
+const INVISIBLE =
+  /[\u00AD\u034F\u061C\u115F-\u1160\u17B4-\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E0FFF}\u115F\u1160\u3164\uFFA0\u2800]/u;
+
+/** Whether `text` has a character that shows as nothing (`INVISIBLE`). */
+export function hasInvisible(text: string): boolean {
+  return INVISIBLE.test(text);
+}
 
 /** `str.isprintable()`: every character printable (the empty string is). */
 export function isPrintable(text: string): boolean {
@@ -62,7 +79,7 @@ export function checkName(typed: string): CheckedName {
   if (name === "") return { problem: "empty" };
   const chars = codePoints(name);
   if (chars > MAX_NAME_CHARS) return { problem: "long", chars };
-  if (!isPrintable(name)) return { problem: "chars" };
+  if (!isPrintable(name) || hasInvisible(name)) return { problem: "chars" };
   if (codePoints(nameKey(name)) > MAX_NAME_KEY_CHARS) return { problem: "spelled" };
   return { name };
 }

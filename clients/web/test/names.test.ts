@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { setLocale, STRINGS } from "../src/i18n";
-import { checkName, type CheckedName } from "../src/names";
+import { checkName, type CheckedName, hasInvisible } from "../src/names";
 import { nameText } from "../src/words";
 
 (globalThis as { document?: unknown }).document = { documentElement: { lang: "" }, title: "" };
@@ -91,6 +91,21 @@ const CLAUSES: [string, [string, CheckedName][]][] = [
       ["♠♥♦♣!", sent("♠♥♦♣!")],
     ],
   ],
+  [
+    "No character of a name may show as nothing: none of Unicode's Default_Ignorable_Code_Point",
+    [
+      ["ad\u034fmin", CHARS], // looks like "admin"
+      ["ad\ufe0fmin", CHARS],
+      ["ad\u180fmin", CHARS],
+      ["admin\u{e0100}", CHARS],
+      ["\u3164\u3164\u3164", CHARS], // looks like no name at all
+      ["\u2800\u2800\u115f", CHARS],
+      ["a\uffa0b", CHARS],
+      ["a\u1160b", CHARS],
+      ["\u2801", sent("\u2801")], // a braille pattern with a dot shows
+      ["ㄱ", sent("ㄱ")],
+    ],
+  ],
 ];
 
 describe("a name, as PROTOCOL.md says the server takes it", () => {
@@ -100,6 +115,23 @@ describe("a name, as PROTOCOL.md says the server takes it", () => {
       for (const [typed, expected] of cases) expect(checkName(typed), JSON.stringify(typed)).toEqual(expected);
     });
   }
+
+  it("refuses what the server's table refuses, which is Unicode's Default_Ignorable_Code_Point", () => {
+    const table = readFileSync(new URL("../../../protocol/names.py", import.meta.url), "utf8");
+    const ranges = [...table.matchAll(/\(0x([0-9A-F]+), 0x([0-9A-F]+)\)/g)].map(([, a, b]) => [parseInt(a, 16), parseInt(b, 16)]);
+    expect(ranges.length).toBeGreaterThan(10);
+    const blank = [0x115f, 0x1160, 0x3164, 0xffa0, 0x2800];
+    const ignorable = /\p{Default_Ignorable_Code_Point}/u;
+    const unlike: string[] = []; // code points where the page, the server or Unicode differ
+    for (let code = 0; code <= 0x10ffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue; // a lone surrogate is not printable anyway
+      const char = String.fromCodePoint(code);
+      const listed = ranges.some(([a, b]) => a <= code && code <= b) || blank.includes(code);
+      const unicode = ignorable.test(char) || blank.includes(code);
+      if (hasInvisible(`a${char}`) !== listed || unicode !== listed) unlike.push(code.toString(16));
+    }
+    expect(unlike).toEqual([]);
+  });
 
   it("section 13's limit is the same", () => {
     expect(PROTOCOL).toContain("| player name | 1..32 printable characters |");

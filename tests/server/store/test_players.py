@@ -64,6 +64,27 @@ async def test_invalid_names_are_refused_before_sql(store: Store, name: str) -> 
         await store.create_player(name)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ad\u034fmin",  # a combining grapheme joiner: shows as "admin"
+        "ad\ufe0fmin",  # a variation selector
+        "admin\U000e0041",  # a tag character
+        "\u3164" * 3,  # Hangul fillers: a blank name
+        "\u2800\u2800\u115f",  # blank braille patterns, a choseong filler
+        "a\uffa0b",
+    ],
+)
+async def test_names_with_characters_that_show_as_nothing_are_refused(
+    store: Store, name: str
+) -> None:
+    """Printable to Python, so they passed: a second "admin" that looks like the first,
+    or a blank name."""
+    await store.create_player("admin")
+    with pytest.raises(InvalidName, match="characters a name cannot have"):
+        await store.create_player(name)
+
+
 def test_name_key_folds_case_and_compatibility_forms() -> None:
     assert name_key("Strauß") == name_key("STRAUSS") == "strauss"
     assert name_key("Ａｎｎａ") == "anna"
