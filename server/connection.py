@@ -118,6 +118,7 @@ from server.logs import connection_id, detached, game_id
 from server.loop import stop_task
 from server.metrics import Metrics
 from server.service import GameService, Session
+from server.webclient import SECURITY_HEADERS, content_security_policy
 
 __all__ = ["ConnectionHandler", "ConnectionSettings", "Listener", "handshakes_in_all"]
 
@@ -700,7 +701,8 @@ class Listener:
             accept_encoding = ", ".join(request.headers.get_all("Accept-Encoding"))
             if_none_match = ", ".join(request.headers.get_all("If-None-Match"))
             reply = await routes.answer(request.path, method, accept_encoding, if_none_match)
-            return _response(reply, body=method != "HEAD")
+            hosts = request.headers.get_all("Host")
+            return _response(reply, method != "HEAD", hosts[0] if len(hosts) == 1 else None)
 
         base = _BodyDropping if routes is not None else _Bounded
         max_buffered = max(handler.settings.outbox_bytes, 2 * MAX_SERVER_FRAME_BYTES)
@@ -1609,10 +1611,12 @@ def _wants_websocket(request: HttpRequest) -> bool:
     return any("websocket" in value.lower() for value in request.headers.get_all("Upgrade"))
 
 
-def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
+def _response(reply: HttpReply, body: bool = True, host: str | None = None) -> HttpResponse:
     """``reply`` as the response; without its body (a HEAD's), but with its length.
     A 304 has neither body nor length, nor the type and coding of the body it stands
-    for (RFC 9110 15.4.5): its tag, caching and ``Vary`` say all."""
+    for (RFC 9110 15.4.5): its tag, caching and ``Vary`` say all. Every one carries the
+    security headers of ``server.webclient``, its policy naming ``host`` (the request's
+    Host)."""
     headers = Headers()
     if reply.status != HTTPStatus.NOT_MODIFIED:
         headers["Content-Type"] = reply.content_type
@@ -1627,5 +1631,8 @@ def _response(reply: HttpReply, body: bool = True) -> HttpResponse:
         headers["Allow"] = reply.allow
     if reply.vary:
         headers["Vary"] = "Accept-Encoding"
+    headers["Content-Security-Policy"] = content_security_policy(host)
+    for name, value in SECURITY_HEADERS:
+        headers[name] = value
     status = HTTPStatus(reply.status).phrase
     return HttpResponse(reply.status, status, headers, reply.body if body else b"")

@@ -24,6 +24,14 @@ tenth is kept as it is.
 
 Without a build (a checkout where Node.js never ran) ``index`` is None and the
 start page says how to build the client instead.
+
+Security headers: every answer of the port carries ``SECURITY_HEADERS`` and a
+``Content-Security-Policy`` (``content_security_policy``): the page loads
+scripts, styles and images from its own origin only (no inline script or
+style: the built page has none, and the client sets its styles through the
+CSSOM), may connect only to its own origin's WebSocket, and may be framed by
+no site (it holds the player's token), with ``X-Frame-Options`` for browsers
+that predate ``frame-ancestors``.
 """
 
 from __future__ import annotations
@@ -36,7 +44,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["ASSET_CACHE", "INDEX_CACHE", "WEB_DIR", "Asset", "WebClient"]
+__all__ = [
+    "ASSET_CACHE",
+    "INDEX_CACHE",
+    "SECURITY_HEADERS",
+    "WEB_DIR",
+    "Asset",
+    "WebClient",
+    "content_security_policy",
+]
 
 WEB_DIR: Final = Path(__file__).with_name("web")
 ASSET_CACHE: Final = "public, max-age=31536000, immutable"
@@ -53,6 +69,34 @@ _TYPES: Final = {
 
 
 _COMPRESSED_TYPES: Final = ("text/", "image/svg+xml", "application/json")
+
+SECURITY_HEADERS: Final = (
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+)
+_POLICY: Final = (
+    "default-src 'self'",
+    "img-src 'self' data:",  # the page's icon is data:, (no request for /favicon.ico)
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+)
+_HOST: Final = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def content_security_policy(host: str | None) -> str:
+    """The page's Content-Security-Policy, for a request that named ``host`` (its Host
+    header; None without one, or with two). The page connects to ``ws://`` or ``wss://``
+    and the host it was loaded from, which ``'self'`` covers only in browsers of CSP
+    level 3, so the policy names both schemes with the host too; a Host that is not a
+    host name, an IP address and a port is named nowhere (its bytes stay out of the
+    header), and the page is left to ``'self'``."""
+    sockets = "connect-src 'self'"
+    if host is not None and _HOST.fullmatch(host):
+        sockets += f" ws://{host} wss://{host}"
+    return "; ".join((*_POLICY, sockets))
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from server import connection as connection_module
 from server.http import METRICS_REUSE_S, READY_REUSE_S, HttpRoutes, accepts_gzip
 from server.metrics import LoopHistogram, Metrics
 from server.store import SchemaStatus, StoreUnavailable
-from server.webclient import WebClient
+from server.webclient import WebClient, content_security_policy
 from tests.server.conftest import Running, Start, quiet_settings
 from tests.server.http_get import http_get
 from tests.server.raw import upgrade_head
@@ -351,6 +351,49 @@ async def test_the_compressed_client_over_the_wire(tmp_path: Path) -> None:
             )
     finally:
         await running.stop()
+
+
+async def test_the_client_is_served_with_its_security_headers(tmp_path: Path) -> None:
+    """No site may frame the page (it holds the player's token), and it loads and connects
+    to its own origin alone: its own WebSocket named with both schemes, as ``'self'``
+    covers them only in newer browsers."""
+    built_client(tmp_path)
+    running = Running(quiet_settings(tmp_path, web_dir=str(tmp_path)))
+    await running.start()
+    try:
+        port = running.server.port
+        for path in ("/", "/assets/index-ab12.js", "/healthz", "/missing"):
+            for method in ("GET", "HEAD"):
+                _status, headers, _body = await http_get(port, path, method=method)
+                assert headers["x-frame-options"] == "DENY", path
+                assert headers["x-content-type-options"] == "nosniff", path
+                assert headers["referrer-policy"] == "no-referrer", path
+                policy = [d.strip() for d in headers["content-security-policy"].split(";")]
+                assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+                assert "connect-src 'self' ws://127.0.0.1 wss://127.0.0.1" in policy, path
+                assert not any("unsafe" in directive for directive in policy)
+        status, held, _body = await http_get(port, "/", headers={"If-None-Match": "*"})
+        assert status == 304 and held["x-frame-options"] == "DENY"
+    finally:
+        await running.stop()
+
+
+@pytest.mark.parametrize(
+    ("host", "named"),
+    [
+        ("scorpion.example.org", " ws://scorpion.example.org wss://scorpion.example.org"),
+        ("127.0.0.1:8765", " ws://127.0.0.1:8765 wss://127.0.0.1:8765"),
+        ("[::1]:8765", " ws://[::1]:8765 wss://[::1]:8765"),
+        (None, ""),
+        ("x; script-src *", ""),  # no host: its bytes stay out of the header
+        ("x y", ""),
+        ("", ""),
+    ],
+)
+def test_the_policy_names_the_pages_own_websocket(host: str | None, named: str) -> None:
+    policy = content_security_policy(host)
+    assert policy.endswith(f"; connect-src 'self'{named}")
+    assert policy.count(";") == 6
 
 
 async def test_without_a_build_the_page_says_how_to_build_the_client(tmp_path: Path) -> None:

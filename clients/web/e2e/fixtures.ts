@@ -3,7 +3,7 @@
  * its test on any console error, page error, failed request or HTTP error
  * response (`allow` lets a test accept messages it causes on purpose, such as
  * the browser's own note of a WebSocket that could not connect while the
- * server was down).
+ * server was down), a breach of the server's Content-Security-Policy among them.
  */
 import { expect, test as base, type Page } from "@playwright/test";
 import { mkdirSync } from "node:fs";
@@ -33,6 +33,19 @@ export function watch(page: Page, found: Watch): void {
   });
 }
 
+/**
+ * Has the page say every breach of its Content-Security-Policy as a console
+ * error (`securitypolicyviolation`: what the policy refused, and by which
+ * directive), whatever the browser itself logs of it.
+ */
+export async function reportViolations(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      console.error(`Content-Security-Policy: ${event.effectiveDirective} refused ${event.blockedURI || "inline"}`);
+    });
+  });
+}
+
 export const test = base.extend<{ watch: Watch }, { server: TestServer }>({
   server: [
     async ({}, use) => {
@@ -46,6 +59,7 @@ export const test = base.extend<{ watch: Watch }, { server: TestServer }>({
   watch: [
     async ({ page }, use) => {
       const found: Watch = { problems: [], allow: [] };
+      await reportViolations(page);
       watch(page, found);
       await use(found);
       expect(found.problems, "console errors or failed requests").toEqual([]);

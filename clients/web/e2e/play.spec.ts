@@ -605,9 +605,12 @@ test("a notice over the columns lets a drop through, and is not drawn over the t
   expect(overlap, "cards under the notice").toBe("");
   // wherever it is, a drop under it lands on the column below
   const column = await boxOf(page, '.column[data-column="1"]');
-  await page.addStyleTag({
-    content: `.notices { left: ${column.x}px !important; top: ${column.y + column.height - 40}px !important; bottom: auto !important; transform: none !important; width: 300px !important; }`,
-  });
+  // a style sheet made by script (the server's Content-Security-Policy refuses a <style>)
+  await page.evaluate((css) => {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(css);
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  }, `.notices { left: ${column.x}px !important; top: ${column.y + column.height - 40}px !important; bottom: auto !important; transform: none !important; width: 300px !important; }`);
   await expect(page.locator(".toast.error")).toBeVisible();
   await drag(page, "9D", 1);
   await atVersion(page, 2);

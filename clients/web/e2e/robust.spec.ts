@@ -7,7 +7,7 @@ import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { view } from "../test/fixtures";
 import { STRINGS } from "../src/i18n";
-import { atVersion, drag, expect, heard, listen, redraw, register, startGame, still, tap, test, uniqueName } from "./fixtures";
+import { atVersion, drag, expect, heard, listen, redraw, register, reportViolations, startGame, still, tap, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -1376,4 +1376,34 @@ test("a game's end is said even when the results' statistics cannot be read", as
   await page.locator(".dialog .yes").click();
   await expect(page.locator("p.unread")).toHaveText(STRINGS.en.error_unavailable);
   await expect(page.locator(".said")).toHaveText(`${STRINGS.en.resigned} ${STRINGS.en.error_unavailable}`);
+});
+
+test("the page plays under the server's Content-Security-Policy, which refuses what it does not allow", async ({ browser, server }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await reportViolations(page);
+  const refused: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") refused.push(message.text());
+  });
+  const loaded = await page.goto(server.url);
+  const headers = loaded?.headers() ?? {};
+  expect(headers["content-security-policy"]).toContain("default-src 'self'");
+  expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+  expect(headers["x-frame-options"]).toBe("DENY");
+  await register(page, server.url, uniqueName("csp"));
+  await startGame(page, "easy"); // the table sets its columns' styles
+  await expect(page.locator("main.game .column").first()).toBeVisible();
+  expect(refused, "nothing the page does is refused").toEqual([]);
+  // the check can fail: an inline style and a socket to another host are refused
+  await page.evaluate(() => {
+    document.body.setAttribute("style", "outline: 1px solid red");
+    try {
+      new WebSocket("ws://example.invalid/");
+    } catch {
+      // refused at once in some browsers: the event says it all the same
+    }
+  });
+  await expect.poll(() => refused.filter((text) => text.startsWith("Content-Security-Policy")).length).toBeGreaterThanOrEqual(2);
+  await context.close();
 });

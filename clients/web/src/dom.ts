@@ -1,4 +1,8 @@
-/** A tiny element builder: h("div.card.up", {attrs}, children). */
+/**
+ * A tiny element builder: h("div.card.up", {attrs}, children). A `style` is set
+ * through the CSSOM, not as an attribute: the server's Content-Security-Policy
+ * (no 'unsafe-inline' styles) refuses a style attribute set by a script.
+ */
 export type Child = Node | string | null | undefined | false;
 
 export function h(
@@ -12,6 +16,7 @@ export function h(
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
     if (typeof value === "function") element.addEventListener(key.slice(2), value);
+    else if (key === "style") element.style.cssText = String(value);
     else if (value === true) element.setAttribute(key, "");
     else element.setAttribute(key, String(value));
   }
