@@ -348,8 +348,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "and every other connection signed in with it is signed out: on this node at once, "
         "on another node as soon as that node hears of it (section 3, Tokens). Keep the new "
         "one. When that "
-        "token no longer works (another device rotated it, or it was revoked), the reply is "
-        "`unauthenticated` and the connection is signed out, as after a refused hello. "
+        "token no longer works (another device rotated it, it was revoked, or it expired: an "
+        "expired token is never made a fresh one), the reply is `unauthenticated`, as a hello "
+        "with it gets, and the connection is signed out, as after a refused hello. "
         "With `token`, the new token is the client's own: it keeps it before it asks, so "
         "that a reply lost on the way loses nothing (section 3, Tokens).",
         ("token",),

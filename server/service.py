@@ -178,6 +178,7 @@ from server.store import (
     Player,
     Progress,
     SchemaOutdated,
+    SignIn,
     Store,
     StoredSnapshot,
     StoreError,
@@ -236,6 +237,10 @@ class Session:
     # Games the store gave as the player's at sign-in (a game's owner never changes):
     # opening one needs no read of its owner (``_owned``).
     owned: frozenset[int] = frozenset()
+    # When the token it signed in with expires, and the timer that signs it out then
+    # (``GameService._expire_at``); None while it is signed out or tokens never expire.
+    expires: datetime | None = None
+    expiry: asyncio.TimerHandle | None = None
 
 
 def _request_key(request: Request) -> str:
@@ -480,6 +485,7 @@ class GameService:
     async def disconnect(self, session: Session) -> None:
         """The connection is gone: close its games (their clocks may stop)."""
         self.signed_in.leave(session, None if session.player is None else session.player.id)
+        self._expire_at(session, None)
         for game_id in self.hub.games_of(session.outbox):
             self.hub.unwatch(game_id, session.outbox)
             live = self._games.get(game_id)
@@ -801,6 +807,8 @@ class GameService:
             return
         if not session.greeted:
             raise _fail("hello_required", "The first request on a connection must be hello.")
+        if session.expires is not None and self.store.now() >= session.expires:
+            self._switch_player(session, None)  # its token expired (``_expire_at``)
         if session.player is None and request.type not in ("register", "ping"):
             raise _unauthenticated()
 
@@ -810,6 +818,7 @@ class GameService:
         token = request.opt_str("token")
         player = None
         records: list[GameRecord] = []
+        issued = None  # when the token was issued: its expiry counts from then
         if token is not None:
             found = await self._read_token(token)
             if found is None:
@@ -819,11 +828,11 @@ class GameService:
                 session.greeted = True
                 session.locale = request.get_str("locale")
                 raise _fail("unauthenticated", "Unknown, revoked or expired token.")
-            player, records = found
+            player, records, issued = found
         signed_in = session.player
         if signed_in is not None and (player is None or player.id != signed_in.id):
             raise _already_signed_in()
-        self._switch_player(session, player, token)
+        self._switch_player(session, player, token, issued)
         session.owned = frozenset(record.id for record in records)
         session.greeted = True
         session.locale = request.get_str("locale")
@@ -836,8 +845,8 @@ class GameService:
             limits=self.limits,
         )
 
-    async def _read_token(self, token: str) -> tuple[Player, list[GameRecord]] | None:
-        """The token's player and games, None if it is unknown, expired or revoked,
+    async def _read_token(self, token: str) -> SignIn | None:
+        """The token's player, games and issue time, None if it is unknown, expired or revoked,
         including by a revocation this node learnt of while it was read (``_revoked``:
         a ``sign_out``, with ``everywhere`` or not, or a ``rotate_token``, here or on
         another node): that revocation signed out the connections it found, which did not
@@ -865,14 +874,20 @@ class GameService:
             raise _fail("duplicate_name", "Another player already has that name.") from None
         except InvalidName as exc:
             raise _fail("bad_request", f"name: {exc}") from None
-        self._switch_player(session, player, token)
+        self._switch_player(session, player, token, player.created_at)  # its token's too
         return build.registered(
             request.id, player=build.player(player.id, player.name), token=token
         )
 
     def _switch_player(
-        self, session: Session, player: Player | None, token: str | None = None
+        self,
+        session: Session,
+        player: Player | None,
+        token: str | None = None,
+        issued: datetime | None = None,
     ) -> None:
+        """Make ``session`` act as ``player`` (None: signed out), signed in with ``token``
+        issued at ``issued`` (it is signed out when that expires: ``_expire_at``)."""
         same = (session.player and session.player.id) == (player and player.id)
         if not same:
             for game_id in self.hub.games_of(session.outbox):
@@ -886,6 +901,23 @@ class GameService:
         if not same:
             session.owned = frozenset()
         session.player = player
+        self._expire_at(session, None if player is None else issued)
+
+    def _expire_at(self, session: Session, issued: datetime | None) -> None:
+        """Sign ``session`` out once its token, issued at ``issued``, has expired
+        (``token_max_age``), as a revocation does (``_revoked``): its games close then, and
+        its next request that needs a player is ``unauthenticated`` (the expiry is checked
+        again at each request, ``_check_session``, in case the wall clock moved). None: no
+        expiry (signed out, or no token), and the timer set before is cancelled."""
+        if session.expiry is not None:
+            session.expiry.cancel()
+        session.expiry = session.expires = None
+        if issued is None or self.token_max_age is None:
+            return
+        session.expires = issued + self.token_max_age
+        left = (session.expires - self.store.now()).total_seconds()
+        loop = asyncio.get_running_loop()
+        session.expiry = loop.call_later(max(left, 0.0), self._switch_player, session, None)
 
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
         player = _player(session)
@@ -894,25 +926,28 @@ class GameService:
         if given is not None and given == old:  # asked again, signed in with it: done already
             return build.token(request.id, token=given)
         self._rotating.add(session)
+        issued = self.store.now()  # before the store issues it: the session ends no later
         try:
-            new = None if old is None else await self.store.rotate_token(old, given)
+            max_age = self.token_max_age  # an expired token is not made a fresh one
+            new = None if old is None else await self.store.rotate_token(old, given, max_age)
         except TokenTaken:
             raise _fail(
                 "bad_request", "token: that token is or was in use; make another."
             ) from None
         finally:
             self._rotating.discard(session)
-        if new is None:  # rotated on another device, or revoked: gone for this one too
+        if new is None:  # rotated on another device, revoked or expired: gone for this one too
             if old is not None:  # and for every connection on it
                 self._revoked(player.id, hash_token(old))
             self._switch_player(session, None)  # signed out, as a refused hello leaves it
             raise _fail(
                 "unauthenticated",
-                "This connection's token no longer works (rotated or revoked elsewhere);"
-                " the connection is signed out.",
+                "This connection's token no longer works (expired, or rotated or revoked"
+                " elsewhere); the connection is signed out.",
             )
         _still(session, player)  # signed out everywhere meanwhile: the new token is revoked
         self.signed_in.replace_token(session, new)
+        self._expire_at(session, issued)
         assert old is not None
         self._revoked(player.id, hash_token(old))  # the old token's other connections
         return build.token(request.id, token=new)

@@ -17,7 +17,10 @@ rotating one, which holds the new token). On this node the service does so
 with its answer; other nodes hear of it from the store (``server.store.notify``,
 ``SIGN_OUTS``) and do the same, with ``of_token`` finding the connections of a
 token's hash; one that may have missed such news checks every token here
-(``sessions``) against the store.
+(``sessions``) against the store. An expiry (``--token-ttl-days``) ends the
+sessions on a token too, each at its token's expiry, on the node it is on:
+the service learns when the token was issued at sign-in and signs the
+session out then, as a revocation does.
 """
 
 from __future__ import annotations

@@ -27,10 +27,13 @@ Players
   use ignoring case (NFKC case fold), ``InvalidName`` (a ValueError) if it is
   not 1..32 printable characters. The token is returned once; only its
   SHA-256 is stored.
-- ``player_for_token(token) -> Player | None``; ``issue_token(player_id)``,
-  ``revoke_token(token)``, ``rotate_token(token, new=None)`` (``new``: the
-  client's own new token; ``TokenTaken`` if ever issued, working or revoked:
-  ``issued_tokens`` keeps every hash), ``revoke_tokens(player_id)``
+- ``player_for_token(token, max_age=None) -> Player | None`` (``max_age``: a
+  token issued longer ago has expired); ``sign_in(token, max_age=None) -> SignIn
+  | None`` (the player, their unfinished games, and when the token was issued);
+  ``issue_token(player_id)``, ``revoke_token(token)``, ``rotate_token(token,
+  new=None, max_age=None)`` (``new``: the client's own new token; ``TokenTaken``
+  if ever issued, working or revoked: ``issued_tokens`` keeps every hash; an
+  expired token is not rotated), ``revoke_tokens(player_id)``
   (on PostgreSQL each revocation is told to the other nodes with its commit:
   ``listen``'s ``on_revoked``), ``known_tokens(hashes)`` (which are not revoked),
   ``get_player(player_id)``.
@@ -148,6 +151,7 @@ from server.store.records import (
     Player,
     Progress,
     SchemaStatus,
+    SignIn,
     StoredSnapshot,
     pack_hint,
     unpack_hint,
@@ -181,6 +185,7 @@ __all__ = [
     "SchemaNewer",
     "SchemaOutdated",
     "SchemaStatus",
+    "SignIn",
     "Store",
     "StoreAccessRefused",
     "StoreConflict",

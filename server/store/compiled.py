@@ -41,7 +41,7 @@ from server.store.games import (
     status_is,
 )
 from server.store.models import GAMES, ActionRow, GameRow, PlayerRow, TokenRow
-from server.store.players import token_query
+from server.store.players import ISSUED_AT, token_query
 from server.store.records import GameStatus
 
 __all__ = [
@@ -93,20 +93,21 @@ class CompiledQuery:
         return rows
 
 
-PLAYER_WIDTH: Final = 3
-"""The player's columns at the start of a ``signing_in_query`` row; the game's follow,
-then the token's hash (``TOKEN_AT``)."""
+PLAYER_WIDTH: Final = ISSUED_AT + 1
+"""The player's columns and when the token was issued (``players.ISSUED_AT``), at the
+start of a ``signing_in_query`` row; the game's follow, then the token's hash
+(``TOKEN_AT``)."""
 
 
 def signing_in_query(expiring: bool) -> Select[*tuple[Any, ...]]:
     """``token_query`` for several tokens (``token_hashes``, an array) with each one's
     player's unfinished games (``games_query``'s, in its order) in one statement: a
-    row per game (the schema allows one), the player's columns, the game's, and last
-    the token's hash; a player with none has one row whose game columns are NULL; an
-    unknown token, none. ``pg_reader``'s: one round trip for the sign-ins of a batch,
-    where the general path makes two for each. (On SQLite, where a statement is no
-    round trip, the two statements measured 1.2% fewer instructions per returning
-    player.)"""
+    row per game (the schema allows one), the player's columns and the token's issue
+    time, the game's, and last the token's hash; a player with none has one row whose
+    game columns are NULL; an unknown token, none. ``pg_reader``'s: one round trip for
+    the sign-ins of a batch, where the general path makes two for each. (On SQLite,
+    where a statement is no round trip, the two statements measured 1.2% fewer
+    instructions per returning player.)"""
     unfinished = and_(GAMES.c.player_id == PlayerRow.id, status_is(GameStatus.ACTIVE))
     return (
         token_query(expiring, many=True)

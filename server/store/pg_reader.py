@@ -68,8 +68,8 @@ from server.store.compiled import (
 )
 from server.store.games import OWNER_QUERY, SNAPSHOT_AT, logged_actions, stored_snapshot
 from server.store.held import HeldConnection
-from server.store.players import player_record
-from server.store.records import GameRecord, LoggedAction, Player, StoredSnapshot
+from server.store.players import ISSUED_AT, player_record
+from server.store.records import GameRecord, LoggedAction, SignIn, StoredSnapshot
 from server.store.writes import game_record
 
 __all__ = ["READS_HELD", "READ_BATCH", "PostgresReader"]
@@ -84,7 +84,7 @@ READ_BATCH: Final = 64
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 Driver = Any  # asyncpg.Connection
-SignedIn = tuple[Player, list[GameRecord]] | None
+SignedIn = SignIn | None
 Restored = tuple[GameRecord | None, StoredSnapshot | None, list[LoggedAction]]
 
 
@@ -289,7 +289,8 @@ def _signed_in(rows: Sequence[Sequence[Any]]) -> dict[str, SignedIn]:
     signed_in: dict[str, SignedIn] = {}
     for token_hash, each in by_token.items():
         games = [row[PLAYER_WIDTH:TOKEN_AT] for row in each if row[PLAYER_WIDTH] is not None]
-        signed_in[token_hash] = player_record(each[0]), [game_record(game) for game in games]
+        unfinished = [game_record(game) for game in games]
+        signed_in[token_hash] = SignIn(player_record(each[0]), unfinished, each[0][ISSUED_AT])
     return signed_in
 
 

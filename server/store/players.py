@@ -35,6 +35,7 @@ from server.store.models import IssuedTokenRow, PlayerRow, TokenRow
 from server.store.records import Player
 
 __all__ = [
+    "ISSUED_AT",
     "MAX_NAME",
     "InvalidName",
     "check_name",
@@ -43,6 +44,7 @@ __all__ = [
     "fetch_known_hashes",
     "fetch_player",
     "fetch_player_by_token",
+    "fetch_token",
     "hash_token",
     "insert_player",
     "insert_token",
@@ -54,6 +56,8 @@ __all__ = [
 MAX_NAME: Final = 32
 _MAX_KEY: Final = 128  # players.name_key: room for what case folding expands
 _PLAYER_COLUMNS: Final = (PlayerRow.id, PlayerRow.name, PlayerRow.created_at)
+ISSUED_AT: Final = len(_PLAYER_COLUMNS)
+"""Where a ``token_query`` row says when the token was issued: after the player's columns."""
 
 
 class InvalidName(ValueError):
@@ -192,14 +196,14 @@ async def fetch_known_hashes(conn: AsyncConnection, token_hashes: Sequence[str])
     return set((await conn.execute(statement)).scalars())
 
 
-def token_query(expiring: bool, *, many: bool = False) -> Select[int, str, datetime]:
-    """The player of a token's hash (``token_hash``); issued after ``issued_after`` if
-    ``expiring``. ``many``: of each of several (``token_hashes``, an array), for
-    ``compiled.signing_in_query``. Also compiled by ``sqlite_reader`` for its own
-    connection."""
+def token_query(expiring: bool, *, many: bool = False) -> Select[int, str, datetime, datetime]:
+    """The player of a token's hash (``token_hash``), then when the token was issued
+    (``ISSUED_AT``); issued after ``issued_after`` if ``expiring``. ``many``: of each of
+    several (``token_hashes``, an array), for ``compiled.signing_in_query``. Also
+    compiled by ``sqlite_reader`` for its own connection."""
     hashes = any_(bindparam("token_hashes", type_=ARRAY(String()))) if many else None
     statement = (
-        select(*_PLAYER_COLUMNS)
+        select(*_PLAYER_COLUMNS, TokenRow.created_at)
         .join(TokenRow, TokenRow.player_id == PlayerRow.id)
         .where(TokenRow.token_hash == (bindparam("token_hash") if hashes is None else hashes))
     )
@@ -212,11 +216,19 @@ async def fetch_player_by_token(
     conn: AsyncConnection, token: str, issued_after: datetime | None = None
 ) -> Player | None:
     """The player of ``token``; None if unknown, or issued before ``issued_after`` (expired)."""
+    found = await fetch_token(conn, token, issued_after)
+    return None if found is None else found[0]
+
+
+async def fetch_token(
+    conn: AsyncConnection, token: str, issued_after: datetime | None = None
+) -> tuple[Player, datetime] | None:
+    """The player of ``token`` and when it was issued; None as ``fetch_player_by_token``."""
     parameters = {"token_hash": hash_token(token), "issued_after": issued_after}
     if issued_after is None:
         del parameters["issued_after"]
     row = (await conn.execute(token_query(issued_after is not None), parameters)).one_or_none()
-    return None if row is None else player_record(row)
+    return None if row is None else (player_record(row), row[3])  # row[ISSUED_AT]
 
 
 async def fetch_player(conn: AsyncConnection, player_id: int) -> Player | None:

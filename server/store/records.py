@@ -39,6 +39,7 @@ __all__ = [
     "Player",
     "Progress",
     "SchemaStatus",
+    "SignIn",
     "StoredSnapshot",
     "pack_hint",
     "unpack_hint",
@@ -85,6 +86,15 @@ class Player:
     id: int
     name: str
     created_at: datetime
+
+
+class SignIn(NamedTuple):
+    """A token's sign-in (``Store.sign_in``): its player, their unfinished games (0 or
+    1, R17), and when the token was issued (an expiry counts from then)."""
+
+    player: Player
+    games: list[GameRecord]
+    issued: datetime
 
 
 class GameRecord(NamedTuple):

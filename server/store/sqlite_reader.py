@@ -54,8 +54,8 @@ from server.store.games import (
     logged_actions,
     stored_snapshot,
 )
-from server.store.players import player_record, token_query
-from server.store.records import GameRecord, GameStatus, LoggedAction, Player, StoredSnapshot
+from server.store.players import ISSUED_AT, player_record, token_query
+from server.store.records import GameRecord, GameStatus, LoggedAction, SignIn, StoredSnapshot
 from server.store.sqlite_file import PinnedFile, open_pinned
 from server.store.writes import game_record
 
@@ -81,9 +81,7 @@ class SqliteReader:
         self._conn: sqlite3.Connection | None = None
         self._closed = False
 
-    def sign_in(
-        self, token_hash: str, issued_after: datetime | None
-    ) -> tuple[Player, list[GameRecord]] | None:
+    def sign_in(self, token_hash: str, issued_after: datetime | None) -> SignIn | None:
         """The token's player and that player's unfinished games (``Store.sign_in``)."""
         token = self._token if issued_after is None else self._token_expiring
         with self._reading() as conn:
@@ -92,7 +90,7 @@ class SqliteReader:
                 return None
             player = player_record(found[0])
             rows = _rows(conn, self._unfinished, player_id=player.id)
-            return player, [game_record(row) for row in rows]
+            return SignIn(player, [game_record(row) for row in rows], found[0][ISSUED_AT])
 
     def game_owner(self, game_id: int) -> int | None:
         with self._reading() as conn:

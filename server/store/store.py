@@ -75,6 +75,7 @@ from server.store.records import (
     PauseState,
     Player,
     SchemaStatus,
+    SignIn,
     StoredSnapshot,
 )
 from server.store.sqlite_file import PinnedFile
@@ -588,13 +589,17 @@ class Store:
                 await notify_revoked(conn, self.node_id, player_id, players.hash_token(token))
             return player_id is not None
 
-    async def rotate_token(self, token: str, new: str | None = None) -> str | None:
+    async def rotate_token(
+        self, token: str, new: str | None = None, max_age: timedelta | None = None
+    ) -> str | None:
         """Replace ``token`` by a new one for the same player, ``new`` when given (a
         client's own; TokenTaken, and nothing changed, if the store has it already); None
-        if ``token`` was not known. Other nodes hear that ``token`` was revoked, as from
+        if ``token`` was not known, or (with ``max_age``) has expired: an expired token
+        is never made a fresh one. Other nodes hear that ``token`` was revoked, as from
         ``revoke_token``."""
+        issued_after = None if max_age is None else self._clock() - max_age
         async with self._transaction() as conn:
-            player = await players.fetch_player_by_token(conn, token)
+            player = await players.fetch_player_by_token(conn, token, issued_after)
             if player is None:
                 return None
             await players.lock_tokens(conn, player.id)  # then the token is read again:
@@ -632,10 +637,9 @@ class Store:
         async with self._reading() as conn:
             return await players.fetch_player_by_token(conn, token, issued_after)
 
-    async def sign_in(
-        self, token: str, max_age: timedelta | None = None
-    ) -> tuple[Player, list[GameRecord]] | None:
-        """``player_for_token`` and that player's ``unfinished_games``, in one read.
+    async def sign_in(self, token: str, max_age: timedelta | None = None) -> SignIn | None:
+        """``player_for_token``, that player's ``unfinished_games`` and when the token was
+        issued, in one read.
 
         (One connection from the pool instead of two: a server restarting under
         thousands of returning players spends most of its time on such reads.)
@@ -647,10 +651,17 @@ class Store:
             async with self._turn(pooled=False):
                 return await self._pg_reader.sign_in(players.hash_token(token), issued_after)
         async with self._reading() as conn:
-            player = await players.fetch_player_by_token(conn, token, issued_after)
-            if player is None:
+            found = await players.fetch_token(conn, token, issued_after)
+            if found is None:
                 return None
-            return player, await games.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
+            player, issued = found
+            unfinished = await games.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
+            return SignIn(player, unfinished, issued)
+
+    def now(self) -> datetime:
+        """The time by the store's clock: what it stamps rows with, and counts a token's
+        age by."""
+        return self._clock()
 
     async def get_player(self, player_id: int) -> Player | None:
         async with self._reading() as conn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -190,8 +191,10 @@ async def test_a_reset_during_a_rotation_leaves_the_rotating_connection_signed_i
     ada = await server.player("ada")
     rotate = store.rotate_token
 
-    async def rotate_then_reset(token: str, given: str | None = None) -> str | None:
-        new = await rotate(token, given)
+    async def rotate_then_reset(
+        token: str, given: str | None = None, max_age: timedelta | None = None
+    ) -> str | None:
+        new = await rotate(token, given, max_age)
         service.remote_reset()
         checking = service._token_check
         assert checking is not None

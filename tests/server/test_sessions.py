@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from protocol.constants import MAX_TOKEN_CHARS, MIN_OWN_TOKEN_CHARS
 from server.sessions import SignedIn
 from server.store import hash_token
-from tests.server.conftest import Running
+from tests.server.conftest import Running, Start
 
 
 def test_signed_in_finds_the_sessions_of_a_tokens_hash() -> None:
@@ -221,3 +223,55 @@ async def test_rotating_a_token_revoked_unseen_signs_the_connection_out(server: 
     refused = await ada.request("rotate_token")
     assert refused["code"] == "unauthenticated" and "signed out" in refused["message"]
     assert (await ada.request("games"))["code"] == "unauthenticated"
+
+
+async def test_an_expired_token_neither_plays_nor_rotates_where_it_signed_in_before(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its expiry was checked only when a token signed in: a connection signed in before
+    kept playing after it, and its ``rotate_token`` made the expired token a fresh one,
+    so one connection kept open held the player past every expiry."""
+    server = await start(token_ttl_days=1)
+    ada = await server.player("ada")
+    store = server.server.store
+    assert store is not None and ada.token is not None
+    later = datetime.now(UTC) + timedelta(days=1, minutes=1)
+    monkeypatch.setattr(store, "_clock", lambda: later)
+    fresh = await server.connect()
+    assert (await fresh.hello(ada.token))["code"] == "unauthenticated"
+    assert (await ada.request("new_game", level="hard"))["code"] == "unauthenticated"
+    assert (await ada.request("rotate_token"))["code"] == "unauthenticated"
+    assert (await ada.request("ping"))["type"] == "pong"  # signed out, the connection open
+    assert await store.player_for_token(ada.token) is not None  # not made a fresh one
+
+
+async def test_a_session_ends_when_its_token_expires(server: Running) -> None:
+    """At its token's expiry, counted from when the token was issued (not from the
+    connection's hello), a connection is signed out as by a revocation: its games close
+    (no more events), and its next request that needs a player is ``unauthenticated``;
+    the player's other token, issued later, keeps working."""
+    loop = asyncio.get_running_loop()
+    service = server.server.service
+    assert service is not None
+    service.token_max_age = timedelta(seconds=4)
+    ada = await server.player("ada")
+    expired_by = loop.time() + 4  # the token was issued before
+    store = server.server.store
+    assert store is not None and ada.player is not None and ada.token is not None
+    game = (await ada.request("new_game", level="hard", deal=1))["game"]
+    await asyncio.sleep(2.5)
+    tablet = await server.connect()  # the same player on a token of its own, issued now
+    assert (await tablet.hello(await store.issue_token(ada.player["id"])))["type"] == "welcome"
+    assert (await tablet.request("open_game", game=game))["type"] == "game"
+    phone = await server.connect()  # a late hello with the first token
+    assert (await phone.hello(ada.token))["type"] == "welcome"
+    assert (await phone.request("open_game", game=game))["type"] == "game"
+    await asyncio.sleep(expired_by + 0.5 - loop.time())
+    assert (await tablet.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    assert (await tablet.request("games"))["type"] == "games"
+    assert (await ada.request("games"))["code"] == "unauthenticated"
+    assert (await phone.request("games"))["code"] == "unauthenticated"
+    assert [m for m in phone.drain() if m["type"] == "events" and m["v"] >= 1] == []
+    assert [m for m in ada.drain() if m["type"] == "events" and m["v"] >= 1] == []
+    again = await server.connect()
+    assert (await again.hello(ada.token))["code"] == "unauthenticated"

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from server.store import Ending, GameStatus, GameWrite, Progress, Store
+from server.store import Ending, GameStatus, GameWrite, Progress, SignIn, Store
 from server.store import games as game_reads
 from server.store import players as player_reads
 from server.store.records import NewAction, unpack_hint
@@ -33,7 +33,8 @@ async def test_it_reads_what_the_general_path_reads(store: Store) -> None:
         stored = await game_reads.fetch_actions(conn, game.id, 0)
         general_owner = await game_reads.fetch_owner(conn, game.id)
 
-    assert await store.sign_in(token) == (general_player, general_games)
+    assert general_player == player  # its token was issued with it
+    assert await store.sign_in(token) == SignIn(player, general_games, player.created_at)
     assert await store.load_game(game.id, 1) == (general_game, general_log)
     assert await store.game_owner(game.id) == general_owner == player.id
     record, log = await store.load_game(game.id)
@@ -91,15 +92,15 @@ async def test_signing_in_lists_the_unfinished_game_and_only_it(store: Store) ->
     game, which the schema makes one at most), and one a game and its log: none, then
     one game beside a finished one, and an empty log, as the general path reads them."""
     player, token = await store.create_player("anna")
-    assert await store.sign_in(token) == (player, [])
+    assert await store.sign_in(token) == SignIn(player, [], player.created_at)
     first = await store.create_game(player.id, "classic", 1)
     await store.commit(GameWrite(first.id, 0, Progress(), ending=Ending.RESIGNED))
-    assert await store.sign_in(token) == (player, [])
+    assert await store.sign_in(token) == SignIn(player, [], player.created_at)
     second = await store.create_game(player.id, "hard", 2)
     async with store._reading() as conn:
         general = await game_reads.fetch_games(conn, player.id, GameStatus.ACTIVE, None)
         fresh = await game_reads.fetch_game(conn, second.id)
-    assert await store.sign_in(token) == (player, general)
+    assert await store.sign_in(token) == SignIn(player, general, player.created_at)
     assert [game.id for game in general] == [second.id]
     assert await store.load_game(second.id) == (fresh, [])  # a game with no log yet
     await store.commit(move(second.id, 0))

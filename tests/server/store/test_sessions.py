@@ -26,8 +26,14 @@ async def test_tokens_expire_after_their_age(database_url: str) -> None:
         now[0] += timedelta(hours=2)
         assert await store.player_for_token(token, day) is None
         assert await store.player_for_token(token) == player  # no expiry set
+        assert await store.rotate_token(token, max_age=day) is None  # not made a fresh one
+        assert await store.player_for_token(token) == player  # nor revoked
         rotated = await store.rotate_token(token)
         assert rotated is not None and await store.player_for_token(rotated, day) == player
+        signed_in = await store.sign_in(rotated, day)  # an expiry counts from the rotation
+        assert signed_in is not None and signed_in.issued == now[0]
+        now[0] += timedelta(hours=23)
+        assert await store.rotate_token(rotated, max_age=day) is not None
     finally:
         await store.close()
 
