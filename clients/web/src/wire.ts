@@ -539,7 +539,7 @@ register: (Rate | null)
  */
 auth: (Rate | null)
 /**
- * New connections (WebSocket or plain HTTP) per address, counted as they are accepted; one beyond is closed at once, unanswered. Null: unlimited.
+ * New connections (WebSocket or plain HTTP) per address, counted as they are accepted; one beyond is closed at once, unanswered (through a trusted proxy: answered HTTP 429 with Retry-After). Null: unlimited.
  */
 connect: (Rate | null)
 }
