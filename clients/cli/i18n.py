@@ -2,7 +2,7 @@
 
 Every string the client shows is looked up by a stable key (``status.moves``)
 in ``locale/<lang>.po``. The catalogues are gettext ``.po`` files, read with
-Babel's ``read_po`` when first used: nothing is compiled at build time, so the
+Babel's parser when first used: nothing is compiled at build time, so the
 package works the same from a wheel (the ``.po`` files are package data) and
 from a checkout, and no compiled ``.mo`` file can go stale. A key missing
 from a catalogue falls back to English (tests/cli/test_i18n.py fails on it).
@@ -23,12 +23,17 @@ formats the form for ``count``.
 from __future__ import annotations
 
 import gettext
+import importlib
+import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from babel.messages.catalog import Catalog
-from babel.messages.pofile import read_po
+if TYPE_CHECKING:
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import PoFileParser
 
 __all__ = ["LANGS", "_", "catalogue", "current", "ngettext", "plural_index", "plurals", "use"]
 
@@ -37,10 +42,35 @@ DIRECTORY = Path(__file__).parent / "locale"
 _state = {"lang": "en"}
 
 
+def _babel() -> tuple[type[Catalog], type[PoFileParser]]:
+    """Babel's catalogue and ``.po`` parser, whatever ``TZ`` says.
+
+    Babel reads the local time zone when it is imported and raises ValueError on a
+    ``TZ`` it cannot load (``TZ=/etc/passwd``); nothing here needs that zone, so Babel
+    is then imported with ``TZ`` unset for the moment."""
+    try:
+        importlib.import_module("babel.localtime")
+    except ValueError:
+        zone = os.environ.pop("TZ", "")
+        try:
+            importlib.import_module("babel.localtime")
+        finally:
+            os.environ["TZ"] = zone
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import PoFileParser
+
+    return Catalog, PoFileParser
+
+
 @cache
 def _parsed(lang: str) -> Catalog:
+    # Babel's read_po() dates its Catalog in the local time zone, which raises on a TZ
+    # Python cannot use (TZ=EST+24, a 24-hour offset): this one is dated in UTC.
+    catalog_class, parser_class = _babel()
+    catalog = catalog_class(locale=lang, creation_date=datetime.now(UTC))
     with (DIRECTORY / f"{lang}.po").open("rb") as handle:
-        return read_po(handle, locale=lang)
+        parser_class(catalog).parse(handle)
+    return catalog
 
 
 @cache

@@ -409,3 +409,31 @@ def test_ctrl_c_while_the_arguments_are_read_exits_130(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(program, "parse_args", interrupted)
     assert program.main(["stats"]) == 130
+
+
+def run_in_zone(zone: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with ``TZ=zone``."""
+    return subprocess.run(
+        [sys.executable, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "TZ": zone},
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("zone", ["EST+24", "<+25>-25", "/etc/passwd"])
+def test_a_time_zone_python_cannot_use_is_not_a_traceback(zone: str) -> None:
+    """A ``TZ`` with a 24-hour offset (POSIX allows it) or naming a file that is not a zone
+    ended every command, ``--version`` and ``--help`` too, in a traceback: Babel reads the
+    local zone when imported and dated the catalogues in it. A time from the server is
+    then shown in UTC."""
+    for args in (["--version"], ["--lang", "fi", "--help"]):
+        process = run_in_zone(zone, "-m", "clients.cli", *args)
+        assert (process.returncode, process.stderr) == (0, ""), process.stderr
+    shown = "from clients.cli.render import local_time; print(local_time('2026-12-07T04:00:13Z'))"
+    process = run_in_zone(zone, "-c", shown)
+    assert (process.returncode, process.stdout, process.stderr) == (0, "2026-12-07 04:00:13\n", "")
