@@ -13,6 +13,11 @@ entry for the server that holds no usable token ``InvalidEntry`` (both
 from it, as from a missing file. ``save`` never writes over a malformed
 file, since it may hold tokens the user can still recover; ``set_aside``
 moves such a file out of the way first (``credentials.json.bad``...).
+
+Two commands may save at once (``register`` for one server while ``new-token``
+runs for another): each reads, changes and writes the file holding an advisory
+lock on ``credentials.json.lock`` beside it, and writes through a temporary file
+of its own that replaces the file whole, so neither loses the other's entry.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import os
 import re
 import stat
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -49,6 +56,7 @@ __all__ = [
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 FILE_NAME = "credentials.json"
+LOCK_NAME = "credentials.json.lock"
 MAX_FILE_BYTES = 1 << 20
 """A credentials file larger than this is not read (a token entry takes about 200 bytes)."""
 
@@ -223,15 +231,16 @@ def forget(server: str, directory: Path | None = None, *, revoked: bool = False)
     one opens nothing any more, and goes.
     """
     path = credentials_path(directory)
-    data = _read(path)
-    servers = data.get("servers", {})
-    key = _entry_key(servers, server)
-    if key not in servers:
-        return None
-    before = servers.pop(key)
-    if not revoked:
-        _keep_replaced(data, server, before)
-    _write(path, data)
+    with _locked(path):
+        data = _read(path)
+        servers = data.get("servers", {})
+        key = _entry_key(servers, server)
+        if key not in servers:
+            return None
+        before = servers.pop(key)
+        if not revoked:
+            _keep_replaced(data, server, before)
+        _write(path, data)
     return path
 
 
@@ -259,17 +268,18 @@ def _text(value: object) -> TypeGuard[str]:
 def set_aside(directory: Path | None = None) -> Path | None:
     """Move a malformed credentials file to a free ``credentials.json.bad*`` name; that name."""
     path = credentials_path(directory)
-    try:
-        _read(path)
-    except Malformed:
-        pass
-    else:
-        return None
-    for number in range(1000):
-        aside = path.with_name(f"{FILE_NAME}.bad{number or ''}")
-        if not aside.exists() and not aside.is_symlink():
-            os.replace(path, aside)
-            return aside
+    with _locked(path):
+        try:
+            _read(path)
+        except Malformed:
+            pass
+        else:
+            return None
+        for number in range(1000):
+            aside = path.with_name(f"{FILE_NAME}.bad{number or ''}")
+            if not aside.exists() and not aside.is_symlink():
+                os.replace(path, aside)
+                return aside
     raise Malformed(path, _("saved.no_free_name"))
 
 
@@ -289,27 +299,52 @@ def save(
     directory = directory or config_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = credentials_path(directory)
-    data = _read(path)
-    servers = data.setdefault("servers", {})
-    before = servers.pop(_entry_key(servers, server), None)  # kept under the one key from now on
-    if isinstance(before, dict) and before.get("token") != credentials.token and not rotated:
-        _keep_replaced(data, server, before)  # another player replaces it: not lost
-    servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
-    if credentials.next is not None:
-        servers[_key(server)]["next"] = credentials.next
-    _write(path, data)
+    with _locked(path):
+        data = _read(path)
+        servers = data.setdefault("servers", {})
+        before = servers.pop(_entry_key(servers, server), None)  # kept under one key from now on
+        if isinstance(before, dict) and before.get("token") != credentials.token and not rotated:
+            _keep_replaced(data, server, before)  # another player replaces it: not lost
+        servers[_key(server)] = {"name": credentials.name, "token": credentials.token}
+        if credentials.next is not None:
+            servers[_key(server)]["next"] = credentials.next
+        _write(path, data)
     return path
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the advisory lock of the credentials file ``path`` (another command that
+    changes it waits). Where there is no ``flock`` (Windows), or the lock file cannot
+    be made (no directory yet, a read-only one), there is no lock: the write that
+    follows, if any, says what is wrong."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path.with_name(LOCK_NAME), flags, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` to the credentials file at once (mode 0600), or not at all."""
+    """Write ``data`` to the credentials file at once (mode 0600), or not at all: through
+    a temporary file of this write's own (mode 0600 from the start) beside it."""
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    temporary = path.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, name = tempfile.mkstemp(prefix=f".{FILE_NAME}.", suffix=".tmp", dir=path.parent)
+    temporary = Path(name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.chmod(temporary, 0o600)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)  # a full disk leaves no half-written file behind

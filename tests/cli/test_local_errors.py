@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -437,3 +438,36 @@ def test_a_time_zone_python_cannot_use_is_not_a_traceback(zone: str) -> None:
     shown = "from clients.cli.render import local_time; print(local_time('2026-12-07T04:00:13Z'))"
     process = run_in_zone(zone, "-c", shown)
     assert (process.returncode, process.stdout, process.stderr) == (0, "2026-12-07 04:00:13\n", "")
+
+
+SAVES = """
+import sys
+from pathlib import Path
+from clients.cli import config
+tag, directory = sys.argv[1], Path(sys.argv[2])
+for number in range(100):
+    config.save(f"ws://{tag}{number}.example", config.Credentials(tag, "t" * 43), directory)
+"""
+
+
+def test_two_commands_saving_at_once_keep_both_players(tmp_path: Path) -> None:
+    """Two processes saving players for other servers at once lost entries, or failed,
+    on the one ``credentials.tmp`` both wrote through; each entry is kept now."""
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAVES, tag, str(tmp_path)],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("a", "b")
+    ]
+    errors = [process.communicate(timeout=120)[1] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], errors
+    servers = json.loads(config.credentials_path(tmp_path).read_text())["servers"]
+    assert len(servers) == 200
+    assert sorted(each.name for each in tmp_path.iterdir()) == [
+        "credentials.json",
+        "credentials.json.lock",
+    ]
+    assert stat.S_IMODE(config.credentials_path(tmp_path).stat().st_mode) == 0o600
