@@ -2,7 +2,9 @@
 
 No input ends in a traceback: a bad argument is one line naming it (exit 2),
 a failure that ends a command is one line on stderr too (exit 1, ``app``),
-an interrupt exits 130, a closed pipe (``scorpion replay 3 | head``)
+an interrupt exits 130 (SIGTERM, SIGHUP and SIGQUIT end it as quietly, with
+128 plus the signal's number, once the line editor has given the terminal back
+its modes), a closed pipe (``scorpion replay 3 | head``)
 ends the program quietly, standard output closed (``>&-``) or refusing to be
 written (``>/dev/full``) is one line on stderr (exit 1), and even a bug is one
 line on stderr (set ``SCORPION_DEBUG=1`` for its traceback). Nothing is
@@ -14,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from clients.cli.app import run
 from clients.cli.i18n import _, use
@@ -46,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         complain(_("app.no_stdout"))
         return 1
     try:
-        return asyncio.run(run(options, Terminal.standard()))
+        return asyncio.run(until_signalled(run(options, Terminal.standard())))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -59,6 +63,46 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         complain(f"{type(exc).__name__}: {exc}")
         return 1
+
+
+ENDING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
+)
+"""Signals that end the client: their default action would leave the terminal raw."""
+
+
+async def until_signalled(command: Coroutine[Any, Any, int]) -> int:
+    """``command``'s exit status, or 128 + the signal's number when one of
+    ``ENDING_SIGNALS`` ends it first: the command is cancelled, so that the line
+    editor restores the terminal's modes (echo, lines) on its way out. A second
+    such signal has its default action again."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(command)
+    received: list[int] = []
+    handled: list[int] = []
+
+    def end(signum: int) -> None:
+        received.append(signum)
+        for each in handled:
+            loop.remove_signal_handler(each)
+            signal.signal(each, signal.SIG_DFL)
+        task.cancel()
+
+    for signum in ENDING_SIGNALS:
+        # Not in a thread other than the main one, nor with Windows' event loop.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, end, signum)
+            handled.append(signum)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        return 128 + received[0]
+    finally:
+        if not received:
+            for signum in handled:
+                loop.remove_signal_handler(signum)
 
 
 def output_failed(exc: OutputError) -> int:

@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -432,3 +433,31 @@ async def test_ctrl_z_stops_the_client_and_fg_brings_it_back(
         assert "^Z" not in text, text
     finally:
         await shown.tmux("kill-server")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+async def test_a_signal_that_ends_the_client_gives_the_terminal_back(
+    server: Running, tmp_path: Path, ada: str, signum: signal.Signals
+) -> None:
+    """``kill`` (SIGTERM, SIGHUP, SIGQUIT) at the prompt ended the client with the
+    terminal still raw (no echo, no lines) for the shell after it; the line editor now
+    restores it, and the exit status is 128 + the signal's number, with nothing said."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(tmp_path)}-{signum}")
+    err = tmp_path / "stderr"
+    command = (
+        f"cd {ROOT} && unset COLUMNS LINES && export XDG_CONFIG_HOME={tmp_path} "
+        f"SCORPION_SERVER={server.url} && sh -c 'echo $$ >{tmp_path}/pid && exec "
+        f"{sys.executable} -m clients.cli --no-color play --level hard --deal 1' 2>{err}; "
+        'echo "exit status $?"; stty -a; sleep 60'
+    )
+    await shown.tmux("new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", command)
+    try:
+        await shown.wait_for(r"(?m)^>")
+        os.kill(int((tmp_path / "pid").read_text()), signum)
+        text = await shown.wait_for(r"exit status \d+(.|\n)*icanon")
+    finally:
+        await shown.tmux("kill-server")
+    assert f"exit status {128 + signum}" in text
+    modes = re.findall(r"(?<![\w-])-?(?:icanon|echo)(?![\w-])", text.split("exit status")[1])
+    assert modes == ["icanon", "echo"], modes
+    assert err.read_text() == ""
