@@ -52,6 +52,7 @@ __all__ = [
     "os_reason",
     "save",
     "set_aside",
+    "tighten",
 ]
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
@@ -221,6 +222,29 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     following = entry.get("next")  # one rotate_token would refuse, or the token itself, is none
     usable = isinstance(following, str) and _OWN_TOKEN.fullmatch(following) and following != token
     return Credentials(name, token, following if usable else None)
+
+
+def tighten(directory: Path | None = None) -> list[tuple[Path, int, int]]:
+    """Take from other users what they may do with the credentials file and its directory
+    (a file written by hand with the usual umask is 0644, in a 0755 directory: then 0600
+    and 0700); what was changed, each as (path, mode before, mode now).
+
+    What cannot be changed (another user's) or is not a regular file or a directory is
+    left as it is; on Windows, whose modes say nothing of that, nothing is done."""
+    if sys.platform == "win32":
+        return []
+    path = credentials_path(directory)
+    changed = []
+    for each, kind in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
+        try:
+            before = os.stat(each).st_mode
+            if not kind(before) or not before & 0o077:
+                continue
+            os.chmod(each, stat.S_IMODE(before) & 0o700)
+        except OSError:
+            continue
+        changed.append((each, stat.S_IMODE(before), stat.S_IMODE(before) & 0o700))
+    return changed
 
 
 def forget(server: str, directory: Path | None = None, *, revoked: bool = False) -> Path | None:

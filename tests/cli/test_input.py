@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -142,10 +143,8 @@ async def test_replay_into_a_closed_pipe_is_quiet(
     lines = solution_lines("medium", DEAL)
     assert (await cli("play", "--level", "medium", "--deal", str(DEAL), lines=lines))[0] == 0
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "SCORPION_SERVER": server.url}
-    (tmp_path / "scorpion").mkdir()
-    (tmp_path / "scorpion" / "credentials.json").write_text(
-        (tmp_path / "config" / "credentials.json").read_text()
-    )
+    (tmp_path / "scorpion").mkdir(mode=0o700)
+    shutil.copy(tmp_path / "config" / "credentials.json", tmp_path / "scorpion")  # 0600 too
     args = ["-m", "clients.cli", "replay", "1", "--speed", "0"]
     code, err = await asyncio.to_thread(closed_pipe_run, args, env)
     assert err == "" and code != 0

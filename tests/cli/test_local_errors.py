@@ -176,9 +176,10 @@ MALFORMED = [
 async def test_a_malformed_credentials_file_is_named_and_read_as_none(
     text: str, cli: CliRunner, config_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config_dir.mkdir()
+    config_dir.mkdir(mode=0o700)
     path = config_dir / "credentials.json"
     path.write_bytes(text.encode("latin-1"))
+    path.chmod(0o600)
     code, out = await cli("games", lines=[])
     assert code == 1 and out == ""
     first, second = capsys.readouterr().err.splitlines()
@@ -216,9 +217,10 @@ async def test_invalid_stored_credentials_are_named(
     server: Running,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    config_dir.mkdir()
+    config_dir.mkdir(mode=0o700)
     path = config_dir / "credentials.json"
     path.write_text(json.dumps({"servers": {server.url.rstrip("/"): entry}}))
+    path.chmod(0o600)
     code, out = await cli("stats", lines=[])
     assert code == 1 and out == ""
     err = capsys.readouterr().err
@@ -471,3 +473,27 @@ def test_two_commands_saving_at_once_keep_both_players(tmp_path: Path) -> None:
         "credentials.json.lock",
     ]
     assert stat.S_IMODE(config.credentials_path(tmp_path).stat().st_mode) == 0o600
+
+
+async def test_a_credentials_file_others_may_read_is_made_the_users_own(
+    cli: CliRunner, config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A credentials file written by hand with the usual umask (0644, in a 0755
+    directory) was used as it was, the token readable by every user: it is made 0600
+    (the directory 0700), and that is said once."""
+    assert (await cli("register", "ada"))[0] == 0
+    path = config.credentials_path(config_dir)
+    config_dir.chmod(0o755)
+    path.chmod(0o644)
+    capsys.readouterr()
+    assert (await cli("stats"))[0] == 0
+    assert capsys.readouterr().err == (
+        f"scorpion: {config_dir} could be read by other users (mode 755), and it holds your"
+        " sign-in token: it is mode 700 now\n"
+        f"scorpion: {path} could be read by other users (mode 644), and it holds your"
+        " sign-in token: it is mode 600 now\n"
+    )
+    assert stat.S_IMODE(config_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert (await cli("stats"))[0] == 0
+    assert capsys.readouterr().err == ""
