@@ -412,7 +412,9 @@ class App:
             return _("app.name_empty")
         if len(name) > MAX_NAME_CHARS:
             return ngettext("app.name_long", MAX_NAME_CHARS, limit=MAX_NAME_CHARS)
-        if not name.isprintable() or invisible(name):
+        # Bytes of standard input that are not UTF-8 are read as U+FFFD (tolerate_encodings):
+        # not a name, as they are refused as one given to ``register`` (options.py).
+        if not name.isprintable() or invisible(name) or "\N{REPLACEMENT CHARACTER}" in name:
             return _("app.name_unprintable")
         return None
 

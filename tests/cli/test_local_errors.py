@@ -497,3 +497,24 @@ async def test_a_credentials_file_others_may_read_is_made_the_users_own(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert (await cli("stats"))[0] == 0
     assert capsys.readouterr().err == ""
+
+
+async def test_a_name_typed_in_bytes_that_are_not_utf8_is_asked_again(
+    server: Running, tmp_path: Path
+) -> None:
+    """``\\xff`` typed at the name question registered a name with U+FFFD in it, while
+    ``scorpion register`` refuses the same bytes: the question says so and asks again."""
+    process = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "clients.cli", "--server", server.url, "stats"],
+        input=b"ada\xff\nbob\n",
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+        timeout=60,
+        check=False,
+    )
+    out = process.stdout.decode()
+    assert process.returncode == 0, (out, process.stderr)
+    assert "a name has only printable characters; " in out
+    assert "registered as bob" in out and "ada" not in out
