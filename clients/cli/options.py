@@ -443,7 +443,9 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
         unknown = _("args.unrecognized", args=" ".join(strays))
         hint = f" {_('args.after_dashes')}" if "register" in argv else ""
         raise UsageError(unknown + hint) from None
-    no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR"))
+    # A terminal that says it is dumb (or says nothing) may show colour sequences as text.
+    dumb = env.get("TERM", "") in ("", "dumb")
+    no_color = bool(getattr(args, "no_color", False)) or bool(env.get("NO_COLOR")) or dumb
     server = getattr(args, "server", None)
     if server is None and env.get("SCORPION_SERVER"):
         try:

@@ -114,6 +114,21 @@ def test_an_unknown_option_is_named_before_a_missing_argument(argv: list[str], s
     assert parse_args(["register", "--serv=ws://h:1", "ada"], env={}).server == "ws://h:1"
 
 
+@pytest.mark.parametrize(
+    ("env", "color"),
+    [
+        ({"TERM": "xterm-256color"}, True),
+        ({"TERM": "dumb"}, False),
+        ({"TERM": ""}, False),
+        ({}, False),
+    ],
+)
+def test_a_dumb_terminal_gets_no_colours(env: dict[str, str], color: bool) -> None:
+    """``TERM=dumb`` (an Emacs shell, a CI console), or no ``TERM`` at all, got the
+    board in ANSI colour sequences, which such a terminal shows as text."""
+    assert parse_args(["play"], env=env).color is color
+
+
 def test_options_from_the_environment() -> None:
     env = {"SCORPION_SERVER": "ws://example:1", "NO_COLOR": "1", "LANG": "fi_FI.UTF-8"}
     options = parse_args([], env=env)
