@@ -124,6 +124,8 @@ class Reply(dict[str, Any]):
     arrival: int = 0
 
 
+QUOTED_CHARS = 60
+"""At most this much of what a port that is not a WebSocket server answered is quoted."""
 NAME_MISMATCHES = frozenset({62, 64})  # OpenSSL's verify codes: host name, IP address mismatch
 
 
@@ -189,6 +191,19 @@ def _is_loopback(host: str | None) -> bool:
         return False
 
 
+def _answered(exc: InvalidHandshake) -> str | None:
+    """The start of the line an answer that is not HTTP/1.1 began with, as websockets'
+    parser quotes it after its own (English) words (``invalid HTTP status line: SSH-2.0``),
+    at most ``QUOTED_CHARS`` of it; None for an answer that was HTTP."""
+    if exc.__cause__ is None:  # an HTTP answer without the upgrade's headers
+        return None
+    _words, colon, quoted = str(exc.__cause__).partition(": ")
+    if not colon or not quoted:
+        return None
+    quoted = printable(quoted)
+    return quoted if len(quoted) <= QUOTED_CHARS else quoted[: QUOTED_CHARS - 1] + "…"
+
+
 def not_reached(url: str, exc: BaseException) -> str:
     """Why connecting to ``url`` failed, as one line saying what answered there (if anything).
 
@@ -228,8 +243,10 @@ def not_reached(url: str, exc: BaseException) -> str:
     if isinstance(exc, InvalidResponse) and isinstance(exc.__cause__, EOFError) and not tls:
         return _("connection.closed_unanswered", url=url)
     if isinstance(exc, InvalidHandshake):
-        reason = _reason(exc.__cause__ or exc)
-        return _("connection.not_websocket", url=url, reason=reason)
+        answer = _answered(exc)
+        if answer is None:
+            return _("connection.not_websocket", url=url)
+        return _("connection.not_websocket_answer", url=url, answer=answer)
     if isinstance(exc, ConnectionClosed):
         return _("connection.closed_at_hello", url=url, reason=_reason(exc))
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)

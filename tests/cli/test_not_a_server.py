@@ -30,13 +30,14 @@ HTTP_200 = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 HTTP_10 = b"HTTP/1.0 200 OK\r\n\r\nhello"
 BANNER = b"SSH-2.0-OpenSSH_9.6\r\n"
 REDIRECT = b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/play\r\nContent-Length: 0\r\n\r\n"
+GARBAGE = b"\x00\xff" * 1000 + b"\r\n\r\n"
 NO_URL = b"HTTP/1.1 301 Moved\r\nLocation: ws://127.0.0.1:99999/\r\nContent-Length: 0\r\n\r\n"
 
 
-async def attempt(url: str, tmp_path: Path) -> tuple[int, str]:
+async def attempt(url: str, tmp_path: Path, lang: str = "en") -> tuple[int, str]:
     """``scorpion stats --server URL``: the exit status and its line on standard error."""
     out, err = io.StringIO(), io.StringIO()
-    options = parse_args(["--server", url, "stats"], env={})
+    options = parse_args(["--server", url, "--lang", lang, "stats"], env={})
     async with asyncio.timeout(30):
         code = await run(options, Terminal(out, [], err=err), config_dir=tmp_path / "config")
     assert out.getvalue() == ""
@@ -55,7 +56,7 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
     """
     ports: dict[bytes, int] = {}
     servers = []
-    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, REDIRECT, NO_URL, b""):
+    for answer in (HTTP_404, HTTP_200, HTTP_10, BANNER, GARBAGE, REDIRECT, NO_URL, b""):
 
         async def handle(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: bytes = answer
@@ -89,14 +90,20 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
         (  # websockets reads HTTP/1.1 only
             HTTP_10,
             "/",
-            "{url}: did not answer as a WebSocket server (unsupported protocol; "
-            "expected HTTP/1.1: HTTP/1.0 200 OK), not a Scorpion server",
+            "{url}: did not answer as a WebSocket server (it answered “HTTP/1.0 200 OK”), "
+            "not a Scorpion server",
         ),
         (
             BANNER,
             "/",
             "{url}: did not answer as a WebSocket server "
-            "(invalid HTTP status line: SSH-2.0-OpenSSH_9.6), not a Scorpion server",
+            "(it answered “SSH-2.0-OpenSSH_9.6”), not a Scorpion server",
+        ),
+        (  # 8 KB of it was quoted
+            GARBAGE,
+            "/",
+            "{url}: did not answer as a WebSocket server "
+            "(it answered “" + ("\\x00\\xff" * 8)[:59] + "…”), not a Scorpion server",
         ),
         (  # the URL typed was a WebSocket URL: the one it was sent on to is not
             REDIRECT,
@@ -116,13 +123,36 @@ async def answering() -> AsyncIterator[dict[bytes, int]]:
             "{url}: closed the connection without an HTTP answer (a TLS port? use wss://)",
         ),
     ],
-    ids=["http-404", "http-200", "http-1.0", "banner", "redirect", "redirect-no-url", "closed"],
+    ids=[
+        "http-404",
+        "http-200",
+        "http-1.0",
+        "banner",
+        "garbage",
+        "redirect",
+        "redirect-no-url",
+        "closed",
+    ],
 )
 async def test_an_answer_that_is_not_a_websocket_upgrade(
     answering: dict[bytes, int], tmp_path: Path, answer: bytes, path: str, line: str
 ) -> None:
     url = f"ws://127.0.0.1:{answering[answer]}{path}"
     assert await attempt(url, tmp_path) == (1, line.format(url=url) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [("fi", "ei vastannut WebSocket-palvelimena (vastaus oli ”"), ("ru", "(ответ: «")],
+)
+async def test_what_answered_is_quoted_in_the_players_language(
+    answering: dict[bytes, int], tmp_path: Path, lang: str, said: str
+) -> None:
+    """The reason websockets gives (``invalid HTTP status line``) was put in English into
+    the Finnish or Russian line; only what the port answered is quoted."""
+    code, line = await attempt(f"ws://127.0.0.1:{answering[BANNER]}/", tmp_path, lang)
+    assert code == 1 and said in line and "SSH-2.0-OpenSSH_9.6" in line
+    assert "invalid" not in line and "HTTP" not in line
 
 
 async def test_wss_to_a_port_without_tls(
