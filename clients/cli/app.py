@@ -68,7 +68,7 @@ from clients.cli.i18n import _, catalogue, ngettext, use
 from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
 from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
-from clients.cli.terminal import Terminal, printable
+from clients.cli.terminal import Terminal, printable, shown_url
 from clients.cli.version import VERSION
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
@@ -123,7 +123,7 @@ async def run(
         terminal.complain(str(exc))
         return 1
     except ServerError as exc:  # hello refused (rate_limited, unavailable, a protocol...)
-        app.fail("app.hello_refused", url=options.server, reason=error_text(exc.reply))
+        app.fail("app.hello_refused", url=shown_url(options.server), reason=error_text(exc.reply))
         return 1
     except SignedOut:
         app.terminal.complain(f"{_('app.signed_out_elsewhere')}; {_('app.register_again')}")
@@ -131,7 +131,7 @@ async def run(
     except Unsaved:
         return 1
     except TimeoutError:
-        app.fail("app.no_answer", url=options.server)
+        app.fail("app.no_answer", url=shown_url(options.server))
         return 1
     finally:
         await app.close()
@@ -290,7 +290,9 @@ class App:
             if interrupt is not None:
                 raise interrupt  # here, in the command's task: exit status 130
             return line
-        raise conn.failure or ConnectionFailed(_("connection.lost", url=self.options.server))
+        raise conn.failure or ConnectionFailed(
+            _("connection.lost", url=shown_url(self.options.server))
+        )
 
     async def _read_interruptible(self, prompt: str) -> tuple[str | None, KeyboardInterrupt | None]:
         """The line, or the Ctrl-C the line editor raised: a task must not raise it.
@@ -458,7 +460,7 @@ class App:
         # A name written by hand may be blank, or hold what a terminal would act on.
         name = previous.name if previous.name.isprintable() else repr(previous.name)
         key = "app.replaced_player" if name.strip() else "app.replaced_unnamed"
-        text = _(key, path=path, old=name, server=self.options.server)
+        text = _(key, path=path, old=name, server=shown_url(self.options.server))
         self.tell(key, text, name=previous.name, path=str(path))
 
     def unsaved(
@@ -487,7 +489,7 @@ class App:
             return 2
         stored = self._stored()
         if stored is not None and stored.name == name:
-            self.notice("app.already_registered", name=name, server=self.options.server)
+            self.notice("app.already_registered", name=name, server=shown_url(self.options.server))
             return 0
         conn = self._connection(None)
         self.conn = conn
@@ -504,7 +506,7 @@ class App:
         """
         stored = self._stored()
         if stored is None:
-            self.fail("app.no_player", server=self.options.server)
+            self.fail("app.no_player", server=shown_url(self.options.server))
             return None
         conn = self._connection(stored.token, stored.next)
         self.conn = conn
@@ -622,13 +624,13 @@ class App:
             return 0 if self._forget(revoked=True) else 1  # its token opens nothing any more
         kept = self._stored()
         if kept is None:
-            self.fail("app.no_player", server=self.options.server)
+            self.fail("app.no_player", server=shown_url(self.options.server))
             return 1
         path = self._forget(revoked=False)
         if path is None:
             return 1
         name = self._shown_name(kept.name)
-        self.notice("app.signed_out", name=name, server=self.options.server, path=path)
+        self.notice("app.signed_out", name=name, server=shown_url(self.options.server), path=path)
         return 0
 
     def _forget(self, revoked: bool) -> Path | None:
@@ -640,7 +642,9 @@ class App:
             reason = exc.reason
         except OSError as exc:
             reason = config.os_reason(exc, path)
-        self.fail("app.cannot_forget", path=path, server=self.options.server, reason=reason)
+        self.fail(
+            "app.cannot_forget", path=path, server=shown_url(self.options.server), reason=reason
+        )
         return None
 
     # -- lists -------------------------------------------------------------

@@ -38,6 +38,7 @@ from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
 from clients.cli.i18n import _
+from clients.cli.terminal import shown_url
 from protocol.constants import MAX_TOKEN_CHARS, OWN_TOKEN_PATTERN
 
 __all__ = [
@@ -212,13 +213,13 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     if entry is None:
         return None
     if not isinstance(entry, dict):
-        raise InvalidEntry(path, _("saved.entry_not_object", server=_key(server)))
+        raise InvalidEntry(path, _("saved.entry_not_object", server=shown_url(_key(server))))
     name, token = entry.get("name", ""), entry.get("token")
     if not _text(token) or not 1 <= len(token) <= MAX_TOKEN_CHARS:
         limit = f"1..{MAX_TOKEN_CHARS}"
-        raise InvalidEntry(path, _("saved.bad_token", server=_key(server), limit=limit))
+        raise InvalidEntry(path, _("saved.bad_token", server=shown_url(_key(server)), limit=limit))
     if not _text(name):
-        raise InvalidEntry(path, _("saved.bad_name", server=_key(server)))
+        raise InvalidEntry(path, _("saved.bad_name", server=shown_url(_key(server))))
     following = entry.get("next")  # one rotate_token would refuse, or the token itself, is none
     usable = isinstance(following, str) and _OWN_TOKEN.fullmatch(following) and following != token
     return Credentials(name, token, following if usable else None)

@@ -68,7 +68,7 @@ from websockets.typing import Subprotocol
 
 from clients.cli.checks import check_server_message
 from clients.cli.i18n import _, ngettext
-from clients.cli.terminal import OutputError, printable
+from clients.cli.terminal import OutputError, printable, shown_url
 from clients.cli.version import VERSION
 from protocol import (
     MAX_SERVER_FRAME_BYTES,
@@ -214,14 +214,14 @@ def not_reached(url: str, exc: BaseException) -> str:
     tls = urlsplit(url).scheme.lower() == "wss"
     if isinstance(exc, ConnectionRefusedError):
         local = _is_loopback(urlsplit(url).hostname)  # a server the player may start
-        return _("app.no_server" if local else "app.no_server_remote", url=url)
+        return _("app.no_server" if local else "app.no_server_remote", url=shown_url(url))
     if isinstance(exc, socket.gaierror):
         host = urlsplit(url).hostname
-        return _("connection.unknown_host", url=url, host=host, reason=exc.strerror)
+        return _("connection.unknown_host", url=shown_url(url), host=host, reason=exc.strerror)
     if isinstance(exc, ssl.SSLCertVerificationError):
         reason = exc.verify_message or _reason(exc)
         if exc.verify_code in NAME_MISMATCHES:  # trusted, but for another name
-            return _("connection.wrong_name", url=url, reason=reason)
+            return _("connection.wrong_name", url=shown_url(url), reason=reason)
         named = os.environ.get("SSL_CERT_FILE")
         if named:  # the advice would be to set what is set already
             try:
@@ -230,27 +230,31 @@ def not_reached(url: str, exc: BaseException) -> str:
             except OSError as unread:
                 why = unread.strerror or _reason(unread)
                 return _(
-                    "connection.untrusted_no_file", url=url, reason=reason, path=named, why=why
+                    "connection.untrusted_no_file",
+                    url=shown_url(url),
+                    reason=reason,
+                    path=named,
+                    why=why,
                 )
-            return _("connection.untrusted_by_file", url=url, reason=reason, path=named)
-        return _("connection.untrusted", url=url, reason=reason)
+            return _("connection.untrusted_by_file", url=shown_url(url), reason=reason, path=named)
+        return _("connection.untrusted", url=shown_url(url), reason=reason)
     if tls and isinstance(exc, ssl.SSLError | ConnectionResetError):
         reason = exc.reason if isinstance(exc, ssl.SSLError) else os.strerror(errno.ECONNRESET)
         reason = str(reason or _reason(exc)).replace("_", " ").lower()  # WRONG_VERSION_NUMBER
-        return _("connection.tls_failed", url=url, reason=reason)
+        return _("connection.tls_failed", url=shown_url(url), reason=reason)
     if isinstance(exc, InvalidStatus):
-        return _("connection.http_status", url=url, status=exc.response.status_code)
+        return _("connection.http_status", url=shown_url(url), status=exc.response.status_code)
     if isinstance(exc, InvalidResponse) and isinstance(exc.__cause__, EOFError) and not tls:
-        return _("connection.closed_unanswered", url=url)
+        return _("connection.closed_unanswered", url=shown_url(url))
     if isinstance(exc, InvalidHandshake):
         answer = _answered(exc)
         if answer is None:
-            return _("connection.not_websocket", url=url)
-        return _("connection.not_websocket_answer", url=url, answer=answer)
+            return _("connection.not_websocket", url=shown_url(url))
+        return _("connection.not_websocket_answer", url=shown_url(url), answer=answer)
     if isinstance(exc, ConnectionClosed):
-        return _("connection.closed_at_hello", url=url, reason=_reason(exc))
+        return _("connection.closed_at_hello", url=shown_url(url), reason=_reason(exc))
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)
-    return _("connection.unreachable", url=url, reason=reason)
+    return _("connection.unreachable", url=shown_url(url), reason=reason)
 
 
 class Connection:
@@ -441,7 +445,7 @@ class Connection:
             self._fail(ConnectionFailed(_("connection.reader_failed", reason=_reason(exc))))
         finally:
             if not self._closing and self._failed is None:  # cancelled from outside
-                self._fail(ConnectionFailed(_("connection.lost", url=self.url)))
+                self._fail(ConnectionFailed(_("connection.lost", url=shown_url(self.url))))
 
     async def _read_frames(self) -> None:
         while not self._closing:
@@ -521,7 +525,7 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
 
     async def _reconnect(self) -> None:
-        last: Exception = ConnectionFailed(_("connection.lost", url=self.url))
+        last: Exception = ConnectionFailed(_("connection.lost", url=shown_url(self.url)))
         for delay in self.delays:
             await asyncio.sleep(delay)
             try:
@@ -535,10 +539,10 @@ class Connection:
                     last = exc
                     continue
                 if exc.code == "unauthenticated":  # the token is refused: no point retrying
-                    refused = _("connection.refused", url=self.url)
+                    refused = _("connection.refused", url=shown_url(self.url))
                     raise ConnectionFailed(f"{refused}; {_('app.register_again')}") from exc
                 raise ConnectionFailed(
-                    _("connection.hello_refused", url=self.url, code=printable(exc.code))
+                    _("connection.hello_refused", url=shown_url(self.url), code=printable(exc.code))
                 ) from exc
             self._ws = ws
             self.reconnects += 1
@@ -546,7 +550,7 @@ class Connection:
             self._online.set()
             self._spawn(self._resync(retries))
             return
-        raise ConnectionFailed(_("connection.lost", url=self.url)) from last
+        raise ConnectionFailed(_("connection.lost", url=shown_url(self.url))) from last
 
     async def _resync(self, retries: list[Message]) -> None:
         if self.on_reconnect is not None:
@@ -562,7 +566,9 @@ class Connection:
             sent = message["id"] in self._handed  # or asked while offline: never sent
             if message["type"] in _NOT_RESENT and entry is not None and sent:
                 if not entry[1].done():
-                    entry[1].set_exception(Unanswered(_("connection.lost", url=self.url)))
+                    entry[1].set_exception(
+                        Unanswered(_("connection.lost", url=shown_url(self.url)))
+                    )
                 continue
             await self._send(message)
 
@@ -579,20 +585,28 @@ class Connection:
             )
         except InvalidURI as exc:
             if exc.uri != self.url:  # a redirect's Location (websockets follows them)
-                said = _("connection.redirected_away", url=self.url, target=printable(exc.uri))
+                said = _(
+                    "connection.redirected_away",
+                    url=shown_url(self.url),
+                    target=shown_url(printable(exc.uri)),
+                )
                 raise ConnectionFailed(said) from exc
-            raise ConnectionFailed(_("connection.bad_url", url=self.url)) from exc
+            raise ConnectionFailed(_("connection.bad_url", url=shown_url(self.url))) from exc
         except ValueError as exc:  # a redirect's Location that is no URL (`ws://h:99999/`);
             # the URL given was read as one before (`server_url`). A certificate that is
             # not trusted is a ValueError too, and an OSError: said by `not_reached`.
             if isinstance(exc, OSError):
                 raise
-            said = _("connection.redirected_unreadable", url=self.url, reason=printable(str(exc)))
+            said = _(
+                "connection.redirected_unreadable",
+                url=shown_url(self.url),
+                reason=printable(str(exc)),
+            )
             raise ConnectionFailed(said) from exc
         if ws.subprotocol != SUBPROTOCOL:
             await ws.close()
             raise ConnectionFailed(
-                _("connection.not_scorpion", url=self.url, subprotocol=SUBPROTOCOL)
+                _("connection.not_scorpion", url=shown_url(self.url), subprotocol=SUBPROTOCOL)
             )
         return ws
 

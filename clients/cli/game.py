@@ -39,7 +39,7 @@ from clients.cli.board import Board
 from clients.cli.connection import Connection, ConnectionFailed, Message
 from clients.cli.i18n import _
 from clients.cli.render import Style, describe_event, render_board, render_results, render_status
-from clients.cli.terminal import Terminal
+from clients.cli.terminal import Terminal, shown_url
 
 __all__ = ["GameSession"]
 
@@ -410,7 +410,7 @@ class GameSession:
     def _raise_if_lost(self) -> None:
         conn = self.conn
         if conn is not None and conn.lost.is_set():
-            raise conn.failure or ConnectionFailed(_("connection.lost", url=conn.url))
+            raise conn.failure or ConnectionFailed(_("connection.lost", url=shown_url(conn.url)))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)

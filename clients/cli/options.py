@@ -25,7 +25,7 @@ from clients.cli.commands import number
 from clients.cli.config import DEFAULT_SERVER
 from clients.cli.i18n import _, use
 from clients.cli.levels import info
-from clients.cli.terminal import OutputError
+from clients.cli.terminal import OutputError, shown_url
 from clients.cli.version import VERSION
 from protocol import LEVELS, LOCALES
 from protocol.constants import MAX_DEAL
@@ -180,8 +180,10 @@ def server_url(text: str) -> str:
         # urllib's English ("Port could not be cast to integer value as '-1'"): ours
         if "Port" in str(exc):
             reason = _("args.url_port")
-        elif "IPv6" in str(exc):
+        elif "Invalid IPv6 URL" in str(exc):
             reason = _("args.url_ipv6")
+        elif "IPv6" in str(exc):  # "'zz' does not appear to be an IPv4 or IPv6 address"
+            reason = _("args.url_not_ipv6")
         else:
             reason = str(exc)
     else:
@@ -207,6 +209,7 @@ def _undecoded(text: str) -> bool:
 def _shown(text: str) -> str:
     """``text`` quoted, with the bytes of an argument that is not UTF-8 (which Python
     keeps as surrogates) as the bytes they were: ``'ws://\\xff/'``."""
+    text = shown_url(text)  # a password in it as ***
     if _undecoded(text):
         return repr(os.fsencode(text).decode("utf-8", "backslashreplace")).replace("\\\\", "\\")
     return repr(text)

@@ -70,6 +70,7 @@ __all__ = [
     "jsonable",
     "locale_encoding",
     "printable",
+    "shown_url",
     "terminal_encoding",
     "tolerate_encodings",
 ]
@@ -237,6 +238,15 @@ def _isatty(stream: TextIO | None) -> bool:
         return stream is not None and stream.isatty()
     except (OSError, ValueError):  # closed underneath
         return False
+
+
+_PASSWORD = re.compile(r"^(?P<head>[^:/?#]+://[^/?#@:]*:)[^/?#]*@")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as a line may show it: a password in it (``ws://ada:s3cret@host``) as
+    ``***`` (``ws://ada:***@host``), since output is read over shoulders and kept in logs."""
+    return _PASSWORD.sub(r"\g<head>***@", url)
 
 
 def printable(text: str) -> str:

@@ -260,6 +260,7 @@ def test_the_credentials_file_checks(tmp_path: Path) -> None:
     ("url", "reason"),
     [
         ("ws://[::1", "its IPv6 address in brackets is not closed"),
+        ("ws://[zz]:1", "what is in its brackets is not an IPv6 address"),  # closed, though
         ("ws://127.0.0.1:8765/ ", "holds a space or a control character"),  # it was sent: 400
         ("ws://127.0.0.1:8765/a b", "holds a space or a control character"),
         ("ws://127.0.0.1:8765/\t", "holds a space or a control character"),
@@ -281,6 +282,29 @@ def test_a_bad_server_url_is_a_usage_error(
     assert captured.err.startswith(f"scorpion: argument --server: {url!r} is not a server URL: ")
     assert reason in captured.err and len(captured.err.splitlines()) == 1
     assert main(["stats", "--server", url]) == 2
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("ws://ada:s3cret@127.0.0.1:99999/", "'ws://ada:***@127.0.0.1:99999/' is not"),
+        ("ws://ada:s3c@ret@[zz]:1", "'ws://ada:***@[zz]:1' is not"),
+        ("ws://ada:s3cret@127.0.0.1:9/", "no server at ws://ada:***@127.0.0.1:9/: start"),
+    ],
+)
+def test_a_password_in_the_url_is_not_shown(
+    url: str,
+    shown: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The password of a URL (``ws://ada:s3cret@host``) was repeated in each line that
+    named the URL, for anyone reading the screen or the log."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    main(["--server", url, "stats"])
+    err = capsys.readouterr().err
+    assert shown in err and "s3c" not in err
 
 
 def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
