@@ -51,11 +51,13 @@ from typing import Any, Final, TextIO
 
 import msgpack
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition, emacs_insert_mode, has_selection, vi_insert_mode
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -86,6 +88,49 @@ def _no_mouse(event: KeyPressEvent) -> None:
     the terminal for none, so it is an escape sequence typed or pasted (``ESC [ 3 1 m``,
     colour in copied text), on which prompt_toolkit's own handler fails with a traceback.
     """
+
+
+def _plain(press: KeyPress) -> bool:
+    """A key that is a printable character, which the editor inserts as it is."""
+    return not isinstance(press.key, Keys) and len(press.key) == 1 and press.key.isprintable()
+
+
+@Condition
+def _line_full() -> bool:
+    """The line being edited holds more than ``LINE_LIMIT`` characters already."""
+    return len(get_app().current_buffer.text) > LINE_LIMIT
+
+
+@_NO_MOUSE.add(Keys.Any, filter=_line_full)
+def _past_the_limit(event: KeyPressEvent) -> None:
+    """A character typed past ``LINE_LIMIT`` is dropped: the line is refused whole when
+    entered (``Terminal._take``), as a line that long from a script is, and the editor
+    no longer copies an ever longer line at each key. So are the printable characters
+    read already after it (``_typed``)."""
+    queue = event.app.key_processor.input_queue
+    while queue and _plain(queue[0]):
+        queue.popleft()
+
+
+@_NO_MOUSE.add(
+    Keys.Any,
+    filter=(emacs_insert_mode | vi_insert_mode) & ~has_selection & ~_line_full,
+    save_before=lambda event: not event.is_repeat,
+)
+def _typed(event: KeyPressEvent) -> None:
+    """A character typed, with the printable ones after it that the editor has read
+    already (a long line arriving at once, typed or pasted without bracketed paste),
+    inserted together up to ``LINE_LIMIT``: prompt_toolkit's own self-insert takes each
+    on its own, a millisecond or two of key-binding lookup each (20,000 characters kept
+    the client busy for half a minute)."""
+    queue = event.app.key_processor.input_queue
+    buffer = event.current_buffer
+    text = [event.data * event.arg]
+    room = LINE_LIMIT + 1 - len(buffer.text) - len(text[0])
+    while queue and room > 0 and _plain(queue[0]):
+        text.append(queue.popleft().data)
+        room -= 1
+    buffer.insert_text("".join(text))
 
 
 @_NO_MOUSE.add(Keys.BracketedPaste)
@@ -424,19 +469,27 @@ class Terminal:
                 key_bindings=_NO_MOUSE,
                 enable_suspend=True,  # Ctrl-Z stops the client, as in the shell; fg resumes
             )
-        if self._pasted:
-            return self._pasted.popleft()
         status = self.status
         toolbar = None if status is None else (lambda: ANSI(self._shown(status())))
-        try:
-            text = await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
-        except EOFError:
-            return None
-        if "\n" not in text:
-            return text
-        lines = [line for line in text.split("\n") if line.strip()] or [""]  # a paste (_paste)
-        self._pasted.extend(lines[1:])
-        return lines[0]
+        while not self._pasted:
+            try:
+                text = await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
+            except EOFError:
+                return None
+            self._take(text)
+        return self._pasted.popleft()
+
+    def _take(self, text: str) -> None:
+        """Queue what the editor returned: the line typed, or the lines of a paste that
+        are not blank (``_paste``). One longer than ``LINE_LIMIT`` is not a command: it
+        is dropped with a word, as from a script (``_bounded_line``)."""
+        lines = [text]
+        if "\n" in text:
+            lines = [line for line in text.split("\n") if line.strip()] or [""]
+        kept = [line for line in lines if len(line) <= LINE_LIMIT]
+        if len(kept) < len(lines):
+            self.complain(_("input.line_too_long", limit=f"{LINE_LIMIT:,}"))
+        self._pasted.extend(kept)
 
     def _pump(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         """Read standard input on a daemon thread, so Ctrl-C never waits for a line."""

@@ -358,3 +358,54 @@ def test_input_that_never_ends_a_line_is_read_in_bounded_pieces() -> None:
     endless = Endless()
     assert _bounded_line(endless) is _TOO_LONG
     assert len(endless.asked) == 50
+
+
+@pytest.mark.parametrize("pasted", [False, True])
+async def test_a_line_typed_past_the_limit_is_dropped_in_the_editor(
+    monkeypatch: pytest.MonkeyPatch, pasted: bool
+) -> None:
+    """Past ``LINE_LIMIT`` characters a line typed in the editor (or pasted) kept growing,
+    and the editor copied it whole at each key: it is dropped with a word now, as a line
+    that long from a script is, and the characters past the limit are not kept."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from clients.cli import terminal
+
+    monkeypatch.setattr(terminal, "LINE_LIMIT", 10)
+    err = io.StringIO()
+    long = "x" * 25
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        editor = Terminal(io.StringIO(), editor=True, err=err)
+        keys.send_text(f"\x1b[200~{long}\nh\n\x1b[201~" if pasted else f"{long}\rh\r")
+        assert await asyncio.wait_for(editor.readline(), 10) == "h"
+    assert err.getvalue() == "scorpion: a line of more than 10 characters was ignored\n"
+
+
+async def test_a_long_line_read_at_once_is_inserted_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long line arriving without bracketed paste (typed fast, or a terminal with it
+    off) was inserted a character at a time, each through prompt_toolkit's key-binding
+    lookup: 20,000 characters kept the client busy for half a minute. What the editor
+    has read already goes in together."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.buffer import Buffer
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    inserts: list[str] = []
+    insert_text = Buffer.insert_text
+
+    def counted(self: Buffer, data: str, *args: object, **kwargs: object) -> None:
+        inserts.append(data)
+        insert_text(self, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Buffer, "insert_text", counted)
+    line = "7c 5 " * 400
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        editor = Terminal(io.StringIO(), editor=True, err=io.StringIO())
+        keys.send_text(line + "\r")
+        assert await asyncio.wait_for(editor.readline(), 30) == line
+    assert "".join(inserts) == line and len(inserts) < 10
