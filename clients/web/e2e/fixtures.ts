@@ -202,6 +202,40 @@ export async function drag(page: Page, card: string, to: number): Promise<void> 
   await page.mouse.up();
 }
 
+/** A finger's point on the screen: `id` tells fingers apart. */
+export interface Finger {
+  x: number;
+  y: number;
+  id: number;
+}
+
+/**
+ * Fingers on `page` (of a context made with `hasTouch`), put down, moved and
+ * lifted through Chromium's DevTools protocol: each call gives every finger
+ * on the screen after it (none: all lifted).
+ */
+export async function fingers(page: Page): Promise<(type: "touchStart" | "touchMove" | "touchEnd", points: Finger[]) => Promise<void>> {
+  const cdp = await page.context().newCDPSession(page);
+  return async (type, touchPoints) => {
+    await cdp.send("Input.dispatchTouchEvent", { type, touchPoints });
+  };
+}
+
+/** Drags the card (and all on it) onto column `to` with a finger. */
+export async function touchDrag(page: Page, card: string, to: number): Promise<void> {
+  await still(page);
+  const box = await boxOf(page, `.card.up[data-card="${card}"]`);
+  const target = await boxOf(page, `.column[data-column="${to}"]`);
+  const touch = await fingers(page);
+  const from = { x: box.x + box.width / 2, y: box.y + 6, id: 1 };
+  const end = { x: target.x + target.width / 2, y: target.y + target.height - 8 };
+  await touch("touchStart", [from]);
+  for (let i = 1; i <= 8; i++) {
+    await touch("touchMove", [{ x: from.x + ((end.x - from.x) * i) / 8, y: from.y + ((end.y - from.y) * i) / 8, id: 1 }]);
+  }
+  await touch("touchEnd", []);
+}
+
 /** Waits until the board shows version `v`. */
 export async function atVersion(page: Page, v: number): Promise<void> {
   await expect(page.locator("main.game")).toHaveAttribute("data-v", String(v));

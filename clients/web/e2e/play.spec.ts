@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, boxOf, drag, expect, expectColumnsFit, register, settled, shot, SHOTS, startGame, still, tap, test, uniqueName, version, watch, wideName, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, expectColumnsFit, fingers, register, settled, shot, SHOTS, startGame, still, tap, test, touchDrag, uniqueName, version, watch, wideName, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -473,6 +473,33 @@ test("a second finger on another card while one drags leaves no card out of plac
     .poll(() => page.$$eval(".card.up", (cards) => cards.filter((card) => (card as HTMLElement).style.transform !== "").length))
     .toBe(0);
   await expect(page.locator(".card.up.dragging")).toHaveCount(0);
+  expect(found.problems).toEqual([]);
+  await phone.close();
+});
+
+test("a finger that wobbles as it taps a card taps it, and one that goes further drags", async ({ browser, server }) => {
+  const phone = await browser.newContext({ hasTouch: true, viewport: { width: 400, height: 800 } });
+  const page = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(page, found);
+  await register(page, server.url, uniqueName("wobble"));
+  await startGame(page, "medium", knownDeal());
+  await still(page);
+  // QD tapped, its finger 12 px off where it landed as it lifts: the browser clicks (a tap),
+  // and the card moves where it fits, onto KD in column 7
+  const card = await boxOf(page, '.card.up[data-card="QD"]');
+  const at = { x: card.x + card.width / 2, y: card.y + 6, id: 1 };
+  const touch = await fingers(page);
+  await touch("touchStart", [at]);
+  await touch("touchMove", [{ ...at, x: at.x + 6, y: at.y + 1 }]);
+  await touch("touchMove", [{ ...at, x: at.x + 12 }]);
+  await touch("touchEnd", []);
+  await atVersion(page, 1);
+  expect(await columnOf(page, "QD")).toBe(7);
+  // a finger that goes on drags: 9D onto column 1
+  await touchDrag(page, "9D", 1);
+  await atVersion(page, 2);
+  expect(await columnOf(page, "9D")).toBe(1);
   expect(found.problems).toEqual([]);
   await phone.close();
 });

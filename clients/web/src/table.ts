@@ -203,7 +203,15 @@ const CARD_HEIGHT = 1.4;
 const DOWN_STRIP = 0.15;
 const COLUMN_PADDING = 6;
 
+/** How far a mouse (or pen) moves a pressed card before it is dragged: short of it, the press is a tap. */
 const DRAG_THRESHOLD = 6;
+/**
+ * How far a finger does: a finger wobbles as it taps, and the browser still
+ * takes one that moved less than this for a tap, and clicks (Chromium's slop
+ * is 15 px). Dragged sooner, that tap would be dropped on its own column and
+ * spring back, its click withheld: nothing would happen.
+ */
+const TOUCH_DRAG_THRESHOLD = 15;
 
 interface Drag {
   pointer: number;
@@ -211,6 +219,8 @@ interface Drag {
   carried: HTMLElement[];
   x: number;
   y: number;
+  /** How far the pointer moves before the press is a drag. */
+  threshold: number;
   moved: boolean;
 }
 
@@ -299,13 +309,14 @@ function attachGestures(table: HTMLElement, handlers: TableHandlers): void {
     if (drag?.moved && drag.pointer !== event.pointerId) return; // a second finger while one drags: the drag goes on
     if (cancelled === event.pointerId) cancelled = null; // a new press: the cancelled drag's release is gone
     pressed = true;
-    drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, moved: false };
+    const threshold = event.pointerType === "touch" ? TOUCH_DRAG_THRESHOLD : DRAG_THRESHOLD;
+    drag = { pointer: event.pointerId, card: target, carried: carriedBy(target), x: event.clientX, y: event.clientY, threshold, moved: false };
   });
   table.addEventListener("pointermove", (event) => {
     if (!drag || event.pointerId !== drag.pointer) return;
     const dx = event.clientX - drag.x;
     const dy = event.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+    if (!drag.moved && Math.hypot(dx, dy) < drag.threshold) return;
     if (!drag.moved) {
       drag.moved = true;
       table.setPointerCapture(event.pointerId);
