@@ -210,6 +210,33 @@ test("a hint naming a reserve card outlines it, as it does a column's card", asy
   await expect(page.locator(".card.hinted")).toHaveAttribute("data-card", "4D");
 });
 
+test("a reserve card is dragged alone, not with the reserve card beside it", async ({ page, server }) => {
+  // three blind mice deal 11: the reserve is 6S 5C, and 6S goes onto 7S in column 5
+  await register(page, server.url, uniqueName("carry"));
+  await startGame(page, "three-blind-mice", 11);
+  await still(page);
+  const reserve = await page.locator(".reserve .card.up").evaluateAll((cards) => cards.map((card) => (card as HTMLElement).dataset.card));
+  expect(reserve).toEqual(["6S", "5C"]); // the first dragged: the other one lies after it
+  // the cards in the hand
+  const held = () =>
+    page.$$eval(".card.up", (cards) =>
+      cards.filter((each) => each.classList.contains("dragging") || (each as HTMLElement).style.transform !== "").map((each) => (each as HTMLElement).dataset.card),
+    );
+  const card = await boxOf(page, '.card.up[data-card="6S"]');
+  const target = await boxOf(page, '.column[data-column="5"]');
+  await page.mouse.move(card.x + card.width / 2, card.y + 6);
+  await page.mouse.down();
+  await page.mouse.move(card.x + card.width / 2 + 10, card.y + 40, { steps: 4 });
+  expect(await held()).toEqual(["6S"]);
+  await page.mouse.move(target.x + target.width / 2, target.y + target.height - 8, { steps: 6 });
+  expect(await held()).toEqual(["6S"]);
+  await page.mouse.up();
+  await atVersion(page, 1);
+  expect(await columnOf(page, "6S")).toBe(5);
+  await expect(page.locator(".reserve .card.up")).toHaveCount(1);
+  await expect(page.locator('.reserve .card.up[data-card="5C"]')).toBeVisible();
+});
+
 test("a dead end says so and offers the ways out", async ({ page, server }) => {
   // hard deal 637: dealing the stock at once leaves no useful move (found with the engine's is_stuck)
   await register(page, server.url, uniqueName("stuck"));

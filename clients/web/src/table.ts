@@ -288,9 +288,10 @@ if (typeof window !== "undefined") {
   );
 }
 
-/** The card and every card after it in its column (what a move carries, R7). */
+/** The card and every card after it in its column (what a move carries, R7); a reserve card alone (R5). */
 function carriedBy(card: HTMLElement): HTMLElement[] {
   const carried = [card];
+  if (!card.parentElement?.classList.contains("column")) return carried;
   let next = card.nextElementSibling;
   while (next instanceof HTMLElement) {
     carried.push(next);
