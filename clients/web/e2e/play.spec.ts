@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { join } from "node:path";
-import { atVersion, boxOf, drag, expect, expectColumnsFit, fingers, register, settled, shot, SHOTS, startGame, still, tap, test, touchDrag, uniqueName, version, watch, wideName, type Watch } from "./fixtures";
+import { atVersion, boxOf, drag, expect, expectColumnsFit, fingers, type Finger, register, settled, shot, SHOTS, startGame, still, tap, test, touchDrag, uniqueName, version, watch, wideName, type Watch } from "./fixtures";
 
 async function columns(page: Page): Promise<string[][]> {
   return page.locator(".columns .column").evaluateAll((nodes) =>
@@ -527,6 +527,77 @@ test("a finger that wobbles as it taps a card taps it, and one that goes further
   await touchDrag(page, "9D", 1);
   await atVersion(page, 2);
   expect(await columnOf(page, "9D")).toBe(1);
+  expect(found.problems).toEqual([]);
+  await phone.close();
+});
+
+test("on a phone, a finger on the table's felt scrolls the page, and two pinch it", async ({ browser, server }) => {
+  const phone = await browser.newContext({ hasTouch: true, isMobile: true, deviceScaleFactor: 2, viewport: { width: 320, height: 360 } });
+  const page = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(page, found);
+  await register(page, server.url, uniqueName("felt"));
+  await startGame(page, "three-blind-mice", 11);
+  await settled(page);
+  // ten columns in a short window: the page is taller than it
+  expect(await page.evaluate(() => document.documentElement.scrollHeight - window.innerHeight)).toBeGreaterThan(60);
+  // a point of the table low in the window 20 px from any card, slot or button (a finger's
+  // touch is taken for what lies near it, not only under it)
+  const felt = await page.evaluate(() => {
+    const table = document.querySelector("main.game .table")!.getBoundingClientRect();
+    const things = [...document.querySelectorAll("main.game .table :is(.card, .slot, button)")].map((each) => each.getBoundingClientRect());
+    const away = (x: number, y: number) => things.every((box) => Math.max(box.left - x, x - box.right, box.top - y, y - box.bottom) >= 20);
+    for (let y = Math.min(table.bottom, window.innerHeight) - 4; y > table.top; y -= 2) {
+      // with bare felt 40 px to its right too, for a second finger
+      for (let x = table.left + 4; x < table.right - 44; x += 2) if (away(x, y) && away(x + 40, y)) return { x, y };
+    }
+    return null;
+  });
+  expect(felt, "bare felt in the window").not.toBeNull();
+  const at = { x: felt!.x, y: felt!.y, id: 1 };
+  const touch = await fingers(page);
+  await touch("touchStart", [at]);
+  for (let i = 1; i <= 10; i++) await touch("touchMove", [{ ...at, y: at.y - i * 12 }]);
+  await touch("touchEnd", []);
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(30);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBe(0);
+
+  // two fingers moving apart over the felt zoom in
+  const right = { ...at, x: at.x + 40, id: 2 };
+  await touch("touchStart", [at, right]);
+  for (let i = 1; i <= 10; i++) await touch("touchMove", [at, { ...right, x: right.x + i * 10 }]);
+  await touch("touchEnd", []);
+  await expect.poll(() => page.evaluate(() => window.visualViewport?.scale ?? 1)).toBeGreaterThan(1.1);
+  expect(found.problems).toEqual([]);
+  await phone.close();
+});
+
+test("on a phone, a finger dragging a card down the table moves it and scrolls nothing", async ({ browser, server }) => {
+  const phone = await browser.newContext({ hasTouch: true, isMobile: true, deviceScaleFactor: 2, viewport: { width: 320, height: 360 } });
+  const page = await phone.newPage();
+  const found: Watch = { problems: [], allow: [] };
+  watch(page, found);
+  await register(page, server.url, uniqueName("hold"));
+  await startGame(page, "three-blind-mice", 11);
+  await settled(page);
+  // scrolled down to the reserve and the columns: the page could scroll back up
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  const scrolled = await page.evaluate(() => window.scrollY);
+  expect(scrolled).toBeGreaterThan(60);
+  // 6S from the reserve down onto 7S in column 5: the card follows the finger, the page stays
+  const card = await boxOf(page, '.card.up[data-card="6S"]');
+  const target = await boxOf(page, '.column[data-column="5"]');
+  const from = { x: card.x + card.width / 2, y: card.y + 6, id: 1 };
+  const to = { x: target.x + target.width / 2, y: Math.min(target.y + target.height, 360) - 8 };
+  const touch = await fingers(page);
+  await touch("touchStart", [from]);
+  for (let i = 1; i <= 8; i++) await touch("touchMove", [{ x: from.x + ((to.x - from.x) * i) / 8, y: from.y + ((to.y - from.y) * i) / 8, id: 1 }]);
+  expect(await page.evaluate(() => window.scrollY)).toBe(scrolled);
+  await expect(page.locator('.card.up[data-card="6S"]')).toHaveClass(/dragging/);
+  await touch("touchEnd", []);
+  await atVersion(page, 1);
+  expect(await columnOf(page, "6S")).toBe(5);
   expect(found.problems).toEqual([]);
   await phone.close();
 });
