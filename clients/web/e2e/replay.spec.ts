@@ -289,3 +289,29 @@ test("a replay's step line is said when the step changes, not again at a redraw"
   expect(line).toMatch(/^Step 1 of 2/);
   await expect(page.locator(".said")).toHaveText(line);
 });
+
+test("each line of a replay's list, and the lobby's token box, is a target 24 px high or more, for a finger", async ({ page, server }) => {
+  await page.setViewportSize({ width: 360, height: 740 });
+  await register(page, server.url, uniqueName("targets"));
+  await expect(page.locator('summary[data-action="show-token"]')).toBeVisible();
+  const summary = await page.locator('summary[data-action="show-token"]').boundingBox();
+  expect(summary?.height ?? 0).toBeGreaterThanOrEqual(24);
+  await startGame(page, "medium", knownDeal());
+  await page.locator('.tools [data-action="hint"]').click();
+  await atVersion(page, 1);
+  await page.locator('.tools [data-action="resign"]').click();
+  await page.locator(".dialog .yes").click();
+  await page.locator('.results [data-action="replay"]').click();
+  await atStep(page, 0);
+  const lines = await page.locator("ol.replay-actions li button").evaluateAll((buttons) =>
+    buttons.map((button) => {
+      const box = button.getBoundingClientRect();
+      return { text: button.textContent, width: box.width, height: box.height };
+    }),
+  );
+  expect(lines.length).toBe(2); // the hint, then the resign
+  for (const line of lines) {
+    expect(line.height, line.text ?? "").toBeGreaterThanOrEqual(24);
+    expect(line.width, line.text ?? "").toBeGreaterThanOrEqual(24);
+  }
+});
