@@ -1,5 +1,6 @@
 // Two tabs of one player, a reload that continues the game, and a server restart mid-game.
 import { readFileSync } from "node:fs";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { decode, encode } from "@msgpack/msgpack";
 import type { BrowserContext, Page } from "@playwright/test";
 import { join } from "node:path";
@@ -938,4 +939,86 @@ test("two tabs asking for a new sign-in token at the same moment keep the player
     await expect(tab.locator("main.lobby")).toBeVisible();
     await expect(tab.locator("header .who")).toHaveText(name);
   }
+});
+
+/**
+ * A TCP relay to `port` on 127.0.0.1 whose `kill` makes every connection open
+ * now go silent both ways, with no close (a phone's connection dead after a
+ * sleep or a change of network); new connections are relayed as ever.
+ */
+async function silentRelay(port: number): Promise<{ url: string; opened: () => number; kill: () => void; close: () => Promise<void> }> {
+  const dead = new WeakSet<Socket>();
+  const live: Socket[] = [];
+  let opened = 0;
+  const relay: Server = createServer((client) => {
+    opened++;
+    const upstream = createConnection(port, "127.0.0.1");
+    live.push(client, upstream);
+    const pipe = (from: Socket, to: Socket) => {
+      from.on("data", (chunk) => {
+        if (!dead.has(from)) to.write(chunk);
+      });
+      from.on("close", () => {
+        if (!dead.has(from)) to.destroy();
+      });
+      from.on("error", () => to.destroy());
+    };
+    pipe(client, upstream);
+    pipe(upstream, client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  const address = relay.address();
+  const own = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${own}/`,
+    opened: () => opened,
+    kill: () => live.splice(0).forEach((socket) => dead.add(socket)),
+    close: async () => {
+      live.forEach((socket) => socket.destroy());
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
+}
+
+test("a page shown again on a connection that died unseen checks it and reconnects at once", async ({ page, server }) => {
+  const relay = await silentRelay(server.port);
+  // the page is loaded through the relay too: a page the test serves has no address of its own
+  await page.context().grantPermissions(["local-network-access"]);
+  try {
+    await register(page, relay.url, uniqueName("woken"));
+    await startGame(page, "medium", knownDeal());
+    const before = relay.opened();
+    relay.kill();
+    // the phone woke: the page is shown again
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    // no pong within a few seconds: a new connection, long before a move would time out (30 s)
+    await expect.poll(() => relay.opened(), { timeout: 8000 }).toBeGreaterThan(before);
+    await expect(page.locator(".toast.offline")).toHaveCount(0);
+    await tap(page, "QD");
+    await atVersion(page, 1);
+  } finally {
+    await page.goto("about:blank"); // no page left reconnecting to the relay as it closes
+    await relay.close();
+  }
+});
+
+test("a network gone says the connection is lost at once, sends no move, and reconnects as soon as it is back", async ({ page, context, server, watch }) => {
+  await register(page, server.url, uniqueName("network"));
+  await startGame(page, "medium", knownDeal());
+  await still(page);
+  // the browser notes each connection that cannot be opened while the network is gone
+  watch.allow.push(/WebSocket connection to .* failed/);
+  await context.setOffline(true);
+  await expect(page.locator(".toast.offline")).toHaveText(STRINGS.en.reconnecting, { timeout: 2000 });
+  // a tap is refused and said, not sent to be applied once the network is back
+  await tap(page, "QD");
+  await expect(page.locator(".toast.error")).toHaveText(STRINGS.en.offlineAction);
+  await page.waitForTimeout(8000); // the attempts to reconnect now 4 s apart
+  await context.setOffline(false);
+  // back at once, not at the next attempt
+  await expect(page.locator(".toast.offline")).toHaveCount(0, { timeout: 2500 });
+  await page.waitForTimeout(2000);
+  await atVersion(page, 0);
+  await tap(page, "QD");
+  await atVersion(page, 1);
 });

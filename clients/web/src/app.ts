@@ -528,6 +528,19 @@ export class App {
     window.addEventListener("unhandledrejection", (event) => {
       if (event.reason instanceof Disconnected || event.reason instanceof ProtocolError) event.preventDefault();
     });
+    // A phone woken, a page shown again or restored from the back-forward cache, a
+    // network back: the connection may have died unseen, and a move would wait for
+    // the reply timeout (30 s). It is checked at once (`Connection.check`). A
+    // network gone: the connection is said to be lost at once, and nothing played
+    // meanwhile is sent, to be applied when the network comes back.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.conn.check();
+    });
+    window.addEventListener("pageshow", (event) => {
+      if (event.persisted) this.conn.check();
+    });
+    window.addEventListener("online", () => this.conn.check());
+    window.addEventListener("offline", () => this.conn.lost());
     setInterval(() => this.tick(), 250);
   }
 

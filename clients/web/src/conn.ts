@@ -25,6 +25,16 @@
  * server whose `welcome` says a shorter idle timeout (`keepAliveFor`) is pinged
  * after half of it.
  *
+ * A connection can die without a close (a phone asleep, a network changed):
+ * `check`, run when the page is shown again or the network comes back, pings
+ * an open socket and drops it if no pong comes within `CHECK_TIMEOUT_MS`, and
+ * opens anew at once a socket that is not open, rather than wait for the
+ * growing delay or for a request's `REPLY_TIMEOUT_MS`. `lost`, when the
+ * network goes, drops the socket at once: the page says the connection is
+ * lost, and nothing is sent meanwhile to be delivered when it is back. A
+ * request cut off by either fails with `Disconnected`, as at any drop: it is
+ * never sent again (the reconnection's resync shows whether it was done).
+ *
  * Every frame is checked where it enters (`src/checks.ts`): one that cannot be
  * read, or that breaks the protocol, is dropped and told to `onMalformed` once,
  * and the request it answers, when it names one, fails with that
@@ -45,6 +55,9 @@ export const OPEN_TIMEOUT_MS = 10_000;
 
 /** How long a request waits for its reply before the connection is taken for broken. */
 export const REPLY_TIMEOUT_MS = 30_000;
+
+/** How long a `check`'s ping waits for its pong before the connection is taken for broken. */
+export const CHECK_TIMEOUT_MS = 3000;
 
 /**
  * How long an open connection may send nothing before it sends a `ping`: the
@@ -108,7 +121,11 @@ export class Connection {
   private readonly prefix = Math.random().toString(36).slice(2, 10);
   private counter = 0;
   private delay = 250;
-  private stopped = false;
+  /** The next attempt to open, after a drop. */
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  private stopped = true;
+  /** A `check`'s ping is on its way. */
+  private checking = false;
   private ready: Promise<void> = Promise.resolve();
   private lastSent = 0;
   private keepalive: ReturnType<typeof setInterval> | null = null;
@@ -153,8 +170,35 @@ export class Connection {
     this.request({ type: "ping" }).catch(() => {});
   }
 
+  /**
+   * Checks the connection, which may have died unseen (the page was hidden,
+   * the network came back): an open socket that does not answer a ping within
+   * CHECK_TIMEOUT_MS is dropped and opened anew at once; one waiting to be
+   * opened again is opened now. One opening is left to its handshake's timeout.
+   */
+  check(): void {
+    if (this.stopped || this.checking) return;
+    const socket = this.socket;
+    if (socket === null) return this.reopen(true);
+    // not while the server asks reads to wait: a ping refused `rate_limited` is a strike
+    if (socket.readyState !== WebSocket.OPEN || (this.heldUntil.get("read") ?? 0) > Date.now()) return;
+    this.checking = true; // one ping at a time: the page shown and the network back come together
+    const timer = setTimeout(() => this.drop(socket, true), CHECK_TIMEOUT_MS);
+    const answered = () => {
+      clearTimeout(timer);
+      this.checking = false;
+    };
+    this.send(socket, `${this.prefix}-${++this.counter}`, { type: "ping" }).then(answered, answered);
+  }
+
+  /** The network is gone: the socket is dropped now, not when a request times out. */
+  lost(): void {
+    if (this.socket !== null) this.drop(this.socket);
+  }
+
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.retry);
     if (this.keepalive !== null) clearInterval(this.keepalive);
     this.keepalive = null;
     const socket = this.socket;
@@ -251,18 +295,22 @@ export class Connection {
     };
   }
 
-  /** The socket is done with (closed, or taken for broken): fail what waits, open anew. */
-  private drop(socket: WebSocket): void {
+  /** The socket is done with (closed, or taken for broken): fail what waits, open anew (`now`: at once). */
+  private drop(socket: WebSocket, now = false): void {
     if (this.socket !== socket) return; // stopped, or replaced by a newer socket
     this.socket = null;
     this.markReady();
     this.failPending();
     socket.close(1000);
     this.hooks.onState("closed");
-    if (!this.stopped) {
-      setTimeout(() => this.open(), this.delay);
-      this.delay = Math.min(this.delay * 2, 4000);
-    }
+    if (!this.stopped) this.reopen(now);
+  }
+
+  /** Opens anew after the growing delay, or `now`. */
+  private reopen(now: boolean): void {
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => this.open(), now ? 0 : this.delay);
+    if (!now) this.delay = Math.min(this.delay * 2, 4000);
   }
 
   private receive(data: unknown): void {

@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ProtocolError } from "../src/checks";
-import { Connection, Disconnected, KEEPALIVE_MS, OPEN_TIMEOUT_MS, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
+import { CHECK_TIMEOUT_MS, Connection, Disconnected, KEEPALIVE_MS, OPEN_TIMEOUT_MS, REPLY_TIMEOUT_MS, SUBPROTOCOL } from "../src/conn";
 import type { ServerMessage } from "../src/wire";
 import { view } from "./fixtures";
 
@@ -184,6 +184,53 @@ describe("Connection", () => {
   describe("reconnecting", () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
+
+    it("checks a connection with one ping: one that answers is kept, one that does not is opened anew at once", async () => {
+      const { conn, socket } = await open();
+      const pings = () => socket.sent.filter((each) => each.type === "ping");
+      conn.check();
+      conn.check(); // the page shown and the network back at once: one ping
+      expect(pings()).toHaveLength(1);
+      socket.serve({ type: "pong", re: pings()[0].id });
+      await vi.advanceTimersByTimeAsync(CHECK_TIMEOUT_MS * 2);
+      expect(socket.closed).toBe(false);
+      expect(FakeSocket.last).toBe(socket);
+      // dead unseen: no pong, and a move waiting on it fails as at any drop, never sent again
+      const move = conn.request({ type: "move", game: 1, v: 0, card: "QD" }).catch((error: unknown) => error);
+      await vi.waitFor(() => expect(socket.sent.filter((each) => each.type === "move")).toHaveLength(1));
+      conn.check();
+      await vi.advanceTimersByTimeAsync(CHECK_TIMEOUT_MS - 1);
+      expect(socket.closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(socket.closed).toBe(true);
+      expect(await move).toBeInstanceOf(Disconnected);
+      await vi.advanceTimersByTimeAsync(1); // at once: a timer's least delay
+      const next = FakeSocket.last as FakeSocket;
+      expect(next).not.toBe(socket);
+      expect(next.sent).toEqual([]);
+      conn.stop();
+    });
+
+    it("takes a connection for lost when the network goes, and opens it at once when a check finds none", async () => {
+      const states: string[] = [];
+      const conn = new Connection("ws://test/", { onOpen: async () => {}, onPush: () => {}, onState: (state) => states.push(state), onMalformed: () => {} });
+      conn.start();
+      const socket = FakeSocket.last as FakeSocket;
+      socket.onopen?.();
+      await vi.advanceTimersByTimeAsync(0);
+      conn.lost();
+      expect(socket.closed).toBe(true);
+      expect(states.at(-1)).toBe("closed");
+      await vi.advanceTimersByTimeAsync(250);
+      const second = FakeSocket.last as FakeSocket;
+      second.onclose?.({ code: 1006 } as CloseEvent); // the network still gone: the delay grows to 0.5 s
+      await vi.advanceTimersByTimeAsync(100);
+      expect(FakeSocket.last).toBe(second);
+      conn.check(); // the network back: at once
+      await vi.advanceTimersByTimeAsync(1);
+      expect(FakeSocket.last).not.toBe(second);
+      conn.stop();
+    });
 
     it("pings a connection that has sent nothing for a minute, and only then", async () => {
       const { conn, socket } = await open();
