@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["BLANK", "DEFAULT_IGNORABLE", "invisible"]
+__all__ = ["BLANK", "DEFAULT_IGNORABLE", "VARIATION_SELECTORS", "invisible"]
 
 DEFAULT_IGNORABLE: Final = (
     (0x00AD, 0x00AD),
@@ -51,7 +51,29 @@ _INVISIBLE: Final = re.compile(
 )
 
 
+VARIATION_SELECTORS: Final = "\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
+"""The variation selectors (Mongolian's free ones, VS1 to VS16, the ideographic ones), as a
+regular expression's class: default ignorable, but what they follow they change, and a
+name may want that: "Anna \u2764\ufe0f" (the red heart an emoji keyboard types),
+"\u845b\U000e0100" (a Japanese name's glyph of a kanji), Mongolian letters."""
+
+_VARIANT: Final = re.compile(
+    "(?<=[^\x00-\u052f"
+    + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in DEFAULT_IGNORABLE)
+    + re.escape(BLANK)
+    + "])["
+    + VARIATION_SELECTORS
+    + "]|(?<=[0-9#*])\ufe0f(?=\u20e3)"
+)
+"""A variation selector that changes a visible character: right after one beyond the
+Latin, Greek and Cyrillic letters (past U+052F: an emoji, a kanji, a Mongolian letter), or
+in a keycap ("1\ufe0f\u20e3"). After such a letter, as in "admin\ufe0f", it changes
+nothing a screen shows: a second "admin"."""
+
+
 def invisible(text: str) -> str | None:
-    """The first character of ``text`` that shows as nothing (above); None if none does."""
-    found = _INVISIBLE.search(text)
+    """The first character of ``text`` that shows as nothing (above); None if none does.
+    A variation selector that changes the visible character before it (``_VARIANT``)
+    shows, in that character."""
+    found = _INVISIBLE.search(_VARIANT.sub("", text))
     return None if found is None else found.group()

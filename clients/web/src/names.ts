@@ -46,9 +46,19 @@ const NOT_PRINTABLE = /(?! )[\p{C}\p{Z}]/u;
 const INVISIBLE =
   /[\u00AD\u034F\u061C\u115F-\u1160\u17B4-\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E0FFF}\u115F\u1160\u3164\uFFA0\u2800]/u;
 
-/** Whether `text` has a character that shows as nothing (`INVISIBLE`). */
+/**
+ * A variation selector that changes the visible character before it, as the
+ * server's `_VARIANT`: right after a character past U+052F (beyond the Latin,
+ * Greek and Cyrillic letters: an emoji, a kanji, a Mongolian letter) that is
+ * not itself invisible, or in a keycap ("1\uFE0F\u20E3"). "Anna ❤️" is a name;
+ * "admin\uFE0F" would be a second "admin".
+ */
+const VARIANT =
+  /(?<=[^\u0000-\u052F\u00AD\u034F\u061C\u115F-\u1160\u17B4-\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E0FFF}\u2800])[\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]|(?<=[0-9#*])\uFE0F(?=\u20E3)/gu;
+
+/** Whether `text` has a character that shows as nothing (`INVISIBLE`), a variation selector that changes the character before it (`VARIANT`) aside. */
 export function hasInvisible(text: string): boolean {
-  return INVISIBLE.test(text);
+  return INVISIBLE.test(text.replace(VARIANT, ""));
 }
 
 /** `str.isprintable()`: every character printable (the empty string is). */

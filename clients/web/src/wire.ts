@@ -51,7 +51,7 @@ type: "register"
  */
 id: (number | string)
 /**
- * The player's name, unique among players. It is stored trimmed of leading and trailing space and in Unicode NFC, so show the reply's `player.name`; two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`). No character of a name may show as nothing: none of Unicode's Default_Ignorable_Code_Point (such as U+034F COMBINING GRAPHEME JOINER, the variation selectors, U+200B ZERO WIDTH SPACE) and no blank one (the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, U+2800 BRAILLE PATTERN BLANK); such a name is `bad_request`. (printable: letters, marks, numbers, punctuation, symbols, space)
+ * The player's name, unique among players. It is stored trimmed of leading and trailing space and in Unicode NFC, so show the reply's `player.name`; two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`). No character of a name may show as nothing: none of Unicode's Default_Ignorable_Code_Point (such as U+034F COMBINING GRAPHEME JOINER, U+200B ZERO WIDTH SPACE, a variation selector after a Latin, Greek or Cyrillic letter or an ASCII character) and no blank one (the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, U+2800 BRAILLE PATTERN BLANK); such a name is `bad_request`. A variation selector right after a character past U+052F (an emoji, a kanji, a Mongolian letter) or in a keycap (`1` U+FE0F U+20E3) changes how that character shows, and is taken. (printable: letters, marks, numbers, punctuation, symbols, space)
  */
 name: string
 }

@@ -104,6 +104,14 @@ const CLAUSES: [string, [string, CheckedName][]][] = [
       ["a\u1160b", CHARS],
       ["\u2801", sent("\u2801")], // a braille pattern with a dot shows
       ["ㄱ", sent("ㄱ")],
+      // but a variation selector that changes the visible character before it
+      ["Anna \u2764\ufe0f", sent("Anna \u2764\ufe0f")], // the heart an emoji keyboard types
+      ["1\ufe0f\u20e3", sent("1\ufe0f\u20e3")], // a keycap
+      ["\u845b\u{e0100}", sent("\u845b\u{e0100}")], // a kanji's glyph
+      ["\u1820\u180b", sent("\u1820\u180b")], // a Mongolian letter's form
+      ["admin\ufe0f", CHARS], // after a Latin, Greek or Cyrillic letter it changes nothing
+      ["Renée\ufe0f", CHARS],
+      ["\u2764\ufe0f\ufe0f", CHARS],
     ],
   ],
 ];
