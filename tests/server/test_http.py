@@ -383,7 +383,10 @@ async def test_the_client_is_served_with_its_security_headers(tmp_path: Path) ->
     [
         ("scorpion.example.org", " ws://scorpion.example.org wss://scorpion.example.org"),
         ("127.0.0.1:8765", " ws://127.0.0.1:8765 wss://127.0.0.1:8765"),
-        ("[::1]:8765", " ws://[::1]:8765 wss://[::1]:8765"),
+        # CSP's host-source has no IPv6 literal: Chromium said "an invalid source" twice
+        # at every load. 'self' covers the page's socket in the browsers that take one.
+        ("[::1]:8765", ""),
+        ("[2001:db8::1]", ""),
         (None, ""),
         ("x; script-src *", ""),  # no host: its bytes stay out of the header
         ("x y", ""),
