@@ -164,12 +164,18 @@ def _read_state(connection: Connection) -> SchemaState:
 _TABLE_PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
 _TABLE_PRIVILEGES_MISSING: Final = text(
     "SELECT t.name, t.privilege FROM unnest(:tables, :privileges) WITH ORDINALITY"
-    " AS t(name, privilege, n) WHERE NOT has_table_privilege(t.name, t.privilege) ORDER BY t.n"
+    " AS t(name, privilege, n) WHERE NOT has_table_privilege(t.name, t.privilege)"
+    # granted column by column, on every column, serves as well (DELETE has no columns)
+    " AND (t.privilege = 'DELETE' OR EXISTS (SELECT 1 FROM pg_attribute AS a"
+    " WHERE a.attrelid = t.name::regclass AND a.attnum > 0 AND NOT a.attisdropped"
+    " AND NOT has_column_privilege(a.attrelid, a.attnum, t.privilege)))"
+    " ORDER BY t.n"
 ).bindparams(bindparam("tables", type_=ARRAY(String)), bindparam("privileges", type_=ARRAY(String)))
 _SEQUENCES_MISSING: Final = text(
     "SELECT s.name FROM (SELECT pg_get_serial_sequence(t.name, t.col) AS name"
     " FROM unnest(:tables, :columns) AS t(name, col)) AS s"
-    " WHERE s.name IS NOT NULL AND NOT has_sequence_privilege(s.name, 'USAGE') ORDER BY s.name"
+    " WHERE s.name IS NOT NULL AND NOT has_sequence_privilege(s.name, 'USAGE')"
+    " AND NOT has_sequence_privilege(s.name, 'UPDATE') ORDER BY s.name"  # nextval takes either
 ).bindparams(bindparam("tables", type_=ARRAY(String)), bindparam("columns", type_=ARRAY(String)))
 
 
@@ -196,7 +202,7 @@ def missing_privilege(connection: Connection) -> str | None:
         _SEQUENCES_MISSING,
         {"tables": [name for name, _ in counters], "columns": [col for _, col in counters]},
     ).scalar()
-    return None if sequence is None else f"USAGE on sequence {sequence}"
+    return None if sequence is None else f"USAGE (or UPDATE) on sequence {sequence}"
 
 
 async def read_schema_state(engine: AsyncEngine) -> SchemaState:

@@ -1363,6 +1363,51 @@ def test_a_serving_role_without_the_grants_on_an_upgrades_new_table_is_refused(
         run_isolated(lambda: _admin(owner, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
 
 
+def test_a_serving_role_granted_column_by_column_and_sequences_by_update_starts(
+    server_postgres_url: str | None, tmp_path: Path
+) -> None:
+    """Grants on every column serve as the table's, and UPDATE on a sequence serves
+    ``nextval`` as USAGE does: the start-up check refused such a role, which can run
+    every statement the server makes, as lacking SELECT on players."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    owner = server_postgres_url
+    role = f"scorpion_columns_{os.getpid()}"
+    by_column = (
+        "DO $$ DECLARE t record; BEGIN FOR t IN SELECT c.relname AS name,"
+        " string_agg(quote_ident(a.attname), ', ') AS cols FROM pg_class AS c"
+        " JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
+        " WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' GROUP BY c.relname"
+        " LOOP EXECUTE format('GRANT SELECT (%s), INSERT (%s), UPDATE (%s) ON %I TO "
+        + role
+        + "', t.cols, t.cols, t.cols, t.name); END LOOP; END $$"
+    )
+
+    async def set_up() -> None:
+        await _admin(owner, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+        engine = create_engine(owner)
+        try:
+            await run_alembic(engine, "upgrade", "head")
+        finally:
+            await engine.dispose()
+        await _admin(
+            owner,
+            f"DROP ROLE IF EXISTS {role}",
+            f"CREATE ROLE {role} LOGIN",
+            f"GRANT USAGE ON SCHEMA public TO {role}",
+            by_column,
+            f"GRANT DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+            f"GRANT UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+        )
+
+    run_isolated(set_up)
+    url = make_url(owner).set(username=role).render_as_string(hide_password=False)
+    try:
+        run_isolated(lambda: _start_and_stop(url, tmp_path))
+    finally:
+        run_isolated(lambda: _admin(owner, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
+
+
 async def _start_and_stop(url: str, tmp_path: Path) -> None:
     server = ScorpionServer(quiet_settings(tmp_path, database_url=url))
     await server.start()
