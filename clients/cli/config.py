@@ -341,8 +341,8 @@ def save(
 def _locked(path: Path) -> Iterator[None]:
     """Hold the advisory lock of the credentials file ``path`` (another command that
     changes it waits). Where there is no ``flock`` (Windows), or the lock file cannot
-    be made (no directory yet, a read-only one), there is no lock: the write that
-    follows, if any, says what is wrong."""
+    be made (no directory yet, a read-only one), or taken (a file system without locks),
+    there is no lock: the write that follows, if any, says what is wrong."""
     try:
         import fcntl
     except ImportError:
@@ -355,7 +355,10 @@ def _locked(path: Path) -> Iterator[None]:
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (NFS with no lock daemon, some FUSE)
+            pass
         yield
     finally:
         os.close(fd)  # releases the lock

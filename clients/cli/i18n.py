@@ -45,12 +45,12 @@ _state = {"lang": "en"}
 def _babel() -> tuple[type[Catalog], type[PoFileParser]]:
     """Babel's catalogue and ``.po`` parser, whatever ``TZ`` says.
 
-    Babel reads the local time zone when it is imported and raises ValueError on a
-    ``TZ`` it cannot load (``TZ=/etc/passwd``); nothing here needs that zone, so Babel
+    Babel reads the local time zone when it is imported and raises on a ``TZ`` it
+    cannot load (ValueError for ``TZ=/etc/passwd``, OSError for a directory); nothing here needs that zone, so Babel
     is then imported with ``TZ`` unset for the moment."""
     try:
         importlib.import_module("babel.localtime")
-    except ValueError:
+    except (ValueError, OSError):  # OSError: a TZ naming a directory or an unreadable file
         zone = os.environ.pop("TZ", "")
         try:
             importlib.import_module("babel.localtime")

@@ -10,6 +10,7 @@ writes to standard output.
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import json
 import os
@@ -452,7 +453,7 @@ def run_in_zone(zone: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("zone", ["EST+24", "<+25>-25", "/etc/passwd"])
+@pytest.mark.parametrize("zone", ["EST+24", "<+25>-25", "/etc/passwd", "/"])
 def test_a_time_zone_python_cannot_use_is_not_a_traceback(zone: str) -> None:
     """A ``TZ`` with a 24-hour offset (POSIX allows it) or naming a file that is not a zone
     ended every command, ``--version`` and ``--help`` too, in a traceback: Babel reads the
@@ -499,6 +500,23 @@ def test_two_commands_saving_at_once_keep_both_players(tmp_path: Path) -> None:
     assert stat.S_IMODE(config.credentials_path(tmp_path).stat().st_mode) == 0o600
 
 
+def test_a_file_system_without_locks_still_saves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On NFS without a lock daemon (ENOLCK) or a FUSE mount (EOPNOTSUPP) the lock
+    raised, and no command could save a player: ``register`` registered and could not
+    keep the token. There is no lock there, as where ``flock`` is missing."""
+    import fcntl
+
+    def no_locks(_fd: int, _operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    config.save("ws://a.example", config.Credentials("ada", "t" * 43), tmp_path)
+    servers = json.loads(config.credentials_path(tmp_path).read_text())["servers"]
+    assert list(servers) == ["ws://a.example"]
+
+
 async def test_a_credentials_file_others_may_read_is_made_the_users_own(
     cli: CliRunner, config_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -540,5 +558,5 @@ async def test_a_name_typed_in_bytes_that_are_not_utf8_is_asked_again(
     )
     out = process.stdout.decode()
     assert process.returncode == 0, (out, process.stderr)
-    assert "a name has only printable characters; " in out
+    assert "a name has only printable characters, none invisible or blank; " in out
     assert "registered as bob" in out and "ada" not in out
