@@ -360,9 +360,12 @@ class App:
         """The stored player; a credentials file that cannot be used is named, and read as none.
         One other users may read is made the user's only first, and that is said."""
         for path, before, after in config.tighten(self.config_dir):
-            self.fail(
-                "app.credentials_tightened", path=path, before=f"{before:o}", after=f"{after:o}"
-            )
+            if after is None:
+                self.fail("app.credentials_readable", path=path, before=f"{before:o}")
+            else:
+                self.fail(
+                    "app.credentials_tightened", path=path, before=f"{before:o}", after=f"{after:o}"
+                )
         try:
             return config.load(self.options.server, self.config_dir)
         except config.InvalidEntry as exc:

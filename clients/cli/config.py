@@ -225,27 +225,32 @@ def load(server: str, directory: Path | None = None) -> Credentials | None:
     return Credentials(name, token, following if usable else None)
 
 
-def tighten(directory: Path | None = None) -> list[tuple[Path, int, int]]:
+def tighten(directory: Path | None = None) -> list[tuple[Path, int, int | None]]:
     """Take from other users what they may do with the credentials file and its directory
     (a file written by hand with the usual umask is 0644, in a 0755 directory: then 0600
-    and 0700); what was changed, each as (path, mode before, mode now).
+    and 0700); each one other users could use, as (path, mode before, mode now), the mode
+    now None where it could not be changed (another user's, a read-only file system).
 
-    What cannot be changed (another user's) or is not a regular file or a directory is
-    left as it is; on Windows, whose modes say nothing of that, nothing is done."""
+    What is not a regular file or a directory is left as it is; on Windows, whose modes
+    say nothing of that, nothing is done."""
     if sys.platform == "win32":
         return []
     path = credentials_path(directory)
-    changed = []
+    found: list[tuple[Path, int, int | None]] = []
     for each, kind in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
         try:
             before = os.stat(each).st_mode
-            if not kind(before) or not before & 0o077:
-                continue
-            os.chmod(each, stat.S_IMODE(before) & 0o700)
         except OSError:
             continue
-        changed.append((each, stat.S_IMODE(before), stat.S_IMODE(before) & 0o700))
-    return changed
+        if not kind(before) or not before & 0o077:
+            continue
+        after: int | None = stat.S_IMODE(before) & 0o700
+        try:
+            os.chmod(each, after)
+        except OSError:
+            after = None
+        found.append((each, stat.S_IMODE(before), after))
+    return found
 
 
 def forget(server: str, directory: Path | None = None, *, revoked: bool = False) -> Path | None:

@@ -500,6 +500,30 @@ def test_two_commands_saving_at_once_keep_both_players(tmp_path: Path) -> None:
     assert stat.S_IMODE(config.credentials_path(tmp_path).stat().st_mode) == 0o600
 
 
+async def test_a_credentials_file_others_may_read_and_that_cannot_be_changed_is_said(
+    cli: CliRunner,
+    config_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file other users may read and whose mode cannot be changed (another user's, a
+    read-only file system) was used without a word."""
+    assert (await cli("register", "ada"))[0] == 0
+    path = config.credentials_path(config_dir)
+    path.chmod(0o644)
+
+    def refused(_path: object, _mode: int) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(config.os, "chmod", refused)
+    capsys.readouterr()
+    assert (await cli("stats"))[0] == 0
+    assert capsys.readouterr().err == (
+        f"scorpion: {path} can be read by other users (mode 644), and it holds your sign-in"
+        " token; it could not be made yours only: change its mode or its owner\n"
+    )
+
+
 def test_a_file_system_without_locks_still_saves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
