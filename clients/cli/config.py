@@ -244,12 +244,13 @@ def tighten(directory: Path | None = None) -> list[tuple[Path, int, int | None]]
             continue
         if not kind(before) or not before & 0o077:
             continue
-        after: int | None = stat.S_IMODE(before) & 0o700
+        mode = stat.S_IMODE(before) & 0o700
         try:
-            os.chmod(each, after)
+            os.chmod(each, mode)
         except OSError:
-            after = None
-        found.append((each, stat.S_IMODE(before), after))
+            found.append((each, stat.S_IMODE(before), None))
+        else:
+            found.append((each, stat.S_IMODE(before), mode))
     return found
 
 
@@ -360,10 +361,9 @@ def _locked(path: Path) -> Iterator[None]:
         yield
         return
     try:
-        try:
+        # A file system without locks (NFS with no lock daemon, some FUSE) raises.
+        with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # a file system without locks (NFS with no lock daemon, some FUSE)
-            pass
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -46,8 +46,8 @@ def _babel() -> tuple[type[Catalog], type[PoFileParser]]:
     """Babel's catalogue and ``.po`` parser, whatever ``TZ`` says.
 
     Babel reads the local time zone when it is imported and raises on a ``TZ`` it
-    cannot load (ValueError for ``TZ=/etc/passwd``, OSError for a directory); nothing here needs that zone, so Babel
-    is then imported with ``TZ`` unset for the moment."""
+    cannot load (ValueError for ``TZ=/etc/passwd``, OSError for a directory); nothing
+    here needs that zone, so Babel is then imported with ``TZ`` unset for the moment."""
     try:
         importlib.import_module("babel.localtime")
     except (ValueError, OSError):  # OSError: a TZ naming a directory or an unreadable file

@@ -515,7 +515,7 @@ async def test_a_credentials_file_others_may_read_and_that_cannot_be_changed_is_
     def refused(_path: object, _mode: int) -> None:
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(config.os, "chmod", refused)
+    monkeypatch.setattr(os, "chmod", refused)
     capsys.readouterr()
     assert (await cli("stats"))[0] == 0
     assert capsys.readouterr().err == (
