@@ -412,6 +412,12 @@ class ConnectionHandler:
             log.exception("could not decode a frame from %s", session.peer)
             self.metrics.answered(UNREAD, "bad_request")
             return build.error("bad_request", "the frame could not be read")
+        token = request.fields.get("token") if request.type == "hello" else None
+        if isinstance(token, str) and not self.limits.refused_before(token):
+            # every share held by reads in flight: their turn ends in milliseconds
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.hello_timeout):
+                    await self.limits.auth_turn(peer.address, time.monotonic())
         limited = self._admit(session, peer, request)
         if limited is not None:
             self.metrics.answered(request.type, "rate_limited")

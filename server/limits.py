@@ -54,10 +54,12 @@ keeps memory proportional to the addresses and players active right now.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import math
 import re
+import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -338,6 +340,8 @@ class Limits:
             if rate is not None
         }
         self._refused: OrderedDict[bytes, None] = OrderedDict()  # tokens' hashes, oldest first
+        self._guessing: dict[str, int] = {}  # reads holding refused tokens, by address
+        self._settled: dict[str, asyncio.Event] = {}  # set when one of them ends
         # New players on this server from every address together: at most as many as
         # ``address_factor`` addresses register. Each is a transaction of its own, and
         # clients spread over many addresses, each within its own rate, slowed every
@@ -417,7 +421,23 @@ class Limits:
         wait = bucket.wait(now)
         if wait == 0:
             bucket.take(now)
+            self._guessing[address] = self._guessing.get(address, 0) + 1
         return wait
+
+    async def auth_turn(self, address: str, now: float) -> None:
+        """Until ``address`` has a refused token for one more new token's read, or none
+        is held by a read in flight (``auth_take`` then says the wait). Players behind
+        one NAT saying hello together with their own right tokens were told to wait
+        beyond the burst: each read held a token it then gave back."""
+        buckets = self._address.get("auth")
+        while (
+            buckets is not None
+            and self._guessing.get(address, 0) > 0
+            and buckets.get(address, now).wait(now) > 0
+        ):
+            settled = self._settled.setdefault(address, asyncio.Event())
+            await settled.wait()
+            now = time.monotonic()
 
     def auth_settled(self, address: str, token: str, now: float, refused: bool) -> bool:
         """The end of a hello that took a token (``auth_take``): when ``token`` was
@@ -434,6 +454,12 @@ class Limits:
         buckets = self._address.get("auth")
         if buckets is not None and not counted:
             buckets.get(address, now).give_back(now)
+        left = self._guessing.pop(address, 1) - 1
+        if left > 0:
+            self._guessing[address] = left
+        settled = self._settled.pop(address, None)
+        if settled is not None:
+            settled.set()  # those waiting look again (``auth_turn``)
         return counted
 
     def _buckets(

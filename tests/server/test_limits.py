@@ -591,6 +591,36 @@ async def test_hellos_in_flight_together_cannot_overdraw_the_refused_tokens(
     assert (await (await server.connect()).hello(ada.token))["type"] == "welcome"
 
 
+async def test_right_tokens_said_together_behind_one_address_are_all_welcome(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each hello with a new token held one of its address's refused tokens for its
+    read: 40 players behind one NAT saying hello at once with their own right tokens
+    (on PostgreSQL, whose read yields) had 10 welcomed and 30 told ``rate_limited``,
+    though no token was refused. A hello finding every share held by reads in flight
+    now waits for them to end."""
+    server = await start(
+        rate_registrations="100,100", abuse_limit=1000, max_connections_per_address=100
+    )
+    tokens = []
+    for n in range(40):
+        player = await server.player(f"p{n}")
+        assert player.token is not None
+        tokens.append(player.token)
+    store = server.server.store
+    assert store is not None
+    sign_in = store.sign_in
+
+    async def yielding_read(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.05)  # a read that yields, as PostgreSQL's does
+        return await sign_in(*args, **kwargs)
+
+    monkeypatch.setattr(store, "sign_in", yielding_read)
+    clients = [await server.connect() for _ in tokens]
+    replies = await asyncio.gather(*(c.hello(t) for c, t in zip(clients, tokens, strict=True)))
+    assert [reply["type"] for reply in replies] == ["welcome"] * 40, replies
+
+
 async def test_a_stale_token_retried_does_not_lock_its_neighbours_out(start: Start) -> None:
     """A device retrying one stale token as fast as it is told spends no more of its
     address's refused-token rate after the first refusal: only new tokens are
