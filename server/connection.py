@@ -698,7 +698,7 @@ class Listener:
         async def plain_http(ws: ServerConnection, request: HttpRequest) -> HttpResponse | None:
             # An upgrade is by GET alone: one by another method is answered as that method
             # (HEAD as a HEAD, the rest 405 with Allow: GET, HEAD), not by websockets.
-            too_soon = _too_soon_through_proxy(handler, gate, ws)
+            too_soon = _too_soon_through_proxy(handler, gate, ws, request.method)
             if too_soon is not None:
                 return too_soon
             if routes is None or (_wants_websocket(request) and request.method == "GET"):
@@ -1041,12 +1041,12 @@ def _give_back(transport: asyncio.Transport, raw: list[bytes]) -> None:
 
 
 def _too_soon_through_proxy(
-    handler: ConnectionHandler, gate: SocketGate, ws: ServerConnection
+    handler: ConnectionHandler, gate: SocketGate, ws: ServerConnection, method: str
 ) -> HttpResponse | None:
     """HTTP 429 (with ``Retry-After``) for a request a trusted proxy forwards from a client
     over its rate of new connections (``SocketGate.forwarded``); None for any other. The
     client's address is known only from the request, not at the accept where a direct
-    client's connection is counted."""
+    client's connection is counted. A HEAD's answer has no body."""
     peer = _address(ws.remote_address)
     if gate.accepts is None or not in_networks(peer, gate.trusted):
         return None
@@ -1058,7 +1058,7 @@ def _too_soon_through_proxy(
         return None
     seconds = math.ceil(wait)
     said = f"Too many new connections from this address: retry in {seconds} s.\n"
-    response = _response(HttpReply(HTTPStatus.TOO_MANY_REQUESTS, said.encode()))
+    response = _response(HttpReply(HTTPStatus.TOO_MANY_REQUESTS, said.encode()), method != "HEAD")
     response.headers["Retry-After"] = str(seconds)
     return response
 

@@ -788,6 +788,10 @@ async def test_behind_a_trusted_proxy_new_connections_are_limited_per_client(
         health, _, _ = await http_get(port, "/healthz", headers={"X-Forwarded-For": "198.51.100.7"})
     assert statuses[:10] == [101] * 10 and statuses.count(429) >= 3, statuses  # a burst of 10
     assert health == 429  # plain HTTP counts too, as on a direct connection
+    head = await http_get(
+        port, "/healthz", method="HEAD", headers={"X-Forwarded-For": "198.51.100.7"}
+    )
+    assert head[0] == 429 and head[2] == b""  # a HEAD's answer has no body (it had 58 bytes)
     assert any("through a trusted proxy" in r.getMessage() for r in caplog.records)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert await status("198.51.100.8") == 101  # another client behind the same proxy
