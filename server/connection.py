@@ -217,7 +217,7 @@ class ConnectionHandler:
         read once a connection (``_Bounded.client``)."""
         if isinstance(ws, _Bounded) and ws.client is not None:
             return ws.client
-        peer = _address(ws.remote_address)
+        peer = peer_of(ws)
         trusted = list(self.settings.trusted_proxies)
         if not trusted or ws.request is None:
             return client_address(peer, None, trusted)
@@ -563,7 +563,7 @@ class Writer:
                 try:
                     _write_frames(ws, frames)
                 except Exception:  # as websockets' send_context: end the connection
-                    log.exception("could not write to the connection from %s", ws.remote_address)
+                    log.exception("could not write to the connection from %s", peer_of(ws))
                     ws.transport.abort()
                     return
             if ws.protocol.state is not State.OPEN:
@@ -785,6 +785,7 @@ class _Bounded(ServerConnection):
     _counted: str | None = None  # the address ``gate`` counts this socket under
     _accepted: asyncio.Transport | None = None  # the socket, while in its handshake
     client: str | None = None  # the client's address, once read (``address_of``)
+    peer: str | None = None  # the peer's address, read at the accept (``peer_of``)
     _opened = False  # websockets has the socket (on a TLS port: once its handshake is done)
     _ended = False  # the socket was lost before websockets had it
     # On a TLS port, before websockets has the socket: the bytes read before the TLS
@@ -806,8 +807,9 @@ class _Bounded(ServerConnection):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
+        self.peer = _address(transport.get_extra_info("peername"))
         if self.gate is not None:
-            address = _address(transport.get_extra_info("peername"))
+            address = self.peer
             if not self.gate.enter(address, self):
                 transport.abort()  # closed unread, before websockets has seen it
                 return
@@ -937,7 +939,7 @@ class _Bounded(ServerConnection):
         self.transport.pause_reading()
         log.warning(
             "closing the connection from %s: too many pings, pongs or fragments (%d)",
-            _address(self.remote_address),
+            peer_of(self),
             CLOSE_POLICY_VIOLATION,
         )
         closing = _close(self, CLOSE_POLICY_VIOLATION, "too many control frames", CLOSE_WAIT_S)
@@ -1003,7 +1005,7 @@ class _Bounded(ServerConnection):
             log.warning(
                 "closing the connection from %s: it does not read what it is sent "
                 "(%d bytes waiting) (%d)",
-                _address(self.remote_address),
+                peer_of(self),
                 waiting,
                 CLOSE_GOING_AWAY,
             )
@@ -1047,7 +1049,7 @@ def _too_soon_through_proxy(
     over its rate of new connections (``SocketGate.forwarded``); None for any other. The
     client's address is known only from the request, not at the accept where a direct
     client's connection is counted. A HEAD's answer has no body."""
-    peer = _address(ws.remote_address)
+    peer = peer_of(ws)
     if gate.accepts is None or not in_networks(peer, gate.trusted):
         return None
     client = handler.address_of(ws)
@@ -1061,6 +1063,14 @@ def _too_soon_through_proxy(
     response = _response(HttpReply(HTTPStatus.TOO_MANY_REQUESTS, said.encode()), method != "HEAD")
     response.headers["Retry-After"] = str(seconds)
     return response
+
+
+def peer_of(ws: ServerConnection) -> str:
+    """The address of ``ws``'s peer, as read at the accept: uvloop's socket, closed by a
+    peer's reset, no longer says it (ValueError), and its request may still be read."""
+    if isinstance(ws, _Bounded) and ws.peer is not None:
+        return ws.peer
+    return _address(ws.remote_address)
 
 
 def _address(remote: object) -> str:

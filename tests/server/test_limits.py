@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 import pytest
@@ -38,6 +38,7 @@ from server import connection, logs
 from server import service as service_module
 from server.config import Settings, published_limits
 from server.connection import HANDSHAKES_PER_ADDRESS
+from server.limits import Rate
 from server.live import LiveGame
 from server.service import GameService
 from server.store import GameRecord, GameStatus
@@ -799,6 +800,22 @@ async def test_behind_a_trusted_proxy_new_connections_are_limited_per_client(
     assert proxy_own == [200] * 12  # the proxy's own requests stand for no one client
     await asyncio.sleep(0.6)  # a token again
     assert await status("198.51.100.7") == 101
+
+
+def test_a_peer_reset_after_its_request_is_no_error() -> None:
+    """Under uvloop, a client that sent a request and reset made the server log an
+    ERROR with a traceback: its address was read from the closed socket (ValueError,
+    negative file descriptor). It is the address read at the accept."""
+
+    class Closed:
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            raise ValueError("negative file descriptor")  # as uvloop's closed socket
+
+    ws = connection._Bounded.__new__(connection._Bounded)
+    ws.transport = cast(Any, Closed())
+    ws.peer = "127.0.0.1"
+    gate = connection.SocketGate(1, [], Rate(1, 1))
+    assert connection._too_soon_through_proxy(cast(Any, None), gate, ws, "GET") is None
 
 
 async def test_behind_a_trusted_proxy_the_forwarded_address_counts(start: Start) -> None:
