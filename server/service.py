@@ -917,7 +917,15 @@ class GameService:
         session.expires = issued + self.token_max_age
         left = (session.expires - self.store.now()).total_seconds()
         loop = asyncio.get_running_loop()
-        session.expiry = loop.call_later(max(left, 0.0), self._switch_player, session, None)
+        session.expiry = loop.call_later(max(left, 0.0), self._expired, session)
+
+    def _expired(self, session: Session) -> None:
+        """The timer of ``_expire_at``: sign ``session`` out, unless its ``rotate_token``
+        is in flight: the store refuses an expired token, and a rotation it accepted keeps
+        the session, on the new token (the rotation sets the expiry again, or signs the
+        session out)."""
+        if session not in self._rotating:
+            self._switch_player(session, None)
 
     async def _rotate_token(self, session: Session, request: Request) -> Reply:
         player = _player(session)
@@ -927,6 +935,7 @@ class GameService:
             return build.token(request.id, token=given)
         self._rotating.add(session)
         issued = self.store.now()  # before the store issues it: the session ends no later
+        new = None
         try:
             max_age = self.token_max_age  # an expired token is not made a fresh one
             new = None if old is None else await self.store.rotate_token(old, given, max_age)
@@ -936,6 +945,9 @@ class GameService:
             ) from None
         finally:
             self._rotating.discard(session)
+            expires = session.expires  # its timer fired meanwhile (``_expired``)
+            if new is None and expires is not None and self.store.now() >= expires:
+                self._switch_player(session, None)
         if new is None:  # rotated on another device, revoked or expired: gone for this one too
             if old is not None:  # and for every connection on it
                 self._revoked(player.id, hash_token(old))

@@ -275,3 +275,33 @@ async def test_a_session_ends_when_its_token_expires(server: Running) -> None:
     assert [m for m in ada.drain() if m["type"] == "events" and m["v"] >= 1] == []
     again = await server.connect()
     assert (await again.hello(ada.token))["code"] == "unauthenticated"
+
+
+async def test_a_rotation_the_store_accepts_as_the_token_expires_keeps_the_session(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The expiry's timer fired while the store rotated the token: the store had revoked
+    the old token and issued the new one, yet the answer was ``unauthenticated``, the
+    connection signed out. A rotation the store accepted is answered with the new token,
+    and the session lasts until that token's expiry."""
+    service = server.server.service
+    store = server.server.store
+    assert service is not None and store is not None
+    service.token_max_age = timedelta(seconds=2)
+    ada = await server.player("ada")
+    rotate = store.rotate_token
+
+    async def slow_rotate(
+        token: str, given: str | None = None, max_age: timedelta | None = None
+    ) -> str | None:
+        new = await rotate(token, given, max_age)
+        await asyncio.sleep(1.3)  # the old token's expiry passes before the answer
+        return new
+
+    monkeypatch.setattr(store, "rotate_token", slow_rotate)
+    await asyncio.sleep(1)
+    rotated = await ada.request("rotate_token")
+    assert rotated["type"] == "token"
+    assert (await ada.request("games"))["type"] == "games"  # signed in with the new token
+    assert ada.token is not None and await store.player_for_token(ada.token) is None
+    assert await store.player_for_token(rotated["token"]) is not None
