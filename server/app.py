@@ -560,6 +560,7 @@ async def migrate_to(settings: Settings) -> str:
     """Take the schema to ``settings.migrate_to``, up or down (``--migrate-to``), under
     the SQLite lock ``--migrate`` takes; the line that says what was done."""
     revision = settings.migrate_to
+    assert revision is not None, "--migrate-to not given"
     lock = None
     if settings.is_sqlite:  # not under a server (``server.sqlite_lock``)
         make_sqlite_directory(settings)
@@ -758,7 +759,7 @@ def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
         if settings.migrate:
             log.info("%s", asyncio.run(_migrate_unless_interrupted(settings)))
             return 0, None
-        if settings.migrate_to:
+        if settings.migrate_to is not None:
             log.info("%s", asyncio.run(migrate_to(settings)))
             return 0, None
         run_loop(run(settings), settings.event_loop)

@@ -105,7 +105,7 @@ class Settings:
     web_dir: str = ""  # the built web client; empty: the one installed with the server
     event_loop: str = "auto"  # auto (uvloop when installed), uvloop or asyncio (server.loop)
     migrate: bool = False  # upgrade the schema and exit
-    migrate_to: str = ""  # take the schema to this revision (up or down) and exit
+    migrate_to: str | None = None  # take the schema to this revision (up or down) and exit
 
     @property
     def store_url(self) -> str:
@@ -412,7 +412,7 @@ def problems(settings: Settings) -> list[str]:
     found += _looked_at(_tls_problems, settings, "certfile", "keyfile")
     found += _limit_problems(settings)
     found += _origin_problems(settings)
-    if settings.migrate_to:
+    if settings.migrate_to is not None:  # given empty ("$REV" unset): no revision either
         known = schema_revisions()
         if settings.migrate:
             found.append(f"{_label('migrate')} and {_label('migrate_to')}: give one of them")
@@ -920,6 +920,8 @@ def load_settings(
     for each in fields(Settings):
         if flags.get(each.name) is not None:
             values[each.name] = flags[each.name]
+        elif each.name == "migrate_to" and not environ.get(_env_name(each.name)):
+            continue  # an empty variable is unset: --migrate-to "" is refused (problems)
         elif _env_name(each.name) in environ:
             try:
                 values[each.name] = _convert(each.type, environ[_env_name(each.name)], each.name)

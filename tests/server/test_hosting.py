@@ -1234,6 +1234,29 @@ def test_migrate_to_takes_the_schema_down_and_up_without_alembic_ini(
     assert stamped() == head
 
 
+def test_an_empty_migrate_to_is_refused_and_an_empty_variable_is_unset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--migrate-to ""`` (a shell variable left unset) started serving and, on SQLite,
+    upgraded the schema it was meant to take back: it is refused as an unknown revision.
+    An empty ``SCORPION_MIGRATE_TO`` is unset, as every empty setting in an environment
+    file."""
+    argv = ["--data-dir", str(tmp_path)]
+    assert load_settings([], {"SCORPION_MIGRATE_TO": ""}).migrate_to is None
+    with pytest.raises(SettingsError, match="knows no revision ''"):
+        load_settings([*argv, "--migrate-to", ""])
+    assert main([*argv, "--migrate"]) == 0
+    assert main([*argv, "--migrate-to", "0009"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--migrate-to", ""]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"scorpion-server: --migrate-to (SCORPION_MIGRATE_TO): this version knows no revision "
+        f"'' (it has 0001 to {schema_revision()})"
+    ]
+    with contextlib.closing(sqlite3.connect(tmp_path / "scorpion.db")) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0009"
+
+
 async def test_migrate_to_on_postgresql(server_postgres_url: str | None, tmp_path: Path) -> None:
     if server_postgres_url is None:
         pytest.skip("needs SCORPION_TEST_DATABASE_URL")
