@@ -588,11 +588,12 @@ class _Interrupted(Exception):
 
 
 async def _migrate_unless_interrupted(settings: Settings) -> str:
-    """``migrate``, cancelled by SIGINT, SIGTERM or SIGHUP (each unless ignored, as by a
-    background job or nohup), which then raises ``_Interrupted`` whatever the cancelled
-    migration raised on its way out (a connection cut in the middle of a statement says
-    so in its own words, which are not the host's answer). SIGTERM ended the process
-    at once with status 143 and not a word (the transaction rolled back all the same).
+    """``migrate``, or ``migrate_to`` for ``--migrate-to``, cancelled by SIGINT, SIGTERM
+    or SIGHUP (each unless ignored, as by a background job or nohup), which then raises
+    ``_Interrupted`` whatever the cancelled migration raised on its way out (a connection
+    cut in the middle of a statement says so in its own words, which are not the host's
+    answer). SIGTERM ended the process at once with status 143 and not a word (the
+    transaction rolled back all the same).
 
     A signal may come as the upgrade commits, or after, while the store closes: the
     migration cannot tell then whether its commit went through, so the database is
@@ -619,10 +620,15 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             loop.add_signal_handler(signum, interrupt, signum)  # till the loop closes
     try:
-        upgraded = await migrate(settings, upgrading)
+        if settings.migrate_to is not None:  # its one transaction may commit at any point
+            began = True
+            line = await migrate_to(settings)
+        else:
+            upgraded = await migrate(settings, upgrading)
+            line = "schema upgraded" if upgraded else "schema current already: nothing to do"
         done = True
         _ignore_stop_signals(loop)  # committed: from here to the process' end too
-        return "schema upgraded" if upgraded else "schema current already: nothing to do"
+        return line
     except (Exception, asyncio.CancelledError):
         if interrupted is None:
             raise
@@ -631,6 +637,11 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if not current:
             raise _Interrupted(interrupted, current is not None) from None
         _ignore_stop_signals(loop)
+        if settings.migrate_to is not None:
+            return (
+                f"schema at revision {settings.migrate_to} (found so after {interrupted.name}: "
+                "the migration had committed, or there was nothing to do)"
+            )
         return (
             f"schema current (found so after {interrupted.name}: "
             "the upgrade had committed, or there was nothing to do)"
@@ -638,10 +649,13 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
 
 
 async def _schema_current(settings: Settings) -> bool | None:
-    """Whether the database's schema is this version's, asked anew (within
-    ``--db-timeout-ms``); None when the database does not answer."""
+    """Whether the database's schema is this version's (with ``--migrate-to``: at that
+    revision), asked anew (within ``--db-timeout-ms``); None when the database does not
+    answer."""
     store = Store.connect(settings.store_url, timeout=settings.db_timeout_ms / 1000)
     try:
+        if settings.migrate_to is not None:
+            return await store.schema_revision() == settings.migrate_to
         return await store.schema_status() is SchemaStatus.CURRENT
     except Exception:
         return None
@@ -756,22 +770,20 @@ def _say(message: str, fmt: str, status: int | None) -> None:
 def _serve_or_migrate(settings: Settings) -> tuple[int, str | None]:
     """Serve or migrate; the exit status and the line to end with (None: none)."""
     try:
-        if settings.migrate:
+        if settings.migrate or settings.migrate_to is not None:
             log.info("%s", asyncio.run(_migrate_unless_interrupted(settings)))
             return 0, None
-        if settings.migrate_to is not None:
-            log.info("%s", asyncio.run(migrate_to(settings)))
-            return 0, None
         run_loop(run(settings), settings.event_loop)
-    except KeyboardInterrupt:  # Ctrl-C during --migrate: rolled back
+    except KeyboardInterrupt:  # Ctrl-C during --migrate or --migrate-to: rolled back
         return 130, "interrupted"
-    except _Interrupted as stopped:  # a signal during --migrate: rolled back
+    except _Interrupted as stopped:  # a signal during --migrate or --migrate-to: rolled back
         signum, known = signal.Signals(stopped.args[0]), stopped.args[1]
         status = 130 if signum is signal.SIGINT else 128 + signum
         if not known:
             return status, (
                 f"interrupted by {signum.name}; the database did not answer after, so "
-                "whether the migration committed is not known: run --migrate again"
+                "whether the migration committed is not known: run "
+                f"{'--migrate' if settings.migrate else '--migrate-to'} again"
             )
         if signum is signal.SIGINT:
             return status, "interrupted"

@@ -845,7 +845,7 @@ def parser() -> argparse.ArgumentParser:
         description="The Scorpion solitaire game server.",
         epilog="Exit status: 0 stopped (SIGTERM, SIGINT, SIGHUP) or migrated; 1 the "
         "database or the port cannot be used; 2 a bad setting, or a database of the wrong "
-        "schema or of another program; 130 Ctrl-C during --migrate, 143 SIGTERM, 129 "
+        "schema or of another program; 130 Ctrl-C during --migrate(-to), 143 SIGTERM, 129 "
         "SIGHUP; 141 --help or --version to a pipe whose reader left (docs/server.md).",
         allow_abbrev=False,  # only the flags as documented: --log-form is no --log-format
     )

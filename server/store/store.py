@@ -367,6 +367,12 @@ class Store:
                 raise SchemaNewer(newer)
         return state.status
 
+    async def schema_revision(self) -> str | None:
+        """The revision the schema is stamped with (None: none, or more than one)."""
+        with translate_errors():
+            state = await schema.read_schema_state(self._engine)
+        return state.revisions[0] if len(state.revisions) == 1 else None
+
     def _check_file(self) -> None:
         """Raise ``DatabaseReplaced`` once the SQLite file served is no longer at its path
         (``sqlite_file``): before every write, so that none is made."""

@@ -532,6 +532,31 @@ def test_a_signal_during_migrate_is_128_plus_its_number_and_says_so(
     assert rest.rstrip().endswith(last) and "reconnect" not in rest, rest
 
 
+MIGRATION_TO_CUT_OFF = CUT_OFF.format(step="app.Store.migrate_to")
+
+
+@pytest.mark.parametrize(
+    ("signum", "status", "last"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "interrupted by SIGTERM: nothing was migrated"),
+        (signal.SIGHUP, 129, "interrupted by SIGHUP: nothing was migrated"),
+    ],
+)
+def test_a_signal_during_migrate_to_is_said_as_during_migrate(
+    tmp_path: Path, signum: signal.Signals, status: int, last: str
+) -> None:
+    """SIGTERM or SIGHUP during ``--migrate-to`` ended it with 143 or 129 and not a
+    word, and Ctrl-C exited 1 with the driver's words for its cut connection."""
+    argv = ["--data-dir", str(tmp_path)]
+    assert main([*argv, "--migrate"]) == 0
+    ended, rest = signalled(
+        [MIGRATION_TO_CUT_OFF, "--migrate-to", "0009", *argv], "under way", signum
+    )
+    assert ended == status
+    assert rest.rstrip().endswith(last) and "reconnect" not in rest, rest
+
+
 MIGRATED_THEN_SLOW = """
 import asyncio, logging, sys, time
 import server.app as app
