@@ -1262,16 +1262,19 @@ class Handshaking:
 
     When there are as many, a new socket takes the place of the oldest of the address
     holding the most, if that one holds more than the new socket's address then would:
-    it is closed, unread. Else the new one is. Addresses holding many sockets that
-    never finish their handshakes (each within its own cap) may fill the places, and a
-    client holding none still gets one: refused at once, it waited in vain, since each
-    socket of theirs that timed out came back at once.
+    it is closed, unread. Else the oldest socket still in its handshake is (an honest
+    handshake ends in milliseconds). Addresses holding many sockets that never finish
+    their handshakes (each within its own cap) may fill the places, and a client
+    holding none still gets one: refused at once, it waited in vain, since each socket
+    of theirs that timed out came back at once; and so may many addresses holding one
+    each (300 held every place when the newest was refused).
     """
 
     def __init__(self, allowed: int) -> None:
         self.allowed = allowed
         self.count = 0
         self._sockets: dict[str, dict[_Bounded, None]] = {}  # by address, oldest first
+        self._oldest: dict[_Bounded, str] = {}  # every one, oldest first: its address
         self._holding: dict[int, dict[str, None]] = {}  # how many -> addresses holding so many
         self._most = 0  # the most sockets one address holds
 
@@ -1281,6 +1284,7 @@ class Handshaking:
             return False
         held = self._sockets.setdefault(key, {})
         held[socket] = None
+        self._oldest[socket] = key
         self._recount(key, len(held) - 1, len(held))
         self.count += 1
         return True
@@ -1290,6 +1294,7 @@ class Handshaking:
         if held is None or socket not in held:
             return
         del held[socket]
+        self._oldest.pop(socket, None)
         if not held:
             del self._sockets[key]
         self._recount(key, len(held) + 1, len(held))
@@ -1298,14 +1303,19 @@ class Handshaking:
     def _make_room(self, key: str) -> bool:
         own = len(self._sockets.get(key, ()))
         if self._most <= own + 1:
+            if not self._oldest:
+                return False  # no place at all
+            oldest, address = next(iter(self._oldest.items()))
             log.warning(
-                "closed a connection from %s before its handshake: %d sockets in their "
-                "handshakes from every address, and none holds more than its share "
-                "(see --max-connections)",
+                "closed a connection from %s in its handshake for one from %s: %d sockets "
+                "in their handshakes from every address, none holding more than its share, "
+                "and it the oldest (see --max-connections)",
+                address,
                 key,
                 self.count,
             )
-            return False
+            oldest.evict()  # leaves at once
+            return True
         most = next(iter(self._holding[self._most]))
         log.warning(
             "closed a connection from %s in its handshake for one from %s: %d sockets in "
