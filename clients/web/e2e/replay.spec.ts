@@ -3,7 +3,7 @@ import { decode, encode } from "@msgpack/msgpack";
 import type { Page } from "@playwright/test";
 import { spokenCard } from "../src/format";
 import { knownDeal, winningLine } from "./server";
-import { atVersion, expect, heard, listen, redraw, register, shot, startGame, test, uniqueName, version } from "./fixtures";
+import { atVersion, boxOf, expect, heard, listen, redraw, register, shot, startGame, test, uniqueName, version } from "./fixtures";
 
 interface Board {
   columns: string[][];
@@ -296,8 +296,8 @@ test("each line of a replay's list, and the lobby's token box, is a target 24 px
   await page.setViewportSize({ width: 360, height: 740 });
   await register(page, server.url, uniqueName("targets"));
   await expect(page.locator('summary[data-action="show-token"]')).toBeVisible();
-  const summary = await page.locator('summary[data-action="show-token"]').boundingBox();
-  expect(summary?.height ?? 0).toBeGreaterThanOrEqual(24);
+  const summary = await boxOf(page, 'summary[data-action="show-token"]');
+  expect(summary.height).toBeGreaterThanOrEqual(24);
   await startGame(page, "medium", knownDeal());
   await page.locator('.tools [data-action="hint"]').click();
   await atVersion(page, 1);

@@ -7,7 +7,7 @@ import type { Page } from "@playwright/test";
 import { knownDeal } from "./server";
 import { view } from "../test/fixtures";
 import { STRINGS } from "../src/i18n";
-import { atVersion, drag, expect, heard, listen, redraw, register, reportViolations, startGame, still, tap, test, uniqueName } from "./fixtures";
+import { atVersion, boxOf, drag, expect, heard, listen, redraw, register, reportViolations, startGame, still, tap, test, uniqueName } from "./fixtures";
 
 type Message = Record<string, unknown>;
 
@@ -325,8 +325,7 @@ test("a double click starts one game, moves one card and asks one hint", async (
   await expect(page.locator(".toast.error")).toHaveCount(0);
 
   // a human's double click: the first answered before the second comes (150 ms per click)
-  const hint = await page.locator('.tools [data-action="hint"]').boundingBox();
-  if (hint === null) throw new Error("no Hint button");
+  const hint = await boxOf(page, '.tools [data-action="hint"]');
   await page.mouse.dblclick(hint.x + hint.width / 2, hint.y + hint.height / 2, { delay: 150 });
   await atVersion(page, 3);
   await page.waitForTimeout(500);
@@ -342,9 +341,7 @@ test("a double click starts one game, moves one card and asks one hint", async (
 
   // the second click of a double click on the question's Yes lands on the board beneath
   await page.locator('.tools [data-action="resign"]').click();
-  const yes = page.locator(".dialog button").filter({ hasNotText: "Cancel" }).last();
-  const box = await yes.boundingBox();
-  if (box === null) throw new Error("no Yes button");
+  const box = await boxOf(page, ".dialog .yes");
   await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
   await expect(page.locator("main.results.lost")).toContainText("You resigned.");
   await page.waitForTimeout(500);
@@ -363,8 +360,7 @@ test("a double click on a question's Yes in the lobby acts once, not on what lay
   await register(page, server.url, uniqueName("lobbyq"));
   await page.locator('[data-action="show-token"]').click();
   await page.locator('[data-action="new-token"]').click();
-  const yes = await page.locator(".dialog .yes").boundingBox();
-  if (yes === null) throw new Error("no Yes button");
+  const yes = await boxOf(page, ".dialog .yes");
   await page.mouse.dblclick(yes.x + yes.width / 2, yes.y + yes.height / 2, { delay: 150 });
   await page.waitForTimeout(1500);
   expect(sent.filter((each) => each.type === "rotate_token")).toHaveLength(1);
