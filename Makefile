@@ -73,7 +73,7 @@ run: $(STAMP) $(NATIVE)
 	$(BIN)/scorpion-server
 
 test: $(STAMP) $(NATIVE) web-deps
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q
 
 # The fuzz test of the suite (tests/server/test_fuzz.py) at ten times its size: 106,000 frames.
 fuzz: $(STAMP) $(NATIVE)
