@@ -44,7 +44,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Final
@@ -539,20 +539,29 @@ async def _start_unless_stopped(server: ScorpionServer, stop: asyncio.Event) -> 
     return False
 
 
+@contextlib.contextmanager
+def _migration_lock(settings: Settings) -> Iterator[None]:
+    """What ``--migrate`` and ``--migrate-to`` hold on SQLite: the file's lock, shared
+    with other migrations and refused while a server holds it (``server.sqlite_lock``);
+    nothing on PostgreSQL, whose migrations lock in the database."""
+    if not settings.is_sqlite:
+        yield
+        return
+    make_sqlite_directory(settings)
+    lock = SqliteLock(settings.store_url)
+    lock.acquire(shared=True)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 async def migrate(settings: Settings, upgrading: Callable[[], None] | None = None) -> bool:
     """Upgrade the schema (``--migrate``), waiting for the database as serving does;
     False when it was current already (nothing done). ``upgrading``: as ``prepare_store``."""
-    lock = None
-    if settings.is_sqlite:  # not under a server (``server.sqlite_lock``)
-        make_sqlite_directory(settings)
-        lock = SqliteLock(settings.store_url)
-        lock.acquire(shared=True)
-    try:
+    with _migration_lock(settings):
         store = await prepare_store(settings, migrating=True, upgrading=upgrading)
         await store.close()
-    finally:
-        if lock is not None:
-            lock.release()
     return store.schema_before is not SchemaStatus.CURRENT
 
 
@@ -561,21 +570,13 @@ async def migrate_to(settings: Settings) -> str:
     the SQLite lock ``--migrate`` takes; the line that says what was done."""
     revision = settings.migrate_to
     assert revision is not None, "--migrate-to not given"
-    lock = None
-    if settings.is_sqlite:  # not under a server (``server.sqlite_lock``)
-        make_sqlite_directory(settings)
-        lock = SqliteLock(settings.store_url)
-        lock.acquire(shared=True)
-    try:
+    with _migration_lock(settings):
         timeout = settings.db_timeout_ms / 1000
         store = Store.connect(settings.store_url, connect_timeout=timeout)
         try:
             before = await store.migrate_to(revision)
         finally:
             await store.close()
-    finally:
-        if lock is not None:
-            lock.release()
     if before == revision:
         return f"schema at revision {revision} already: nothing to do"
     return f"schema migrated from revision {before or '(none)'} to {revision}"
