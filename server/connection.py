@@ -1213,7 +1213,8 @@ class SocketGate:
             return False
         if not self.handshaking.enter(key, socket):
             return False
-        self.open[key] = held + 1
+        # read again: making room may have closed one of this address's own sockets
+        self.open[key] = self.open.get(key, 0) + 1
         return True
 
     def handshaken(self, peer: str, socket: _Bounded) -> None:

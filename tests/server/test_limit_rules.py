@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from server.config import SettingsError, limit_settings, load_settings, origins
-from server.connection import Handshaking
+from server.connection import Handshaking, SocketGate
 from server.hub import Budget, Outbox
 from server.limits import (
     IN_FLIGHT,
@@ -415,3 +415,36 @@ def test_a_new_client_gets_in_when_no_address_holds_more_than_its_share() -> Non
     assert places.count == 256
     held = [enter("198.51.100.1") for _ in range(2)]  # two: 192.0.2.1 holds three
     assert all(held) and places.count == 256
+
+
+class _GateSocket:
+    """A socket counted by ``SocketGate``: evicted, it leaves at once, as ``_Bounded``."""
+
+    def __init__(self, gate: SocketGate, key: str) -> None:
+        self.gate, self.key, self.evicted = gate, key, False
+
+    def evict(self) -> None:
+        self.evicted = True
+        self.gate.handshaken(self.key, cast(Any, self))
+        self.gate.leave(self.key)
+
+
+def test_a_socket_evicted_for_its_own_address_leaves_its_count_right() -> None:
+    """The count of an address's sockets was read before a newcomer from it evicted one
+    of its own, then written back one higher: each such eviction lost the address a
+    socket for good (80 it might hold fell to 14 over a few floods)."""
+    gate = SocketGate(8, [], handshakes=2)
+
+    def enter() -> _GateSocket | None:
+        socket = _GateSocket(gate, "192.0.2.1")
+        return socket if gate.enter("192.0.2.1", cast(Any, socket)) else None
+
+    first, second = enter(), enter()
+    third = enter()  # no room: one of its own address's sockets makes room
+    assert first is not None and second is not None and third is not None
+    assert first.evicted
+    assert gate.open["192.0.2.1"] == 2
+    for socket in (second, third):
+        gate.handshaken("192.0.2.1", cast(Any, socket))
+        gate.leave("192.0.2.1")
+    assert "192.0.2.1" not in gate.open
