@@ -1263,12 +1263,15 @@ class Handshaking:
 
     When there are as many, a new socket takes the place of the oldest of the address
     holding the most, if that one holds more than the new socket's address then would:
-    it is closed, unread. Else the oldest socket still in its handshake is (an honest
-    handshake ends in milliseconds). Addresses holding many sockets that never finish
-    their handshakes (each within its own cap) may fill the places, and a client
-    holding none still gets one: refused at once, it waited in vain, since each socket
-    of theirs that timed out came back at once; and so may many addresses holding one
-    each (300 held every place when the newest was refused).
+    it is closed, unread. Else the oldest socket of the addresses holding the most or
+    one fewer is (of all, when none holds more than one; an honest handshake ends in
+    milliseconds). Addresses holding many sockets that never finish their handshakes
+    (each within its own cap) may fill the places, and a client holding none still gets
+    one: refused at once, it waited in vain, since each socket of theirs that timed out
+    came back at once; and so may many addresses holding one each (300 held every place
+    when the newest was refused). Nor do such addresses, making room for themselves,
+    close a slow client's handshake (the oldest of all, it was closed when it took a
+    second or two beside 15 of them).
     """
 
     def __init__(self, allowed: int) -> None:
@@ -1304,13 +1307,24 @@ class Handshaking:
     def _make_room(self, key: str) -> bool:
         own = len(self._sockets.get(key, ()))
         if self._most <= own + 1:
-            if not self._oldest:
+            # the newcomer's address holds the most, or will: the oldest socket of those
+            # holding as many or one fewer makes room (of all, when none holds more than one)
+            floor = max(self._most - 1, 1)
+            found = next(
+                (
+                    (socket, address)
+                    for socket, address in self._oldest.items()
+                    if len(self._sockets[address]) >= floor
+                ),
+                None,
+            )
+            if found is None:
                 return False  # no place at all
-            oldest, address = next(iter(self._oldest.items()))
+            oldest, address = found
             log.warning(
                 "closed a connection from %s in its handshake for one from %s: %d sockets "
                 "in their handshakes from every address, none holding more than its share, "
-                "and it the oldest (see --max-connections)",
+                "and it the oldest of those holding the most (see --max-connections)",
                 address,
                 key,
                 self.count,

@@ -417,6 +417,26 @@ def test_a_new_client_gets_in_when_no_address_holds_more_than_its_share() -> Non
     assert all(held) and places.count == 256
 
 
+def test_a_slow_handshake_is_not_closed_for_addresses_that_hold_many() -> None:
+    """Addresses holding many sockets, each opening more as fast as its rate allowed,
+    made room for themselves by closing the oldest socket of all: a client holding one,
+    whose handshake took a second or two (a slow phone link), was closed in it, 5 times
+    in 8, by 15 addresses. Room is made among those holding the most, or one fewer."""
+    places = Handshaking(6)
+
+    def enter(key: str) -> _Socket | None:
+        socket = _Socket(places, key)
+        return socket if places.enter(key, cast(Any, socket)) else None
+
+    slow = enter("192.0.2.1")
+    flood = [enter(key) for key in ("a", "b", "a", "b", "a")]
+    assert slow is not None and all(flood) and places.count == 6
+    for _ in range(12):  # b, then a, each holding the most or one fewer
+        assert enter("b") is not None and enter("a") is not None
+        assert not slow.evicted
+    assert places.count == 6
+
+
 class _GateSocket:
     """A socket counted by ``SocketGate``: evicted, it leaves at once, as ``_Bounded``."""
 
