@@ -245,6 +245,8 @@ class ConnectionHandler:
             self.metrics.closed(code)
             await _close(ws, code, refused, self.settings.drain_timeout)
             return
+        if isinstance(ws, _Bounded):
+            ws.admitted()
         try:
             if ws.subprotocol != SUBPROTOCOL:
                 await self._refuse(ws, address)
@@ -890,8 +892,14 @@ class _Bounded(ServerConnection):
             self.gate.leave(self._counted)
             self._counted = None
 
+    def admitted(self) -> None:
+        """Served (``ConnectionHandler``): no longer among the sockets in their handshakes.
+        One refused right after its handshake (1013, 1008) stays among them till it is
+        gone: its descriptor is held while its close is waited for."""
+        self._handshaken()
+
     def _handshaken(self) -> None:
-        """No longer among the sockets in their handshakes: open (a WebSocket), or gone."""
+        """No longer among the sockets in their handshakes: admitted, or gone."""
         if self.gate is not None and self._accepted is not None and self._counted is not None:
             self._accepted = None
             self.gate.handshaken(self._counted, self)
@@ -971,8 +979,6 @@ class _Bounded(ServerConnection):
         try:
             await super().handshake(*args, **kwargs)
         finally:
-            if self.protocol.state is State.OPEN:
-                self._handshaken()
             held, self._held = self._held, None
             if held and self.protocol.state is State.OPEN:
                 self._read(b"".join(held))

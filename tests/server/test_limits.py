@@ -974,3 +974,26 @@ async def test_a_storm_of_connections_waits_in_the_listen_queue(start: Start) ->
     assert _handshakes_within(server.server.port, 500, 0.8) == 500
     client = await server.player("anna")  # and the server serves on
     assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_a_connection_refused_after_its_handshake_counts_among_the_handshakes_till_gone(
+    start: Start,
+) -> None:
+    """A connection refused right after its handshake (1013 over a cap, 1008 banned) was
+    counted nowhere while its close was waited for, its descriptor held: 25 addresses,
+    each within its own cap, held every descriptor the caps were to leave room for. It
+    stays among the sockets in their handshakes until it is gone, under their cap in all,
+    where a newcomer may take its place."""
+    server = await start(max_connections=40, max_connections_per_address=1)
+    ada = await server.player("ada")  # 127.0.0.1's one connection
+    refused = await RawClient.open(server.server.port)  # 101, then 1013: it reads nothing
+    assert server.server._listener is not None
+    gate = server.server._listener._gate
+    await asyncio.sleep(0.3)
+    assert gate.handshaking.count == 1
+    assert (await ada.request("ping"))["type"] == "pong"  # served: not counted
+    refused.writer.close()
+    async with asyncio.timeout(5):
+        while gate.handshaking.count:
+            await asyncio.sleep(0.05)
+    await ada.close()
