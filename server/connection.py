@@ -1092,10 +1092,13 @@ def _refuse(reject: Callable[[int, str], HttpResponse], status: int, text: str) 
     6455 section 4.2.2 asks (websockets answers 400 and names none)."""
     said = _public_refusal(status, text)
     if said != _OTHER_VERSION:
-        return reject(status, said)
+        response = reject(status, said)
+        _secure(response.headers)
+        return response
     response = reject(HTTPStatus.UPGRADE_REQUIRED, _VERSION_SPOKEN)
     response.headers["Upgrade"] = "websocket"  # RFC 9110 section 15.5.22: a 426 names it
     response.headers["Sec-WebSocket-Version"] = "13"
+    _secure(response.headers)
     return response
 
 
@@ -1460,10 +1463,11 @@ class _BodyDropping(_Bounded):
         self._dropping = True
         said = f"Bad request: {problem}." if status == HTTPStatus.BAD_REQUEST else problem
         body = f"{said}\n".encode()
+        secure = "".join(f"{name}: {value}\r\n" for name, value in _secure(Headers()).raw_items())
         self.transport.write(
             b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
-            % (status.value, status.phrase.encode(), len(body), body)
+            b"Content-Length: %d\r\nConnection: close\r\n%s\r\n%s"
+            % (status.value, status.phrase.encode(), len(body), secure.encode(), body)
         )
         self.transport.close()  # after what is written has gone out
 
@@ -1658,6 +1662,15 @@ def _wants_websocket(request: HttpRequest) -> bool:
     return any("websocket" in value.lower() for value in request.headers.get_all("Upgrade"))
 
 
+def _secure(headers: Headers, host: str | None = None) -> Headers:
+    """``headers``, given the security headers of ``server.webclient`` that every answer
+    of the port carries, refusals too; the policy naming ``host`` (the request's Host)."""
+    headers["Content-Security-Policy"] = content_security_policy(host)
+    for name, value in SECURITY_HEADERS:
+        headers[name] = value
+    return headers
+
+
 def _response(reply: HttpReply, body: bool = True, host: str | None = None) -> HttpResponse:
     """``reply`` as the response; without its body (a HEAD's), but with its length.
     A 304 has neither body nor length, nor the type and coding of the body it stands
@@ -1678,8 +1691,6 @@ def _response(reply: HttpReply, body: bool = True, host: str | None = None) -> H
         headers["Allow"] = reply.allow
     if reply.vary:
         headers["Vary"] = "Accept-Encoding"
-    headers["Content-Security-Policy"] = content_security_policy(host)
-    for name, value in SECURITY_HEADERS:
-        headers[name] = value
+    _secure(headers, host)
     status = HTTPStatus(reply.status).phrase
     return HttpResponse(reply.status, status, headers, reply.body if body else b"")

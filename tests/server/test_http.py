@@ -569,6 +569,28 @@ async def test_an_upgrade_then_the_end_of_the_stream_is_still_answered(
     assert failed == []
 
 
+async def test_refusals_of_a_request_carry_the_security_headers(server: Running) -> None:
+    """The answers to an upgrade refused by websockets (a bad key: 400; version 8: 426)
+    and to a head refused as it was read (too large: 431; a bare LF: 400) carried none
+    of the security headers every other answer of the port carries."""
+    port = server.server.port
+    upgrade = upgrade_head(port).decode()
+    refused = [
+        re.sub(r"Sec-WebSocket-Key: \S+", "Sec-WebSocket-Key: a", upgrade),
+        upgrade.replace("Version: 13", "Version: 8"),
+        upgrade.replace("\r\n\r\n", "\r\nX-Big: " + "x" * 9000 + "\r\n\r\n"),
+        "GET / HTTP/1.1\nHost: x\n\n",
+    ]
+    for request in refused:
+        answer = await asyncio.wait_for(raw_answer(port, request.encode()), 10)
+        head = answer.split(b"\r\n\r\n", 1)[0].decode().lower()
+        assert head.startswith(("http/1.1 400 ", "http/1.1 426 ", "http/1.1 431 ")), head
+        assert "\r\nx-frame-options: deny" in head, head
+        assert "\r\nx-content-type-options: nosniff" in head, head
+        assert "\r\nreferrer-policy: no-referrer" in head, head
+        assert "\r\ncontent-security-policy: default-src 'self';" in head, head
+
+
 async def test_an_upgrade_to_another_websocket_version_is_told_the_one_spoken(
     server: Running,
 ) -> None:
