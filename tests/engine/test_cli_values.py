@@ -279,6 +279,24 @@ def test_standard_output_closed_is_one_line_not_a_traceback(argv: list[str]) -> 
     assert done.stderr == "scorpion-engine: cannot write the output: standard output is closed\n"
 
 
+def at_work(process: subprocess.Popen[str], cpu_s: float = 1.0) -> None:
+    """Wait until ``process`` has used ``cpu_s`` of CPU: loaded and at work, however busy
+    the machine (2 s of waiting were not, on a machine loaded ten times over: the signal
+    came while Python was still starting, and ended it as SIGINT does)."""
+    stat = Path(f"/proc/{process.pid}/stat")
+    if not stat.exists():  # no /proc: time must do
+        time.sleep(2)
+        return
+    ticks = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        used = stat.read_text().rsplit(")", 1)[1].split()[11:13]  # utime, stime
+        if sum(map(int, used)) / ticks >= cpu_s:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the process did not get to work: {process.communicate()}")
+
+
 def test_ctrl_c_during_a_command_ends_130_with_nothing_printed() -> None:
     """A long bench (or solve) interrupted printed a KeyboardInterrupt traceback."""
     process = subprocess.Popen(
@@ -288,7 +306,7 @@ def test_ctrl_c_during_a_command_ends_130_with_nothing_printed() -> None:
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(2)  # loaded and measuring, even on a busy machine
+    at_work(process)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
@@ -310,7 +328,7 @@ def test_ctrl_c_during_the_compiled_search_ends_at_once() -> None:
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(2)  # loaded and searching, even on a busy machine
+    at_work(process)
     assert process.poll() is None, process.communicate()
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
