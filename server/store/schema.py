@@ -14,7 +14,9 @@ backends have transactional DDL; SQLite's is enabled in ``database``).
 ``schema_status`` compares the revision stamped in ``alembic_version`` with
 this code's head:
 
-- ``empty``: no revision and none of our tables (a new database);
+- ``empty``: no revision and none of our tables (a new database); on PostgreSQL
+  not so for a role without USAGE on the schemas of its search path, which sees no
+  table there: refused (``StoreAccessRefused``), naming the schema;
 - ``current``: stamped with the head revision;
 - ``outdated``: anything else (an older or unknown revision, or our tables
   without a stamp); ``describe_status`` says which, for ``SchemaOutdated``.
@@ -46,7 +48,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.store.database import MIGRATION_LOCK, migrating
-from server.store.errors import SchemaForeign, SchemaNewer
+from server.store.errors import SchemaForeign, SchemaNewer, StoreAccessRefused
 from server.store.models import metadata
 from server.store.records import SchemaStatus
 
@@ -149,9 +151,51 @@ _EXTENSION_TABLES: Final = text(
 )
 
 
+_SEARCH_PATH: Final = text("SELECT current_schema(), current_setting('search_path'), current_user")
+_SCHEMAS_NAMED: Final = text(
+    "SELECT nspname FROM pg_namespace WHERE nspname = ANY(:names)"
+).bindparams(bindparam("names", type_=ARRAY(String)))
+
+
+def _search_path(setting: str, user: str) -> list[str]:
+    """The schema names ``search_path`` lists, in order, as PostgreSQL reads them:
+    unquoted ones in lower case, ``$user`` as the role's name."""
+    names = []
+    for item in (part.strip() for part in setting.split(",")):
+        if len(item) >= 2 and item[0] == item[-1] == '"':
+            name = item[1:-1].replace('""', '"')
+        else:
+            name = item.lower()
+        names.append(user if name == "$user" else name)
+    return names
+
+
+def _refuse_unusable_schema(connection: Connection) -> None:
+    """PostgreSQL, for a role that sees no table at all: ``StoreAccessRefused`` when that
+    is for want of USAGE on the schemas of its search path (``current_schema()`` is
+    null then). Such a role sees none of the tables there, which read as no schema
+    yet, and has no schema to create one in: told to run --migrate, which failed with
+    "no schema has been selected to create in"."""
+    current, setting, user = connection.execute(_SEARCH_PATH).one()
+    if current is not None:
+        return
+    names = _search_path(setting, user)
+    there = set(connection.execute(_SCHEMAS_NAMED, {"names": names}).scalars())
+    for name in names:
+        if name in there:
+            raise StoreAccessRefused(
+                f"permission denied: the database role lacks USAGE on schema {name} "
+                "(grant it USAGE on the schema as well: without it the role sees none of "
+                "the tables there)"
+            )
+    raise StoreAccessRefused(f"no schema of the database role's search_path ({setting}) exists")
+
+
 def _read_state(connection: Connection) -> SchemaState:
     revisions = MigrationContext.configure(connection).get_current_heads()
     tables = set(inspect(connection).get_table_names())
+    if not revisions and not tables and connection.dialect.name == "postgresql":
+        _refuse_unusable_schema(connection)
     ours = set(metadata.tables) & tables
     others = tables - set(metadata.tables) - {"alembic_version"}
     if others and connection.dialect.name == "postgresql":

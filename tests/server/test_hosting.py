@@ -1456,6 +1456,52 @@ def test_a_serving_role_granted_column_by_column_and_sequences_by_update_starts(
         run_isolated(lambda: _admin(owner, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
 
 
+def test_a_role_without_usage_on_the_schema_is_refused_naming_it(
+    server_postgres_url: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deploy.md's grants but the first (``GRANT USAGE ON SCHEMA public``), where PUBLIC
+    has no USAGE on the schema either (a schema made anew, as hardened hosts have it):
+    the role sees none of the tables, so the node was told the database had no schema
+    yet and to run --migrate, which as that role failed with "no schema has been
+    selected to create in". Both are refused in one line naming the missing USAGE."""
+    if server_postgres_url is None:
+        pytest.skip("needs SCORPION_TEST_DATABASE_URL")
+    owner = server_postgres_url
+    role = f"{make_url(owner).database}_no_usage"
+
+    async def set_up() -> None:
+        await _admin(owner, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
+        await migrate(quiet_settings(tmp_path, database_url=owner))
+        await _admin(
+            owner,
+            f"DROP ROLE IF EXISTS {role}",
+            f"CREATE ROLE {role} LOGIN",
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+            f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+            f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {role}",
+        )
+
+    run_isolated(set_up)
+    url = make_url(owner).set(username=role).render_as_string(hide_password=False)
+    refused = (
+        "scorpion-server: cannot use the database: permission denied: "
+        "the database role lacks USAGE on schema public"
+    )
+    try:
+        capsys.readouterr()
+        for extra in ([], ["--migrate"]):
+            started = time.monotonic()
+            assert main([*QUICK, "--database-url", url, "--db-wait-s", "60", *extra]) == 1
+            assert time.monotonic() - started < 20  # refused at once, not waited for
+            err = capsys.readouterr().err
+            assert "not available yet" not in err, err
+            assert err.splitlines()[-1].startswith(refused), err
+        run_isolated(lambda: _admin(owner, f"GRANT USAGE ON SCHEMA public TO {role}"))
+        run_isolated(lambda: _start_and_stop(url, tmp_path))
+    finally:
+        run_isolated(lambda: _admin(owner, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
+
+
 async def _start_and_stop(url: str, tmp_path: Path) -> None:
     server = ScorpionServer(quiet_settings(tmp_path, database_url=url))
     await server.start()
