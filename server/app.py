@@ -44,10 +44,10 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from alembic.script.revision import ResolutionError
 from alembic.util import CommandError
@@ -109,6 +109,8 @@ log = logging.getLogger("server")
 
 HEARTBEAT_S: Final = 0.5
 
+T = TypeVar("T")
+
 
 class ListenError(Exception):
     """The port cannot be opened (in use, not permitted, no such interface)."""
@@ -132,11 +134,19 @@ async def prepare_store(
     is open.
     """
     make_sqlite_directory(settings)
+    return await _waiting_for_database(
+        settings, lambda: _open_store(settings, migrating, upgrading)
+    )
+
+
+async def _waiting_for_database(settings: Settings, attempt: Callable[[], Awaitable[T]]) -> T:
+    """``await attempt()``, made again while it raises a ``StoreUnavailable`` that waiting
+    may cure (``may_pass``), for up to ``db_wait_s`` seconds (``prepare_store``)."""
     deadline = time.monotonic() + settings.db_wait_s
     pause = FIRST_PAUSE_S
     while True:
         try:
-            return await _open_store(settings, migrating, upgrading)
+            return await attempt()
         except StoreUnavailable as exc:
             left = deadline - time.monotonic()
             if left <= 0 or not may_pass(exc):
@@ -565,18 +575,24 @@ async def migrate(settings: Settings, upgrading: Callable[[], None] | None = Non
     return store.schema_before is not SchemaStatus.CURRENT
 
 
-async def migrate_to(settings: Settings) -> str:
+async def migrate_to(settings: Settings, upgrading: Callable[[], None] | None = None) -> str:
     """Take the schema to ``settings.migrate_to``, up or down (``--migrate-to``), under
-    the SQLite lock ``--migrate`` takes; the line that says what was done."""
+    the SQLite lock ``--migrate`` takes, waiting for the database as it does; the line
+    that says what was done. ``upgrading``: called once the migration's transaction
+    is open."""
     revision = settings.migrate_to
     assert revision is not None, "--migrate-to not given"
-    with _migration_lock(settings):
+
+    async def attempt() -> str | None:
         timeout = settings.db_timeout_ms / 1000
         store = Store.connect(settings.store_url, connect_timeout=timeout)
         try:
-            before = await store.migrate_to(revision)
+            return await store.migrate_to(revision, upgrading)
         finally:
             await store.close()
+
+    with _migration_lock(settings):
+        before = await _waiting_for_database(settings, attempt)
     if before == revision:
         return f"schema at revision {revision} already: nothing to do"
     return f"schema migrated from revision {before or '(none)'} to {revision}"
@@ -621,9 +637,8 @@ async def _migrate_unless_interrupted(settings: Settings) -> str:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             loop.add_signal_handler(signum, interrupt, signum)  # till the loop closes
     try:
-        if settings.migrate_to is not None:  # its one transaction may commit at any point
-            began = True
-            line = await migrate_to(settings)
+        if settings.migrate_to is not None:
+            line = await migrate_to(settings, upgrading)
         else:
             upgraded = await migrate(settings, upgrading)
             line = "schema upgraded" if upgraded else "schema current already: nothing to do"

@@ -280,15 +280,19 @@ async def upgrade(engine: AsyncEngine, begun: Callable[[], None] | None = None) 
         return await connection.run_sync(run)
 
 
-async def migrate_to(engine: AsyncEngine, revision: str) -> str | None:
+async def migrate_to(
+    engine: AsyncEngine, revision: str, begun: Callable[[], None] | None = None
+) -> str | None:
     """``alembic upgrade`` or ``downgrade`` to ``revision``, whichever leads there, in one
     transaction (``scorpion-server --migrate-to``); the revision before (None: no schema).
     Refused, as ``upgrade`` refuses, for another program's database (``SchemaForeign``),
     and for a revision these migrations do not know (``SchemaNewer``): only the version
     that made it has the way back. Revisions are numbered in one line, so the numbers
-    say which way to go."""
+    say which way to go. ``begun``: as ``upgrade``'s."""
 
     def run(connection: Connection) -> str | None:
+        if begun is not None:
+            begun()
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         state = _read_state(connection)

@@ -458,11 +458,13 @@ class Store:
             self.schema_before = await schema.upgrade(self._writing, begun)
         return self.schema_before
 
-    async def migrate_to(self, revision: str) -> str | None:
-        """Take the schema to ``revision``, up or down (``schema.migrate_to``); the
-        revision it was at (None: no schema)."""
+    async def migrate_to(
+        self, revision: str, begun: Callable[[], None] | None = None
+    ) -> str | None:
+        """Take the schema to ``revision``, up or down (``schema.migrate_to``, which calls
+        ``begun`` once its transaction is open); the revision it was at (None: no schema)."""
         with translate_errors():
-            return await schema.migrate_to(self._writing, revision)
+            return await schema.migrate_to(self._writing, revision, begun)
 
     async def readiness(self) -> SchemaStatus:
         """``schema_status``; on PostgreSQL, once it is current, also whether a move can

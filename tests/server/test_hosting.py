@@ -654,13 +654,16 @@ def test_a_signal_after_the_commit_with_the_database_gone_says_it_does_not_know(
     assert "nothing was migrated" not in rest and "Traceback" not in rest, rest
 
 
-def test_a_signal_while_waiting_for_the_database_to_migrate_says_nothing_was_migrated() -> None:
+@pytest.mark.parametrize("migrating", [["--migrate"], ["--migrate-to", "0009"]])
+def test_a_signal_while_waiting_for_the_database_to_migrate_says_nothing_was_migrated(
+    migrating: list[str],
+) -> None:
     """Asked after the signal, a database that never answered could not tell whether
     the migration committed, and the line said so: it cannot have begun."""
     url = "postgresql+asyncpg://scorpion@127.0.0.1:1/scorpion"
     argv = ["import sys, server.app as app; sys.exit(app.main(sys.argv[1:]))"]
     status, rest = signalled(
-        [*argv, "--migrate", "--database-url", url, "--db-wait-s", "60"],
+        [*argv, *migrating, "--database-url", url, "--db-wait-s", "60"],
         "not available yet",
         signal.SIGTERM,
     )
@@ -1280,6 +1283,36 @@ def test_an_empty_migrate_to_is_refused_and_an_empty_variable_is_unset(
     ]
     with contextlib.closing(sqlite3.connect(tmp_path / "scorpion.db")) as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0009"
+
+
+def test_migrate_to_waits_for_the_database_as_migrate_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--migrate-to`` opened the database once: another process holding SQLite's write
+    lock longer than --db-timeout-ms, or PostgreSQL not listening yet, ended it at once,
+    where ``--migrate`` waits up to --db-wait-s (deploy.md: the same settings)."""
+    argv = ["--data-dir", str(tmp_path)]
+    assert main([*argv, "--migrate"]) == 0
+    holder = sqlite3.connect(
+        tmp_path / "scorpion.db", isolation_level=None, check_same_thread=False
+    )
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, as a backup or another program holds it
+    releasing = threading.Timer(2.0, holder.execute, ("COMMIT",))
+    releasing.start()
+    capsys.readouterr()
+    try:
+        waiting = ["--db-timeout-ms", "300", "--db-wait-s", "30"]
+        assert main([*argv, "--migrate-to", "0009", *waiting]) == 0
+    finally:
+        releasing.join()
+        holder.close()
+    err = capsys.readouterr().err
+    assert "the database is not available yet" in err, err
+    assert f"schema migrated from revision {schema_revision()} to 0009" in err, err
+    assert main(["--migrate-to", "0009", "--database-url", NOWHERE, "--db-wait-s", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "the database is not available yet" in err, err
+    assert err.splitlines()[-1].startswith("scorpion-server: cannot use the database"), err
 
 
 async def test_migrate_to_on_postgresql(server_postgres_url: str | None, tmp_path: Path) -> None:
