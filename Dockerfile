@@ -2,10 +2,13 @@
 # Configure it with SCORPION_* variables (docs/server.md); docker-compose.yml runs
 # two of these against PostgreSQL.
 # The web client (clients/web), built once; the wheel ships it in server/web/.
+# It sits where it does in the checkout, /src/clients/web, beside what its sources
+# import from outside it (src/checks.ts: ../../../protocol/schema.json).
 FROM node:20-slim AS web
-WORKDIR /src
+WORKDIR /src/clients/web
 COPY clients/web/package.json clients/web/package-lock.json ./
 RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+COPY protocol/schema.json /src/protocol/schema.json
 COPY clients/web ./
 RUN npx vite build --outDir /src/dist --emptyOutDir
 

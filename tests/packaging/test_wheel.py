@@ -17,7 +17,9 @@ Without the ``build`` package (in the ``dev`` extra) the test skips; with
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -210,3 +212,74 @@ def test_the_image_installs_the_server_extra() -> None:
     ]
     assert installs, "the Dockerfile installs no wheel"
     assert all(".whl)[server]" in line for line in installs), installs
+
+
+def web_stage_copies() -> list[tuple[list[str], str, bool]]:
+    """The Dockerfile's ``web`` stage, read: for each COPY from the build context, (the
+    sources as checkout paths, the destination as an absolute path, whether it is a
+    directory the sources go into)."""
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    workdir, copies, in_stage = "/", [], False
+    for line in text.splitlines():
+        instruction, _, rest = line.strip().partition(" ")
+        instruction = instruction.upper()
+        if instruction == "FROM":
+            if in_stage:
+                break
+            in_stage = rest.split()[-1:] == ["web"]
+        elif in_stage and instruction == "WORKDIR":
+            workdir = posixpath.join(workdir, rest.strip())
+        elif in_stage and instruction == "COPY":
+            words = json.loads(rest) if rest.lstrip().startswith("[") else rest.split()
+            if any(word.startswith("--from") for word in words):
+                continue
+            *sources, destination = [word for word in words if not word.startswith("--")]
+            path = posixpath.normpath(posixpath.join(workdir, destination))
+            into = len(sources) > 1 or destination.endswith(("/", "."))
+            copies.append(([posixpath.normpath(source) for source in sources], path, into))
+    assert in_stage, "the Dockerfile has no `FROM ... AS web` stage"
+    return copies
+
+
+def in_web_stage(path: str, copies: list[tuple[list[str], str, bool]]) -> str | None:
+    """Where the web stage puts the checkout's file ``path`` (None: it does not copy it);
+    the last COPY that names it wins, as the last one written over it does."""
+    found = None
+    for sources, destination, into in copies:
+        for source in sources:
+            if source == ".":
+                found = posixpath.join(destination, path)
+            elif path == source and (ROOT / source).is_file():
+                found = posixpath.join(destination, posixpath.basename(path) if into else "")
+            elif path.startswith(source + "/") and (ROOT / source).is_dir():
+                found = posixpath.join(destination, posixpath.relpath(path, source))
+    return posixpath.normpath(found) if found else None
+
+
+IMPORT = re.compile(r"""(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}/[^"']+)["']""")
+
+
+def test_the_image_builds_the_web_client_with_what_it_imports() -> None:
+    """The web client's sources import files from outside clients/web (src/checks.ts reads
+    protocol/schema.json): the image's ``web`` stage, where ``vite build`` runs, must have
+    each at the path the import names relative to the importing file, or the build fails
+    with vite's UNRESOLVED_IMPORT. (Read, not built: building images needs a Docker daemon.)"""
+    copies = web_stage_copies()
+    web = ROOT / "clients" / "web"
+    outside = []
+    for source in sorted((web / "src").rglob("*.ts")):
+        importer = source.relative_to(ROOT).as_posix()
+        for specifier in IMPORT.findall(source.read_text(encoding="utf-8")):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+            if target.startswith("clients/web/"):
+                continue
+            assert (ROOT / target).is_file(), f"{importer} imports {specifier}: not in the checkout"
+            outside.append((importer, specifier, target))
+    assert outside, "no source of the web client imports from outside clients/web any more"
+    for importer, specifier, target in outside:
+        placed = in_web_stage(importer, copies)
+        assert placed, f"the web stage does not copy {importer}"
+        wanted = posixpath.normpath(posixpath.join(posixpath.dirname(placed), specifier))
+        assert in_web_stage(target, copies) == wanted, (
+            f"{importer} imports {specifier}, which the web stage must copy to {wanted}"
+        )
