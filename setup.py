@@ -26,19 +26,41 @@ from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import BaseError, CCompilerError
 
-NATIVE = Extension(
-    "engine.solver._native",
-    sources=["engine/solver/native.c"],
-    extra_compile_args=["-O2", "-std=c11"],
-)
-
 
 def required() -> bool:
     return os.environ.get("SCORPION_REQUIRE_NATIVE", "") not in ("", "0")
 
 
+# Optional unless required: an editable install then copies the library into the
+# checkout only when it was built.
+NATIVE = Extension(
+    "engine.solver._native",
+    sources=["engine/solver/native.c"],
+    extra_compile_args=["-O2", "-std=c11"],
+    optional=not required(),
+)
+
+
 class BuildNativeLibrary(build_ext):
-    """build_ext for a ctypes library: plain ``.so`` name, no exports, failure allowed."""
+    """build_ext for a ctypes library: plain ``.so`` name, no exports, failure allowed.
+
+    A library that could not be compiled is left out of the outputs, which an
+    editable install links or copies into place and a wheel lists.
+    """
+
+    def initialize_options(self) -> None:
+        super().initialize_options()
+        self.not_built: set[str] = set()  # where the libraries that failed would be
+
+    def get_outputs(self) -> list[str]:
+        return [path for path in super().get_outputs() if not self.failed(path)]
+
+    def get_output_mapping(self) -> dict[str, str]:
+        mapping = super().get_output_mapping().items()
+        return {built: placed for built, placed in mapping if not self.failed(built)}
+
+    def failed(self, path: str) -> bool:
+        return os.path.normpath(path) in self.not_built
 
     def get_ext_filename(self, fullname: str) -> str:
         return os.path.join(*fullname.split(".")) + ".so"
@@ -52,6 +74,7 @@ class BuildNativeLibrary(build_ext):
         except (BaseError, CCompilerError) as error:
             if required():
                 raise
+            self.not_built.add(os.path.normpath(self.get_ext_fullpath(ext.name)))
             print(
                 f"scorpion-server: could not compile {ext.sources[0]} ({error}); "
                 "the solver will run its pure-Python search, about 20 times slower",

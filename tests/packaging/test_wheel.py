@@ -201,6 +201,40 @@ def test_a_host_installs_the_wheel_migrates_serves_and_plays(tmp_path: Path) -> 
         assert any("solver: 1 worker(s), compiled search" in line for line in log), log
 
 
+@pytest.mark.parametrize("mode", ["lenient", "strict"])
+def test_an_editable_install_without_a_compiler_runs_the_pure_python_search(
+    tmp_path: Path, mode: str
+) -> None:
+    """``make run`` (``pip install -e``) on a machine whose C compiler fails: the build
+    goes on without the compiled search, says so once, and the package runs the
+    pure-Python one. The editable build expected the library it could not compile and
+    stopped at copying it (``can't copy ... _native.so: doesn't exist``), in setuptools'
+    default (lenient) editable mode as in its strict one. A copy of the sources is
+    installed, so nothing is written into the checkout; CC=/bin/false is the compiler
+    that fails."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy2(ROOT / name, source / name)
+    junk = shutil.ignore_patterns("node_modules", "__pycache__", "*.so", "*.egg-info")
+    for package in ("engine", "protocol", "server", "clients"):
+        shutil.copytree(ROOT / package, source / package, ignore=junk)
+    home = tmp_path / "host"
+    home.mkdir()
+    env = clean_env(home) | {"CC": "/bin/false", "SCORPION_REQUIRE_NATIVE": "0"}
+    run(sys.executable, "-m", "venv", home / "venv", cwd=home, env=env)
+    python = home / "venv" / "bin" / "python"
+    editable = ("-e", source, "--config-settings", f"editable_mode={mode}")
+    log = run(python, "-m", "pip", "install", "-v", "--no-deps", *editable, cwd=home, env=env)
+    assert log.count("could not compile engine/solver/native.c") == 1, log
+    assert "pure-Python search" in log
+    assert not list((source / "engine" / "solver").glob("_native*")), "a library without a compiler"
+    which = "from engine.solver import native; print(native.__file__, native.describe())"
+    where, search = run(python, "-c", which, cwd=home, env=env).split(" ", 1)
+    assert Path(where).is_relative_to(source), where
+    assert search.startswith("pure-Python search (no compiled solver at "), search
+
+
 def test_the_image_installs_the_server_extra() -> None:
     """The Dockerfile installs the wheel as a host does, with the ``server`` extra: the
     image ran on asyncio's own loop, though README says a production install runs on
