@@ -479,7 +479,9 @@ async def test_pings_before_hello_do_not_hold_the_hello_deadline_off(start: Star
     """Pings before hello (answered ``hello_required``) use up the read rate, and a hello
     then refused ``rate_limited`` for it must not start the deadline again: a
     connection could stay open for ever without saying hello."""
-    server = await start(hello_timeout_ms=600, rate_reads="20,2", abuse_limit=1000)
+    # one read a second: a token refilled between the pings and the hello would let the
+    # hello through (at 20 a second, 50 ms between them on a loaded machine did)
+    server = await start(hello_timeout_ms=600, rate_reads="1,2", abuse_limit=1000)
     idle = await server.connect()
     # closed 0.6 s on, on a quiet machine; the bound is for a loaded one (5 s was passed)
     async with asyncio.timeout(30):
