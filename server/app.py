@@ -355,7 +355,8 @@ class ScorpionServer:
         self._watch(handler)
         web = WebClient.load(Path(settings.web_dir) if settings.web_dir else WEB_DIR)
         cap = settings.max_connections
-        descriptors.raise_limit(descriptors.needed(cap, handshakes_in_all(cap)))
+        backlog = settings.listen_backlog
+        descriptors.raise_limit(descriptors.needed(cap, handshakes_in_all(cap), backlog))
         self._say_failed_accepts()
         routes = HttpRoutes(
             metrics,

@@ -52,10 +52,12 @@ SPARE: Final = 32
 _OUT_OF_DESCRIPTORS: Final = frozenset({errno.EMFILE, errno.ENFILE})
 
 
-def needed(max_connections: int, handshakes: int) -> int:
+def needed(max_connections: int, handshakes: int, backlog: int) -> int:
     """Descriptors the server may need: every connection its caps let in, every socket
-    still in its handshake, and ``RESERVED``."""
-    return max_connections + handshakes + RESERVED
+    still in its handshake, the connections accepted at once before any is counted (the
+    standard asyncio loop accepts up to the listen ``backlog``'s count in one go), and
+    ``RESERVED``."""
+    return max_connections + handshakes + backlog + RESERVED
 
 
 def raise_limit(need: int) -> int:
@@ -74,8 +76,9 @@ def raise_limit(need: int) -> int:
     if soft < need:
         log.warning(
             "this process may open %d file descriptors (its hard limit: %s), fewer than the "
-            "%d its caps need (--max-connections, the sockets in their handshakes and %d "
-            "for the database, workers and log): connections and files will fail when "
+            "%d its caps need (--max-connections, the sockets in their handshakes, "
+            "--listen-backlog and %d for the database, workers and log): connections and "
+            "files will fail when "
             "they run out; raise the limit (ulimit -n, systemd's LimitNOFILE=) or lower "
             "--max-connections",
             soft,
