@@ -1272,15 +1272,16 @@ class Handshaking:
 
     When there are as many, a new socket takes the place of the oldest of the address
     holding the most, if that one holds more than the new socket's address then would:
-    it is closed, unread. Else the oldest socket of the addresses holding the most or
-    one fewer is (of all, when none holds more than one; an honest handshake ends in
-    milliseconds). Addresses holding many sockets that never finish their handshakes
-    (each within its own cap) may fill the places, and a client holding none still gets
-    one: refused at once, it waited in vain, since each socket of theirs that timed out
-    came back at once; and so may many addresses holding one each (300 held every place
-    when the newest was refused). Nor do such addresses, making room for themselves,
-    close a slow client's handshake (the oldest of all, it was closed when it took a
-    second or two beside 15 of them).
+    it is closed, unread. Else the oldest socket of the addresses holding the most is
+    (of all, when none holds more than one; an honest handshake ends in milliseconds).
+    Addresses holding many sockets that never finish their handshakes (each within its
+    own cap) may fill the places, and a client holding none still gets one: refused at
+    once, it waited in vain, since each socket of theirs that timed out came back at
+    once; and so may many addresses holding one each (300 held every place when the
+    newest was refused). Nor do such addresses, making room for themselves,
+    close a slow client's one handshake (the oldest of all, it was closed when it took a
+    second or two beside 15 of them, or 128 holding two each): that takes as many
+    addresses as there are places, each holding one.
     """
 
     def __init__(self, allowed: int) -> None:
@@ -1317,13 +1318,12 @@ class Handshaking:
         own = len(self._sockets.get(key, ()))
         if self._most <= own + 1:
             # the newcomer's address holds the most, or will: the oldest socket of those
-            # holding as many or one fewer makes room (of all, when none holds more than one)
-            floor = max(self._most - 1, 1)
+            # holding the most makes room (of all, when none holds more than one)
             found = next(
                 (
                     (socket, address)
                     for socket, address in self._oldest.items()
-                    if len(self._sockets[address]) >= floor
+                    if len(self._sockets[address]) >= self._most
                 ),
                 None,
             )
