@@ -209,7 +209,7 @@ def _undecoded(text: str) -> bool:
 def _shown(text: str) -> str:
     """``text`` quoted, with the bytes of an argument that is not UTF-8 (which Python
     keeps as surrogates) as the bytes they were: ``'ws://\\xff/'``."""
-    text = shown_url(text)  # a password in it as ***
+    text = shown_url(text, refused=True)  # a password in it as ***
     if _undecoded(text):
         return repr(os.fsencode(text).decode("utf-8", "backslashreplace")).replace("\\\\", "\\")
     return repr(text)

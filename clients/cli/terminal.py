@@ -285,13 +285,33 @@ def _isatty(stream: TextIO | None) -> bool:
         return False
 
 
-_PASSWORD = re.compile(r"^(?P<head>[^:/?#]+://[^/?#@:]*:)[^/?#]*@")
+_AUTHORITY_END = re.compile("[/?#]")
 
 
-def shown_url(url: str) -> str:
+def shown_url(url: str, *, refused: bool = False) -> str:
     """``url`` as a line may show it: a password in it (``ws://ada:s3cret@host``) as
-    ``***`` (``ws://ada:***@host``), since output is read over shoulders and kept in logs."""
-    return _PASSWORD.sub(r"\g<head>***@", url)
+    ``***`` (``ws://ada:***@host``), since output is read over shoulders and kept in logs.
+
+    The password is what the URL's user part holds after its first ``:``, and
+    that part runs to the host's last ``@``, as ``urlsplit`` reads it (so the
+    user ``ada@example.org`` of ``ws://ada@example.org:s3cret@host`` keeps its
+    ``@``). A URL ``refused`` as a server's may owe that to a ``/``, ``?`` or
+    ``#`` left unencoded in its password (``ws://ada:s3/c@host``, whose host is
+    read as ``ada``): there the password runs to the last ``@`` of all.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme or _AUTHORITY_END.search(scheme):
+        return url
+    authority_end = _AUTHORITY_END.search(rest)
+    authority = rest if authority_end is None else rest[: authority_end.start()]
+    user, at, _host = authority.rpartition("@")
+    if not (at and ":" in user) and refused:
+        user, at, _host = rest.rpartition("@")
+        if _AUTHORITY_END.search(user.partition(":")[0]):
+            return url  # a ':' after the host's end: no user part of the URL
+    if not (at and ":" in user):
+        return url
+    return f"{scheme}://{user.partition(':')[0]}:***@{rest[len(user) + 1 :]}"
 
 
 def printable(text: str) -> str:

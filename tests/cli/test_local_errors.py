@@ -27,7 +27,7 @@ from clients.cli import config
 from clients.cli.__main__ import main
 from clients.cli.app import run
 from clients.cli.options import UsageError, parse_args
-from clients.cli.terminal import Terminal
+from clients.cli.terminal import Terminal, shown_url
 from tests.cli.conftest import CliRunner
 from tests.helpers import interrupted_while_loading
 from tests.server.conftest import Running
@@ -291,6 +291,13 @@ def test_a_bad_server_url_is_a_usage_error(
         ("ws://ada:s3cret@127.0.0.1:99999/", "'ws://ada:***@127.0.0.1:99999/' is not"),
         ("ws://ada:s3c@ret@[zz]:1", "'ws://ada:***@[zz]:1' is not"),
         ("ws://ada:s3cret@127.0.0.1:9/", "no server at ws://ada:***@127.0.0.1:9/: start"),
+        # a user name that is an e-mail address: the password runs to the last '@'
+        ("ws://ada@example.org:s3cret@127.0.0.1:9/", "at ws://ada@example.org:***@127.0.0.1:9/:"),
+        ("ws://ada@example.org:s3c@ret@127.0.0.1:9", "at ws://ada@example.org:***@127.0.0.1:9:"),
+        # a '/', '?' or '#' left unencoded in the password makes the URL no server's
+        ("ws://ada:s3c/ret@127.0.0.1:9/", "'ws://ada:***@127.0.0.1:9/' is not"),
+        ("ws://ada:s3c?ret@127.0.0.1:9/", "'ws://ada:***@127.0.0.1:9/' is not"),
+        ("ws://ada@example.org:s3c#ret@127.0.0.1:9", "'ws://ada@example.org:***@127.0.0.1:9' is"),
     ],
 )
 def test_a_password_in_the_url_is_not_shown(
@@ -304,8 +311,24 @@ def test_a_password_in_the_url_is_not_shown(
     named the URL, for anyone reading the screen or the log."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     main(["--server", url, "stats"])
-    err = capsys.readouterr().err
-    assert shown in err and "s3c" not in err
+    captured = capsys.readouterr()
+    assert shown in captured.err and "s3c" not in captured.err + captured.out
+    monkeypatch.setenv("SCORPION_SERVER", url)
+    main(["--json", "games"])
+    captured = capsys.readouterr()
+    assert shown.split(" ", 1)[1] in captured.err, captured.err
+    assert "s3c" not in captured.err + captured.out
+
+
+def test_a_url_shows_no_password() -> None:
+    assert shown_url("ws://ada:s3cret@host:1/p?q#f") == "ws://ada:***@host:1/p?q#f"
+    assert shown_url("wss://ada@example.org:s3cret@host") == "wss://ada@example.org:***@host"
+    assert shown_url("ws://ada@host/") == "ws://ada@host/"  # no password
+    assert shown_url("ws://host:8765/p@q:r") == "ws://host:8765/p@q:r"  # an '@' of the path
+    assert shown_url("ws://host:8765/?to=a:b@c") == "ws://host:8765/?to=a:b@c"
+    # refused as a server's, the URL's password is taken to run to its last '@'
+    assert shown_url("ws://ada:s3/c?r#t@host/", refused=True) == "ws://ada:***@host/"
+    assert shown_url("ws://host:8765/p", refused=True) == "ws://host:8765/p"
 
 
 def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
