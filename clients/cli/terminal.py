@@ -237,15 +237,34 @@ def locale_encoding(name: str) -> str:
     """The encoding a locale's name says (``ru_RU.UTF-8``: ``utf-8``), as Python's codec name.
 
     ASCII where it says none that Python knows: C, POSIX, nothing, or a name
-    without one (``ru_RU``, whose encoding only the C library's tables tell).
+    without one (``ru_RU``, whose encoding only the C library's tables tell);
+    ASCII too for a codec Python knows that no terminal is in (``_terminal_codec``).
     """
     codeset = name.partition("@")[0].partition(".")[2]
     if not codeset:
         return "ascii"
     try:
-        return codecs.lookup(codeset).name
+        codec = codecs.lookup(codeset)
     except LookupError:
         return "ascii"
+    return codec.name if _terminal_codec(codec) else "ascii"
+
+
+_ASCII: Final = "".join(map(chr, range(128)))
+
+
+def _terminal_codec(codec: codecs.CodecInfo) -> bool:
+    """Whether a terminal's streams can be in ``codec``: a text encoding (not ``rot13``,
+    ``base64`` or ``zlib``) that writes and reads ASCII as ASCII (not UTF-16 or UTF-7)
+    and takes the stand-ins for what it lacks (not ``idna``; ``undefined`` takes nothing)."""
+    if not getattr(codec, "_is_text_encoding", True):  # what TextIOWrapper refuses
+        return False
+    try:
+        written = codec.encode(_ASCII + "♠", STAND_IN)[0]
+        read = codec.decode(_ASCII.encode("ascii"))[0]
+    except (UnicodeError, TypeError, ValueError):
+        return False
+    return isinstance(written, bytes) and written.startswith(_ASCII.encode()) and read == _ASCII
 
 
 def _unicode(encoding: str | None) -> bool:

@@ -191,8 +191,34 @@ def test_the_encoding_a_locale_names() -> None:
     assert locale_encoding("ru_RU.UTF-8") == locale_encoding("fi_FI.utf8") == "utf-8"
     assert locale_encoding("sr_RS.UTF-8@latin") == "utf-8"
     assert locale_encoding("ru_RU.KOI8-R") == "koi8-r"
+    assert locale_encoding("fi_FI.ISO-8859-15") == "iso8859-15"
     for name in ("C", "POSIX", "", "ru_RU", "fi_FI.no-such-codeset"):
         assert locale_encoding(name) == "ascii", name
+
+
+# codecs Python knows that are no text encodings (rot13, base64...), or text encodings that
+# cannot write a terminal's ASCII as ASCII (UTF-16), or with a stand-in (idna), or at all
+NO_TERMINAL_ENCODINGS = ["rot13", "base64", "hex", "zlib", "uu", "bz2", "idna", "undefined"]
+NO_TERMINAL_ENCODINGS += ["UTF-16", "UTF-16LE", "UTF-32", "UTF-7", "punycode", "cp037"]
+
+
+@pytest.mark.parametrize("codeset", NO_TERMINAL_ENCODINGS)
+def test_a_codeset_that_is_no_terminal_encoding_is_ascii(codeset: str) -> None:
+    assert locale_encoding(f"ru_RU.{codeset}") == "ascii"
+
+
+@pytest.mark.parametrize("codeset", ["rot13", "zlib", "idna", "undefined", "UTF-16"])
+def test_a_locale_naming_no_terminal_encoding_writes_ascii(codeset: str, tmp_path: Path) -> None:
+    """``LANG=ru_RU.rot13``: Python knows a codec of that name, which is no text
+    encoding; the client ended in a traceback (or silently, or wrote UTF-16)."""
+    cleared = {name: "" for name in ("LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8")}
+    env = {**cleared, "LANG": f"ru_RU.{codeset}", "XDG_CONFIG_HOME": str(tmp_path)}
+    version = _scorpion_in(["--version"], b"", env)
+    assert (version.returncode, version.stderr) == (0, b""), version
+    assert version.stdout.decode("ascii").startswith("scorpion")
+    refused = _scorpion_in(["--lang", "ru", "play", "--deal", "0"], b"", env)
+    assert refused.returncode == 2 and refused.stderr.startswith(b"scorpion: ???"), refused
+    assert refused.stderr.decode("ascii").endswith("\n"), refused
 
 
 @pytest.mark.parametrize("command", [["--help"], ["play", "--level", "hard", "--deal", "1"]])
