@@ -188,6 +188,22 @@ def test_the_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
     text = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 done; 1 failed" in text and "130 interrupted" in text
     assert "141 the reader of the output went away" in text
+    assert "129, 131, 143 ended by SIGHUP, SIGQUIT or SIGTERM" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "fi", "ru"])
+def test_the_help_ends_with_the_exit_statuses_of_the_docs(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md says the help ends with its list of exit statuses; the help left out
+    129, 131 and 143 (the signals that end the client quietly)."""
+    docs = (ROOT / "docs" / "cli.md").read_text("utf-8")
+    table = docs.split("### Exit status", 1)[1].split("\n\n", 2)[1]
+    statuses = re.findall(r"\b\d+\b", " ".join(row.split("|")[1] for row in table.splitlines()))
+    assert statuses == ["0", "1", "2", "130", "129", "131", "143", "141"]
+    assert main(["--lang", lang, "--help"]) == 0
+    epilog = capsys.readouterr().out.rstrip().rsplit("\n\n", 1)[1]
+    assert re.findall(r"\b\d+\b", epilog) == statuses
 
 
 @pytest.mark.parametrize(

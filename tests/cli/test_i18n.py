@@ -31,10 +31,12 @@ SOURCE = Path(__file__).resolve().parents[2] / "clients" / "cli"
 KEY = re.compile(r"^[a-z]+\.[a-z0-9_\-]+$")
 FAMILIES = {key.split(".")[0] for key in catalogue("en")}
 # Words the player types, the same in every language: commands, subcommands, level ids;
-# and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://, UTF-8, msgpack.
+# and names: the Enter key, WebSocket, ANSI, JSON, HTTP, TLS, ws:// and wss://, UTF-8, msgpack,
+# the signals SIGHUP, SIGQUIT and SIGTERM.
 TYPED = {"scorpion", "play", "register", "stats", "games", "replay", "new", *COMMAND_WORDS}
 TYPED |= {"sign", "out", "token"}  # the commands sign-out and new-token
 TYPED |= {"enter", "websocket", "ansi", "json", "wss", "http", "tls", "utf", "msgpack", "ipv"}
+TYPED |= {"sighup", "sigquit", "sigterm"}
 TYPED |= {part for level in LEVELS for part in level.split("-")}
 WORD = re.compile(r"[A-Za-z]{3,}")
 # `typed text`, {fields}, --options, ENVIRONMENT_VARIABLES and choice|lists
