@@ -102,6 +102,9 @@ HELLO_WAITS_S = (1.0, 2.0, 4.0)
 CLOSE_WAIT_S = 1.0  # the most closing waits for the server's answer (Ctrl-C ends at once)
 HELLO_WAIT_MAX_S = 6.0
 _NOT_RESENT = frozenset({"new_game", "resign", "hint"})  # no ``v``: a retry is a second one
+# Requests about the token itself: refused ``unauthenticated``, never sent again signed in
+# with another token (``_sign_in_again``); their commands say what the refusal means.
+_ABOUT_THE_TOKEN = frozenset({"hello", "register", "rotate_token", "sign_out"})
 # Standard output gone, met while printing a push: raised again as it is, not as a failure
 # of the connection (``__main__`` ends quietly after a closed pipe).
 OUTPUT_GONE = (BrokenPipeError, OutputError)
@@ -309,6 +312,8 @@ class Connection:
         self._paces: dict[str, float] = {}  # seconds between requests of a kind (_pace)
         self._sent: dict[str, float] = {}  # when a request of each kind last went
         self._tasks: set[asyncio.Future[None]] = set()
+        self._signing_in = asyncio.Lock()  # one sign-in again at a time (``_sign_in_again``)
+        self._signing_in_task: asyncio.Task[Any] | None = None
 
     # -- lifecycle -------------------------------------------------------
 
@@ -371,6 +376,19 @@ class Connection:
             raise _again(self._failed)
         kind = _rate_kind(type_)
         message = new_request(type_, next(self._ids), **fields).to_message()
+        token = self.token
+        reply = await self._answer(message, kind)
+        if (
+            reply.get("code") == "unauthenticated"
+            and type_ not in _ABOUT_THE_TOKEN
+            and await self._sign_in_again(token)
+        ):
+            # refused, nothing was applied: the same request again, signed in anew
+            reply = await self._answer(message, kind)
+        return reply
+
+    async def _answer(self, message: Message, kind: str) -> Message:
+        """``message``'s reply, sent again after each ``rate_limited`` (``request``)."""
         await self._pace(kind)
         reply = await self._request_once(message)
         for _retry in range(RATE_RETRIES):
@@ -384,6 +402,44 @@ class Connection:
             await self._pace(kind)
             reply = await self._request_once(message)
         return reply
+
+    async def _sign_in_again(self, refused: str | None) -> bool:
+        """After a request signed in with the token ``refused`` was answered
+        ``unauthenticated``: signed in with another token kept now for this player
+        (``kept_tokens``), on the same connection; whether the request may go again.
+
+        Another command of this computer (``scorpion new-token``) rotated the token:
+        the server signed this connection out and closed its games (PROTOCOL.md
+        section 3), but the credentials file holds the new token, which a
+        reconnection would sign in with (``_hello``). Signed in, the game is opened
+        again (``on_reconnect``) before the refused request goes again. Requests
+        refused meanwhile wait for this one sign-in and go again after it.
+        """
+        if self.welcome is None or self.kept_tokens is None:
+            return False
+        if self._signing_in_task is asyncio.current_task():
+            return False  # a request of the sign-in itself (the game opened again)
+        async with self._signing_in:
+            if self.token != refused:
+                return True  # signed in again meanwhile
+            for token in [each for each in self.kept_tokens() if each != refused]:
+                hello = new_request("hello", next(self._ids), **self._hello_fields(token))
+                reply = await self._request_once(hello.to_message())
+                if reply.get("type") == "welcome":
+                    self.token, self.next_token, self.welcome = token, None, reply
+                    break
+            else:
+                return False
+            self._signing_in_task = asyncio.current_task()
+            try:
+                if self.on_reconnect is not None:
+                    with contextlib.suppress(
+                        ConnectionFailed, TimeoutError, ServerError, InvalidServerMessage
+                    ):
+                        await self.on_reconnect()
+            finally:
+                self._signing_in_task = None
+        return True
 
     async def _pace(self, kind: str) -> None:
         """Wait until a request of ``kind`` may go, once the server has said to slow down."""
@@ -610,14 +666,18 @@ class Connection:
             )
         return ws
 
-    async def _hello(self, ws: ClientConnection) -> Message:
+    def _hello_fields(self, token: str | None) -> dict[str, Any]:
         fields: dict[str, Any] = {
             "protocol": PROTOCOL_VERSION,
             "client": self.client,
             "locale": self.locale,
         }
-        if self.token is not None:
-            fields["token"] = self.token
+        if token is not None:
+            fields["token"] = token
+        return fields
+
+    async def _hello(self, ws: ClientConnection) -> Message:
+        fields = self._hello_fields(self.token)
         waits = iter(HELLO_WAITS_S)
         tried: set[str | None] = set()  # tokens refused (``kept_tokens``)
         while True:

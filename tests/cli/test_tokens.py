@@ -322,3 +322,39 @@ async def test_a_device_signed_out_by_another_devices_rotation_says_so_and_stops
     assert "this device was signed out: the sign-in token it used was replaced" in err, err
     assert "register first" not in out.getvalue() + err
     assert terminal.read == 2  # nothing more was asked
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+async def test_a_device_whose_token_a_command_here_replaced_signs_in_with_the_new_one(
+    config_dir: Path,
+    server: Running,
+    registered: tuple[config.Credentials, Path],
+    capsys: pytest.CaptureFixture[str],
+    json_mode: bool,
+) -> None:
+    """``scorpion new-token`` run beside a game on this computer: the game's next request
+    was refused and the command ended ("replaced on another device: put the new one in
+    the credentials file"), though the file held the new token already."""
+    stored, _elsewhere = registered
+
+    async def new_token() -> None:
+        options = parse_args(["--server", server.url, "new-token"], env={})
+        assert await run(options, Terminal(io.StringIO(), []), config_dir=config_dir) == 0
+
+    out = io.StringIO()
+    args = [*(["--json"] if json_mode else []), "--server", server.url]
+    options = parse_args([*args, "play", "--level", "hard", "--deal", "1"], env={})
+    terminal = _RotatedBetween(out, ["d", "u", "d"], new_token)
+    code = await run(options, terminal, config_dir=config_dir)
+    err = capsys.readouterr().err
+    assert (code, err) == (0, ""), out.getvalue()
+    kept = config.load(server.url, config_dir)
+    assert kept is not None and kept.token != stored.token
+    assert terminal.read == 4  # every line was played, and the end of input
+    if json_mode:
+        replies = [json.loads(line) for line in out.getvalue().splitlines()]
+        assert not [reply for reply in replies if reply["type"] == "error"], out.getvalue()
+        assert [reply["moves"] for reply in replies if reply["type"] == "score"] == [1, 2, 3]
+    else:
+        assert "rejected" not in out.getvalue() and "signed out" not in out.getvalue()
+        assert out.getvalue().endswith("dealt 9♣ 2♥ 6♥\nundone\ndealt 9♣ 2♥ 6♥\n"), out.getvalue()
