@@ -369,10 +369,41 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _text_of(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _within_limit(path: Path, data: dict[str, Any]) -> str:
+    """``data`` as the file's text, of ``MAX_FILE_BYTES`` at most, which it would refuse
+    to read: the oldest entries of its ``"replaced"`` list go (as few as make room), since
+    each player replaced and each sign-out adds one there; the file's players are never
+    dropped: ``OSError`` (EFBIG) if they alone take more."""
+    text = _text_of(data)
+    kept = data.get("replaced")
+    if len(text.encode()) <= MAX_FILE_BYTES or not isinstance(kept, list):
+        if len(text.encode()) > MAX_FILE_BYTES:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+        return text
+    # the fewest of the oldest entries whose leaving makes room: a binary search
+    fewest, most = 1, len(kept)
+    while fewest < most:
+        middle = (fewest + most) // 2
+        if len(_text_of({**data, "replaced": kept[middle:]}).encode()) <= MAX_FILE_BYTES:
+            most = middle
+        else:
+            fewest = middle + 1
+    data["replaced"] = kept[fewest:]
+    text = _text_of(data)
+    if len(text.encode()) > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+    return text
+
+
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` to the credentials file at once (mode 0600), or not at all: through
-    a temporary file of this write's own (mode 0600 from the start) beside it."""
-    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    a temporary file of this write's own (mode 0600 from the start) beside it. A file
+    the client would refuse to read is never written (``_within_limit``)."""
+    text = _within_limit(path, data)
     fd, name = tempfile.mkstemp(prefix=f".{FILE_NAME}.", suffix=".tmp", dir=path.parent)
     temporary = Path(name)
     try:

@@ -19,7 +19,9 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -329,6 +331,63 @@ def test_a_url_shows_no_password() -> None:
     # refused as a server's, the URL's password is taken to run to its last '@'
     assert shown_url("ws://ada:s3/c?r#t@host/", refused=True) == "ws://ada:***@host/"
     assert shown_url("ws://host:8765/p", refused=True) == "ws://host:8765/p"
+
+
+def _filled(data: dict[str, Any], room: int, drop: Callable[[int], None]) -> str:
+    """``data`` as the client writes it, ``drop(n)`` taking entries out until it fits ``room``."""
+    while len(text := json.dumps(data, indent=2, sort_keys=True) + "\n") > room:
+        # fewer than the excess asks for (an entry takes less than 400 bytes): just under room
+        drop(max(1, (len(text) - room) // 400))
+    return text
+
+
+def _near_the_limit(path: Path, server: str) -> list[dict[str, str]]:
+    """A credentials file of ``replaced`` entries a little under ``MAX_FILE_BYTES``."""
+    replaced = [
+        {"server": server, "name": f"old{number}", "token": "A" * 43} for number in range(9000)
+    ]
+
+    def drop(count: int) -> None:
+        del replaced[-count:]
+
+    room = config.MAX_FILE_BYTES - 150
+    path.write_text(_filled({"servers": {}, "replaced": replaced}, room, drop))
+    return replaced
+
+
+def test_saving_never_writes_a_file_too_large_to_be_read(tmp_path: Path) -> None:
+    """Each player replaced was kept in ``replaced``, which nothing trimmed: a file that
+    grew past ``MAX_FILE_BYTES`` was written, then refused at the next command."""
+    server = "ws://127.0.0.1:9"
+    path = config.credentials_path(tmp_path)
+    replaced = _near_the_limit(path, server)
+    for name in ("ada", "bob", "cy"):
+        config.save(server, config.Credentials(name, f"token-of-{name}"), tmp_path)
+        assert path.stat().st_size <= config.MAX_FILE_BYTES
+        assert config.load(server, tmp_path) == config.Credentials(name, f"token-of-{name}")
+    config.forget(server, tmp_path)
+    assert path.stat().st_size <= config.MAX_FILE_BYTES
+    kept = json.loads(path.read_text())["replaced"]
+    # the oldest went, and no more than room asked for; the latest are all kept, in order
+    assert [each["name"] for each in kept[-3:]] == ["ada", "bob", "cy"]
+    assert kept[:-3] == replaced[len(replaced) - len(kept) + 3 :]
+    assert len(replaced) - len(kept[:-3]) < 10
+
+
+def test_a_file_whose_players_alone_are_too_large_is_not_written(tmp_path: Path) -> None:
+    path = config.credentials_path(tmp_path)
+    servers = {f"ws://h{n}.example": {"name": "x", "token": "A" * 128} for n in range(5400)}
+
+    def drop(count: int) -> None:
+        for _each in range(count):
+            servers.popitem()
+
+    text = _filled({"servers": servers}, config.MAX_FILE_BYTES, drop)
+    path.write_text(text)
+    with pytest.raises(OSError) as caught:
+        config.save("ws://new.example", config.Credentials("ada", "A" * 128), tmp_path)
+    assert caught.value.errno == errno.EFBIG
+    assert path.read_text() == text
 
 
 def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
