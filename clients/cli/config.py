@@ -402,14 +402,20 @@ def _within_limit(path: Path, data: dict[str, Any]) -> str:
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` to the credentials file at once (mode 0600), or not at all: through
     a temporary file of this write's own (mode 0600 from the start) beside it. A file
-    the client would refuse to read is never written (``_within_limit``)."""
+    the client would refuse to read is never written (``_within_limit``).
+
+    A credentials file that is a symbolic link (to a file kept with the user's other
+    dotfiles) stays one: its target is the file replaced, by a temporary file beside
+    it; replacing the link would leave the target stale, read nowhere any more.
+    """
     text = _within_limit(path, data)
-    fd, name = tempfile.mkstemp(prefix=f".{FILE_NAME}.", suffix=".tmp", dir=path.parent)
+    target = Path(os.path.realpath(path))  # path itself unless it is a link (or in a linked dir)
+    fd, name = tempfile.mkstemp(prefix=f".{FILE_NAME}.", suffix=".tmp", dir=target.parent)
     temporary = Path(name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
         raise

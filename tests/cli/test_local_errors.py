@@ -390,6 +390,31 @@ def test_a_file_whose_players_alone_are_too_large_is_not_written(tmp_path: Path)
     assert path.read_text() == text
 
 
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_credentials_file_that_is_a_link_stays_one(tmp_path: Path, relative: bool) -> None:
+    """A credentials.json linked to a file kept elsewhere (dotfiles under stow): every save
+    replaced the link with a file of its own, and the link's target went stale unsaid."""
+    directory, dotfiles = tmp_path / "config", tmp_path / "dotfiles"
+    directory.mkdir(mode=0o700)
+    dotfiles.mkdir()
+    target = dotfiles / "credentials.json"
+    target.write_text('{"servers": {}}')
+    target.chmod(0o600)
+    path = config.credentials_path(directory)
+    path.symlink_to(Path("..") / "dotfiles" / "credentials.json" if relative else target)
+    config.save("ws://h", config.Credentials("ada", "t1"), directory)
+    config.save("ws://h", config.Credentials("bob", "t2"), directory)
+    config.forget("ws://h", directory)
+    config.save("ws://h", config.Credentials("cy", "t3"), directory)
+    assert path.is_symlink() and path.resolve() == target.resolve()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    data = json.loads(target.read_text())
+    assert data["servers"] == {"ws://h": {"name": "cy", "token": "t3"}}
+    assert [each["name"] for each in data["replaced"]] == ["ada", "bob"]
+    assert sorted(each.name for each in dotfiles.iterdir()) == ["credentials.json"]
+    assert sorted(each.name for each in directory.iterdir()) == [config.FILE_NAME, config.LOCK_NAME]
+
+
 def test_one_server_written_two_ways_has_one_player(tmp_path: Path) -> None:
     """Scheme and host are case-blind and ``:80`` is ``ws://``'s own port: the
     player registered at one spelling is found at the other, not registered anew."""
