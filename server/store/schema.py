@@ -31,6 +31,7 @@ other program's or failing half-way on a name both use.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -153,15 +154,19 @@ _EXTENSION_TABLES: Final = text(
 
 _SEARCH_PATH: Final = text("SELECT current_schema(), current_setting('search_path'), current_user")
 _SCHEMAS_NAMED: Final = text(
-    "SELECT nspname FROM pg_namespace WHERE nspname = ANY(:names)"
+    "SELECT n.nspname, has_schema_privilege(n.oid, 'USAGE'), EXISTS (SELECT 1 FROM pg_class c "
+    "WHERE c.relnamespace = n.oid AND c.relname = 'alembic_version') "
+    "FROM pg_namespace n WHERE n.nspname = ANY(:names)"
 ).bindparams(bindparam("names", type_=ARRAY(String)))
+_PATH_ITEM: Final = re.compile(r'(?:"(?:[^"]|"")*"|[^,"])+')
+"""One name of a ``search_path``: a quoted one may hold commas."""
 
 
 def _search_path(setting: str, user: str) -> list[str]:
     """The schema names ``search_path`` lists, in order, as PostgreSQL reads them:
-    unquoted ones in lower case, ``$user`` as the role's name."""
+    quoted ones as they are, unquoted ones in lower case, ``$user`` as the role's name."""
     names = []
-    for item in (part.strip() for part in setting.split(",")):
+    for item in (match.group().strip() for match in _PATH_ITEM.finditer(setting)):
         if len(item) >= 2 and item[0] == item[-1] == '"':
             name = item[1:-1].replace('""', '"')
         else:
@@ -172,23 +177,28 @@ def _search_path(setting: str, user: str) -> list[str]:
 
 def _refuse_unusable_schema(connection: Connection) -> None:
     """PostgreSQL, for a role that sees no table at all: ``StoreAccessRefused`` when that
-    is for want of USAGE on the schemas of its search path (``current_schema()`` is
-    null then). Such a role sees none of the tables there, which read as no schema
-    yet, and has no schema to create one in: told to run --migrate, which failed with
-    "no schema has been selected to create in"."""
+    is for want of USAGE on a schema of its search path, one holding the database's
+    tables (``alembic_version`` among them), or any when it may use none
+    (``current_schema()`` is null then). Such a role sees none of the tables there,
+    which read as no schema yet: told to run --migrate, it failed with "no schema has
+    been selected to create in", or, given a schema of its own earlier in the path,
+    made a second, empty copy of every table there."""
     current, setting, user = connection.execute(_SEARCH_PATH).one()
-    if current is not None:
-        return
     names = _search_path(setting, user)
-    there = set(connection.execute(_SCHEMAS_NAMED, {"names": names}).scalars())
-    for name in names:
-        if name in there:
-            raise StoreAccessRefused(
-                f"permission denied: the database role lacks USAGE on schema {name} "
-                "(grant it USAGE on the schema as well: without it the role sees none of "
-                "the tables there)"
-            )
-    raise StoreAccessRefused(f"no schema of the database role's search_path ({setting}) exists")
+    rows = connection.execute(_SCHEMAS_NAMED, {"names": names})
+    found = {name: (usable, ours) for name, usable, ours in rows}
+    there = [name for name in names if name in found]
+    unusable = [name for name in there if not found[name][0]]
+    holding = [name for name in unusable if found[name][1]]
+    if holding or (current is None and unusable):
+        name = (holding or unusable)[0]
+        raise StoreAccessRefused(
+            f"permission denied: the database role lacks USAGE on schema {name} "
+            "(grant it USAGE on the schema as well: without it the role sees none of "
+            "the tables there)"
+        )
+    if current is None:
+        raise StoreAccessRefused(f"no schema of the database role's search_path ({setting}) exists")
 
 
 def _read_state(connection: Connection) -> SchemaState:

@@ -1529,6 +1529,15 @@ def test_a_role_without_usage_on_the_schema_is_refused_naming_it(
             err = capsys.readouterr().err
             assert "not available yet" not in err, err
             assert err.splitlines()[-1].startswith(refused), err
+        # A schema of its own, first in the default search path ("$user", public): the
+        # role could use a schema, and was told to migrate, which made a second, empty
+        # copy of every table there.
+        run_isolated(lambda: _admin(owner, f"CREATE SCHEMA AUTHORIZATION {role}"))
+        for extra in ([], ["--migrate"]):
+            assert main([*QUICK, "--database-url", url, *extra]) == 1
+            err = capsys.readouterr().err
+            assert err.splitlines()[-1].startswith(refused), err
+        run_isolated(lambda: _admin(owner, f"DROP SCHEMA {role}"))
         run_isolated(lambda: _admin(owner, f"GRANT USAGE ON SCHEMA public TO {role}"))
         run_isolated(lambda: _start_and_stop(url, tmp_path))
     finally:

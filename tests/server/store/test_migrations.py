@@ -27,6 +27,7 @@ from server.store import (
     Store,
     TokenTaken,
     hash_token,
+    schema,
 )
 from server.store.models import metadata
 from server.store.schema import MIGRATIONS_DIR, head_revision, run_alembic
@@ -419,3 +420,17 @@ async def test_upgrades_at_once_find_the_schema_as_the_one_before_left_it(
     assert sorted(map(str, found)) == sorted(
         map(str, [SchemaStatus.EMPTY, SchemaStatus.CURRENT, SchemaStatus.CURRENT])
     ), found
+
+
+@pytest.mark.parametrize(
+    ("setting", "names"),
+    [
+        ('"$user", public', ["ada", "public"]),
+        ("Public, Other", ["public", "other"]),
+        ('"a,b", "Say ""hi"""', ["a,b", 'Say "hi"']),
+    ],
+)
+def test_a_search_path_is_read_as_postgresql_reads_it(setting: str, names: list[str]) -> None:
+    """A quoted schema name holding a comma was read as two names, neither of them there:
+    a role without USAGE on it was told no schema of its search path existed."""
+    assert schema._search_path(setting, "ada") == names
