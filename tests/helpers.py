@@ -59,7 +59,8 @@ def interrupted_while_loading(
     exit status and its output (standard error in it).
 
     On a loaded machine the signal may land before any code of the command runs, while
-    the interpreter itself imports ``site`` ("Fatal Python error: init_import_site") or
+    the interpreter itself imports ``site`` or its streams ("Fatal Python error:
+    init_import_site", "init_sys_streams") or
     ``runpy`` looks for the module (a traceback of frozen frames only), as for any
     program: such a run is tried again, the signal sent a tenth of a second later each
     time (at one fixed time, five runs in a row were all too early on a busy machine)."""
@@ -84,6 +85,6 @@ def interrupted_while_loading(
 
 def _before_any_file(output: str) -> bool:
     """The interrupt came while the interpreter started, before it ran any file."""
-    if output.startswith("Fatal Python error: init_import_site"):
+    if output.startswith("Fatal Python error: init_"):  # init_import_site, init_sys_streams
         return True
     return output.startswith("Traceback") and '.py"' not in output
