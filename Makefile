@@ -72,8 +72,10 @@ run: $(STAMP) $(NATIVE)
 	else echo "npm is not installed: serving without the web client (/ says how to build it)"; fi
 	$(BIN)/scorpion-server
 
+# Three workers, on two cores too: much of the suite waits (servers starting, timeouts,
+# the browser), and two left the cores idle for minutes of it.
 test: $(STAMP) $(NATIVE) web-deps
-	$(BIN)/python -m pytest -n 2 --dist worksteal -q
+	$(BIN)/python -m pytest -n 3 --dist worksteal -q
 
 # The fuzz test of the suite (tests/server/test_fuzz.py) at ten times its size: 106,000 frames.
 fuzz: $(STAMP) $(NATIVE)

@@ -87,6 +87,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The browser's tests (tests/web: its end-to-end run takes about 13 minutes on
     one worker) come first, the rest in their order. Run last, as the directory's
     name sorts, they began when the other worker had nearly finished and the suite
-    waited for them alone; first, under `make test`'s `-n 2 --dist worksteal`, the
-    other worker runs the rest meanwhile and takes back what was queued behind them."""
+    waited for them alone; first, under `make test`'s `-n 3 --dist worksteal`, the
+    other workers run the rest meanwhile and take back what was queued behind them."""
     items.sort(key=lambda item: not item.nodeid.startswith("tests/web/"))
