@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,21 +19,43 @@ LOST_DEAL, WON_DEAL = 1, 5  # hard: proved lost at once, and won (test_lost_at_d
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Running]:
-    """The CLI tests' server, with the check of a deal at its start (``lost_budget_ms``)."""
-    running = Running(dataclasses.replace(quiet_settings(tmp_path), lost_budget_ms=1000))
+    """The CLI tests' server, with the check of a deal at its start (``lost_budget_ms``).
+    Two workers: with one, the check of the lost deal was skipped (optional work) while
+    the won deal's, started just before, still held it (a loaded machine's CI)."""
+    settings = quiet_settings(tmp_path, workers=2, lost_budget_ms=10_000)
+    running = Running(settings)
     await running.start()
     yield running
     await running.stop()
 
 
 class _VerdictBeforeTheReplyIsTaken(Connection):
-    """The new game's reply is taken only once its deal's verdict has been pushed (the
-    push then waits, held, until the reply is taken), as on a slow client."""
+    """A new game on the lost deal: its reply is taken only once the deal's verdict has
+    been pushed (the push then waits, held, until the reply is taken), as on a slow
+    client. The verdict is waited for, not a fixed time: on a loaded machine it came
+    after the half second once slept here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.verdicts: set[int] = set()  # the games a ``lost_position`` was pushed for
+        self.verdict = asyncio.Event()
+
+    def _dispatch(self, message: Message) -> None:
+        if message.get("type") == "events" and any(
+            event.get("type") == "lost_position" for event in message.get("events", ())
+        ):
+            self.verdicts.add(message["game"])
+            self.verdict.set()
+        super()._dispatch(message)
 
     async def request(self, type_: str, **fields: Any) -> Message:
         reply = await super().request(type_, **fields)
-        if type_ == "new_game":
-            await asyncio.sleep(0.5)
+        if type_ == "new_game" and fields.get("deal") == LOST_DEAL and reply.get("type") == "game":
+            game = reply["game"]
+            async with asyncio.timeout(60):  # the verdict never came: the asserts say so
+                while game not in self.verdicts:
+                    self.verdict.clear()
+                    await self.verdict.wait()
         return reply
 
 
