@@ -84,13 +84,15 @@ def card_str(card: Card) -> str:
 
 
 def parse_card(text: str) -> Card:
-    """Parse any spelling R2 allows: ``AS``, ``th``, ``10h``, ``4♥``."""
+    """Parse any spelling R2 allows: ``AS``, ``th``, ``10h``, ``4♥``, and no other (no
+    surrounding spaces: the wire reads requests strictly; a typed line is trimmed by
+    its reader)."""
     card = _CANONICAL.get(text) if isinstance(text, str) else None
     if card is not None:  # the common case, and every stored log's: looked up at once
         return card
     if not isinstance(text, str):
         raise CardParseError(f"a card must be text, not {type(text).__name__}")
-    cleaned = text.strip()
+    cleaned = text
     if len(cleaned) > 2 and cleaned[-1] in _PRESENTATION and cleaned[-2] in _SYMBOLS:
         cleaned = cleaned[:-1]
     if not all(char.isascii() or char in _SYMBOLS for char in cleaned):

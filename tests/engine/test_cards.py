@@ -12,7 +12,6 @@ def test_every_card_reads_back_from_its_canonical_name_and_other_spellings() -> 
         name = card_str(card)
         assert parse_card(name) == card
         assert parse_card(name.lower()) == card
-        assert parse_card(f" {name} ") == card
         assert parse_card(name.replace("T", "10")) == card
 
 
@@ -20,13 +19,14 @@ def test_a_suit_symbol_followed_by_a_presentation_selector_is_that_suit() -> Non
     # a phone's emoji keyboard types U+2665 U+FE0F for a heart; U+FE0E asks for the text form
     assert parse_card("4\u2665\ufe0f") == parse_card("4H")
     assert parse_card("10\u2663\ufe0e") == parse_card("TC")
-    assert parse_card("q\u2660\ufe0f ") == parse_card("QS")
+    assert parse_card("q\u2660\ufe0f") == parse_card("QS")
 
 
 @pytest.mark.parametrize(
     "text",
     [
         *["", "ZZ", "1H", "KX", "AS\x00", "T H", "4H\ufe0f", "4\u2665\ufe0f\ufe0f"],
+        *[" KH", "KH ", "KH\n", "\tKH", "q\u2660\ufe0f "],  # R2 names no spelling with spaces
         *["4\ufe0f", "\ufe0f"],
         "A\u017f",  # the long s, which upper() makes S
         "\u212aS",  # the Kelvin sign, which lower() makes k

@@ -72,6 +72,8 @@ async def test_protocol_codes(server: Running) -> None:
     assert await code_of(hal, "move", game=game, v=0, card="ZZ") == "bad_request"
     # ... whatever the game's state: a card that is none is the request's own fault
     assert await code_of(hal, "move", game=game, v=7, card="1H") == "bad_request"
+    for padded in (" 7C", "7C ", "7C\n"):  # requests are read strictly: R2 spells no spaces
+        assert await code_of(hal, "move", game=game, v=0, card=padded) == "bad_request"
     assert await code_of(ivy, "move", game=game, v=0, card="ZZ") == "bad_request"
     assert await code_of(hal, "move", game=game + 1000, v=0, card="ZZ") == "bad_request"
     assert await code_of(hal, "move", game=game, v=0, card="7C", colour=1) == "bad_request"
