@@ -255,6 +255,35 @@ class _Map(dict[str, Any]):
                 self[key] = value
 
 
+_NO_EXTENSIONS: Final = "msgpack extension values (timestamps included) are not accepted"
+
+
+def _bad_timestamp(exc: Exception) -> bool:
+    """Whether msgpack refused a timestamp's bytes (extension type -1 of a length or a
+    nanosecond count it does not take), which it decodes before any ``ext_hook``."""
+    text = str(exc).lower()
+    return isinstance(exc, ValueError) and ("timestamp" in text or "nanosecond" in text)
+
+
+def _id_by_skipping(frame: bytes) -> RequestId | None:
+    """The request id of a frame that is one msgpack map, read without decoding any
+    value but the id's (a value msgpack cannot decode is skipped), else None."""
+    unpacker = msgpack.Unpacker(**_UNPACK_OPTIONS)
+    unpacker.feed(frame)
+    found: dict[str, Any] = {}
+    try:
+        for _ in range(unpacker.read_map_header()):
+            if unpacker.unpack() == "id" and "id" not in found:
+                found["id"] = unpacker.unpack()
+            else:
+                unpacker.skip()
+        if unpacker.tell() != len(frame):
+            return None
+    except Exception:  # not one map, or the id itself is what cannot be read
+        return None
+    return _peek_id(found)
+
+
 def _bad(message: str, re: RequestId | None = None) -> ProtocolError:
     return ProtocolError("bad_request", message, re=re)
 
@@ -274,11 +303,11 @@ def _unpack(frame: bytes | str) -> dict[str, Any]:
     except msgpack.ExtraData as exc:
         raise _bad("trailing bytes after the msgpack map", _peek_id(exc.unpacked)) from exc
     except (ValueError, TypeError) as exc:  # msgpack's format, limit, depth and UTF-8 errors
+        if _bad_timestamp(exc):  # an extension value all the same, in an otherwise sound map
+            raise _bad(_NO_EXTENSIONS, _id_by_skipping(frame)) from exc
         raise _bad(_decoder_problem(exc), _id_beside_bad_text(frame, exc)) from exc
     if _has_extension(data):
-        raise _bad(
-            "msgpack extension values (timestamps included) are not accepted", _peek_id(data)
-        )
+        raise _bad(_NO_EXTENSIONS, _peek_id(data))
     if not isinstance(data, _Map):
         raise _bad(f"a frame must hold one msgpack map, not {show(data)}")
     if data.problem is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +42,7 @@ def packed(value: Any) -> bytes:
 
 
 PING = encode({"type": "ping", "id": 7})
+PING_7 = ((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\x07"))  # raw_map's pairs of that ping
 
 # (what is wrong, the frame, the `re` the error must carry)
 BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
@@ -170,6 +172,21 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
         7,
     ),
     ("a frame over the size limit", encode(move(card="x" * MAX_FRAME_BYTES)), None),
+    # timestamps msgpack itself refuses to decode (extension type -1): 1 and 3 bytes long,
+    # nanoseconds beyond 999,999,999; the id before or after them
+    ("a timestamp of 1 byte", raw_map(*PING_7, (b"\xa1x", b"\xd4\xff\x00")), 7),
+    ("a timestamp of 3 bytes", raw_map((b"\xa1x", b"\xc7\x03\xff\x00\x00\x00"), *PING_7), 7),
+    (
+        "a timestamp of 2e9 nanoseconds",
+        raw_map(*PING_7, (b"\xa1x", b"\xc7\x0c\xff" + struct.pack(">Iq", 2_000_000_000, 0))),
+        7,
+    ),
+    (
+        "a bad timestamp as the id",
+        raw_map((b"\xa4type", b"\xa4ping"), (b"\xa2id", b"\xd4\xff\x00")),
+        None,
+    ),
+    ("a bad timestamp and no map", b"\xd4\xff\x00", None),
 ]
 
 
