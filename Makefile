@@ -73,9 +73,10 @@ run: $(STAMP) $(NATIVE)
 	$(BIN)/scorpion-server
 
 # Three workers, on two cores too: much of the suite waits (servers starting, timeouts,
-# the browser), and two left the cores idle for minutes of it.
+# the browser), and two left the cores idle for minutes of it. The slowest tests are
+# listed at the end, to keep the whole run (CI's included) within its time.
 test: $(STAMP) $(NATIVE) web-deps
-	$(BIN)/python -m pytest -n 3 --dist worksteal -q
+	$(BIN)/python -m pytest -n 3 --dist worksteal -q --durations=25
 
 # The fuzz test of the suite (tests/server/test_fuzz.py) at ten times its size: 106,000 frames.
 fuzz: $(STAMP) $(NATIVE)
