@@ -28,7 +28,11 @@ action runs entirely under it:
    is in the log (``store.find_retry``: same request id at ``v + 1``) gets
    its original ``ack``, anything else ``stale`` with the current version;
 2. the engine applies the action to a fork at the clock's play time
-   (rejections leave nothing behind);
+   (rejections leave nothing behind); on a store shared with other nodes the
+   cached game may be behind the stored one, so a request refused in 1 or 2
+   is judged again once the game is read from the store (``_read_current``):
+   every refusal is of the stored game, and an old ``v`` is ``stale`` whatever
+   rule the action breaks;
 3. ``store.commit`` makes it durable (a win ends the game and books the
    statistics in the same write); if the commit fails, the cached game is
    as it was, and it catches up from the log in the background (the store may
@@ -657,12 +661,9 @@ class GameService:
         return True
 
     async def _catch_up_held(self, live: LiveGame) -> None:
-        """Call holding the lock: catch up now, for a request at a version beyond ours.
-
-        Its device saw that version on another node, whose notification has not reached
-        this one yet: caught up, the action applies, where ``stale`` would name an older
-        version than the device's own. When the store cannot say, the usual catch-up is
-        left to run once the lock is free.
+        """Call holding the lock: catch up now, for a ``pause`` or ``resume`` (which is
+        stored whatever the store says, and whose ack names the game's version). When
+        the store cannot say, the usual catch-up is left to run once the lock is free.
         """
         try:
             record, actions = await self.store.load_game(live.id, live.log_version)
@@ -1620,18 +1621,28 @@ class GameService:
             self._check_open(session, live)
             self._check_fresh(live)
             v = request.get_int("v")
-            if v > live.version and self.store.shared:
-                await self._catch_up_held(live)
-                self._check_open(session, live)  # signed out while the store was read
-                self._check_fresh(live)
-            if v != live.version:
-                return await self._retry_or_stale(live, request, v)
-            if await self._paused_caught_up(session, live) and v != live.version:
-                return await self._retry_or_stale(live, request, v)  # the version comes first
-            t = self._play_time(live)
-            self._check_room(live)
-            trial = live.game.fork()
-            events = self._apply(trial, request, t)
+            # A node alone on its store holds the game itself. One of several may not have
+            # heard of another node's commit yet: what its copy refuses (another version, a
+            # pause, a rule, the game's end) it judges again once the copy is read current,
+            # so that every refusal is of the stored game, its version first (a rule's
+            # refusal at an old version is ``stale``, and ``stale`` names the store's
+            # version). What the copy takes needs no read: the write's guard checks it.
+            current = not self.store.shared
+            while True:
+                if v == live.version:
+                    try:
+                        t = self._play_time(live)
+                        self._check_room(live)
+                        trial = live.game.fork()
+                        events = self._apply(trial, request, t)
+                        break
+                    except (ProtocolError, RuleViolation):
+                        if current:
+                            raise
+                elif current:
+                    return await self._retry_or_stale(live, request, v)
+                await self._read_current(session, live)
+                current = True
             try:
                 await self._record(live, trial, events, t, _request_key(request))
             except VersionConflict:
@@ -1644,15 +1655,24 @@ class GameService:
                 raise
             return build.ack(request.id, game=live.id, v=live.version)
 
-    async def _paused_caught_up(self, session: Session, live: LiveGame) -> bool:
-        """Call holding the lock: a game paused as this node knows it is caught up from
-        the store first (True), when nodes share one: this node may have missed a resume,
-        and more (a listener not hearing), and would refuse as paused what the game
-        takes, or what is stale."""
-        if not (live.clock.paused and self.store.shared and not live.finished):
-            return False
-        await self._caught_up_for(session, live)
-        return True
+    async def _read_current(self, session: Session, live: LiveGame) -> None:
+        """Call holding the lock, on a shared store, before refusing a request from the
+        cached game: bring it up to the stored game (pushing what this node's watchers
+        missed), then make the checks the read may have changed the answer to (signed
+        out meanwhile, the game evicted). A store that cannot be read, or a copy that
+        cannot be brought in line with it, leaves no refusal known to be true:
+        ``unavailable``, and the usual catch-up runs once the lock is free."""
+        try:
+            record, actions = await self.store.load_game(live.id, live.log_version)
+            await self._replay_stored(live, record, actions)
+        except StoreError:
+            self.remote_changed([live.id])
+            raise
+        except (LookupError, RuleViolation):
+            self.remote_changed([live.id])  # which drops the copy and loads the game again
+            raise _fail("unavailable", "The game is being reloaded; retry.") from None
+        self._check_open(session, live)
+        self._check_fresh(live)
 
     async def _caught_up_for(self, session: Session, live: LiveGame) -> None:
         """Call holding the lock: ``_catch_up_held``, then the checks the read may have
@@ -1687,8 +1707,6 @@ class GameService:
             first = await self._first_reply(live, request, v)
             if first is not None:
                 return first
-        if v > live.version:
-            self.remote_changed([live.id])  # the client knows a newer version: catch up
         current = live.version
         raise _fail("stale", f"The game is at version {current}, not {v}.", v=current)
 
@@ -1789,7 +1807,10 @@ class GameService:
         async with live.lock:
             self._check_open(session, live)
             self._check_fresh(live)
-            await self._paused_caught_up(session, live)
+            if live.clock.paused and self.store.shared and not live.finished:
+                # This node may have missed a resume, and more (a listener not hearing),
+                # and would refuse as paused what the game takes.
+                await self._read_current(session, live)
             t = self._play_time(live)
             self._check_room(live)
             await self._complete_log(live)  # the advisor counts the positions seen

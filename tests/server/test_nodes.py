@@ -140,6 +140,108 @@ async def test_an_action_at_a_version_only_the_other_node_has_heard_of_is_applie
     assert ahead["type"] == "error" and ahead["code"] == "stale" and ahead["v"] == 2, ahead
 
 
+async def test_a_node_behind_answers_an_action_at_an_old_version_stale_whatever_it_breaks(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf to A's move, judged an undo and an impossible move at the version it
+    knew by the rules on its own copy (``nothing_to_undo``, ``no_destination``): the
+    version is checked before the game's state (PROTOCOL.md section 5), and the store's
+    was past it."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = deaf(nodes[1], monkeypatch)  # B hears nothing
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    for n, step in enumerate(({"type": "undo"}, {"type": "move", "card": "AS"})):
+        fields = {key: value for key, value in step.items() if key != "type"}
+        # Ids of B's own: a resend of A's move (its id) would get A's ack.
+        refused = await on_b.request(step["type"], id_=f"b{n}", game=game, v=0, **fields)
+        assert refused["type"] == "error" and refused["code"] == "stale", (step, refused)
+        assert refused["v"] == 1, refused
+    record, actions = await store.load_game(game, 0)
+    assert record is not None and record.version == 1 and len(actions) == 1
+
+
+async def test_a_node_behind_a_resignation_answers_an_old_version_stale(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above for a resignation B had not heard of: on a finished game an action with
+    an old ``v`` gets ``stale`` (section 5), not B's rule errors; a hint, which names no
+    version, gets ``game_over``."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = deaf(nodes[1], monkeypatch)  # B hears nothing
+    assert (await on_a.request("resign", game=game))["v"] == 1
+    for step in ({"type": "undo"}, {"type": "move", "card": "AS"}, {"type": "deal"}):
+        refused = await play(on_b, game, 0, step)
+        assert refused["type"] == "error" and refused["code"] == "stale", (step, refused)
+        assert refused["v"] == 1, refused
+    assert (await on_b.request("hint", game=game))["code"] == "game_over"
+    record, actions = await store.load_game(game, 0)
+    assert record is not None and record.status is GameStatus.LOST and actions == []
+
+
+async def test_stale_from_a_node_behind_names_the_stored_version(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game at version 1 on both nodes, B deaf to A's undo: B's move at version 0 was
+    ``stale`` naming version 1, B's own, where the game was at 2 (section 5: ``stale``
+    carries the current ``v``)."""
+    on_a, on_b, game = await two_devices(nodes)
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    await sees(on_b, 1)
+    deaf(nodes[1], monkeypatch)  # B hears nothing from here on
+    assert (await on_a.request("undo", game=game, v=1))["v"] == 2
+    refused = await on_b.request("move", game=game, v=0, card="7C", to=5)
+    assert refused["type"] == "error" and refused["code"] == "stale", refused
+    assert refused["v"] == 2, refused
+
+
+async def test_a_node_whose_copy_is_current_refuses_by_the_rules(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What B's copy refuses, B reads the store for first: when nothing changed there, the
+    rule's refusal stands. When the store cannot be read, no refusal can be known true:
+    ``unavailable``, not the rule's word from a copy that may be behind."""
+    on_a, on_b, game = await two_devices(nodes)
+    store = deaf(nodes[1], monkeypatch)  # B hears nothing (and nothing happens)
+    refused = await on_b.request("undo", game=game, v=0)
+    assert refused["type"] == "error" and refused["code"] == "nothing_to_undo", refused
+    refused = await on_b.request("move", game=game, v=0, card="AS")
+    assert refused["type"] == "error" and refused["code"] == "no_destination", refused
+    assert (await on_a.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+
+    async def cut_off(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable("the database cannot be reached")
+
+    monkeypatch.setattr(store, "load_game", cut_off)
+    for v in (0, 5):
+        refused = await on_b.request("undo", game=game, v=v)
+        assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+
+
+@pytest.mark.parametrize("settings", ["sqlite"], indirect=True)
+async def test_one_node_refuses_from_its_copy_reading_nothing(
+    server: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node alone on its store holds the game itself: its refusals read no game."""
+    ada = await server.player("ada")
+    game = (await ada.request("new_game", level="hard", deal=1))["game"]
+    store = server.server.store
+    assert store is not None
+    reads: list[int] = []
+    load_game = store.load_game
+
+    async def counted(game_id: int, *args: Any, **kwargs: Any) -> Any:
+        reads.append(game_id)
+        return await load_game(game_id, *args, **kwargs)
+
+    monkeypatch.setattr(store, "load_game", counted)
+    assert (await ada.request("undo", game=game, v=0))["code"] == "nothing_to_undo"
+    assert (await ada.request("move", game=game, v=0, card="7C", to=5))["v"] == 1
+    assert (await ada.request("deal", game=game, v=7))["code"] == "stale"
+    assert (await ada.request("pause", game=game))["type"] == "ack"
+    assert (await ada.request("undo", game=game, v=1))["code"] == "paused"
+    assert reads == []
+
+
 async def test_a_sign_out_while_an_action_catches_up_applies_nothing(
     nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -233,6 +335,21 @@ async def test_a_pause_the_other_node_has_not_heard_of_stops_its_moves(
     await clock_stopped(on_b)
     again = await on_b.request("move", game=game, v=0, card="7C", to=5)
     assert again["type"] == "error" and again["code"] == "paused", again
+
+
+async def test_a_pause_the_other_node_has_not_heard_of_refuses_what_breaks_a_rule_too(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node B, deaf to A's acked pause, refused an undo and an impossible move by the
+    rules on its own copy (``nothing_to_undo``, ``no_destination``): a paused game
+    refuses every action with ``paused``, on every node as soon as the pause is acked
+    (PROTOCOL.md section 6)."""
+    _on_a, on_b, game, store, _paused = await paused_unheard(nodes, monkeypatch)
+    for step in ({"type": "undo"}, {"type": "move", "card": "AS"}):
+        refused = await play(on_b, game, 0, step)
+        assert refused["type"] == "error" and refused["code"] == "paused", (step, refused)
+    record, actions = await store.load_game(game, 0)
+    assert record is not None and record.version == 0 and record.paused and actions == []
 
 
 async def test_a_resume_and_a_move_the_other_node_has_not_heard_of_make_it_stale(
