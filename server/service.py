@@ -1500,6 +1500,11 @@ class GameService:
                     await self._caught_up_for(session, live)
                 if stored is None:
                     return build.ack(request.id, game=live.id, v=live.version)
+                # The copy takes in the row's change, committed now: a row changed later
+                # than the copy says is taken for a change made elsewhere (``_summary``
+                # would list the stored time over this clock's, ``_replay_stored`` cap it).
+                changed = max(live.record.updated_at, stored.updated_at)
+                live.record = live.record._replace(paused=paused, updated_at=changed)
                 if paused:
                     # The time stored with the pause: this node's own, or an earlier
                     # pause's, made on a node this one had not heard of yet.

@@ -322,14 +322,16 @@ async def set_paused(
 ) -> PauseState | None:
     """Record that the player paused (or resumed) an active game, as changed at ``now``
     (a node that missed both reckons the play time since from it): how it was before,
-    its play time and its version; None if it is over or gone."""
-    found = select(GAMES.c.paused, GAMES.c.time_ms, GAMES.c.version).where(
+    its play time, its version and when it was last changed; None if it is over or gone."""
+    found = select(GAMES.c.paused, GAMES.c.time_ms, GAMES.c.version, GAMES.c.updated_at).where(
         GAMES.c.id == game_id, status_is(GameStatus.ACTIVE)
     )
     row = (await conn.execute(found.with_for_update())).one_or_none()
     if row is None:
         return None
+    updated_at = row.updated_at
     if row.paused != paused:
         changed = update(GAMES).where(GAMES.c.id == game_id)
         await conn.execute(changed.values(paused=paused, updated_at=now))
-    return PauseState(bool(row.paused), row.time_ms, row.version)
+        updated_at = now
+    return PauseState(bool(row.paused), row.time_ms, row.version, updated_at)

@@ -280,11 +280,14 @@ class NewAction:
 class PauseState(NamedTuple):
     """What ``Store.set_paused`` found: whether the game was paused already (by another
     node or device, perhaps), its play time, as stored (the pause's, when paused), and
-    its version (another node's action may have made it newer than the caller knows)."""
+    its version (another node's action may have made it newer than the caller knows),
+    and the row's ``updated_at`` after it: a copy of the game that takes the pause (or
+    resume) in takes this in too, or the row would look changed by a change it missed."""
 
     was_paused: bool
     time_ms: int
     version: int
+    updated_at: datetime
 
 
 class Progress(NamedTuple):

@@ -79,3 +79,32 @@ async def test_the_play_time_reached_is_stored_with_the_pause_itself(
     assert record is not None and record.paused
     assert view["running"] is False and view["time_ms"] >= 300
     assert (record.time_ms, record.score) == (view["time_ms"], view["score"])
+
+
+async def test_after_a_pause_and_a_resume_the_list_gives_the_running_clock(
+    server: Running,
+) -> None:
+    """The pause moves the row's ``updated_at`` on: the copy held here must know it, or
+    the list takes the row for another node's newer change and gives its stored time."""
+    pia = await server.player("pia")
+    game = (await pia.request("new_game", level="hard", deal=1))["game"]
+    assert (await pia.request("move", game=game, v=0, card="7C", to=5))["type"] == "ack"
+    assert (await pia.request("pause", game=game))["type"] == "ack"
+    assert (await pia.request("resume", game=game))["type"] == "ack"
+    store = server.server.store
+    assert store is not None
+    stored = await store.get_game(game)
+    assert stored is not None and not stored.paused
+    for _ in range(200):  # until the clock has run well past the time the pause stored
+        view = (await pia.request("open_game", game=game))["view"]
+        if view["time_ms"] > stored.time_ms + 200:
+            break
+        await asyncio.sleep(0.05)
+    assert view["running"] is True and view["time_ms"] > stored.time_ms + 200
+    listed = await pia.request("games")
+    (summary,) = [entry for entry in listed["games"] if entry["game"] == game]
+    assert summary["time_ms"] >= view["time_ms"], (summary, view)
+    other = await server.connect()
+    welcome = await other.hello(pia.token)
+    (greeted,) = [entry for entry in welcome["games"] if entry["game"] == game]
+    assert greeted["time_ms"] >= summary["time_ms"], (greeted, summary)
