@@ -2,7 +2,8 @@
 
 ``decode_request`` is the one checked entry point for what a peer sends. It
 reads a frame in this order, and the first failure raises ProtocolError
-(code bad_request unless noted), with ``re`` set once the id could be read:
+(code bad_request unless noted), with ``re`` set once the id could be read
+and ``request_type`` once the type could (steps 6 and 7):
 
 1. a text frame, or more than MAX_FRAME_BYTES: rejected unread;
 2. msgpack, under unpack limits (string, array, map and nesting sizes) so a
@@ -202,12 +203,11 @@ def decode_request(frame: bytes | str) -> Request:
     data = _unpack(frame)
     request_id = _read_id(data)
     kind = _read_type(data, request_id)
-    if kind == "hello":
-        _check_version(data, request_id)
     try:
-        REQUESTS[kind].shape.check(data, kind)
-    except InvalidMessage as exc:
-        raise ProtocolError("bad_request", str(exc), re=request_id) from exc
+        _check_fields(data, kind, request_id)
+    except ProtocolError as exc:
+        exc.request_type = kind  # a request of a known type after all, if a wrong one
+        raise
     fields = {key: value for key, value in data.items() if key not in _ENVELOPE}
     return Request(kind, request_id, fields)
 
@@ -390,6 +390,16 @@ def _read_type(data: Mapping[str, Any], request_id: RequestId) -> str:
     if not isinstance(kind, str) or kind not in REQUESTS:
         raise _bad(f"unknown request type {show(kind)}", request_id)
     return kind
+
+
+def _check_fields(data: Mapping[str, Any], kind: str, request_id: RequestId) -> None:
+    """The checks of a request of type ``kind`` (one of ``REQUESTS``) beyond its envelope."""
+    if kind == "hello":
+        _check_version(data, request_id)
+    try:
+        REQUESTS[kind].shape.check(data, kind)
+    except InvalidMessage as exc:
+        raise ProtocolError("bad_request", str(exc), re=request_id) from exc
 
 
 def _check_version(data: Mapping[str, Any], request_id: RequestId) -> None:

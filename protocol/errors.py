@@ -146,7 +146,13 @@ def error(code: str, message: str, re: RequestId | None = None, **extra: Any) ->
 
 
 class ProtocolError(Exception):
-    """A request the protocol rejects; ``to_message()`` is its ``error`` reply."""
+    """A request the protocol rejects; ``to_message()`` is its ``error`` reply.
+
+    ``request_type``: the frame's request type, when it was read that far and is one of
+    the catalogue's (``decode_request`` sets it for a request whose fields are wrong),
+    so a server counts the refusal under that type; None for a frame that was not one.
+    It is not part of the reply.
+    """
 
     def __init__(self, code: str, message: str, re: RequestId | None = None, **extra: Any) -> None:
         if code not in ERROR_CODES:
@@ -156,6 +162,7 @@ class ProtocolError(Exception):
         self.message = message
         self.re = re
         self.extra = extra
+        self.request_type: str | None = None
 
     def to_message(self) -> dict[str, Any]:
         return error(self.code, self.message, self.re, **self.extra)

@@ -125,7 +125,7 @@ __all__ = ["ConnectionHandler", "ConnectionSettings", "Listener", "handshakes_in
 log = logging.getLogger(__name__)
 
 UNREAD: Final = "unread"
-"""The request type counted for a frame that did not decode into a request."""
+"""The request type counted for a frame that was not a request of a known type."""
 
 CLOSE_WAIT_S: Final = 2.0
 """How long a server-initiated close waits to hand its close frame to the socket."""
@@ -408,7 +408,9 @@ class ConnectionHandler:
         try:
             request = decode_request(frame)
         except ProtocolError as exc:
-            self.metrics.answered(UNREAD, exc.code)
+            # Under its type if it has one of the catalogue's: a label a client chose
+            # would give the counters as many series as it liked.
+            self.metrics.answered(exc.request_type or UNREAD, exc.code)
             return exc.to_message()
         except Exception:
             log.exception("could not decode a frame from %s", session.peer)

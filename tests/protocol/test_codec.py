@@ -205,6 +205,24 @@ def test_bad_frames_are_bad_request_with_re_when_readable(
         assert internal not in reply["message"], reply["message"]
 
 
+def test_a_refusal_names_the_request_type_once_a_known_one_was_read() -> None:
+    """What a server counts the refusal under: never a type the client made up."""
+    assert rejection(encode(move(card=5))).request_type == "move"
+    games = {"type": "games", "id": 7, "status": "paused"}
+    assert rejection(encode(games)).request_type == "games"
+    hello = {"type": "hello", "id": 7, "protocol": 99, "client": "c", "locale": "en"}
+    unsupported = rejection(encode(hello))
+    assert (unsupported.code, unsupported.request_type) == ("unsupported_version", "hello")
+    for frame in (
+        encode({"id": 7, "type": "fly"}),
+        encode({"id": 7}),
+        encode({"type": "ping"}),
+        PING + b"\x00",
+        b"\xc1",
+    ):
+        assert rejection(frame).request_type is None, frame
+
+
 @pytest.mark.parametrize(
     ("changes", "names"),
     [

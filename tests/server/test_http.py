@@ -77,6 +77,34 @@ async def test_metrics_count_connections_requests_errors_and_commits(server: Run
         assert f"# TYPE {name}" in text
 
 
+async def test_a_request_of_a_known_type_with_bad_fields_is_counted_under_its_type(
+    server: Running,
+) -> None:
+    """Its type was read: ``unread`` is for a frame that was not a request of a known
+    type, whatever type it names (a client's own label would make a series of its own)."""
+    dee = await server.player("dee")
+    game = (await dee.request("new_game", level="hard", deal=1))["game"]
+    refused = [
+        await dee.request("games", status="bogus"),
+        await dee.request("move", game=game, v=0, card="7C", to=5, extra=1),
+        await dee.request("hello", protocol=99, client="test/1"),
+        await dee.request("no_such_type"),
+    ]
+    assert [reply["code"] for reply in refused] == [
+        "bad_request",
+        "bad_request",
+        "unsupported_version",
+        "bad_request",
+    ]
+    text = (await http_get(server.server.port, "/metrics"))[2].decode()
+    assert 'scorpion_requests_total{type="games"} 1.0' in text
+    assert 'scorpion_errors_total{code="bad_request",type="games"} 1.0' in text
+    assert 'scorpion_errors_total{code="bad_request",type="move"} 1.0' in text
+    assert 'scorpion_errors_total{code="unsupported_version",type="hello"} 1.0' in text
+    assert 'scorpion_errors_total{code="bad_request",type="unread"} 1.0' in text
+    assert "no_such_type" not in text
+
+
 async def test_closes_are_counted_by_the_servers_code_not_the_clients(server: Running) -> None:
     """A client chooses its close code (3000..4999 are all valid): counted as ``none``,
     the codes could make thousands of series. The server's own closes keep theirs."""
