@@ -14,7 +14,7 @@ import pytest
 from protocol import OPEN_GAMES_LIMIT
 from server import service as service_module
 from server.service import GameService
-from tests.server.conftest import Running
+from tests.server.conftest import Running, Start
 
 
 def the_service(server: Running) -> GameService:
@@ -78,3 +78,24 @@ async def test_an_unfinished_game_out_of_the_cache_for_a_moment_stays_open(
         service.hub.games_of(s.outbox) for s in service.signed_in.of_player(player.player["id"])
     ]
     assert [games[-1], games[1]] in opened, opened  # was [1, 2]: the unfinished one closed
+
+
+async def test_open_games_stay_beyond_the_cache_size_until_a_game_is_loaded_again(
+    start: Start,
+) -> None:
+    """deploy.md, ``scorpion_games_in_memory``: a game open on a connection is never
+    dropped, and a game closed is dropped once another is loaded or started."""
+    server = await start(cache_size=1, rate_registrations="off")
+    service = the_service(server)
+    players, games = [], []
+    for deal in range(1, 4):
+        player = await server.player(f"p{deal}")
+        games.append((await player.request("new_game", level="hard", deal=deal))["game"])
+        players.append(player)
+    assert service.games_in_memory() == 3
+    for player, game in zip(players, games, strict=True):
+        assert (await player.request("close_game", game=game))["type"] == "ack"
+    assert service.games_in_memory() == 3
+    late = await server.player("late")
+    started = (await late.request("new_game", level="hard", deal=9))["game"]
+    assert service.games_in_memory() == 1 and service.cached(started) is not None
