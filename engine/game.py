@@ -58,7 +58,7 @@ from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
 from engine import errors, moves
-from engine.cards import card_str, parse_card
+from engine.cards import CardParseError, card_str, parse_card
 from engine.deal import Deal, deal_layout
 from engine.events import (
     Dealt,
@@ -364,6 +364,8 @@ class Game:
         when = self._check_time(t)
         if isinstance(card, str):
             card = parse_card(card)
+        elif type(card) is not int or not 0 <= card < 52:  # True is no card, nor -1 KC
+            raise CardParseError(f"not a card: {card!r}")
         record, same_suit = self._apply_move(card, to)
         src = record[1]
         events: list[Event] = [Moved(card, src + 1, record[3] + 1, record[4])]
@@ -434,6 +436,8 @@ class Game:
             raise errors.GameOver()
         if t is None:
             return self.time
+        if type(t) is not int:  # a float would be scored, then refused by every snapshot
+            raise ValueError(f"a play time is a whole number of milliseconds, not {t!r}")
         if t < self.time:
             raise ValueError(f"play time went backwards: {t} < {self.time}")
         return t

@@ -74,7 +74,8 @@ def suggest(state: State, rules: Rules, seen: Collection[bytes] = ()) -> Hinted:
     if state.stock and (best is None or best[0] <= 0):
         return Hinted("deal")
     if best is None:
-        return Hinted("none", reason="seen") if revisits else Hinted("none")
+        # no useful move and the stock dealt: R16's dead end, as ``solver.plan`` says it
+        return Hinted("none", reason="seen" if revisits else "stuck")
     src, index, dst = best[1]
     card = state.reserve[index] if src < 0 else state.cols[src][index]
     return Hinted("move", card, dst + 1)
