@@ -34,7 +34,8 @@ for a text frame that is not UTF-8, 1011 when keepalive gets no pong.
 
 The writer bounds outbound memory and time: an outbox that overflows (frames
 or bytes, ``server.hub``) or a socket that cannot drain within the drain
-timeout closes with 1001; the close itself waits at most CLOSE_WAIT_S for the
+timeout closes with 1001 (bytes waiting in the kernel's send buffer too, which
+the sweeper watches: ``Writer.watch``); the close itself waits at most CLOSE_WAIT_S for the
 socket, then the transport is aborted, so no peer holds a writer (or
 keepalive) forever. What ``websockets`` writes by itself (a pong for each
 ping) is bounded too: a connection whose socket buffer passes the byte budget
@@ -60,7 +61,10 @@ import itertools
 import logging
 import math
 import re
+import socket
 import ssl
+import struct
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -77,6 +81,10 @@ from websockets.http11 import Response as HttpResponse
 from websockets.protocol import State
 from websockets.streams import StreamReader
 from websockets.typing import Origin, Subprotocol
+
+if sys.platform == "linux":
+    import fcntl
+    import termios
 
 from protocol import (
     CLOSE_GOING_AWAY,
@@ -199,6 +207,9 @@ class ConnectionHandler:
         self._waiting: dict[ServerConnection, tuple[float, bool, str, int | None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        # Connections written to whose sockets may still hold bytes for their peers: the
+        # sweeper watches them drain (``Writer.watch``), and forgets each once drained.
+        self._unsent: set[Writer] = set()
 
     def queued_bytes(self) -> int:
         """Bytes waiting in every open connection's outbox."""
@@ -261,7 +272,7 @@ class ConnectionHandler:
         outbox = Outbox(bounds.queue_size, bounds.outbox_bytes, self.budget)
         session = Session(outbox, peer=address)
         peer = Peer(address, self.limits.connection_buckets(time.monotonic()))
-        writer = Writer(ws, outbox, bounds.drain_timeout)
+        writer = Writer(ws, outbox, bounds.drain_timeout, self._unsent)
         outbox.on_ready(writer.ready, owner=asyncio.current_task())
         self.open += 1
         self._sockets[outbox] = ws
@@ -279,6 +290,7 @@ class ConnectionHandler:
             await self.service.disconnect(session)
             outbox.close()
             await writer.finish()
+            self._unsent.discard(writer)
             outbox.release()
         if ending is not None:
             _log_close("closing the", address, ending[1], ending[0])
@@ -358,16 +370,28 @@ class ConnectionHandler:
             self._sweeper = detached(self._sweep(), name="hello-and-idle-sweeper")
 
     async def _sweep(self) -> None:
-        """Close each connection past its hello deadline (1008) or idle timeout (1001).
+        """Close each connection past its hello deadline (1008) or idle timeout (1001),
+        and each whose socket has not drained within the drain timeout (1001,
+        ``Writer.watch``).
 
-        Runs while there are connections, every quarter of the shorter of the two
-        timeouts (at most a second): a connection is closed at most that much late.
+        Runs while there are connections, every quarter of the shortest of the three
+        timeouts (at most a second): a connection is closed at most that much late (the
+        drain timeout's, at most twice that: a socket is first seen holding bytes at
+        the next turn after they were written).
         """
         bounds = self.settings
-        tick = min(1.0, bounds.hello_timeout / 4, (bounds.idle_timeout or 4.0) / 4)
+        tick = min(
+            1.0,
+            bounds.hello_timeout / 4,
+            (bounds.idle_timeout or 4.0) / 4,
+            bounds.drain_timeout / 4,
+        )
         while self.open or self._waiting:
             await asyncio.sleep(tick)
             now = time.monotonic()
+            for writer in list(self._unsent):
+                if not writer.watch(now):
+                    self._unsent.discard(writer)
             late = [(ws, *entry[1:]) for ws, entry in self._waiting.items() if now >= entry[0]]
             for ws, greeted, address, connection in late:
                 del self._waiting[ws]
@@ -542,17 +566,38 @@ class Writer:
     does not read in that time, or whose outbox overflows, is closed with 1001.
     ``finish`` waits for that task. The task runs in the connection's own
     context (its id in the log), whoever queued the frame that started it.
+
+    Each write puts the writer in ``unsent``, the connections whose sockets the
+    handler's sweeper watches drain (``watch``): what was written may wait in the
+    kernel's send buffer, out of the transport's sight, for a peer that reads nothing.
     """
 
-    __slots__ = ("closing", "context", "outbox", "task", "timeout", "ws")
+    __slots__ = (
+        "closing",
+        "context",
+        "outbox",
+        "since",
+        "taken",
+        "task",
+        "timeout",
+        "unsent",
+        "ws",
+    )
 
-    def __init__(self, ws: ServerConnection, outbox: Outbox, timeout: float) -> None:
+    def __init__(
+        self, ws: ServerConnection, outbox: Outbox, timeout: float, unsent: set[Writer]
+    ) -> None:
         self.ws = ws
         self.outbox = outbox
         self.timeout = timeout
+        self.unsent = unsent
         self.task: asyncio.Task[None] | None = None  # sending while the peer is behind
         self.closing = False  # a 1001 close was started: nothing more is sent
         self.context = contextvars.copy_context()  # made in the connection's task
+        # Since when the socket has held bytes its peer took none of (``watch``), and how
+        # many the peer had taken then.
+        self.since: float | None = None
+        self.taken = 0
 
     def ready(self) -> None:
         """Write what is queued now, or leave it to a task (class docstring)."""
@@ -570,6 +615,7 @@ class Writer:
                     log.exception("could not write to the connection from %s", peer_of(ws))
                     ws.transport.abort()
                     return
+                self.unsent.add(self)
             if ws.protocol.state is not State.OPEN:
                 while outbox.take_batch(WRITE_FRAMES, WRITE_BYTES):
                     pass  # the connection is closing: as a send would, they go nowhere
@@ -584,6 +630,37 @@ class Writer:
         if self.task is not None:
             await self.task
 
+    def watch(self, now: float) -> bool:
+        """Whether the socket may still hold bytes its peer has not taken (the sweeper
+        asks at each turn, of a connection written to): False once it holds none.
+
+        A peer that takes none of the bytes waiting for it within ``timeout`` is closed
+        with 1001, as one whose drain task waited in vain. Those bytes may all be in the
+        kernel's send buffer, which grows to megabytes: then the outbox is empty,
+        websockets never paused writing and no task waits, while the peer reads nothing.
+        A peer that takes some, however slowly, is not closed here: how far behind it
+        may fall is the outbox's budget. Only Linux says what the kernel holds
+        (``_backlog``); elsewhere the drain task's timeout is all there is.
+        """
+        if self.closing or self.ws.protocol.state is not State.OPEN:
+            return False  # closing already: that close is waited for at most CLOSE_WAIT_S
+        if self.task is not None:
+            self.since = None  # the drain task waits for the socket, with its own timeout
+            return True
+        backlog = _backlog(self.ws)
+        if backlog is None or not backlog[0]:
+            self.since = None
+            return False
+        taken = backlog[1]
+        if self.since is None or taken != self.taken:
+            self.since, self.taken = now, taken
+            return True
+        if now - self.since < self.timeout:
+            return True
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self._too_slow(), context=self.context.copy())
+        return False
+
     async def _drain(self) -> None:
         """Send while frames are queued, waiting for the socket; close a peer that is behind."""
         outbox, ws, timeout = self.outbox, self.ws, self.timeout
@@ -592,15 +669,12 @@ class Writer:
                 frames = outbox.take_batch(WRITE_FRAMES, WRITE_BYTES)
                 async with asyncio.timeout(timeout):
                     await _send(ws, frames)  # and the socket drained below its mark
+                self.unsent.add(self)  # what is left below the mark is watched
                 del frames  # not held while waiting for the next ones
                 if not len(outbox):
                     break
         except TimeoutError:
-            outbox.overflow()
-            reason = f"did not read its frames within {timeout:g} s"
-            log.warning("closing a connection that %s", reason)
-            self.closing = True
-            await _close(ws, CLOSE_GOING_AWAY, "too slow: reconnect and resync", timeout)
+            await self._too_slow()
             return
         except ConnectionClosed:
             return  # the reader ends the connection
@@ -610,6 +684,15 @@ class Writer:
             log.warning("closing a connection that does not read its frames (outbox full)")
             self.closing = True
             await _close(ws, CLOSE_GOING_AWAY, "too far behind: reconnect and resync", timeout)
+
+    async def _too_slow(self) -> None:
+        """Close the connection of a peer that did not take its frames within the
+        timeout (1001), dropping those still queued."""
+        self.outbox.overflow()
+        reason = f"did not read its frames within {self.timeout:g} s"
+        log.warning("closing a connection that %s", reason)
+        self.closing = True
+        await _close(self.ws, CLOSE_GOING_AWAY, "too slow: reconnect and resync", self.timeout)
 
 
 def _log_close(which: str, address: str, reason: str, code: int) -> None:
@@ -656,6 +739,35 @@ async def _send(ws: ServerConnection, frames: Sequence[bytes]) -> None:
     async with ws.send_context():
         if frames:
             _write_frames(ws, frames)
+
+
+_TCP_INFO_BYTES: Final = 128
+_BYTES_ACKED: Final = 120
+"""Where Linux's ``struct tcp_info`` has ``tcpi_bytes_acked`` (since 4.2), and its size
+up to that field: the bytes of the stream the peer has acknowledged."""
+
+
+def _backlog(ws: ServerConnection) -> tuple[int, int] | None:
+    """The bytes written to ``ws`` that its peer has not taken yet (in the transport's
+    buffer, then in the kernel's send buffer, sent or not, until the peer acknowledges
+    them), and how many of the stream's bytes it has taken in all; None where the
+    system does not say (Linux does), or the socket is gone."""
+    if sys.platform != "linux":
+        return None
+    transport = ws.transport
+    sock = transport.get_extra_info("socket")  # the TCP socket's, under TLS too
+    if sock is None:
+        return None
+    try:
+        unacked = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, bytes(4))  # SIOCOUTQ
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except (OSError, ValueError):  # closed since (uvloop's socket: ValueError)
+        return None
+    if len(info) < _TCP_INFO_BYTES:  # a kernel older than 4.2
+        return None
+    (waiting,) = struct.unpack("i", unacked)
+    (taken,) = struct.unpack_from("Q", info, _BYTES_ACKED)
+    return transport.get_write_buffer_size() + waiting, taken
 
 
 async def _close(ws: ServerConnection, code: int, reason: str, timeout: float) -> None:

@@ -18,6 +18,7 @@ import io
 import logging
 import selectors
 import socket
+import struct
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -115,8 +116,10 @@ async def test_a_client_that_stops_reading_as_its_socket_fills_is_closed_in_time
 ) -> None:
     """The write that empties a client's outbox may be the one that fills its socket
     (websockets pauses writing past its high-water mark): when nothing more is queued
-    for it, the drain timeout still closes it, and the line names its connection."""
-    server = await start(drain_timeout_ms=500, keepalive_ms=0, idle_timeout_ms=60_000, **OPEN)
+    for it, the drain timeout still closes it, and the line names its connection. (The
+    socket is filled well within the drain timeout, which closes a peer that takes
+    nothing whether or not its socket is full.)"""
+    server = await start(drain_timeout_ms=5000, keepalive_ms=0, idle_timeout_ms=60_000, **OPEN)
     ada = await server.player("ada")
     game = await long_game(ada, 1500, finish=True)  # a replay of about 30 KB
     handler = server.server.handler
@@ -130,13 +133,18 @@ async def test_a_client_that_stops_reading_as_its_socket_fills_is_closed_in_time
     written, _limiter = logs.make_handler(stream=lines)  # as the server's log shows them
     logging.getLogger("server").addHandler(written)
     try:
+        answered = handler.metrics._answered.get("replay", 0)
         for i in range(500):  # one request at a time, until a reply leaves the socket full
             raw.send({"type": "replay", "id": 2 + i, "game": game})
-            await wait_for(lambda: ws.paused, 0.02)
+            answered += 1
+            by = time.monotonic() + 10.0
+            while handler.metrics._answered.get("replay", 0) < answered:
+                assert time.monotonic() < by, "a replay was not answered"
+                await asyncio.sleep(0.001)  # answered, and its reply written
             if ws.paused:
                 break
         assert ws.paused and not handler.queued_bytes(), "the socket never filled"
-        closed = await wait_for(lambda: handler.open == 1, 5.0)
+        closed = await wait_for(lambda: handler.open == 1, 15.0)
     finally:
         logging.getLogger("server").removeHandler(written)
     assert closed, "a client that stopped reading as its socket filled is still connected"
@@ -144,6 +152,71 @@ async def test_a_client_that_stops_reading_as_its_socket_fills_is_closed_in_time
     assert " connection=2:" in line, line  # the raw client's, not ada's (the first)
     await raw.close()
     assert (await ada.request("ping"))["type"] == "pong"
+
+
+async def test_a_client_that_stops_reading_while_the_kernel_holds_its_replies_is_closed(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Small replies to a client that reads nothing may all fit in the kernel's send
+    buffer (it grows to megabytes): the outbox is empty and websockets never pauses
+    writing, yet the peer takes none of them. The drain timeout closes it all the same
+    (1001), logged; a connection with nothing waiting for it stays open."""
+    server = await start(drain_timeout_ms=500, keepalive_ms=0, idle_timeout_ms=60_000, **OPEN)
+    ada = await server.player("ada")
+    handler = server.server.handler
+    assert handler is not None
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    assert await wait_for(lambda: len(handler._sockets) == 2)
+    pings = 20_000  # some 400 KB of pongs
+    answered = handler.metrics._answered.get("ping", 0) + pings
+    with caplog.at_level(logging.WARNING, logger="server"):
+        for i in range(pings):
+            raw.send({"type": "ping", "id": 2 + i})
+        assert await wait_for(lambda: handler.metrics._answered.get("ping", 0) >= answered, 30.0)
+        assert not handler.queued_bytes()  # every reply went to the socket
+        closed = await wait_for(lambda: handler.open == 1, 15.0)
+    assert closed, "a client whose replies wait in the kernel is still connected"
+    assert any("did not read its frames within 0.5 s" in r.getMessage() for r in caplog.records)
+    went_away = handler.metrics.registry.get_sample_value(
+        "scorpion_connections_closed_total", {"code": "1001"}
+    )
+    assert went_away == 1
+    await raw.close()
+    assert (await ada.request("ping"))["type"] == "pong"
+
+
+async def test_a_client_that_reads_slowly_but_steadily_is_not_closed(start: Start) -> None:
+    """The drain timeout closes a socket whose peer takes none of its bytes in that
+    time, not one that holds bytes for longer while the peer reads on: every reply
+    reaches a client that reads a few KB at a time, for several drain timeouts. And
+    once it has read them all, its socket is no longer watched."""
+    server = await start(drain_timeout_ms=2000, keepalive_ms=0, idle_timeout_ms=60_000, **OPEN)
+    handler = server.server.handler
+    assert handler is not None
+    raw = await RawClient.open(server.server.port)
+    raw.send({"type": "hello", "id": 1, "protocol": 1, "client": "raw/1", "locale": "en"})
+    pings = 40_000  # some 800 KB of pongs, read at about 200 KB a second
+    for i in range(pings):
+        raw.send({"type": "ping", "id": 2 + i})
+    pongs, buffer, started = 0, bytearray(), time.monotonic()
+    while pongs < pings:
+        chunk = await raw.reader.read(2048)
+        assert chunk, f"closed after {pongs} pongs, {time.monotonic() - started:.1f} s"
+        buffer += chunk
+        while len(buffer) >= 4:  # the frames read whole: pongs, and the welcome (< 64 KB)
+            size, head = buffer[1] & 0x7F, 2
+            if size == 126:
+                (size,), head = struct.unpack_from("!H", buffer, 2), 4
+            if len(buffer) < head + size:
+                break
+            frame, buffer = bytes(buffer[head : head + size]), buffer[head + size :]
+            pongs += msgpack.unpackb(frame)["type"] == "pong"
+        await asyncio.sleep(0.01)
+    assert time.monotonic() - started > 2.0, "read faster than the test means"
+    assert await wait_for(lambda: not handler._unsent), "a drained socket is still watched"
+    assert handler.open == 1
+    await raw.close()
 
 
 async def test_the_total_outbound_budget_closes_the_fullest_queue(start: Start) -> None:
