@@ -55,9 +55,9 @@ ABUSE_LIMIT: Final = 20
 ABUSE_WINDOW_SECONDS: Final = 60.0
 # Frames that carry no message of their own: WebSocket pings and pongs, and the pieces of
 # a message sent in fragments. A connection may send CONTROL_FRAMES_PER_S a second, and
-# CONTROL_FRAMES_BURST at once; one more closes it with 1008. The server answers each
-# ping with a pong at once, before any request's limit is asked: without this bound one
-# connection flooding pings kept the server from everyone else.
+# CONTROL_FRAMES_BURST at once; one more closes it with 1008, unanswered. The server
+# answers each ping with a pong at once, before any request's limit is asked: without
+# this bound one connection flooding pings kept the server from everyone else.
 CONTROL_FRAMES_PER_S: Final = 20
 CONTROL_FRAMES_BURST: Final = 100
 # A replay reply carries at most this many actions; `next` asks for the rest.

@@ -124,7 +124,8 @@ def _limits() -> str:
             "control frames",
             "WebSocket pings, pongs and the fragments of a message: "
             f"{constants.CONTROL_FRAMES_PER_S} a second per connection, "
-            f"{constants.CONTROL_FRAMES_BURST} at once; one more closes it with 1008",
+            f"{constants.CONTROL_FRAMES_BURST} at once; one more closes it with 1008 "
+            "(a ping past the limit gets no pong)",
         ),
         (
             "replay page",

@@ -54,6 +54,7 @@ request type and error code.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import functools
@@ -920,6 +921,9 @@ class _Bounded(ServerConnection):
         # causes ('Invalid base64-encoded string: ...'), also to a plain HTTP request
         # ('Failed to open a WebSocket connection: line too long' for /healthz)
         self.protocol.reject = functools.partial(_refuse, self.protocol.reject)  # type: ignore[method-assign]
+        # the control frame limit, applied before websockets answers a ping (``_limit``)
+        self.protocol.recv_frame = functools.partial(self._limit, self.protocol.recv_frame)  # type: ignore[method-assign]
+        self._unheard: collections.deque[Frame] = collections.deque()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a socket's (uvloop's is no subclass)
@@ -1031,29 +1035,47 @@ class _Bounded(ServerConnection):
         super().eof_received()
         return None
 
-    def process_event(self, event: object) -> None:
-        """Each frame websockets read (``data_received``): a ping, a pong or a fragment
+    def _limit(self, recv_frame: Callable[[Frame], None], frame: Frame) -> None:
+        """Each frame websockets parsed, before it handles it (``Protocol.recv_frame``,
+        which answers a ping with a pong there and then): a ping, a pong or a fragment
         takes a token of the connection's ``CONTROL_FRAMES``; with none left the
         connection is closed with 1008, and what it sends after is dropped unread.
 
         websockets answers a ping before any request is read, so a ping costs the
         server a pong whatever the request limits say: one connection sending pings
-        as fast as it could kept the server from everyone else.
+        as fast as it could kept the server from everyone else. A ping past the limit
+        is not answered (counted when its event came, after websockets had parsed and
+        answered all of a read, the 101st of 101 pings got its pong).
 
-        Once closed for a flood, every frame read after (but its close) is dropped too:
-        past the limit the rest of a fragmented message was, and a message after it
-        reached websockets in the middle of that one (a failed assertion, 1011)."""
-        if self.flooded and isinstance(event, Frame) and event.opcode is not Opcode.CLOSE:
-            return
-        if isinstance(event, Frame) and (event.opcode in _CONTROL_OPCODES or not event.fin):
+        A dropped frame other than a ping is still handled by websockets, which keeps
+        the state of a fragmented message and of the closing handshake, and only its
+        event is dropped (``process_event``). Once closed for a flood, every frame read
+        after (but its close) is dropped too: past the limit the rest of a fragmented
+        message was, and a message after it reached websockets in the middle of that one
+        (a failed assertion, 1011)."""
+        drop = self.flooded and frame.opcode is not Opcode.CLOSE
+        if not drop and (frame.opcode in _CONTROL_OPCODES or not frame.fin):
             now = self.loop.time()
             if self._controls is None:
                 self._controls = TokenBucket(CONTROL_FRAMES, now)
             if self._controls.wait(now) > 0:
                 if self._behind is None:
                     self._flood()
-                return
-            self._controls.take(now)
+                drop = True
+            else:
+                self._controls.take(now)
+        if drop and frame.opcode is Opcode.PING:
+            return  # unanswered, and no event
+        recv_frame(frame)
+        if drop:
+            self._unheard.append(frame)  # its event, in the order websockets queued them
+
+    def process_event(self, event: object) -> None:
+        """Each event websockets read (``data_received``), but the frames ``_limit``
+        dropped."""
+        if self._unheard and event is self._unheard[0]:
+            self._unheard.popleft()
+            return
         super().process_event(event)  # type: ignore[arg-type]  # websockets' Event
 
     def _flood(self) -> None:
@@ -1069,9 +1091,9 @@ class _Bounded(ServerConnection):
 
     def _read(self, data: bytes) -> None:
         """What the peer sent, once websockets has the socket: given to websockets a
-        ``READ_SLICE`` at a time, so that the control frame limit (``process_event``)
-        stops a flood within a slice, not after all that one read brought (64 KiB of
-        empty pings are some 11,000, each answered with a pong)."""
+        ``READ_SLICE`` at a time, so that a connection being closed (for a flood, or for
+        not reading: ``_feed``) stops being read within a slice, not after all that one
+        read brought (64 KiB of empty pings are some 11,000)."""
         if self._held is not None:  # sent before its handshake was answered: kept till then
             self._hold(data)
             return

@@ -37,6 +37,8 @@ from websockets.exceptions import ConnectionClosed
 
 import server.service as service_module
 from protocol import CONTROL_FRAMES_BURST, CONTROL_FRAMES_PER_S
+from server import connection
+from server.limits import Rate
 from server.logs import connection_id
 from server.service import GameService
 from server.store import Store, StoreUnavailable
@@ -448,6 +450,24 @@ async def test_pings_in_one_write_are_stopped_within_it(start: Start) -> None:
     pongs, code = await _pongs_then_close(raw.reader)
     await raw.close()
     assert code == 1008 and pongs <= CONTROL_FRAMES_BURST + 200, pongs
+
+
+@pytest.mark.parametrize("pings", [CONTROL_FRAMES_BURST + 1, 2 * CONTROL_FRAMES_BURST])
+async def test_a_ping_past_the_limit_gets_no_pong(
+    start: Start, monkeypatch: pytest.MonkeyPatch, pings: int
+) -> None:
+    """The limit was counted on websockets' events, which come once it has parsed a
+    slice of the read and answered every ping in it: 101 pings in one write got 101
+    pongs, 200 got 147, before the 1008. Now the limit comes before the answer: as many
+    pongs as the burst allows, then the close. (The bucket fills no faster than one
+    token in 1,000 s here, however slowly a loaded machine reads.)"""
+    monkeypatch.setattr(connection, "CONTROL_FRAMES", Rate(0.001, CONTROL_FRAMES_BURST))
+    server = await start(**OPEN)
+    raw = await RawClient.open(server.server.port)
+    raw.writer.write(ping_frame(b"p") * pings)  # in one slice of a read, or two
+    pongs, code = await _pongs_then_close(raw.reader)
+    await raw.close()
+    assert (pongs, code) == (CONTROL_FRAMES_BURST, 1008)
 
 
 async def test_frames_sent_with_the_upgrade_wait_for_its_answer(start: Start) -> None:
