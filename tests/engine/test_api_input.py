@@ -6,6 +6,7 @@ the game is left exactly as it was."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,7 +35,12 @@ def test_a_play_time_that_is_not_whole_milliseconds_is_refused(t: Any) -> None:
     game = _fresh()
     before = game.snapshot()
     card = game.state.cols[4][-1]  # column 5's top card, face up on every deal
-    for act in (lambda: game.move(card, None, t), lambda: game.restart(t), lambda: game.hint(t)):
+    acts: list[Callable[[], object]] = [
+        lambda: game.move(card, None, t),
+        lambda: game.restart(t),
+        lambda: game.hint(t),
+    ]
+    for act in acts:
         with pytest.raises(ValueError, match="whole number of milliseconds"):
             act()
     assert game.snapshot() == before
