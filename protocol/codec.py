@@ -266,22 +266,40 @@ def _bad_timestamp(exc: Exception) -> bool:
 
 
 def _id_by_skipping(frame: bytes) -> RequestId | None:
-    """The request id of a frame that is one msgpack map, read without decoding any
-    value but the id's (a value msgpack cannot decode is skipped), else None."""
+    """The request id of a frame that begins with one msgpack map, read without decoding
+    anything but the keys that are strings and the first ``id``'s value (what msgpack
+    cannot decode, a key included, is skipped), else None. Bytes after the map are left
+    unread, as ``_unpack`` reads the id of a map with trailing bytes."""
     unpacker = msgpack.Unpacker(**_UNPACK_OPTIONS)
     unpacker.feed(frame)
-    found: dict[str, Any] = {}
     try:
         for _ in range(unpacker.read_map_header()):
-            if unpacker.unpack() == "id" and "id" not in found:
-                found["id"] = unpacker.unpack()
-            else:
-                unpacker.skip()
-        if unpacker.tell() != len(frame):
-            return None
-    except Exception:  # not one map, or the id itself is what cannot be read
+            if _skipped(unpacker, frame) == "id":
+                return _peek_id({"id": msgpack.unpackb(_skipped_bytes(unpacker, frame))})
+            unpacker.skip()
+    except Exception:  # not a map, cut short, or the id itself is what cannot be read
         return None
-    return _peek_id(found)
+    return None
+
+
+def _skipped_bytes(unpacker: msgpack.Unpacker, frame: bytes) -> bytes:
+    """The bytes of the next value in ``unpacker`` (reading ``frame``), skipped over."""
+    start = unpacker.tell()
+    unpacker.skip()
+    return frame[start : unpacker.tell()]
+
+
+def _skipped(unpacker: msgpack.Unpacker, frame: bytes) -> str | None:
+    """The next value in ``unpacker`` if it is a string (a map key), else None; skipped
+    over, undecoded, when it is of another type."""
+    data = _skipped_bytes(unpacker, frame)
+    if data[0] not in _STRING_HEADS and not 0xA0 <= data[0] <= 0xBF:
+        return None
+    key: str = msgpack.unpackb(data, **_UNPACK_OPTIONS)
+    return key
+
+
+_STRING_HEADS: Final = frozenset({0xD9, 0xDA, 0xDB})  # str 8, 16, 32 (0xa0..0xbf: fixstr)
 
 
 def _bad(message: str, re: RequestId | None = None) -> ProtocolError:

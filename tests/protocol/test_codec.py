@@ -187,6 +187,28 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | str | None]] = [
         None,
     ),
     ("a bad timestamp and no map", b"\xd4\xff\x00", None),
+    ("a bad timestamp as a key", raw_map(*PING_7, (b"\xd4\xff\x00", b"\x01")), 7),
+    ("a bad timestamp as a key before the id", raw_map((b"\xd4\xff\x00", b"\x01"), *PING_7), 7),
+    (
+        "a bad timestamp, then trailing bytes",
+        raw_map(*PING_7, (b"\xa1x", b"\xd4\xff\x00")) + b"\x00",
+        7,
+    ),
+    (
+        "a bad timestamp, then bad UTF-8",
+        raw_map(*PING_7, (b"\xa1x", b"\xd4\xff\x00"), (b"\xa1y", b"\xa1\xff")),
+        7,
+    ),
+    (
+        "an id in str 8 after a bad timestamp",
+        raw_map((b"\xa1x", b"\xd4\xff\x00"), (b"\xa4type", b"\xa4ping"), (b"\xd9\x02id", b"\x07")),
+        7,
+    ),
+    (
+        "a bad timestamp, the map cut short",
+        raw_map(*PING_7, (b"\xa1x", b"\xd4\xff\x00"))[:-1],
+        None,
+    ),
 ]
 
 
