@@ -1005,12 +1005,15 @@ class GameService:
     def _summary(self, record: GameRecord) -> dict[str, Any]:
         """The game as listed: the copy held here (its clock runs) unless the row just
         read is newer (another node's commit, pause or resume this node did not hear
-        of) or paused where the copy is not, which then catches the copy up."""
+        of), paused where the copy is not, or holds more play time than the copy's clock
+        (another node's device kept the game open and banked its time, which moves no
+        ``updated_at``); the copy is then caught up, as ``open_game`` would read it."""
         live = self._games.get(record.id)
         if live is None:
             return record_summary(record)
         newer = live.version < record_version(record) or record.updated_at > live.record.updated_at
-        if newer or (record.paused and not live.clock.paused):
+        ran_longer = not live.finished and record.time_ms > live.clock.now_ms()
+        if newer or ran_longer or (record.paused and not live.clock.paused):
             self.remote_changed([record.id])
             return record_summary(record)
         return live.summary()

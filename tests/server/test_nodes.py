@@ -956,3 +956,27 @@ async def test_a_game_list_shows_the_row_it_read_when_the_cache_is_behind_it(
     assert listed[game]["v"] == 2 and listed[game]["status"] == "lost", listed[game]
     opened = await again.request("open_game", game=game)  # the copy caught up meanwhile
     assert opened["v"] == 2 and opened["view"]["status"] == "lost"
+
+
+async def test_a_game_list_takes_up_the_time_the_other_node_banked(
+    nodes: tuple[Running, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's device keeps the game open (its clock runs, banked every CLOCK_BANK_S); B's
+    device closed it, B's copy stands at its stop. B listed the copy's time in
+    ``welcome`` and ``games`` beside a row it had just read holding more (a bank moves
+    no ``updated_at``), then gave the row's in ``open_game``: one node, two times."""
+    monkeypatch.setattr(service_module, "CLOCK_BANK_S", 0.2)
+    on_a, on_b, game = await two_devices(nodes)
+    assert (await on_b.request("close_game", game=game))["type"] == "ack"
+    store = nodes[0].server.store
+    assert store is not None
+    async with asyncio.timeout(TIMEOUT):  # A's clock banked past a second
+        while (banked := await store.load_game(game, 0))[0].time_ms < 1000:
+            await asyncio.sleep(0.05)
+    again = await nodes[1].connect()
+    welcome = await again.hello(on_a.token)
+    listed = {each["game"]: each for each in welcome["games"]}
+    assert listed[game]["time_ms"] >= 1000, (listed[game], banked[0])
+    games = await again.request("games")
+    listed = {each["game"]: each for each in games["games"]}
+    assert listed[game]["time_ms"] >= 1000, (listed[game], banked[0])
