@@ -6,8 +6,9 @@ built with ``protocol.new_request`` and returns its reply, matched by ``re``
 (PROTOCOL.md section 2); pushes go to the ``on_push`` callback in arrival
 order.
 
-When the connection drops, the reader reconnects with a growing delay, says
-hello again with the token (or, when that one is refused, with the
+When the connection drops, the reader reconnects with a growing delay (which
+a welcome does not start again: only a reconnection that proved itself does,
+``_reconnect``), says hello again with the token (or, when that one is refused, with the
 ``next_token`` of a rotation whose answer was lost), awaits ``on_reconnect`` (the app reopens its
 game with ``since``) and then resends every request still unanswered with
 the **same id** (and so the same ``v``): the server answers a retry of an
@@ -101,6 +102,10 @@ MAX_PACE = 2.0  # seconds: requests of a rate-limited kind are never spaced more
 HELLO_WAITS_S = (1.0, 2.0, 4.0)
 CLOSE_WAIT_S = 1.0  # the most closing waits for the server's answer (Ctrl-C ends at once)
 HELLO_WAIT_MAX_S = 6.0
+# A reconnection that stays up this long has proved itself (``_reconnect``), as one whose
+# request left unanswered by the drop is answered: longer than a server that closes on a
+# request takes to, and than the longest delay.
+STEADY_S = 10.0
 _NOT_RESENT = frozenset({"new_game", "resign", "hint"})  # no ``v``: a retry is a second one
 # Requests about the token itself: refused ``unauthenticated``, never sent again signed in
 # with another token (``_sign_in_again``); their commands say what the refusal means.
@@ -299,6 +304,13 @@ class Connection:
         self.timeout = timeout
         self.welcome: Message | None = None
         self.reconnects = 0
+        # Reconnection attempts since the connection last proved itself, the ones the
+        # server welcomed and then closed among them, and, after a reconnection, what
+        # proves it: a reply to one of these requests (to any when empty); None: proved.
+        self._attempts = 0
+        self._closed_welcomed = 0
+        self._unproved: set[Any] | None = None
+        self._up_since = 0.0
         self._ws: ClientConnection | None = None
         self._ids = itertools.count(secrets.randbelow(2**ID_START_BITS) + 1)
         self._pending: dict[Any, tuple[Message, asyncio.Future[Message], int]] = {}
@@ -517,6 +529,11 @@ class Connection:
                 limit = MAX_SERVER_FRAME_BYTES
                 raise ConnectionFailed(ngettext("connection.frame_too_big", limit, limit=limit))
             self._online.clear()
+            if self._unproved is not None:  # a reconnection closed before it proved itself
+                if asyncio.get_running_loop().time() - self._up_since >= STEADY_S:
+                    self._proved()
+                else:
+                    self._closed_welcomed += 1
             if self.on_drop is not None:
                 self.on_drop()
             try:
@@ -571,6 +588,13 @@ class Connection:
                 reply = Reply(message)
                 reply.arrival = self.frames
                 future.set_result(reply)
+            unproved = self._unproved
+            if (
+                unproved is not None
+                and request["type"] != "hello"
+                and (re in unproved or not unproved)
+            ):
+                self._proved()
             return
         if message.get("re") is None and self.on_push is not None:
             self.on_push(message)
@@ -580,9 +604,31 @@ class Connection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _proved(self) -> None:
+        """The connection works again: the next drop gets every reconnection attempt."""
+        self._attempts = self._closed_welcomed = 0
+        self._unproved = None
+
     async def _reconnect(self) -> None:
+        """Connect and say hello again, after the next of ``delays``; raise when none is left.
+
+        A welcome does not start the delays again: a server that closes the
+        connection whenever a request arrives (a proxy that chokes on it) would
+        be reconnected to for ever, at the first delay. The attempts go on being
+        counted until the connection proves itself: a request unanswered at the
+        drop is answered (any request, when none was), or it stays up
+        ``STEADY_S``.
+        """
         last: Exception = ConnectionFailed(_("connection.lost", url=shown_url(self.url)))
-        for delay in self.delays:
+        if self._attempts >= len(self.delays) and self._closed_welcomed:
+            count = self._closed_welcomed
+            said = ngettext(
+                "connection.closed_each_time", count, url=shown_url(self.url), count=count
+            )
+            raise ConnectionFailed(said)
+        while self._attempts < len(self.delays):
+            delay = self.delays[self._attempts]
+            self._attempts += 1
             await asyncio.sleep(delay)
             try:
                 ws = await self._connect()
@@ -603,6 +649,8 @@ class Connection:
             self._ws = ws
             self.reconnects += 1
             retries = [message for message, _future, _tries in self._pending.values()]
+            self._unproved = {message["id"] for message in retries}
+            self._up_since = asyncio.get_running_loop().time()
             self._online.set()
             self._spawn(self._resync(retries))
             return
@@ -621,6 +669,8 @@ class Connection:
             entry = self._pending.get(message["id"])
             sent = message["id"] in self._handed  # or asked while offline: never sent
             if message["type"] in _NOT_RESENT and entry is not None and sent:
+                if self._unproved is not None:  # never answered now: proves nothing
+                    self._unproved.discard(message["id"])
                 if not entry[1].done():
                     entry[1].set_exception(
                         Unanswered(_("connection.lost", url=shown_url(self.url)))

@@ -78,6 +78,10 @@ class Fake:
         self.hellos = 0
         self.started_anyway = False  # a new_game answered unavailable started game 5 all the same
         self.opened: list[int] = []  # the games open_game asked for
+        self.close_on: str | None = None  # a request type whose arrival closes the connection
+        self.closes = 0  # connections closed so far
+        self.seen = 0  # requests of the type ``close_on`` that arrived
+        self.close_every = 1  # only every this many of those requests closes it
 
     async def handle(self, ws: ServerConnection) -> None:
         async for frame in ws:
@@ -94,6 +98,12 @@ class Fake:
                 welcome = {"server": "fake/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
                 await self.send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
                 continue
+            if kind == self.close_on:
+                self.seen += 1
+                if self.seen % self.close_every == 0:
+                    self.closes += 1
+                    await ws.close()
+                    return
             if self.garbage is not None:
                 await ws.send(self.garbage)
             if kind == "games":
@@ -235,6 +245,46 @@ async def test_a_frame_over_the_limit_ends_the_command(
     assert capsys.readouterr().err == (
         f"scorpion: cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
     )
+
+
+# -- a server that closes the connection ------------------------------------------
+
+
+async def test_a_server_closing_at_a_request_is_not_reconnected_to_for_ever(
+    fake: tuple[Fake, str],
+) -> None:
+    """A server that welcomes each reconnection but closes the connection when the request
+    arrives again: the delays go on growing (a welcome proves nothing), the client gives
+    up after the last and says that the server closed it, not that it did not answer."""
+    fake[0].close_on = "stats"
+    conn = Connection(fake[1], delays=(0.01,) * 4)
+    await conn.open()
+    try:
+        async with asyncio.timeout(SECONDS):
+            with pytest.raises(ConnectionFailed) as caught:
+                await conn.request("stats")
+    finally:
+        await conn.close()
+    assert fake[0].hellos == 5  # the first and four reconnections
+    assert str(caught.value) == (
+        f"the server at {fake[1]} closed the connection each time the client reconnected (4 times)"
+    )
+
+
+async def test_a_reconnection_whose_request_is_answered_starts_the_delays_afresh(
+    fake: tuple[Fake, str],
+) -> None:
+    """A drop now and then, each followed by play as usual, never uses the tries up."""
+    fake[0].close_on, fake[0].close_every = "stats", 2  # every other one
+    conn = Connection(fake[1], delays=(0.01,))
+    await conn.open()
+    try:
+        async with asyncio.timeout(SECONDS):
+            for _ in range(4):  # the first answered, each later one after a drop
+                assert (await conn.request("stats"))["type"] == "ack"
+    finally:
+        await conn.close()
+    assert fake[0].closes == 3 and conn.reconnects == 3
 
 
 # -- a hello told to wait -------------------------------------------------------
