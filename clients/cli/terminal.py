@@ -44,6 +44,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -145,6 +146,27 @@ def _paste(event: KeyPressEvent) -> None:
         event.current_buffer.validate_and_handle()
 
 
+class _Suspended(Exception):
+    """Ctrl-Z in the line editor: the prompt is left, the line typed kept (``_suspend``)."""
+
+    def __init__(self, typed: Document) -> None:
+        super().__init__("suspended")
+        self.typed = typed
+
+
+if hasattr(signal, "SIGTSTP"):  # not on Windows
+
+    @_NO_MOUSE.add("c-z")
+    def _suspend(event: KeyPressEvent) -> None:
+        """Ctrl-Z leaves the prompt, which gives the terminal its modes back, and
+        ``Terminal._edit`` stops the client (prompt_toolkit's own suspension stops it
+        inside the prompt and sets the modes again when continued, from the background
+        too: stopped by SIGTTOU before a ``kill %1`` could be handled)."""
+        event.app.erase_when_done = True  # the prompt comes back whole when resumed
+        event.app.exit(exception=_Suspended(event.current_buffer.document))
+
+
+FOREGROUND_POLL_S = 0.25  # how often a client continued in the background looks again
 # The fewest columns the screens are drawn for (the level menu, a table's figures
 # and the board each need some room beside their indent).
 MIN_COLUMNS: Final = 20
@@ -505,18 +527,55 @@ class Terminal:
                 completer=WordCompleter(lambda: self.words()),
                 complete_while_typing=False,
                 refresh_interval=1.0,
-                key_bindings=_NO_MOUSE,
-                enable_suspend=True,  # Ctrl-Z stops the client, as in the shell; fg resumes
+                key_bindings=_NO_MOUSE,  # Ctrl-Z stops the client, as in the shell (_suspend)
             )
         status = self.status
         toolbar = None if status is None else (lambda: ANSI(self._shown(status())))
+        typed: Document | str = ""
+        stopped = False
         while not self._pasted:
+            await self._foreground(stopped)
             try:
-                text = await self._session.prompt_async(self._shown(prompt), bottom_toolbar=toolbar)
+                text = await self._session.prompt_async(
+                    self._shown(prompt), bottom_toolbar=toolbar, default=typed
+                )
             except EOFError:
                 return None
+            except _Suspended as suspended:
+                self._session.app.erase_when_done = False
+                typed, stopped = suspended.typed, True
+                os.kill(0, signal.SIGTSTP)  # the whole job, as the shell's Ctrl-Z; fg resumes
+                continue
             self._take(text)
+            typed, stopped = "", False
         return self._pasted.popleft()
+
+    async def _foreground(self, stopped: bool) -> None:
+        """Wait until the client may use the terminal: its process group is the terminal's
+        foreground one (``fg``).
+
+        A client in the background (started with ``&``, or continued after Ctrl-Z)
+        that set the terminal's modes for the line editor would be stopped by the
+        system (SIGTTOU) inside that call, and continued with a ``kill %1`` it would
+        set them again, and be stopped again, before the signal could be handled:
+        only SIGKILL ended it. It stops itself here instead, as a read would
+        (SIGTTIN), at most once (``stopped``: Ctrl-Z did already); continued and still
+        in the background (``bg``, or that ``kill``), it looks again every
+        ``FOREGROUND_POLL_S`` seconds, while the program handles what it is sent.
+        """
+        if self._stdin is None or not hasattr(os, "tcgetpgrp"):
+            return
+        while True:
+            try:
+                if os.tcgetpgrp(self._stdin.fileno()) == os.getpgrp():
+                    return
+            except (OSError, ValueError):  # not a terminal, or no more: the editor finds out
+                return
+            if stopped:
+                await asyncio.sleep(FOREGROUND_POLL_S)
+            else:
+                os.kill(0, signal.SIGTTIN)
+                stopped = True
 
     def _take(self, text: str) -> None:
         """Queue what the editor returned: the line typed, or the lines of a paste that

@@ -435,6 +435,40 @@ async def test_ctrl_z_stops_the_client_and_fg_brings_it_back(
         await shown.tmux("kill-server")
 
 
+@pytest.mark.parametrize("how", ["&", "C-z"])
+async def test_kill_ends_a_client_in_the_background(
+    server: Running, tmp_path: Path, ada: str, how: str
+) -> None:
+    """``kill %1`` (SIGTERM, then SIGCONT) to a client started with ``&`` or stopped with
+    Ctrl-Z: continued in the background, the line editor set the terminal's modes again,
+    was stopped for it (SIGTTOU) before the signal could be handled, and stayed stopped.
+    It ends with 143, as in the foreground, saying nothing."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(tmp_path)}-bg")
+    err = tmp_path / "stderr"
+    await shown.tmux(
+        "new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", "bash --norc --noprofile -i"
+    )
+    try:
+        await shown.keys(
+            "-l",
+            # set -b: a job's end is said at once; the client alone in its job, no subshell
+            f"set -b; cd {ROOT}; unset COLUMNS LINES; XDG_CONFIG_HOME={tmp_path} "
+            f"SCORPION_SERVER={server.url} {sys.executable} -m clients.cli --no-color "
+            f"play --level hard --deal 1 2>{err} {'&' if how == '&' else ''}",
+        )
+        await shown.keys("Enter")
+        if how == "C-z":
+            await shown.wait_for(r"(?m)^>")
+            await shown.keys("C-z")
+        await shown.wait_for(r"Stopped")
+        await shown.keys("kill %1", "Enter")
+        text = await shown.wait_for(r"Exit \d+|Terminated|Killed|Quit")
+    finally:
+        await shown.tmux("kill-server")
+    assert re.search(r"Exit 143 +XDG_CONFIG_HOME", text), text
+    assert err.read_text() == ""
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 async def test_a_signal_that_ends_the_client_gives_the_terminal_back(
     server: Running, tmp_path: Path, ada: str, signum: signal.Signals
