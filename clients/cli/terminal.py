@@ -12,7 +12,8 @@ standard input is not a terminal the client is in
 script mode: one command per line, read on a daemon thread (an interrupt
 never waits for a line), no prompts, plain text.
 
-The end of input (Ctrl-D, or the end of a script) is final: every later
+The end of input (Ctrl-D, the end of a script, or a terminal that is gone or never
+the client's: EIO) is final: every later
 ``readline`` returns None at once, so a question that met it is answered
 "no" and the command loop then ends as after ``q``. Ctrl-C in the line
 editor is an interrupt, as everywhere else: the program ends (exit 130).
@@ -38,6 +39,7 @@ import asyncio
 import codecs
 import collections
 import contextlib
+import errno
 import io
 import json
 import math
@@ -63,6 +65,14 @@ from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from clients.cli.i18n import _
+
+if sys.platform != "win32":
+    import termios
+
+    # What setting the terminal's modes raises: EIO when the terminal is gone or not ours
+    _TERMINAL_ERRORS: tuple[type[Exception], ...] = (OSError, termios.error)
+else:
+    _TERMINAL_ERRORS = (OSError,)
 
 __all__ = [
     "OutputError",
@@ -164,6 +174,19 @@ if hasattr(signal, "SIGTSTP"):  # not on Windows
         too: stopped by SIGTTOU before a ``kill %1`` could be handled)."""
         event.app.erase_when_done = True  # the prompt comes back whole when resumed
         event.app.exit(exception=_Suspended(event.current_buffer.document))
+
+
+def _stopped_by(signum: int) -> bool:
+    """Send ``signum`` (a stop signal) to the client's process group; whether it stopped
+    the client: continued, it is told SIGCONT, which os.kill hands to its handler before
+    it returns (a signal to the process itself is handled at once)."""
+    continued: list[int] = []
+    before = signal.signal(signal.SIGCONT, lambda number, _frame: continued.append(number))
+    try:
+        os.kill(0, signum)
+    finally:
+        signal.signal(signal.SIGCONT, signal.SIG_DFL if before is None else before)
+    return bool(continued)
 
 
 FOREGROUND_POLL_S = 0.25  # how often a client continued in the background looks again
@@ -534,13 +557,18 @@ class Terminal:
         typed: Document | str = ""
         stopped = False
         while not self._pasted:
-            await self._foreground(stopped)
+            if not await self._foreground(stopped):
+                return None  # the terminal is not this client's: as a read says, EIO
             try:
                 text = await self._session.prompt_async(
                     self._shown(prompt), bottom_toolbar=toolbar, default=typed
                 )
             except EOFError:
                 return None
+            except _TERMINAL_ERRORS as exc:
+                if exc.args[:1] != (errno.EIO,):
+                    raise
+                return None  # the terminal is gone (hung up), or not this client's
             except _Suspended as suspended:
                 self._session.app.erase_when_done = False
                 typed, stopped = suspended.typed, True
@@ -550,9 +578,9 @@ class Terminal:
             typed, stopped = "", False
         return self._pasted.popleft()
 
-    async def _foreground(self, stopped: bool) -> None:
+    async def _foreground(self, stopped: bool) -> bool:
         """Wait until the client may use the terminal: its process group is the terminal's
-        foreground one (``fg``).
+        foreground one (``fg``); False when it never will (the input has ended).
 
         A client in the background (started with ``&``, or continued after Ctrl-Z)
         that set the terminal's modes for the line editor would be stopped by the
@@ -562,20 +590,26 @@ class Terminal:
         (SIGTTIN), at most once (``stopped``: Ctrl-Z did already); continued and still
         in the background (``bg``, or that ``kill``), it looks again every
         ``FOREGROUND_POLL_S`` seconds, while the program handles what it is sent.
+
+        When the system does not stop it (its process group is orphaned: the shell
+        that started it is gone, and no ``fg`` can come; or SIGTTIN is ignored), the
+        terminal is not the client's: its reads would fail with EIO, which is the end
+        of its input.
         """
         if self._stdin is None or not hasattr(os, "tcgetpgrp"):
-            return
+            return True
         while True:
             try:
                 if os.tcgetpgrp(self._stdin.fileno()) == os.getpgrp():
-                    return
+                    return True
             except (OSError, ValueError):  # not a terminal, or no more: the editor finds out
-                return
+                return True
             if stopped:
                 await asyncio.sleep(FOREGROUND_POLL_S)
-            else:
-                os.kill(0, signal.SIGTTIN)
-                stopped = True
+                continue
+            if not _stopped_by(signal.SIGTTIN):
+                return False
+            stopped = True
 
     def _take(self, text: str) -> None:
         """Queue what the editor returned: the line typed, or the lines of a paste that

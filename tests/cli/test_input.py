@@ -383,6 +383,31 @@ async def test_a_line_typed_past_the_limit_is_dropped_in_the_editor(
     assert err.getvalue() == "scorpion: a line of more than 10 characters was ignored\n"
 
 
+async def test_a_terminal_that_is_gone_is_the_end_of_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Setting the terminal's modes failed with EIO (hung up, or the client's process group
+    orphaned in the background): a ``termios.error`` left the line editor as a traceback.
+    It is the end of input, as a read that fails so is."""
+    import errno
+    import termios
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    class Gone:
+        def __enter__(self) -> None:
+            raise termios.error(errno.EIO, "Input/output error")
+
+        def __exit__(self, *args: object) -> None:
+            pass
+
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        monkeypatch.setattr(keys, "raw_mode", Gone)
+        editor = Terminal(io.StringIO(), editor=True, err=io.StringIO())
+        assert await asyncio.wait_for(editor.readline(), 10) is None
+        assert await asyncio.wait_for(editor.readline(), 10) is None
+
+
 async def test_a_long_line_read_at_once_is_inserted_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

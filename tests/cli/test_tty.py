@@ -469,6 +469,37 @@ async def test_kill_ends_a_client_in_the_background(
     assert err.read_text() == ""
 
 
+async def test_a_client_orphaned_in_the_background_ends_as_at_the_end_of_input(
+    server: Running, tmp_path: Path, ada: str
+) -> None:
+    """A client whose shell is gone (``( scorpion play & )``: its process group orphaned,
+    in the background) can never have the terminal: setting its modes failed with EIO,
+    a traceback. It ends as at the end of input (exit status 0, the game kept)."""
+    shown = Screen(f"scorpion-test-{os.getpid()}-{id(tmp_path)}-orphan")
+    err, status, pid = tmp_path / "stderr", tmp_path / "status", tmp_path / "pid"
+    await shown.tmux(
+        "new-session", "-d", "-s", "cli", "-x", "80", "-y", "24", "bash --norc --noprofile -i"
+    )
+    try:
+        await shown.keys(
+            "-l",
+            f"cd {ROOT}; unset COLUMNS LINES; export XDG_CONFIG_HOME={tmp_path} "
+            f"SCORPION_SERVER={server.url}; ( {{ sh -c 'echo $$ >{pid}; exec "
+            f"{sys.executable} -m clients.cli --no-color play --level hard --deal 1' "
+            f'</dev/tty 2>{err}; echo "exit status $?" >{status}; }} & )',
+        )
+        await shown.keys("Enter")
+        deadline = time.monotonic() + 30
+        while not status.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+    finally:
+        await shown.tmux("kill-server")
+        with contextlib.suppress(OSError, ValueError):  # still there: a failure, not left
+            os.kill(int(pid.read_text()), signal.SIGKILL)
+    assert status.exists() and status.read_text() == "exit status 0\n"
+    assert err.read_text() == ""
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 async def test_a_signal_that_ends_the_client_gives_the_terminal_back(
     server: Running, tmp_path: Path, ada: str, signum: signal.Signals
