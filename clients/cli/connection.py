@@ -524,10 +524,7 @@ class Connection:
                     self._take(frame)
             if self._closing:
                 return
-            sent = ws.protocol.close_sent
-            if sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
-                limit = MAX_SERVER_FRAME_BYTES
-                raise ConnectionFailed(ngettext("connection.frame_too_big", limit, limit=limit))
+            _check_frame_size(ws)
             self._online.clear()
             if self._unproved is not None:  # a reconnection closed before it proved itself
                 if asyncio.get_running_loop().time() - self._up_since >= STEADY_S:
@@ -764,6 +761,9 @@ class Connection:
                 except ValueError as exc:
                     self._skip(str(exc))
                     continue
+                except ConnectionClosed:
+                    _check_frame_size(ws)  # a welcome over the limit: not a server gone
+                    raise
                 if _reply_to(message) == hello_id:
                     break
         try:
@@ -771,6 +771,15 @@ class Connection:
         except InvalidMessage as exc:
             raise InvalidServerMessage(str(exc)) from exc
         return message
+
+
+def _check_frame_size(ws: ClientConnection) -> None:
+    """Raise ``ConnectionFailed`` when ``ws`` was closed by the client for a frame over the
+    size limit (1009): the server would only send it again after a reconnect."""
+    sent = ws.protocol.close_sent
+    if sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
+        limit = MAX_SERVER_FRAME_BYTES
+        raise ConnectionFailed(ngettext("connection.frame_too_big", limit, limit=limit))
 
 
 def _again(failed: ConnectionFailed | BrokenPipeError | OutputError) -> Exception:

@@ -72,6 +72,7 @@ class Fake:
         self.hint_card = "7C"
         self.push: dict[str, Any] | None = None  # sent right after the game reply
         self.padding = 0  # bytes of an unknown field added to the game reply
+        self.welcome_padding = 0  # the same, added to the welcome
         self.unavailable = 0  # new_game requests answered unavailable before one is served
         self.asked: list[dict[str, Any]] = []  # the new_game requests, in order
         self.hello_limited = 0  # hellos answered rate_limited before one is welcomed
@@ -96,6 +97,8 @@ class Fake:
                     await self.send(ws, limited)
                     continue
                 welcome = {"server": "fake/1", "protocol": 1, "player": {"id": 1, "name": "x"}}
+                if self.welcome_padding:
+                    welcome["padding"] = "x" * self.welcome_padding
                 await self.send(ws, {"type": "welcome", "re": re_, **welcome, "games": []})
                 continue
             if kind == self.close_on:
@@ -240,6 +243,20 @@ async def test_a_frame_over_the_limit_ends_the_command(
     """Reconnecting would only fetch it again: the client says so instead of retrying."""
     fake[0].padding = MAX_SERVER_FRAME_BYTES
     code, out = await play("play", "--level", "hard")
+    assert code == 1 and out == ""
+    limit = MAX_SERVER_FRAME_BYTES
+    assert capsys.readouterr().err == (
+        f"scorpion: cannot talk to the server: the server sent a frame of more than {limit} bytes\n"
+    )
+
+
+async def test_a_welcome_over_the_limit_ends_the_command_as_such(
+    fake: tuple[Fake, str], play: FakeRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was said as a server that closed the connection before answering ``hello``
+    (the client's own close, 1009), as if nothing had answered."""
+    fake[0].welcome_padding = MAX_SERVER_FRAME_BYTES
+    code, out = await play("stats")
     assert code == 1 and out == ""
     limit = MAX_SERVER_FRAME_BYTES
     assert capsys.readouterr().err == (
