@@ -61,8 +61,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.asyncio.client import MAX_REDIRECTS, ClientConnection, connect
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+    SecurityError,
+)
 from websockets.exceptions import InvalidMessage as InvalidResponse  # not protocol's
 from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
@@ -254,6 +260,10 @@ def not_reached(url: str, exc: BaseException) -> str:
         return _("connection.http_status", url=shown_url(url), status=exc.response.status_code)
     if isinstance(exc, InvalidResponse) and isinstance(exc.__cause__, EOFError) and not tls:
         return _("connection.closed_unanswered", url=shown_url(url))
+    if isinstance(exc, SecurityError) and str(exc) == f"more than {MAX_REDIRECTS} redirects":
+        # websockets follows MAX_REDIRECTS redirects, then says so in these words alone
+        limit = MAX_REDIRECTS
+        return ngettext("connection.too_many_redirects", limit, url=shown_url(url), limit=limit)
     if isinstance(exc, InvalidHandshake):
         answer = _answered(exc)
         if answer is None:

@@ -142,6 +142,37 @@ async def test_an_answer_that_is_not_a_websocket_upgrade(
 
 
 @pytest.mark.parametrize(
+    ("lang", "line"),
+    [
+        ("en", "{url}: redirects more than 10 times, which is too many (a redirect loop?)"),
+        ("fi", "{url}: ohjaa edelleen yli 10 kertaa, mikä on liikaa (uudelleenohjaussilmukka?)"),
+        ("ru", "{url}: перенаправляет более 10 раз, это слишком много (петля перенаправлений?)"),
+    ],
+)
+async def test_a_redirect_loop_is_said_as_such(tmp_path: Path, lang: str, line: str) -> None:
+    """A port that redirects to itself for ever: the client follows 10 redirects, and then
+    said that the port did not answer as a WebSocket server."""
+    port = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        location = f"ws://127.0.0.1:{port}/again".encode()
+        writer.write(b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\n")
+        writer.write(b"Content-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        url = f"ws://127.0.0.1:{port}/"
+        assert await attempt(url, tmp_path, lang) == (1, line.format(url=url) + "\n")
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
     ("lang", "said"),
     [("fi", "ei vastannut WebSocket-palvelimena (vastaus oli ”"), ("ru", "(ответ: «")],
 )
