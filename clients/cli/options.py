@@ -413,6 +413,45 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
     return {}
 
 
+def _dashes(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with its ``--`` where argparse (3.11) takes it: after the command.
+
+    ``--`` ends the options, and what follows is positional, the command
+    first when it has not come yet: ``scorpion -- stats`` is ``scorpion stats``,
+    ``scorpion -- register -x`` is ``scorpion register -- -x``. argparse took a
+    ``--`` before the command for the command itself, and one with nothing
+    after it (``scorpion stats --``) for an unknown argument: that one is
+    dropped. What is no command (``scorpion -- -x``) is left to argparse to refuse.
+    """
+    if "--" not in argv:
+        return argv
+    at = argv.index("--")
+    before, after = argv[:at], argv[at + 1 :]
+    valued = [
+        option for option, action in parser._option_string_actions.items() if action.nargs != 0
+    ]
+    commands = _subcommands(parser)
+    skip = False
+    for word in before:  # is the command among the words before the `--`?
+        if skip:
+            skip = False
+        elif not word.startswith("-") or word == "-":
+            if word in commands:
+                return argv if after else before
+            break  # not a command: argparse says so
+        elif "=" not in word:  # an option (`--la` for `--lang`) whose value is the next word
+            matches = [
+                option for option in parser._option_string_actions if option.startswith(word)
+            ]
+            skip = bool(matches) and all(option in valued for option in matches)
+    else:
+        if not after:
+            return before
+        if not after[0].startswith("-"):  # the command is the first word after it
+            return [*before, after[0], *(["--", *after[1:]] if after[1:] else [])]
+    return argv
+
+
 def _lang(argv: Sequence[str], env: Mapping[str, str]) -> str:
     """The language asked for, read before parsing so that parsing speaks it: ``--lang``
     as argparse takes it (``--la fi``, ``--lang=fi``; the last one given), not after a
@@ -435,6 +474,7 @@ def parse_args(argv: Sequence[str] | None, env: Mapping[str, str] | None = None)
     argv = list(sys.argv[1:] if argv is None else argv)
     use(_lang(argv, env))
     parser = build_parser()
+    argv = _dashes(parser, argv)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:

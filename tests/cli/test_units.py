@@ -115,6 +115,37 @@ def test_an_unknown_option_is_named_before_a_missing_argument(argv: list[str], s
 
 
 @pytest.mark.parametrize(
+    ("argv", "command", "name"),
+    [
+        (["--", "stats"], "stats", None),
+        (["stats", "--"], "stats", None),
+        (["--"], "play", None),
+        (["--lang", "fi", "--", "stats"], "stats", None),
+        (["--server", "ws://h:1", "--", "register", "-x"], "register", "-x"),
+        (["register", "ada", "--"], "register", "ada"),
+        (["--", "replay", "5"], "replay", None),
+        (["--json", "--", "sign-out"], "sign-out", None),
+    ],
+)
+def test_dashes_end_the_options_wherever_they_are(
+    argv: list[str], command: str, name: str | None
+) -> None:
+    """``--`` ends the options, as in any program that takes them: before the command
+    (``scorpion -- stats``) it was taken for the command, and with nothing after it
+    (``scorpion stats --``) for an unknown argument."""
+    options = parse_args(argv, env={})
+    assert options.command == command and options.name == name
+
+
+def test_what_follows_dashes_is_no_option() -> None:
+    with pytest.raises(UsageError) as refused:
+        parse_args(["--", "stats", "--level", "hard"], env={})
+    assert "--level hard" in str(refused.value)
+    with pytest.raises(UsageError):
+        parse_args(["--", "--lang", "fi"], env={})
+
+
+@pytest.mark.parametrize(
     ("env", "color"),
     [
         ({"TERM": "xterm-256color"}, True),
