@@ -358,17 +358,30 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--new", action="store_true", help=_("args.help_new"))
     register = sub.add_parser("register", help=_("args.help_register"))
     _common(register, top=False)
-    register.add_argument("name", metavar=_("args.metavar_name"))
+    register.add_argument("name", metavar=_("args.metavar_name"), help=_("args.help_name"))
     stats = sub.add_parser("stats", help=_("args.help_stats"))
     _common(stats, top=False)
     stats.add_argument("--level", **levels)  # type: ignore[arg-type]
     games = sub.add_parser("games", help=_("args.help_games"))
     _common(games, top=False)
     statuses = ("active", "won", "lost")
-    games.add_argument("--status", type=game_status, metavar="|".join(statuses))
+    # the words the games table shows for them, which are taken too (``game_status``)
+    shown = ", ".join(
+        word
+        for word in dict.fromkeys(_(f"status.{each}") for each in statuses)
+        if word not in statuses
+    )
+    games.add_argument(
+        "--status",
+        type=game_status,
+        metavar="|".join(statuses),
+        help=_("args.help_status", shown=shown),
+    )
     replay = sub.add_parser("replay", help=_("args.help_replay"))
     _common(replay, top=False)
-    replay.add_argument("game", type=game_number, metavar=_("args.metavar_game"))
+    replay.add_argument(
+        "game", type=game_number, metavar=_("args.metavar_game"), help=_("args.help_game")
+    )
     replay.add_argument(
         "--speed",
         type=speed,

@@ -19,7 +19,7 @@ from clients.cli.board import Board
 from clients.cli.commands import COMMAND_WORDS, help_text
 from clients.cli.connection import decode
 from clients.cli.guide import TIPS, guide_text, menu_line
-from clients.cli.i18n import LANGS, catalogue, ngettext, plural_index, plurals, use
+from clients.cli.i18n import LANGS, _, catalogue, ngettext, plural_index, plurals, use
 from clients.cli.options import build_parser
 from clients.cli.render import Style, describe_event, render_board, render_results, render_stats
 from protocol import LEVELS
@@ -204,6 +204,20 @@ def screens() -> list[str]:
     out += [sub.format_help() for sub in subparsers.choices.values()]
     out += list(catalogue("en").keys())  # every message, by key
     return out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_argument_has_help_in_every_language(lang: str) -> None:
+    """``NAME`` and ``GAME`` showed an empty line in ``--help``, and ``games --status`` had
+    no text at all: nothing said that ``playing`` (the table's word) is taken too."""
+    use(lang)
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, (name, action.dest)
+    status = subparsers.choices["games"].format_help()
+    assert all(_(f"status.{each}") in status for each in ("active", "won", "lost")), status
 
 
 @pytest.mark.parametrize("lang", ["fi", "ru"])
