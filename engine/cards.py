@@ -96,13 +96,19 @@ def parse_card(text: str) -> Card:
     if len(cleaned) > 2 and cleaned[-1] in _PRESENTATION and cleaned[-2] in _SYMBOLS:
         cleaned = cleaned[:-1]
     if not all(char.isascii() or char in _SYMBOLS for char in cleaned):
-        raise CardParseError(f"not a card: {text!r}")  # upper() makes "Aſ" (long s) "AS"
+        raise CardParseError(f"not a card: {_quoted(text)}")  # upper() makes "Aſ" (long s) "AS"
     cleaned = cleaned.upper()
     rank = _RANK_ALIASES.get(cleaned[:-1])
     suit = _SUIT_ALIASES.get(cleaned[-1:])
     if rank is None or suit is None:
-        raise CardParseError(f"not a card: {text!r}")
+        raise CardParseError(f"not a card: {_quoted(text)}")
     return make_card(rank, suit)
+
+
+def _quoted(text: str, most: int = 20) -> str:
+    """``text`` quoted for a message, cut after ``most`` characters (a replay file's
+    card of ten million characters made a line of ten megabytes)."""
+    return repr(text) if len(text) <= most else f"{text[:most]!r}... ({len(text):,} characters)"
 
 
 _CANONICAL: dict[str, Card] = {name: card for card, name in enumerate(_NAMES)}

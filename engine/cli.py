@@ -39,7 +39,7 @@ from engine.levels import LEVEL_NAMES, get_level
 from engine.replay import ReplayActionError, parse_replay, rebuild, verify
 from engine.solver import native, solve
 from engine.solver.bench import format_solve_bench, solve_bench
-from engine.solver.easy import generate
+from engine.solver.easy import BudgetTooSmall, generate
 from engine.state import State
 from engine.version import version
 from engine.view import full_layout
@@ -246,8 +246,12 @@ def _cmd_solve_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_easy_deals(args: argparse.Namespace) -> int:
-    for number in generate(args.count, args.seed, args.budget_ms):
-        print(number, flush=True)
+    try:
+        for number in generate(args.count, args.seed, args.budget_ms):
+            print(number, flush=True)
+    except BudgetTooSmall as exc:
+        print(f"scorpion-engine: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -27,7 +27,15 @@ from engine.levels import LEVELS, Rules
 from engine.solver.search import solve
 from engine.state import State
 
-__all__ = ["DRAW_LIMIT", "WinnableDeals", "find_winnable", "shipped_easy_deals", "verify_deal"]
+__all__ = [
+    "DRAW_LIMIT",
+    "BudgetTooSmall",
+    "WinnableDeals",
+    "find_winnable",
+    "generate",
+    "shipped_easy_deals",
+    "verify_deal",
+]
 
 DRAW_LIMIT = 2**53
 FIND_BUDGET_MS = 1000
@@ -57,15 +65,35 @@ def find_winnable(
     return None
 
 
+GIVE_UP_AFTER = 100
+"""Deals in a row ``generate`` tries in vain before it gives up: with a budget that
+decides a deal, some 86% of easy deals are won (docs/benchmarks.md), so a hundred
+misses in a row mean a budget too small to decide any."""
+
+
+class BudgetTooSmall(ValueError):
+    """``generate`` won none of ``GIVE_UP_AFTER`` deals in a row within its budget."""
+
+
 def generate(count: int, seed: int, budget_ms: float = FIND_BUDGET_MS) -> Iterator[int]:
-    """``count`` winnable easy deal numbers, reproducibly from ``seed``."""
+    """``count`` winnable easy deal numbers, reproducibly from ``seed``; raises
+    ``BudgetTooSmall`` after ``GIVE_UP_AFTER`` deals in a row not won (it searched
+    for ever, printing nothing, given a budget that decides no deal)."""
     rng = random.Random(seed)
-    found = 0
+    found = missed = 0
     while found < count:
         number = find_winnable(rng, budget_ms, attempts=1)
-        if number is not None:
-            found += 1
-            yield number
+        if number is None:
+            missed += 1
+            if missed >= GIVE_UP_AFTER:
+                raise BudgetTooSmall(
+                    f"none of {missed} deals in a row was won within {budget_ms:g} ms each: "
+                    "give the search a larger --budget-ms"
+                )
+            continue
+        missed = 0
+        found += 1
+        yield number
 
 
 class WinnableDeals:

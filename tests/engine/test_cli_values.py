@@ -346,3 +346,33 @@ def test_ctrl_c_while_loading_ends_as_the_signal_does(after_s: float) -> None:
     )
     assert done.returncode in (-signal.SIGINT, 130), done.stdout
     assert "Traceback" not in done.stdout and "KeyboardInterrupt" not in done.stdout, done.stdout
+
+
+def test_easy_deals_with_a_budget_that_decides_none_gives_up_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--budget-ms 0.0001`` is a finite number above 0, and no deal is decided in it:
+    it searched for ever, printing nothing."""
+    line = refused(capsys, "easy-deals", "--count", "1", "--budget-ms", "0.0001")
+    assert line.startswith("scorpion-engine: none of 100 deals in a row was won"), line
+    assert line.endswith("give the search a larger --budget-ms"), line
+
+
+def test_a_card_of_ten_million_characters_is_quoted_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    replay = tmp_path / "long.json"
+    action = {"type": "move", "card": "A" * 10_000_000, "to": 5, "t": 0}
+    replay.write_text(
+        json.dumps(
+            {
+                "format": "scorpion-replay",
+                "version": 1,
+                "level": "hard",
+                "deal": 5,
+                "actions": [action],
+            }
+        )
+    )
+    line = refused(capsys, "verify", str(replay))
+    assert len(line) < 200 and "10,000,000 characters" in line, line[:300]
