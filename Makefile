@@ -19,10 +19,15 @@ NATIVE_CFLAGS ?= -O2 -std=c11 -Wall -Wextra -shared -fPIC
 PYTHON_OK := import sys; sys.exit(sys.version_info < (3, 11))
 VERSION_OF = $$($(1) -c 'import platform; print(platform.python_version())' 2>/dev/null || echo "not runnable")
 
+# A .venv that is a dangling link, has no pip, or lost what make installed is broken too.
 python-check:
-	@if [ -e $(VENV) ]; then \
+	@if [ -e $(VENV) ] || [ -L $(VENV) ]; then \
 	    $(BIN)/python -c '$(PYTHON_OK)' 2>/dev/null || { \
 	    echo "make: $(VENV) is broken or too old (its python: $(call VERSION_OF,$(BIN)/python); 3.11+ needed): run \`make clean\`, then make again (with PYTHON=python3.11 or newer if $(PYTHON) is older)" >&2; \
+	    exit 1; }; \
+	    { $(BIN)/python -c 'import pip' 2>/dev/null && \
+	      { [ ! -e $(STAMP) ] || [ -x $(BIN)/scorpion-server ]; }; } || { \
+	    echo "make: $(VENV) is broken (no pip, or the packages make installed are gone): run \`make clean\`, then make again" >&2; \
 	    exit 1; }; \
 	else \
 	    $(PYTHON) -c '$(PYTHON_OK)' 2>/dev/null || { \
@@ -67,7 +72,7 @@ web-deps:
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(WEB_DEPS); \
 	else echo "npm is not installed: the web client's tests will skip"; fi
 
-run: $(STAMP) $(NATIVE)
+run: $(STAMP) $(NATIVE) | python-check
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; \
 	else echo "npm is not installed: serving without the web client (/ says how to build it)"; fi
 	$(BIN)/scorpion-server
@@ -75,18 +80,18 @@ run: $(STAMP) $(NATIVE)
 # Three workers, on two cores too: much of the suite waits (servers starting, timeouts,
 # the browser), and two left the cores idle for minutes of it. The slowest tests are
 # listed at the end, to keep the whole run (CI's included) within its time.
-test: $(STAMP) $(NATIVE) web-deps
+test: $(STAMP) $(NATIVE) web-deps | python-check
 	$(BIN)/python -m pytest -n 3 --dist worksteal -q --durations=25
 
 # The fuzz test of the suite (tests/server/test_fuzz.py) at ten times its size: 106,000 frames.
-fuzz: $(STAMP) $(NATIVE)
+fuzz: $(STAMP) $(NATIVE) | python-check
 	SCORPION_FUZZ_EXAMPLES=5300 $(BIN)/python -m pytest tests/server/test_fuzz.py -q -s
 
-lint: $(STAMP)
+lint: $(STAMP) | python-check
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(STAMP) | python-check
 	$(BIN)/mypy
 
 check: lint typecheck test
