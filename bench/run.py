@@ -32,17 +32,20 @@ hold only earlier benchmark data).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime
 import os
 import platform
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
+from bench.common import SettingError, deal_range, env_float, env_int
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
 from bench.instructions import returning_table, table, valgrind_missing
@@ -109,13 +112,16 @@ def engine_section(seconds: float) -> str:
 def _bench_level(
     level: str, deals: str, budget_ms: float, native: bool | None = None
 ) -> dict[str, Any]:
-    first, _, last = deals.partition("..")
-    return solve_bench(get_level(level), range(int(first), int(last) + 1), budget_ms, native)
+    return solve_bench(get_level(level), deal_range(deals), budget_ms, native)
+
+
+def _deals_name(level: str) -> str:
+    return "BENCH_DEALS_" + level.replace("-", "_").upper()
 
 
 def _deals_for(level: str, default: str) -> str:
     """``BENCH_DEALS_<LEVEL>`` (e.g. BENCH_DEALS_RELAXED=1..200) overrides the range."""
-    return os.environ.get("BENCH_DEALS_" + level.replace("-", "_").upper(), default)
+    return os.environ.get(_deals_name(level), default)
 
 
 def solver_section(deals: str, budget_ms: float, levels: list[str]) -> str:
@@ -357,21 +363,75 @@ def replace_section(page: str, section: str, start: str = START, end: str = END)
     return page.rstrip("\n") + "\n\n" + section + "\n"
 
 
-def main() -> int:
-    seconds = float(os.environ.get("BENCH_SECONDS", "5"))
-    page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
-    if seconds > 0:
-        page = _put(page, engine_section(seconds))
-    chosen = os.environ.get("BENCH_LEVELS", ",".join(LEVEL_NAMES))
+def settings(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Every ``BENCH_*`` value this run reads, checked before any section runs.
+
+    Raises ``SettingError`` naming the first variable that holds a value it cannot use.
+    """
+    chosen = environ.get("BENCH_LEVELS", ",".join(LEVEL_NAMES))
     levels = [] if chosen == "none" else chosen.split(",")
-    if levels:
-        deals = os.environ.get("BENCH_DEALS", "1..1000")
-        budget = float(os.environ.get("BENCH_BUDGET_MS", "2000"))
-        page = _put(page, solver_section(deals, budget, levels), SOLVER_START, SOLVER_END)
-    players = int(os.environ.get("BENCH_PLAYERS", "100"))
+    unknown = [level for level in levels if level not in LEVEL_NAMES]
+    if unknown:
+        raise SettingError(
+            f"BENCH_LEVELS: unknown level {unknown[0]!r} (levels: {', '.join(LEVEL_NAMES)}; "
+            "or none)"
+        )
+    deals = environ.get("BENCH_DEALS", "1..1000")
+    for name, text in [("BENCH_DEALS", deals)] + [
+        (_deals_name(level), environ[_deals_name(level)])
+        for level in levels
+        if _deals_name(level) in environ
+    ]:
+        try:
+            deal_range(text)
+        except ValueError as exc:
+            raise SettingError(f"{name}: {exc}") from None
+    return {
+        "seconds": env_float(environ, "BENCH_SECONDS", 5),
+        "levels": levels,
+        "deals": deals,
+        "budget": env_float(environ, "BENCH_BUDGET_MS", 2000, least=1),
+        "players": env_int(environ, "BENCH_PLAYERS", 100),
+        "actions": env_int(environ, "BENCH_ACTIONS", 100, least=1),
+        "idle": env_int(environ, "BENCH_IDLE", 2000, least=1),
+        "instructions": env_int(environ, "BENCH_INSTRUCTIONS", 1),
+        "stored": env_int(environ, "BENCH_STORED", 1_000_000),
+        "reconnect": env_int(environ, "BENCH_RECONNECT", 2000),
+        "delivery": env_int(environ, "BENCH_DELIVERY", 1),
+        "nodes": env_int(environ, "BENCH_NODES", 3),
+        "easy": env_int(environ, "BENCH_HINT_EASY", 200),
+        "games": env_int(environ, "BENCH_HINT_GAMES", 100),
+        "database_url": environ.get("SCORPION_BENCH_DATABASE_URL"),
+    }
+
+
+def _parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit status: 0 written; 2 a bad flag or BENCH_* value (one line naming it, "
+        "before anything runs).",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _parser().parse_args(argv)  # no flags: --help says what runs and what it reads
+    try:
+        s = settings(os.environ)
+    except SettingError as exc:
+        print(f"python -m bench.run: {exc}", file=sys.stderr)
+        return 2
+    database_url = s["database_url"]
+    page = PAGE.read_text(encoding="utf-8") if PAGE.exists() else "# Benchmarks\n"
+    if s["seconds"] > 0:
+        page = _put(page, engine_section(s["seconds"]))
+    if s["levels"]:
+        page = _put(
+            page, solver_section(s["deals"], s["budget"], s["levels"]), SOLVER_START, SOLVER_END
+        )
+    players, actions = s["players"], s["actions"]
     if players:
-        actions = int(os.environ.get("BENCH_ACTIONS", "100"))
-        database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
         page = _put(
             page,
             load_section(players, actions, database_url, machine(), (LOAD_START, LOAD_END)),
@@ -381,45 +441,33 @@ def main() -> int:
         page = _put(
             page, growth_section(machine(), (GROWTH_START, GROWTH_END)), GROWTH_START, GROWTH_END
         )
-        connections = int(os.environ.get("BENCH_IDLE", "2000"))
         page = _put(
-            page, idle_section(connections, machine(), (IDLE_START, IDLE_END)), IDLE_START, IDLE_END
+            page, idle_section(s["idle"], machine(), (IDLE_START, IDLE_END)), IDLE_START, IDLE_END
         )
         write_profile(players, actions, machine())
-    if os.environ.get("BENCH_INSTRUCTIONS", "1") != "0":  # BENCH_PLAYERS=0: this alone
-        database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
+    if s["instructions"]:  # BENCH_PLAYERS=0: this alone
         page = _put(page, instructions_section(database_url), COUNT_START, COUNT_END)
-    many = int(os.environ.get("BENCH_STORED", "1000000"))
-    if many:
-        page = _put(page, stored_section(many), STORED_START, STORED_END)
-    returning = int(os.environ.get("BENCH_RECONNECT", "2000"))
-    if returning:
+    if s["stored"]:
+        page = _put(page, stored_section(s["stored"]), STORED_START, STORED_END)
+    if s["reconnect"]:
         page = _put(
             page,
-            reconnect_section(returning, os.environ.get("SCORPION_BENCH_DATABASE_URL")),
+            reconnect_section(s["reconnect"], database_url),
             RECONNECT_START,
             RECONNECT_END,
         )
-    database_url = os.environ.get("SCORPION_BENCH_DATABASE_URL")
     if database_url:
-        if os.environ.get("BENCH_DELIVERY", "1") != "0":
+        if s["delivery"]:
             page = _put(page, delivery_section(database_url), DELIVERY_START, DELIVERY_END)
-        nodes = int(os.environ.get("BENCH_NODES", "3"))
-        if nodes:
-            page = _put(page, nodes_section(database_url, nodes), NODES_START, NODES_END)
+        if s["nodes"]:
+            page = _put(page, nodes_section(database_url, s["nodes"]), NODES_START, NODES_END)
     else:
         print(
             "delivery latency across nodes skipped: set SCORPION_BENCH_DATABASE_URL",
             file=sys.stderr,
         )
-    easy = int(os.environ.get("BENCH_HINT_EASY", "200"))
-    if easy:
-        page = _put(
-            page,
-            hint_section(easy, int(os.environ.get("BENCH_HINT_GAMES", "100"))),
-            HINT_START,
-            HINT_END,
-        )
+    if s["easy"]:
+        page = _put(page, hint_section(s["easy"], s["games"]), HINT_START, HINT_END)
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
