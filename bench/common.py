@@ -7,7 +7,19 @@ before anything is measured, rather than ending minutes later in a traceback.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The nearest-rank percentile: the smallest value with ``share`` of them at or below it.
+
+    Of 2 values the 99th percentile is the larger (a rank rounded down would give the
+    smaller, a 99th percentile below the median). ``values`` need not be sorted; at
+    least one, and 0 < share <= 1.
+    """
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(len(ordered) * share)) - 1]
 
 
 class SettingError(ValueError):

@@ -31,6 +31,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from bench.common import percentile
 from bench.load import first_move, free_port, spawn, wait_for_port
 from protocol import SUBPROTOCOL, encode
 
@@ -151,7 +152,7 @@ def _figures(seconds: list[float]) -> dict[str, float]:
     ordered = sorted(seconds)
     return {
         "p50_ms": round(statistics.median(ordered) * 1000, 2),
-        "p99_ms": round(ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000, 2),
+        "p99_ms": round(percentile(ordered, 0.99) * 1000, 2),
     }
 
 

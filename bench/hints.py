@@ -24,6 +24,7 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from bench.common import percentile
 from engine.levels import get_level
 from engine.solver.easy import shipped_easy_deals, verify_deal
 from server.app import ScorpionServer
@@ -52,11 +53,6 @@ def find_won(level: str, count: int, workers: int = 2) -> list[int]:
     return found[:count]
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def summarize(level: str, games: list[HintGame]) -> dict[str, Any]:
     times = [ms for game in games for ms in game.hint_ms]
     hints = [game.hints for game in games]
@@ -68,8 +64,8 @@ def summarize(level: str, games: list[HintGame]) -> dict[str, Any]:
         "none": sum(game.none is not None for game in games),
         "hints_median": statistics.median(hints) if hints else 0,
         "hints_max": max(hints, default=0),
-        "hint_p50_ms": _percentile(times, 0.5) if times else 0.0,
-        "hint_p99_ms": _percentile(times, 0.99) if times else 0.0,
+        "hint_p50_ms": percentile(times, 0.5) if times else 0.0,
+        "hint_p99_ms": percentile(times, 0.99) if times else 0.0,
         "faults": [f"{game.deal}: {game.fault}" for game in games if game.fault][:5],
     }
 

@@ -56,6 +56,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from bench.common import percentile
 from engine.cards import card_str
 from engine.game import Game
 from engine.levels import get_level
@@ -305,7 +306,7 @@ async def run_load(
         "system_us": round(cpu[1] / len(latencies) * 1e6, 1),
         "loop_us": round(cpu[2] / len(latencies) * 1e6, 1),
         "median_ms": round(statistics.median(latencies), 2),
-        "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)], 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
     }
 
 

@@ -79,6 +79,7 @@ from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
 from bench import wsclient
+from bench.common import percentile
 from bench.load import (
     Player,
     cpu_seconds,
@@ -401,7 +402,7 @@ async def _storm(
         "all_playing_s": None if pending else round(max(r[1] for r in results) - began, 2),
         "all_connected_s": round(max((r[3] for r in results), default=began) - began, 2),
         "open_p50_ms": round(statistics.median(opens), 1) if opens else None,
-        "open_p99_ms": round(opens[max(0, int(len(opens) * 0.99) - 1)], 1) if opens else None,
+        "open_p99_ms": round(percentile(opens, 0.99), 1) if opens else None,
         "cpu_s": round(cpu, 1),
         "cpu_us": round(cpu / max(len(results), 1) * 1e6),
         "loop_us": round(main / max(len(results), 1) * 1e6),
