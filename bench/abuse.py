@@ -27,7 +27,6 @@ limits, for a before-and-after); its flags are left at their defaults.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import statistics
@@ -36,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from bench.common import Parser, run_main
 from bench.load import PYTHON, Player, first_move, free_port, spawn, wait_for_port
 from protocol import SUBPROTOCOL, encode
 from tests.server.raw import RawClient
@@ -289,15 +289,21 @@ async def run(seconds: float, other: str | None = None) -> list[str]:
             server.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    cli = argparse.ArgumentParser(prog="python -m bench.abuse", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    cli = Parser(prog="python -m bench.abuse", description=__doc__)
     cli.add_argument("--seconds", type=float, default=5.0, help="bystander time per scenario")
     cli.add_argument(
         "--other", metavar="CHECKOUT", help="run the server of another checkout (its .venv)"
     )
     args = cli.parse_args(argv)
+    if args.other is not None and not (Path(args.other) / ".venv/bin/python").is_file():
+        cli.error(f"--other: no checkout with a .venv at {args.other}")
     print("\n".join(asyncio.run(run(args.seconds, args.other))))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.abuse", _main, argv)
 
 
 if __name__ == "__main__":

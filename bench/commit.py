@@ -12,14 +12,15 @@ action pays, which group commit shares out under load.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import resource
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
+from bench.common import Parser, at_least, database_url, run_main
 from server.store import GameWrite, Store
 from server.store.records import NewAction, Progress
 
@@ -56,11 +57,11 @@ async def run_commits(commits: int, database_url: str | None) -> dict[str, float
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.commit", description=__doc__)
-    parser.add_argument("--commits", type=int, default=2000)
-    parser.add_argument("--database-url", default=None)
-    args = parser.parse_args()
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.commit", description=__doc__)
+    parser.add_argument("--commits", type=at_least(1), default=2000)
+    parser.add_argument("--database-url", type=database_url, default=None)
+    args = parser.parse_args(argv)
     report = asyncio.run(run_commits(args.commits, args.database_url))
     store = "postgresql" if args.database_url else "sqlite"
     print(
@@ -68,6 +69,10 @@ def main() -> int:
         f"{report['user_us']:,.0f} us user + {report['system_us']:,.0f} us kernel CPU each"
     )
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.commit", _main, argv)
 
 
 if __name__ == "__main__":

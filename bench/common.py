@@ -1,14 +1,27 @@
-"""What every benchmark module shares: checked arguments and settings.
+"""What every benchmark module shares: checked arguments and settings, and ``main``.
 
 A bad flag or ``BENCH_*`` value is refused with one line naming it (exit 2)
 before anything is measured, rather than ending minutes later in a traceback.
+``run_main`` gives each module's command line the exit statuses documented at the
+top of docs/benchmarks.md: 0 done; 1 a failure said in one line (a file or
+revision that is not there, an output that cannot be written); 2 a bad flag or
+value; 130 Ctrl-C (the benchmark's servers and files removed first);
+141 the reader of the output left (``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any, NoReturn
+
+from sqlalchemy.exc import ArgumentError
+
+from server.store.database import async_url
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -91,3 +104,79 @@ def at_least(least: int) -> Callable[[str], int]:
 
     parse.__name__ = f"whole number of at least {least}"
     return parse
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535."""
+    try:
+        value = _integer(text, 1)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be at most 65535: {text!r}")
+    return value
+
+
+def database_url(text: str) -> str:
+    """An argparse type: an SQLite or PostgreSQL URL, as ``scorpion-server`` takes."""
+    try:
+        async_url(text)
+    except (ArgumentError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"not a sqlite+aiosqlite:// or postgresql+asyncpg:// URL: {text!r}"
+        ) from None
+    return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a malformed command line said in one line (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an error writing --help (a full disk: exit 0, nothing written);
+        # `run_main` says it, as for any output it cannot write
+        if message:
+            out: IO[str] = file or sys.stderr
+            out.write(message)
+            out.flush()
+
+
+class BenchError(Exception):
+    """A failure the benchmark says in one line (exit 1): a missing file, an unknown revision."""
+
+
+# Errors of writing the output rather than of what was measured.
+_OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF}
+
+
+def run_main(
+    prog: str, main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None
+) -> int:
+    """Run a benchmark's ``main(argv)`` with the documented exit statuses, never a traceback."""
+    if sys.stdout is None:  # started with it closed (`>&-`): every benchmark writes there
+        print(f"{prog}: cannot write the output: standard output is closed", file=sys.stderr)
+        return 1
+    try:
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # --help printed, or argparse refused a flag (2)
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `python -m bench.profile ... | head`: the reader left; end quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except BenchError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRORS:
+            print(f"{prog}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        print(f"{prog}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return code

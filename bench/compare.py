@@ -17,7 +17,6 @@ CPU time per player.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import functools
@@ -27,10 +26,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.common import BenchError, Parser, at_least, database_url, run_main
 from bench.load import format_load, run_load
 from bench.reconnect import format_reconnect, run_reconnect
 
@@ -39,7 +39,11 @@ __all__ = ["compare"]
 
 def export(revision: str, into: Path) -> str:
     """The source tree of ``revision`` under ``into``; its path."""
-    archive = subprocess.run(["git", "archive", revision], check=True, capture_output=True)
+    if not revision:
+        raise BenchError("no revision given: each is LABEL=REVISION")
+    archive = subprocess.run(["git", "archive", revision], capture_output=True)
+    if archive.returncode:  # git's own words are several lines: one of ours instead
+        raise BenchError(f"no such revision: {revision!r} (git archive cannot export it)")
     folder = into / revision.replace("/", "_").replace("~", "_").replace("^", "_")
     if not folder.exists():
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
@@ -128,25 +132,27 @@ def _storm(players: int, database_url: str | None, settings: dict[str, Any]) -> 
     return report
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.compare", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.compare", description=__doc__)
     parser.add_argument("specs", nargs="+", help="LABEL=REVISION[:LOOP]")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--database-url", default=None)
-    parser.add_argument("--players", type=int, default=100)
-    parser.add_argument("--actions", type=int, default=100)
-    parser.add_argument("--solo-actions", type=int, default=1000)
-    parser.add_argument("--returning", type=int, default=None, metavar="PLAYERS")
-    args = parser.parse_args()
+    parser.add_argument("--rounds", type=at_least(1), default=3)
+    parser.add_argument("--database-url", type=database_url, default=None)
+    parser.add_argument("--players", type=at_least(1), default=100)
+    parser.add_argument("--actions", type=at_least(1), default=100)
+    parser.add_argument("--solo-actions", type=at_least(1), default=1000)
+    parser.add_argument("--returning", type=at_least(1), default=None, metavar="PLAYERS")
+    args = parser.parse_args(argv)
     if args.returning is not None:
-        if args.returning < 1:
-            parser.error("--returning must be at least 1")
         table = compare_returning(args.specs, args.rounds, args.database_url, args.returning)
     else:
         configs = [(args.players, args.actions), (1, args.solo_actions)]
         table = compare(args.specs, args.rounds, args.database_url, configs)
     print("\n".join(table))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.compare", _main, argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ catch-up from the log, push). Reports the median and 99th percentile of each.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import secrets
@@ -23,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,7 +30,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from bench.common import percentile
+from bench.common import Parser, at_least, percentile, run_main
 from bench.load import first_move, free_port, spawn, wait_for_port
 from protocol import SUBPROTOCOL, encode
 
@@ -166,18 +165,22 @@ def format_delivery(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.delivery", description=__doc__)
-    parser.add_argument("--actions", type=int, default=300)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.delivery", description=__doc__)
+    parser.add_argument("--actions", type=at_least(1), default=300)
     parser.add_argument("--gap-ms", type=float, default=20)
     parser.add_argument("--database-url", default=os.environ.get("SCORPION_BENCH_DATABASE_URL"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.database_url:
         print("bench.delivery needs PostgreSQL: set SCORPION_BENCH_DATABASE_URL", file=sys.stderr)
         return 2
     report = asyncio.run(run_delivery(args.database_url, args.actions, args.gap_ms))
     print("\n".join(format_delivery(report)))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.delivery", _main, argv)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ costs beyond this is ours; this much is the stack's.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import msgpack
@@ -24,6 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from bench.common import Parser, port, run_main
 from protocol import MAX_FRAME_BYTES, SUBPROTOCOL
 from server.config import Settings
 from server.loop import LOOPS
@@ -65,13 +66,17 @@ async def _serve(port: int) -> None:
         await stop
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.echo", description=__doc__)
-    parser.add_argument("--port", type=int, required=True)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.echo", description=__doc__)
+    parser.add_argument("--port", type=port, required=True)
     parser.add_argument("--loop", choices=LOOPS, default="auto", help="the event loop")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     run_loop(_serve(args.port), args.loop)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.echo", _main, argv)
 
 
 if __name__ == "__main__":

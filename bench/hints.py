@@ -16,16 +16,17 @@ and most) and the time per hint as the client sees it (p50, p99).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import statistics
+import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from bench.common import percentile
-from engine.levels import get_level
+from bench.common import Parser, at_least, percentile, run_main
+from engine.levels import LEVEL_NAMES, get_level
 from engine.solver.easy import shipped_easy_deals, verify_deal
 from server.app import ScorpionServer
 from server.config import Settings
@@ -128,15 +129,23 @@ def format_hints(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="bench.hints")
-    parser.add_argument("--easy", type=int, default=200)
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--levels", default=",".join(LEVELS))
-    args = parser.parse_args()
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.hints", description=__doc__)
+    parser.add_argument("--easy", type=at_least(0), default=200)
+    parser.add_argument("--games", type=at_least(0), default=100)
+    parser.add_argument("--levels", default=",".join(LEVELS), help="comma-separated")
+    args = parser.parse_args(argv)
+    unknown = [level for level in args.levels.split(",") if level not in LEVEL_NAMES]
+    if unknown:
+        parser.error(f"--levels: unknown level {unknown[0]!r} (levels: {', '.join(LEVEL_NAMES)})")
     results = asyncio.run(run_hints(args.easy, args.games, args.levels.split(",")))
     print("\n".join(format_hints(results)))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.hints", _main, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

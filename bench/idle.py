@@ -13,11 +13,11 @@ server keeps per connection beyond what the library does.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from bench.common import Parser, at_least, run_main
 from bench.load import free_port, server_command, started, wait_for_port
 from protocol import SUBPROTOCOL, encode
 
@@ -96,13 +97,17 @@ def format_idle(report: dict[str, Any]) -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.idle", description=__doc__)
-    parser.add_argument("--connections", type=int, default=2000)
-    args = parser.parse_args()
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.idle", description=__doc__)
+    parser.add_argument("--connections", type=at_least(1), default=2000)
+    args = parser.parse_args(argv)
     for target in ("echo", "server"):
         print(format_idle(asyncio.run(run_idle(target, args.connections))))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.idle", _main, argv)
 
 
 if __name__ == "__main__":

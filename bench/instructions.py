@@ -44,7 +44,6 @@ each, and the table gives the median and the range.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import functools
@@ -53,10 +52,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.common import Parser, run_main
 from bench.compare import export
 from bench.load import run_load
 from bench.reconnect import run_reconnect
@@ -240,8 +240,8 @@ def returning_table(
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.instructions", description=__doc__)
     parser.add_argument("specs", nargs="*", help="LABEL=REVISION (default: this checkout)")
     parser.add_argument("--players", default="1,100", help="comma-separated, e.g. 1,100")
     parser.add_argument("--actions", type=int, default=None, help="per player")
@@ -259,7 +259,7 @@ def main() -> int:
         metavar="PLAYERS",
         help="count instead a returning player (bench.reconnect, this many at once)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
         loads = [int(each) for each in args.players.split(",")]
     except ValueError:
@@ -288,6 +288,10 @@ def main() -> int:
         else:
             table(loads, targets, args.actions, echo=not args.no_echo, seeds=seeds)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.instructions", _main, argv)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ a budget or a target to load the solver workers too.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import ctypes
@@ -48,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +55,13 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from bench.common import percentile
+from bench.common import Parser, at_least, database_url, percentile, run_main
 from engine.cards import card_str
 from engine.game import Game
 from engine.levels import get_level
 from engine.moves import legal_moves
 from protocol import SUBPROTOCOL, encode
+from server.loop import LOOPS
 
 __all__ = ["run_load"]
 
@@ -358,18 +358,24 @@ def format_load(report: dict[str, Any]) -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
-    parser.add_argument("--players", type=int, default=50)
-    parser.add_argument("--actions", type=int, default=100)
-    parser.add_argument("--database-url", default=os.environ.get("SCORPION_BENCH_DATABASE_URL"))
-    parser.add_argument("--lost-budget-ms", type=int, default=0)
-    parser.add_argument("--easy-pool", type=int, default=0)
-    parser.add_argument("--commit-batch", type=int, default=64, help="1: a commit per action")
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.load", description=__doc__)
+    parser.add_argument("--players", type=at_least(1), default=50)
+    parser.add_argument("--actions", type=at_least(1), default=100)
+    parser.add_argument(
+        "--database-url",
+        type=database_url,
+        default=os.environ.get("SCORPION_BENCH_DATABASE_URL"),
+    )
+    parser.add_argument("--lost-budget-ms", type=at_least(0), default=0)
+    parser.add_argument("--easy-pool", type=at_least(0), default=0)
+    parser.add_argument(
+        "--commit-batch", type=at_least(1), default=64, help="1: a commit per action"
+    )
     parser.add_argument("--target", choices=("server", "echo"), default="server")
-    parser.add_argument("--played", type=int, default=0, help="untimed actions first, each")
-    parser.add_argument("--loop", default="auto", help="the event loop: auto, uvloop, asyncio")
-    args = parser.parse_args()
+    parser.add_argument("--played", type=at_least(0), default=0, help="untimed actions first, each")
+    parser.add_argument("--loop", choices=LOOPS, default="auto", help="the event loop")
+    args = parser.parse_args(argv)
     report = asyncio.run(
         run_load(
             args.players,
@@ -385,6 +391,10 @@ def main() -> int:
     )
     print(format_load(report))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.load", _main, argv)
 
 
 if __name__ == "__main__":

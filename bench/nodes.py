@@ -22,7 +22,6 @@ most its cores / (its CPU per action).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import secrets
@@ -31,11 +30,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.common import Parser, run_main
 from bench.load import (
     TIMEOUT_S,
     Player,
@@ -174,14 +174,14 @@ def format_nodes(medians: dict[int, dict[str, float]], cores: int) -> list[str]:
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.nodes", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.nodes", description=__doc__)
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--players", type=int, default=100)
     parser.add_argument("--actions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--database-url", default=os.environ.get("SCORPION_BENCH_DATABASE_URL"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.database_url or not args.database_url.startswith("postgresql"):
         parser.error(
             "nodes share a PostgreSQL database: give --database-url postgresql+asyncpg://..."
@@ -191,6 +191,10 @@ def main() -> int:
     medians = run_nodes(args.database_url, args.nodes, args.players, args.actions, args.rounds)
     print("\n".join(format_nodes(medians, os.cpu_count() or 1)))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.nodes", _main, argv)
 
 
 if __name__ == "__main__":

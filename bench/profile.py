@@ -14,12 +14,14 @@ connection thread) are counted apart.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.common import BenchError, Parser, at_least, run_main
 
 __all__ = ["Profile", "read_profile"]
 
@@ -84,13 +86,23 @@ def format_profile(profile: Profile, top: int = 15) -> list[str]:
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.profile", description=__doc__)
     parser.add_argument("file", type=Path)
-    parser.add_argument("--top", type=int, default=15)
-    args = parser.parse_args()
-    print("\n".join(format_profile(read_profile(args.file.read_text()), args.top)))
+    parser.add_argument("--top", type=at_least(1), default=15)
+    args = parser.parse_args(argv)
+    try:
+        text = args.file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BenchError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BenchError(f"{args.file} is not a py-spy raw sample file (not text)") from None
+    print("\n".join(format_profile(read_profile(text), args.top)))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.profile", _main, argv)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,6 @@ Those not playing after ``--within`` seconds are given up on and counted.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import hashlib
@@ -68,7 +67,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +78,7 @@ from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
 from bench import wsclient
-from bench.common import percentile
+from bench.common import Parser, percentile, run_main
 from bench.load import (
     Player,
     cpu_seconds,
@@ -454,8 +453,8 @@ def _plural(count: int, word: str) -> str:
     return word if count == 1 else f"{word}s"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.reconnect", description=__doc__)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.reconnect", description=__doc__)
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--log", type=int, default=100, help="actions in each unfinished game")
     parser.add_argument("--within", type=float, default=TIMEOUT_S, help="seconds to wait at most")
@@ -480,7 +479,7 @@ def main() -> int:
         default="server",
         help="echo: the same clients' storm against the ceiling (bench.echo)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.database_url and not args.database_url.startswith("postgresql"):
         parser.error("--database-url takes a PostgreSQL URL (SQLite is the default)")
     if args.players < 1 or args.log < 1:
@@ -500,6 +499,10 @@ def main() -> int:
     )
     print(format_reconnect(report))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.reconnect", _main, argv)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.ceiling import growth_section, idle_section, load_section, write_profile
-from bench.common import SettingError, deal_range, env_float, env_int
+from bench.common import Parser, SettingError, deal_range, env_float, env_int, run_main
 from bench.delivery import format_delivery, run_delivery
 from bench.hints import format_hints, run_hints
 from bench.instructions import returning_table, table, valgrind_missing
@@ -405,17 +405,17 @@ def settings(environ: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _parser() -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(
+def _parser() -> Parser:
+    return Parser(
         prog="python -m bench.run",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Exit status: 0 written; 2 a bad flag or BENCH_* value (one line naming it, "
-        "before anything runs).",
+        epilog="Exit status: 0 written; 1 a failure said in one line; 2 a bad flag or BENCH_* "
+        "value (one line naming it, before anything runs); 130 Ctrl-C.",
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None) -> int:
     _parser().parse_args(argv)  # no flags: --help says what runs and what it reads
     try:
         s = settings(os.environ)
@@ -471,6 +471,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     PAGE.write_text(page, encoding="utf-8")
     print(f"written to {PAGE}", file=sys.stderr)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.run", _main, argv)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ for the size of the tables and indexes each action's statements go through.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sqlite3
@@ -32,12 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import URL, make_url
 
+from bench.common import Parser, at_least, run_main
 from bench.load import format_load, run_load
 
 __all__ = ["fill", "run_stored"]
@@ -201,19 +202,21 @@ async def run_stored(
 _FIGURES = ("actions_per_s", "cpu_us", "median_ms", "p99_ms")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.stored", description=__doc__)
-    parser.add_argument("--many", type=int, default=1_000_000)
-    parser.add_argument("--few", type=int, default=100)
-    parser.add_argument("--log", type=int, default=5, help="actions in each stored game's log")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--players", type=int, default=1)
-    parser.add_argument("--actions", type=int, default=2000)
+def _main(argv: Sequence[str] | None) -> int:
+    parser = Parser(prog="python -m bench.stored", description=__doc__)
+    parser.add_argument("--many", type=at_least(1), default=1_000_000)
+    parser.add_argument("--few", type=at_least(1), default=100)
+    parser.add_argument(
+        "--log", type=at_least(1), default=5, help="actions in each stored game's log"
+    )
+    parser.add_argument("--rounds", type=at_least(1), default=3)
+    parser.add_argument("--players", type=at_least(1), default=1)
+    parser.add_argument("--actions", type=at_least(1), default=2000)
     parser.add_argument(
         "--database-url",
         help="PostgreSQL (postgresql+asyncpg://...): the two databases are made beside this one",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     lines = asyncio.run(
         run_stored(
             args.many,
@@ -227,6 +230,10 @@ def main() -> int:
     )
     print("\n".join(lines))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main("python -m bench.stored", _main, argv)
 
 
 if __name__ == "__main__":
