@@ -5,7 +5,7 @@ before anything is measured, rather than ending minutes later in a traceback.
 ``run_main`` gives each module's command line the exit statuses documented at the
 top of docs/benchmarks.md: 0 done; 1 a failure said in one line (a file or
 revision that is not there, an output that cannot be written); 2 a bad flag or
-value; 130 Ctrl-C (the benchmark's servers and files removed first);
+value; 130 Ctrl-C or SIGTERM (the benchmark's servers and files removed first);
 141 the reader of the output left (``| head``).
 """
 
@@ -15,8 +15,10 @@ import argparse
 import errno
 import math
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from types import FrameType
 from typing import IO, Any, NoReturn
 
 from sqlalchemy.exc import ArgumentError
@@ -151,13 +153,22 @@ class BenchError(Exception):
 _OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF}
 
 
+def _terminate(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # as Ctrl-C: the same clean-up (servers stopped, files removed)
+
+
 def run_main(
     prog: str, main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None
 ) -> int:
-    """Run a benchmark's ``main(argv)`` with the documented exit statuses, never a traceback."""
+    """Run a benchmark's ``main(argv)`` with the documented exit statuses, never a traceback.
+
+    SIGTERM is handled as Ctrl-C, so what the benchmark started and made is removed
+    either way before it ends with 130.
+    """
     if sys.stdout is None:  # started with it closed (`>&-`): every benchmark writes there
         print(f"{prog}: cannot write the output: standard output is closed", file=sys.stderr)
         return 1
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         try:
             code = main(argv)
@@ -179,4 +190,6 @@ def run_main(
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
         print(f"{prog}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return code

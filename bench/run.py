@@ -411,7 +411,7 @@ def _parser() -> Parser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit status: 0 written; 1 a failure said in one line; 2 a bad flag or BENCH_* "
-        "value (one line naming it, before anything runs); 130 Ctrl-C.",
+        "value (one line naming it, before anything runs); 130 Ctrl-C or SIGTERM.",
     )
 
 

@@ -48,3 +48,37 @@ def test_a_killed_benchmark_takes_its_server_with_it(how: signal.Signals) -> Non
     if not _gone(server):
         os.kill(server, signal.SIGKILL)
         pytest.fail(f"the server {server} outlived the benchmark ({how.name})")
+
+
+# A benchmark, as bench.load is, under run_main: a temporary data directory and a
+# "server" in it; says both and waits to be ended.
+CLEANED = """
+import sys, tempfile, time
+from bench.common import run_main
+from bench.load import started
+
+def main(argv):
+    with tempfile.TemporaryDirectory() as data:
+        with started([sys.executable, "-c", "import time; time.sleep(120)"]) as server:
+            print(data, server.pid, flush=True)
+            time.sleep(120)
+    return 0
+
+sys.exit(run_main("bench", main))
+"""
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_an_ended_benchmark_removes_its_files_and_server(how: signal.Signals) -> None:
+    command = [sys.executable, "-c", CLEANED]
+    with subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as bench:
+        assert bench.stdout is not None and bench.stderr is not None
+        data, pid = bench.stdout.readline().split()
+        assert Path(data).is_dir()
+        bench.send_signal(how)
+        assert bench.wait(timeout=30) == 130
+        assert bench.stderr.read() == ""  # quietly: no traceback
+    assert not Path(data).exists()
+    assert _gone(int(pid))
