@@ -258,11 +258,47 @@ class _Map(dict[str, Any]):
 _NO_EXTENSIONS: Final = "msgpack extension values (timestamps included) are not accepted"
 
 
-def _bad_timestamp(exc: Exception) -> bool:
-    """Whether msgpack refused a timestamp's bytes (extension type -1 of a length or a
-    nanosecond count it does not take), which it decodes before any ``ext_hook``."""
-    text = str(exc).lower()
-    return isinstance(exc, ValueError) and ("timestamp" in text or "nanosecond" in text)
+def _bad_timestamp(frame: bytes, exc: Exception) -> bool:
+    """Whether msgpack refused ``frame`` for a timestamp's bytes (extension type -1 of a
+    length or a nanosecond count it does not take), which it decodes before any
+    ``ext_hook``: a ``ValueError`` (not a string's UTF-8), and a timestamp in the
+    frame. Its words are not asked: msgpack before 1.1.2 says ``Unpack failed: error =
+    -1`` of it, as of other faults."""
+    if not isinstance(exc, ValueError) or isinstance(exc, UnicodeDecodeError):
+        return False
+    unpacker = msgpack.Unpacker(**_UNPACK_OPTIONS)
+    unpacker.feed(frame)
+    try:
+        return _holds_timestamp(unpacker, frame, 0)
+    except Exception:  # the frame's fault came before any timestamp
+        return False
+
+
+# Where an extension value's type byte is, from its first byte: fixext 1, 2, 4, 8, 16,
+# then ext 8, 16, 32 (their lengths first).
+_EXTENSION_TYPE_AT: Final = {0xD4: 1, 0xD5: 1, 0xD6: 1, 0xD7: 1, 0xD8: 1, 0xC7: 2, 0xC8: 3, 0xC9: 5}
+_TIMESTAMP: Final = 0xFF  # extension type -1
+_WALK_DEPTH: Final = 32  # no request nests deeper; a deeper frame is refused for other faults
+
+
+def _holds_timestamp(unpacker: msgpack.Unpacker, frame: bytes, depth: int) -> bool:
+    """Whether the next value in ``unpacker`` (reading ``frame``) is or holds a timestamp,
+    read to its end without decoding one (a value cut short raises); maps and arrays
+    are looked into to ``_WALK_DEPTH``."""
+    at = unpacker.tell()
+    head = frame[at]
+    if depth < _WALK_DEPTH and (0x90 <= head <= 0x9F or head in (0xDC, 0xDD)):
+        items = unpacker.read_array_header()
+    elif depth < _WALK_DEPTH and (0x80 <= head <= 0x8F or head in (0xDE, 0xDF)):
+        items = 2 * unpacker.read_map_header()
+    else:
+        offset = _EXTENSION_TYPE_AT.get(head)
+        unpacker.skip()  # whole, or it raises
+        return offset is not None and frame[at + offset] == _TIMESTAMP
+    found = False
+    for _ in range(items):  # each read to its end: a map cut short is not one to blame
+        found = _holds_timestamp(unpacker, frame, depth + 1) or found
+    return found
 
 
 def _id_by_skipping(frame: bytes) -> RequestId | None:
@@ -321,7 +357,7 @@ def _unpack(frame: bytes | str) -> dict[str, Any]:
     except msgpack.ExtraData as exc:
         raise _bad("trailing bytes after the msgpack map", _peek_id(exc.unpacked)) from exc
     except (ValueError, TypeError) as exc:  # msgpack's format, limit, depth and UTF-8 errors
-        if _bad_timestamp(exc):  # an extension value all the same, in an otherwise sound map
+        if _bad_timestamp(frame, exc):  # an extension value all the same, in a sound map
             raise _bad(_NO_EXTENSIONS, _id_by_skipping(frame)) from exc
         raise _bad(_decoder_problem(exc), _id_beside_bad_text(frame, exc)) from exc
     if _has_extension(data):
