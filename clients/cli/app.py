@@ -68,7 +68,7 @@ from clients.cli.i18n import _, catalogue, ngettext, use
 from clients.cli.levels import LEVEL_ORDER, info, level_name
 from clients.cli.options import Options
 from clients.cli.render import Style, card_text, cards_in_text, render_games, render_stats
-from clients.cli.terminal import Terminal, printable, shown_url
+from clients.cli.terminal import Terminal, printable, shown_url, terminal_gone
 from clients.cli.version import VERSION
 from protocol import RULE_CODES, InvalidMessage
 from protocol.constants import MAX_DEAL, MAX_NAME_CHARS
@@ -304,6 +304,13 @@ class App:
             return await self.terminal.readline(prompt), None
         except KeyboardInterrupt as interrupt:
             return None, interrupt
+        except Exception as exc:
+            # The terminal hung up as the line editor was cancelled (the program ending
+            # on SIGHUP), its modes not to be set back: the end of input, not a traceback
+            # of a task no one awaits any more.
+            if terminal_gone(exc):
+                return None, None
+            raise
 
     def words(self) -> list[str]:
         """What Tab completes: the face-up cards, the commands and the levels."""

@@ -85,6 +85,7 @@ __all__ = [
     "printable",
     "shown_url",
     "terminal_encoding",
+    "terminal_gone",
     "tolerate_encodings",
 ]
 
@@ -174,6 +175,12 @@ if hasattr(signal, "SIGTSTP"):  # not on Windows
         too: stopped by SIGTTOU before a ``kill %1`` could be handled)."""
         event.app.erase_when_done = True  # the prompt comes back whole when resumed
         event.app.exit(exception=_Suspended(event.current_buffer.document))
+
+
+def terminal_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` is what the terminal's calls raise once it is gone (hung up) or
+    not the client's (EIO): the end of input, not a failure."""
+    return isinstance(exc, _TERMINAL_ERRORS) and exc.args[:1] == (errno.EIO,)
 
 
 def _stopped_by(signum: int) -> bool:
@@ -566,7 +573,7 @@ class Terminal:
             except EOFError:
                 return None
             except _TERMINAL_ERRORS as exc:
-                if exc.args[:1] != (errno.EIO,):
+                if not terminal_gone(exc):
                     raise
                 return None  # the terminal is gone (hung up), or not this client's
             except _Suspended as suspended:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -434,3 +435,27 @@ async def test_a_long_line_read_at_once_is_inserted_at_once(
         keys.send_text(line + "\r")
         assert await asyncio.wait_for(editor.readline(), 30) == line
     assert "".join(inserts) == line and len(inserts) < 10
+
+
+async def test_a_terminal_gone_as_the_line_editor_is_cancelled_is_no_task_traceback() -> None:
+    """The program ending (SIGHUP) cancels the line editor, whose modes then cannot be set
+    back on a terminal that hung up: the reading task ended in ``termios.error`` EIO,
+    which no one awaited any more ("Task exception was never retrieved" and a
+    traceback on standard error). It is the end of input."""
+    import errno
+    import termios
+    from types import SimpleNamespace
+
+    from clients.cli.app import App
+
+    async def hung_up(prompt: str) -> str:
+        raise termios.error(errno.EIO, "Input/output error")
+
+    async def broken(prompt: str) -> str:
+        raise termios.error(errno.EBADF, "Bad file descriptor")
+
+    app: Any = SimpleNamespace(terminal=SimpleNamespace(readline=hung_up))
+    assert await App._read_interruptible(app, "> ") == (None, None)
+    app.terminal.readline = broken  # any other failure is one
+    with pytest.raises(termios.error):
+        await App._read_interruptible(app, "> ")
