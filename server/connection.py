@@ -639,9 +639,12 @@ class Writer:
         with 1001, as one whose drain task waited in vain. Those bytes may all be in the
         kernel's send buffer, which grows to megabytes: then the outbox is empty,
         websockets never paused writing and no task waits, while the peer reads nothing.
-        A peer that takes some, however slowly, is not closed here: how far behind it
-        may fall is the outbox's budget. Only Linux says what the kernel holds
-        (``_backlog``); elsewhere the drain task's timeout is all there is.
+        A peer that takes some within ``timeout`` is not closed here: how far behind it
+        may fall is the outbox's budget. What it took shows as its receive window opens
+        again, which a reader of a hundred bytes a second with a small receive buffer
+        does less often than every 30 s: such a reader is closed as one that reads none.
+        Only Linux says what the kernel holds (``_backlog``); elsewhere the drain task's
+        timeout is all there is.
         """
         if self.closing or self.ws.protocol.state is not State.OPEN:
             return False  # closing already: that close is waited for at most CLOSE_WAIT_S
