@@ -19,10 +19,10 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
-from typing import IO, Any, NoReturn
 
 from sqlalchemy.exc import ArgumentError
 
+from engine.cli import OneLineParser
 from server.store.database import async_url
 
 
@@ -130,19 +130,8 @@ def database_url(text: str) -> str:
     return text
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, with a malformed command line said in one line (exit status 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
-
-    def _print_message(self, message: str, file: Any = None) -> None:
-        # argparse drops an error writing --help (a full disk: exit 0, nothing written);
-        # `run_main` says it, as for any output it cannot write
-        if message:
-            out: IO[str] = file or sys.stderr
-            out.write(message)
-            out.flush()
+Parser = OneLineParser
+"""The benchmarks' argparse: a malformed command line is one line (exit status 2)."""
 
 
 class BenchError(Exception):

@@ -224,15 +224,16 @@ def _count(text: str) -> int:
     return value
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a malformed command line said in one line (exit status 2)."""
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a malformed command line said in one line (exit status 2); the
+    benchmarks' commands use it too (``bench.common``)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         # argparse drops an error writing --help or --version (a full disk: exit 0,
-        # nothing written); `main` says it, as for any output it cannot write
+        # nothing written); the caller's main says it, as for any output it cannot write
         if message:
             out: IO[str] = file or sys.stderr
             out.write(message)
@@ -264,7 +265,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="scorpion-engine",
         description=__doc__.split("\n")[0],
         epilog="Exit status: 0 done; 1 verify: an action the rules reject; 2 a bad flag, "
