@@ -461,7 +461,8 @@ def _dashes(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
         if not after:
             return before
         if not after[0].startswith("-"):  # the command is the first word after it
-            return [*before, after[0], *(["--", *after[1:]] if after[1:] else [])]
+            rest = [] if after[1:] == ["--"] else after[1:]  # `-- stats --`: naming nothing
+            return [*before, after[0], *(["--", *rest] if rest else [])]
     return argv
 
 

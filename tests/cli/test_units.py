@@ -125,6 +125,8 @@ def test_an_unknown_option_is_named_before_a_missing_argument(argv: list[str], s
         (["register", "ada", "--"], "register", "ada"),
         (["--", "replay", "5"], "replay", None),
         (["--json", "--", "sign-out"], "sign-out", None),
+        (["--", "stats", "--"], "stats", None),  # both ends: the second names nothing
+        (["--no-color", "--", "stats", "--"], "stats", None),
     ],
 )
 def test_dashes_end_the_options_wherever_they_are(
