@@ -19,6 +19,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
+from typing import TypeVar
 
 from sqlalchemy.exc import ArgumentError
 
@@ -35,6 +36,9 @@ def percentile(values: Sequence[float], share: float) -> float:
     """
     ordered = sorted(values)
     return ordered[max(1, math.ceil(len(ordered) * share)) - 1]
+
+
+T = TypeVar("T")
 
 
 class SettingError(ValueError):
@@ -63,22 +67,22 @@ def _number(text: str, least: float) -> float:
 
 def env_int(environ: Mapping[str, str], name: str, default: int, least: int = 0) -> int:
     """``environ[name]`` as a whole number of at least ``least``, else ``default``."""
-    text = environ.get(name)
-    if text is None:
-        return default
-    try:
-        return _integer(text, least)
-    except ValueError as exc:
-        raise SettingError(f"{name}: {exc}") from None
+    return _setting(environ, name, default, lambda text: _integer(text, least))
 
 
 def env_float(environ: Mapping[str, str], name: str, default: float, least: float = 0) -> float:
     """``environ[name]`` as a finite number of at least ``least``, else ``default``."""
+    return _setting(environ, name, default, lambda text: _number(text, least))
+
+
+def _setting(environ: Mapping[str, str], name: str, default: T, read: Callable[[str], T]) -> T:
+    """``read(environ[name])``, else ``default``; a value ``read`` refuses (ValueError)
+    is a ``SettingError`` naming the variable."""
     text = environ.get(name)
     if text is None:
         return default
     try:
-        return _number(text, least)
+        return read(text)
     except ValueError as exc:
         raise SettingError(f"{name}: {exc}") from None
 
