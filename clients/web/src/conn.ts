@@ -126,6 +126,12 @@ export class Connection {
   private stopped = true;
   /** A `check`'s ping is on its way. */
   private checking = false;
+  /**
+   * A `check` came while a socket was still opening: should that opening fail
+   * (begun while the network was gone, it fails as it comes back), the next is
+   * opened at once, not after the growing delay.
+   */
+  private againAtOnce = false;
   private ready: Promise<void> = Promise.resolve();
   private lastSent = 0;
   private keepalive: ReturnType<typeof setInterval> | null = null;
@@ -174,12 +180,17 @@ export class Connection {
    * Checks the connection, which may have died unseen (the page was hidden,
    * the network came back): an open socket that does not answer a ping within
    * CHECK_TIMEOUT_MS is dropped and opened anew at once; one waiting to be
-   * opened again is opened now. One opening is left to its handshake's timeout.
+   * opened again is opened now. One opening is left to its handshake's timeout,
+   * and should it fail, the next opening is at once.
    */
   check(): void {
     if (this.stopped || this.checking) return;
     const socket = this.socket;
     if (socket === null) return this.reopen(true);
+    if (socket.readyState === WebSocket.CONNECTING) {
+      this.againAtOnce = true;
+      return;
+    }
     // not while the server asks reads to wait: a ping refused `rate_limited` is a strike
     if (socket.readyState !== WebSocket.OPEN || (this.heldUntil.get("read") ?? 0) > Date.now()) return;
     this.checking = true; // one ping at a time: the page shown and the network back come together
@@ -279,6 +290,7 @@ export class Connection {
           // accepted): a server that takes the socket but refuses the hello is
           // not tried again four times a second
           this.delay = 250;
+          this.againAtOnce = false;
           markReady();
           this.hooks.onState("open");
         })
@@ -308,6 +320,8 @@ export class Connection {
 
   /** Opens anew after the growing delay, or `now`. */
   private reopen(now: boolean): void {
+    now ||= this.againAtOnce;
+    this.againAtOnce = false;
     clearTimeout(this.retry);
     this.retry = setTimeout(() => this.open(), now ? 0 : this.delay);
     if (!now) this.delay = Math.min(this.delay * 2, 4000);

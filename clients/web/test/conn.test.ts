@@ -7,6 +7,7 @@ import { view } from "./fixtures";
 
 /** A WebSocket the test plays the server of: `sent` holds what the page sent, `serve` delivers a frame. */
 class FakeSocket {
+  static readonly CONNECTING = 0;
   static readonly OPEN = 1;
   static last: FakeSocket | null = null;
   readonly protocol = SUBPROTOCOL;
@@ -229,6 +230,40 @@ describe("Connection", () => {
       conn.check(); // the network back: at once
       await vi.advanceTimersByTimeAsync(1);
       expect(FakeSocket.last).not.toBe(second);
+      conn.stop();
+    });
+
+    it("opens at once after an opening that fails once the network is back, begun while it was gone", async () => {
+      const conn = new Connection("ws://test/", { onOpen: async () => {}, onPush: () => {}, onState: () => {}, onMalformed: () => {} });
+      conn.start();
+      const first = FakeSocket.last as FakeSocket;
+      first.readyState = FakeSocket.CONNECTING;
+      conn.check(); // the network back while the socket opened without it is still opening
+      await vi.advanceTimersByTimeAsync(100);
+      expect(FakeSocket.last).toBe(first); // left to its handshake
+      first.onclose?.({ code: 1006 } as CloseEvent);
+      await vi.advanceTimersByTimeAsync(1); // not after the delay (0.25 s): at once
+      const second = FakeSocket.last as FakeSocket;
+      expect(second).not.toBe(first);
+      // once only: a second failure waits for the growing delay again
+      second.readyState = FakeSocket.CONNECTING;
+      second.onclose?.({ code: 1006 } as CloseEvent);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(FakeSocket.last).toBe(second);
+      await vi.advanceTimersByTimeAsync(400);
+      const third = FakeSocket.last as FakeSocket;
+      expect(third).not.toBe(second);
+      // a check while opening, then an opening that succeeds: a later drop waits for the delay
+      third.readyState = FakeSocket.CONNECTING;
+      conn.check();
+      third.readyState = FakeSocket.OPEN;
+      third.onopen?.();
+      await vi.advanceTimersByTimeAsync(0);
+      conn.lost();
+      await vi.advanceTimersByTimeAsync(100);
+      expect(FakeSocket.last).toBe(third);
+      await vi.advanceTimersByTimeAsync(150);
+      expect(FakeSocket.last).not.toBe(third);
       conn.stop();
     });
 
