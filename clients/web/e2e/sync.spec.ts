@@ -910,6 +910,45 @@ test("two tabs registering at the same moment end as one player, whose token the
   expect(registers).toBe(1);
 });
 
+test("a tab whose copy of the storage has not yet seen another tab's registration does not register a second player", async ({ page, context, server }) => {
+  const other = await context.newPage();
+  // the other tab's copy of localStorage lags (as Chromium's does under load): it reads no
+  // token, and hears no storage event, while `lagging` holds
+  await other.addInitScript(() => {
+    const lag = window as unknown as { lagging: boolean };
+    lag.lagging = false;
+    const getItem = Storage.prototype.getItem;
+    Storage.prototype.getItem = function (this: Storage, key: string) {
+      return lag.lagging && key === "scorpion.token" ? null : getItem.call(this, key);
+    };
+    window.addEventListener("storage", (event) => {
+      if (lag.lagging) event.stopImmediatePropagation();
+    });
+  });
+  let registers = 0;
+  for (const tab of [page, other]) {
+    tab.on("websocket", (socket) =>
+      socket.on("framesent", (frame) => {
+        if (typeof frame.payload !== "string" && (decode(frame.payload) as { type?: string }).type === "register") registers += 1;
+      }),
+    );
+    await tab.goto(server.url);
+    await expect(tab.locator("form.register")).toBeVisible();
+  }
+  await other.evaluate(() => ((window as unknown as { lagging: boolean }).lagging = true));
+  const name = uniqueName("first");
+  await page.locator("#name").fill(name);
+  await page.locator('[data-action="register"]').click();
+  await expect(page.locator("main.lobby")).toBeVisible();
+  await other.locator("#name").fill(uniqueName("second"));
+  await other.locator('[data-action="register"]').click();
+  await page.waitForTimeout(1000);
+  expect(registers).toBe(1); // waiting for the token the other tab's mark says is on its way
+  await other.evaluate(() => ((window as unknown as { lagging: boolean }).lagging = false));
+  await expect(other.locator("header .who")).toHaveText(name);
+  expect(registers).toBe(1);
+});
+
 test("two tabs asking for a new sign-in token at the same moment keep the player", async ({ page, context, server }) => {
   const name = uniqueName("rot2");
   await register(page, server.url, name);

@@ -26,7 +26,7 @@ import { columnKey, shortcutLetter } from "./keys";
 import { LOCALES, locale, preferredLocale, regionalLocale, setLocale, t, type Key, type Locale } from "./i18n";
 import { animateFrom, cardPlaces, fitColumns, shake, springBack, tableElement, whenReleased, type Highlight } from "./table";
 import { movedCard, replaySteps } from "./replay";
-import { forget, load, loadShared, save, watchKey } from "./storage";
+import { forget, load, loadShared, mark, markedAt, save, unmark, watchKey } from "./storage";
 import { checkName, MAX_NAME_CHARS } from "./names";
 import { errorText, hintText, isRuleCode, levelRows, lostText, nameText } from "./words";
 import type {
@@ -87,6 +87,14 @@ const OWN_TOKEN = /^[A-Za-z0-9_-]{43,128}$/;
 
 /** How long a tab whose token is refused waits for another tab's rotation before it decides without it. */
 const ROTATION_WAIT_MS = 5000;
+/**
+ * Marked (`mark`, IndexedDB) by a tab that has registered and kept the token, before
+ * it lets the next tab register: that tab's copy of localStorage may not have the
+ * token yet (`tokenOnItsWay`).
+ */
+const REGISTERED_MARK = "registered";
+/** How long after another tab's registration a tab waits for its token to show in localStorage. */
+const REGISTERED_WAIT_MS = 5000;
 
 /** `run` while no other tab of the browser runs one under `name` (the Web Locks API; where there is none, at once). */
 async function oneTabAtATime(name: string, run: () => Promise<void>): Promise<void> {
@@ -111,6 +119,22 @@ function storedToken(value: string | null): string | null {
   return null;
 }
 let tokenDropped = false;
+
+/**
+ * The token another tab kept on registering a moment ago (`REGISTERED_MARK`), once
+ * this tab's copy of localStorage shows it; null when no tab has registered within
+ * REGISTERED_WAIT_MS, or its token did not show by then (signed out since).
+ */
+async function tokenOnItsWay(): Promise<string | null> {
+  const at = await markedAt(REGISTERED_MARK);
+  if (at === null) return null;
+  const until = Math.min(at, Date.now()) + REGISTERED_WAIT_MS; // a clock set back waits no longer
+  for (;;) {
+    const kept = storedToken(loadShared(TOKEN_KEY));
+    if (kept !== null || Date.now() >= until) return kept;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 /** The new token of a rotation of `token` asked for and not answered (`NEXT_TOKEN_KEY`), if one is kept. */
 function storedNext(token: string): string | null {
@@ -691,6 +715,7 @@ export class App {
     // that token was tried (`greet`, `refusedAsIs`), and signed out, it must not stay
     // behind for whoever signs in next on the page. Another token's is left to its tab.
     if (this.token !== null && storedNext(this.token) !== null) forget(NEXT_TOKEN_KEY);
+    void unmark(REGISTERED_MARK); // a name registered next is not taken for this player's on its way
     this.token = null;
     this.tokenTyped = false;
   }
@@ -1458,7 +1483,9 @@ export class App {
   private async registerAlone(name: string): Promise<void> {
     // Another tab signed in while this one waited (its storage event may have come,
     // and this page be on its way to following it): that player, not a second one.
-    const kept = storedToken(loadShared(TOKEN_KEY));
+    // Its storage event may not have come yet, nor this tab's copy of localStorage have
+    // the token: the mark another tab left says it did (`tokenOnItsWay`).
+    const kept = storedToken(loadShared(TOKEN_KEY)) ?? (await tokenOnItsWay());
     if (kept !== null) {
       if (kept !== this.token) this.followSignIn(kept);
       return;
@@ -1485,6 +1512,7 @@ export class App {
     if (reply.type !== "registered") return this.failed(reply);
     this.token = reply.token;
     save(TOKEN_KEY, reply.token);
+    await mark(REGISTERED_MARK); // before the next tab may register (`tokenOnItsWay`)
     this.player = reply.player;
     this.signInError = null;
     Object.assign(this.typed, { name: "", token: "", otherDevice: false });

@@ -79,3 +79,64 @@ export function watchKey(key: string, changed: (value: string | null, cleared: b
     changed(value, event.key === null);
   });
 }
+
+/*
+ * Moments another tab must see at once. A tab's copy of localStorage takes in
+ * another tab's change by a message of its own, which may come after the other
+ * tab has released a Web Lock and this one been granted it (Chromium, under
+ * load: seen in more than half of 300 hand-overs). A write to IndexedDB that has
+ * completed is seen by every read begun after it, so what a tab marks here
+ * before it releases a lock, the lock's next holder reads. A browser without
+ * IndexedDB (refused, a private mode) marks nothing and reads nothing; no step
+ * waits on IndexedDB longer than MARK_WAIT_MS.
+ */
+const MARKS_DB = "scorpion";
+const MARKS = "marks";
+const MARK_WAIT_MS = 2000;
+
+/** Runs `use` on the object store of marks, or gives null (no IndexedDB, refused, or not done in time). */
+function withMarks<T>(mode: IDBTransactionMode, use: (marks: IDBObjectStore) => IDBRequest<T>): Promise<T | null> {
+  return new Promise((resolve) => {
+    const done = (value: T | null) => {
+      clearTimeout(late);
+      resolve(value);
+    };
+    const late = setTimeout(() => resolve(null), MARK_WAIT_MS);
+    try {
+      const opening = indexedDB.open(MARKS_DB, 1);
+      opening.onupgradeneeded = () => opening.result.createObjectStore(MARKS);
+      opening.onerror = () => done(null);
+      opening.onsuccess = () => {
+        const db = opening.result;
+        try {
+          const transaction = db.transaction(MARKS, mode);
+          const request = use(transaction.objectStore(MARKS));
+          // a write counts once committed, which is when another tab's read sees it
+          transaction.oncomplete = () => (db.close(), done(request.result ?? null));
+          transaction.onerror = transaction.onabort = () => (db.close(), done(null));
+        } catch {
+          db.close();
+          done(null);
+        }
+      };
+    } catch {
+      done(null); // no IndexedDB here
+    }
+  });
+}
+
+/** Marks `key` as happening now, for every tab; resolves once another tab would read it. */
+export async function mark(key: string): Promise<void> {
+  await withMarks("readwrite", (marks) => marks.put(Date.now(), key));
+}
+
+/** When `key` was last marked (`Date.now()`), or null. */
+export async function markedAt(key: string): Promise<number | null> {
+  const at = await withMarks<unknown>("readonly", (marks) => marks.get(key));
+  return typeof at === "number" ? at : null;
+}
+
+/** Forgets the mark of `key`. */
+export async function unmark(key: string): Promise<void> {
+  await withMarks("readwrite", (marks) => marks.delete(key));
+}
