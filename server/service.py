@@ -660,17 +660,6 @@ class GameService:
             await self._rejoin(live.id)
         return True
 
-    async def _catch_up_held(self, live: LiveGame) -> None:
-        """Call holding the lock: catch up now, for a ``pause`` or ``resume`` (which is
-        stored whatever the store says, and whose ack names the game's version). When
-        the store cannot say, the usual catch-up is left to run once the lock is free.
-        """
-        try:
-            record, actions = await self.store.load_game(live.id, live.log_version)
-            await self._replay_stored(live, record, actions)
-        except (StoreError, LookupError, RuleViolation):
-            self.remote_changed([live.id])
-
     def _retry_catch_up(self, live: LiveGame, at: float) -> None:
         """Have the game's one retry of a failed catch-up run at ``at`` (monotonic time),
         unless it is due sooner already."""
@@ -1665,27 +1654,31 @@ class GameService:
 
     async def _read_current(self, session: Session, live: LiveGame) -> None:
         """Call holding the lock, on a shared store, before refusing a request from the
-        cached game: bring it up to the stored game (pushing what this node's watchers
-        missed), then make the checks the read may have changed the answer to (signed
-        out meanwhile, the game evicted). A store that cannot be read, or a copy that
+        cached game: ``_caught_up_for``, where a store that cannot be read, or a copy that
         cannot be brought in line with it, leaves no refusal known to be true:
         ``unavailable``, and the usual catch-up runs once the lock is free."""
+        await self._caught_up_for(session, live, refusing=True)
+
+    async def _caught_up_for(
+        self, session: Session, live: LiveGame, *, refusing: bool = False
+    ) -> None:
+        """Call holding the lock: bring the copy up to the stored game (pushing what this
+        node's watchers missed), then make the checks the read may have changed the answer
+        to (signed out meanwhile, the game evicted). For a ``pause`` or ``resume`` (stored
+        whatever the store says, whose ack names the game's version), a store that cannot
+        say leaves the usual catch-up to run once the lock is free; ``refusing``: it fails
+        the request (``_read_current``)."""
         try:
             record, actions = await self.store.load_game(live.id, live.log_version)
             await self._replay_stored(live, record, actions)
         except StoreError:
             self.remote_changed([live.id])
-            raise
+            if refusing:
+                raise
         except (LookupError, RuleViolation):
             self.remote_changed([live.id])  # which drops the copy and loads the game again
-            raise _fail("unavailable", "The game is being reloaded; retry.") from None
-        self._check_open(session, live)
-        self._check_fresh(live)
-
-    async def _caught_up_for(self, session: Session, live: LiveGame) -> None:
-        """Call holding the lock: ``_catch_up_held``, then the checks the read may have
-        changed the answer to (signed out meanwhile, the game evicted)."""
-        await self._catch_up_held(live)
+            if refusing:
+                raise _fail("unavailable", "The game is being reloaded; retry.") from None
         self._check_open(session, live)
         self._check_fresh(live)
 
