@@ -873,18 +873,27 @@ for (const action of ["reads its statistics", "asks for a new sign-in token too"
   });
 }
 
-test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
-  const other = await context.newPage();
-  let registers = 0; // each a player: one whose token no tab keeps is lost
-  for (const tab of [page, other]) {
+/**
+ * Opens each tab on the sign-in page, and counts the `register` requests they send from
+ * then on: each makes a player, and one whose token no tab keeps is lost.
+ */
+async function onSignInPage(tabs: Page[], url: string): Promise<() => number> {
+  let registers = 0;
+  for (const tab of tabs) {
     tab.on("websocket", (socket) =>
       socket.on("framesent", (frame) => {
         if (typeof frame.payload !== "string" && (decode(frame.payload) as { type?: string }).type === "register") registers += 1;
       }),
     );
-    await tab.goto(server.url);
+    await tab.goto(url);
     await expect(tab.locator("form.register")).toBeVisible();
   }
+  return () => registers;
+}
+
+test("two tabs registering at the same moment end as one player, whose token the browser keeps", async ({ page, context, server }) => {
+  const other = await context.newPage();
+  const registers = await onSignInPage([page, other], server.url);
   const names = [uniqueName("ra"), uniqueName("rb")];
   const at = Date.now() + 700; // both submitted at this moment, not one click after the other
   await Promise.all(
@@ -907,7 +916,7 @@ test("two tabs registering at the same moment end as one player, whose token the
   await expect(other.locator("header .who")).toHaveText(shown!);
   await other.reload(); // the token kept is that player's
   await expect(other.locator("header .who")).toHaveText(shown!);
-  expect(registers).toBe(1);
+  expect(registers()).toBe(1);
 });
 
 test("a tab whose copy of the storage has not yet seen another tab's registration does not register a second player", async ({ page, context, server }) => {
@@ -925,16 +934,7 @@ test("a tab whose copy of the storage has not yet seen another tab's registratio
       if (lag.lagging) event.stopImmediatePropagation();
     });
   });
-  let registers = 0;
-  for (const tab of [page, other]) {
-    tab.on("websocket", (socket) =>
-      socket.on("framesent", (frame) => {
-        if (typeof frame.payload !== "string" && (decode(frame.payload) as { type?: string }).type === "register") registers += 1;
-      }),
-    );
-    await tab.goto(server.url);
-    await expect(tab.locator("form.register")).toBeVisible();
-  }
+  const registers = await onSignInPage([page, other], server.url);
   await other.evaluate(() => ((window as unknown as { lagging: boolean }).lagging = true));
   const name = uniqueName("first");
   await page.locator("#name").fill(name);
@@ -943,10 +943,10 @@ test("a tab whose copy of the storage has not yet seen another tab's registratio
   await other.locator("#name").fill(uniqueName("second"));
   await other.locator('[data-action="register"]').click();
   await page.waitForTimeout(1000);
-  expect(registers).toBe(1); // waiting for the token the other tab's mark says is on its way
+  expect(registers()).toBe(1); // waiting for the token the other tab's mark says is on its way
   await other.evaluate(() => ((window as unknown as { lagging: boolean }).lagging = false));
   await expect(other.locator("header .who")).toHaveText(name);
-  expect(registers).toBe(1);
+  expect(registers()).toBe(1);
 });
 
 test("two tabs asking for a new sign-in token at the same moment keep the player", async ({ page, context, server }) => {
