@@ -223,7 +223,12 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(
         _game(),
         _v(),
-        Field("card", CARD_INPUT, "The card, in any spelling R2 accepts (`TH`, `th`, `10h`)."),
+        Field(
+            "card",
+            CARD_INPUT,
+            "The card, in any spelling R2 accepts (`TH`, `th`, `10h`), with no white space "
+            "around it (section 8).",
+        ),
         Field(
             "to",
             Int(INT32_MIN, INT32_MAX),

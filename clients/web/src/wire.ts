@@ -139,7 +139,7 @@ game: number
  */
 v: number
 /**
- * The card, in any spelling R2 accepts (`TH`, `th`, `10h`).
+ * The card, in any spelling R2 accepts (`TH`, `th`, `10h`), with no white space around it (section 8).
  */
 card: string
 /**
