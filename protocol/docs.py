@@ -147,7 +147,11 @@ def _limits() -> str:
             f"an int within -(2^53-1)..2^53-1, or a string of 1..{constants.MAX_ID_CHARS} "
             "characters, NUL (U+0000) not among them",
         ),
-        ("player name", f"1..{constants.MAX_NAME_CHARS} printable characters"),
+        (
+            "player name",
+            f"1..{constants.MAX_NAME_CHARS} printable characters, as sent and as stored "
+            "(trimmed, in NFC: `register`)",
+        ),
         ("`client` in hello", f"1..{constants.MAX_CLIENT_CHARS} characters"),
         ("`card`", f"1..{constants.MAX_CARD_CHARS} characters"),
         ("`token`", f"1..{constants.MAX_TOKEN_CHARS} characters"),

@@ -150,7 +150,10 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
             "name",
             NAME,
             "The player's name, unique among players. It is stored trimmed of leading and "
-            "trailing space and in Unicode NFC, so show the reply's `player.name`; two names "
+            "trailing space and in Unicode NFC, so show the reply's `player.name`. Its length "
+            "bound holds as sent and again for that stored form, which NFC may make "
+            "longer: U+0958 DEVANAGARI LETTER QA is two code points in NFC, so a name of 20 of "
+            "them counts 40 and is `bad_request`. Two names "
             "that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) "
             "are the same name (`duplicate_name`). No character of a name may show as nothing: "
             "none of Unicode's Default_Ignorable_Code_Point (such as U+034F COMBINING GRAPHEME "
