@@ -89,7 +89,8 @@ RULE_CODES: Final[dict[str, str]] = {
     "same_suit_required": "The card must go onto a card of its own suit (R8).",
     "no_destination": "Auto-move found no column for the card (R11).",
     "stock_empty": "The stock has already been dealt, or this level has none (R13).",
-    "stock_not_allowed": "The stock may be dealt only when no other move is left (R13 option).",
+    "stock_not_allowed": "The stock may be dealt only when no other move is left (R13 "
+    "option). Every level has this option off, so no game meets it.",
     "nothing_to_undo": "There is nothing left to undo (R18).",
     "game_over": "The game is over: won (R15), resigned or abandoned (R17).",
 }

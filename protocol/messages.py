@@ -199,7 +199,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
         "open_game",
         "Watches a game on this connection (its events are pushed here) and returns it: a "
         "`game` snapshot, or with `since` the `catch_up` of what happened after that version "
-        "(a snapshot when those events are no longer available).",
+        "(a snapshot when the server cannot give those events, section 5: among other "
+        "cases, when `since` is more than 500 versions behind, by default).",
         ("game", "catch_up"),
         (*_GAME_ACCESS, "too_many_watchers"),
         {"type": "open_game", "id": 5, "game": 42},
@@ -309,8 +310,9 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
     )(_game()),
     _request(
         "games",
-        "Lists the player's games, newest first (the newest "
-        f"{GAMES_LIST_LIMIT}), optionally only those of one status.",
+        "Lists the player's games, newest first (by `started`), optionally only those of "
+        f"one status. There is no paging: a reply holds the newest {GAMES_LIST_LIMIT} (of "
+        "that status), and older ones are not listed.",
         ("games",),
         ("unauthenticated",),
         {"type": "games", "id": 17},
@@ -341,7 +343,8 @@ REQUEST_SPECS: tuple[MessageSpec, ...] = (
             "from",
             Int(0, INT32_MAX),
             "The index of the first action wanted (the `next` of the previous page); "
-            "0 when left out.",
+            "0 when left out. At or past the end, the page's `actions` is [] and the "
+            "reply has no `next`.",
             required=False,
         ),
     ),
@@ -508,6 +511,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "protocol": 1,
             "player": None,
             "games": [],
+            "limits": _LIMITS_EXAMPLE,
         },
         {
             "type": "welcome",
@@ -560,7 +564,7 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
     _reply(
         "game",
         "A game's full snapshot: answers new_game, and open_game without `since` (or when "
-        "`since` is too old to catch up).",
+        "the server cannot catch up from `since`, section 5).",
         {"type": "game", "re": 3, "game": 42, "v": 0, "view": EXAMPLE_VIEW},
         {"type": "game", "re": 4, "game": 43, "v": 0, "view": EXAMPLE_VIEW, "lost": 42},
     )(
@@ -620,7 +624,13 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
         "games",
         "Answers games.",
         {"type": "games", "re": 17, "games": [_SUMMARY_EXAMPLE, _RESIGNED_SUMMARY]},
-    )(Field("games", ListOf(Obj(GAME_SUMMARY)), "The games, newest first.")),
+    )(
+        Field(
+            "games",
+            ListOf(Obj(GAME_SUMMARY)),
+            f"The games, newest first: at most the newest {GAMES_LIST_LIMIT}.",
+        )
+    ),
     _reply(
         "stats",
         "Answers stats: one row for every level in the level table's order, zeros (and nulls) "
@@ -696,10 +706,14 @@ REPLY_SPECS: tuple[MessageSpec, ...] = (
             "type": "error",
             "re": 11,
             "code": "rate_limited",
-            "message": "Too many requests; retry in 250 ms.",
+            "message": "Too many read requests; retry in 250 ms.",
             "retry_after_ms": 250,
         },
-        {"type": "error", "code": "bad_request", "message": "a request needs an id"},
+        {
+            "type": "error",
+            "code": "bad_request",
+            "message": "a request needs an id (an int, or a string of 1..64 characters)",
+        },
     )(
         Field("re", REQUEST_ID, "The request's id, when it could be read.", required=False),
         Field("code", Choice("error code", "9-errors", ERROR_CODES), "A stable code."),

@@ -294,7 +294,12 @@ VIEW = Shape(
             "server (section 7).",
         ),
         Field("columns", ListOf(Obj(COLUMN_VIEW)), "Columns 1..7 (10 on three-blind-mice)."),
-        Field("stock", COUNT, "How many cards the stock holds (3, or 0 once dealt)."),
+        Field(
+            "stock",
+            COUNT,
+            "How many cards the stock holds: 3 until it is dealt, then 0; always 0 on "
+            "three-blind-mice, which has no stock (R5).",
+        ),
         Field("reserve", ListOf(CARD), "The face-up reserve (three-blind-mice, R5); else []."),
         Field("foundations", ListOf(SUIT), "Removed suits in slot order (R14)."),
         Field("score", COUNT, "Score at the view's play time (R23, R24)."),

@@ -183,7 +183,10 @@ def test_a_stats_row_before_any_finished_game() -> None:
 
 def test_reply_builders() -> None:
     server = f"scorpion-server {version()}"
-    assert build.welcome(1, server=server, player=None, games=[]) == example(REPLIES["welcome"])
+    welcome = example(REPLIES["welcome"])
+    assert build.welcome(1, server=server, player=None, games=[], limits=welcome["limits"]) == (
+        welcome
+    )
     registered = example(REPLIES["registered"])
     assert build.registered(2, player=build.player(7, "ada"), token=registered["token"]) == (
         registered

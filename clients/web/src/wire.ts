@@ -81,7 +81,7 @@ deal?: number
 winnable?: boolean
 }
 /**
- * Watches a game on this connection (its events are pushed here) and returns it: a `game` snapshot, or with `since` the `catch_up` of what happened after that version (a snapshot when those events are no longer available).
+ * Watches a game on this connection (its events are pushed here) and returns it: a `game` snapshot, or with `since` the `catch_up` of what happened after that version (a snapshot when the server cannot give those events, section 5: among other cases, when `since` is more than 500 versions behind, by default).
  */
 export interface OpenGameRequest {
 /**
@@ -279,7 +279,7 @@ id: (number | string)
 game: number
 }
 /**
- * Lists the player's games, newest first (the newest 1000), optionally only those of one status.
+ * Lists the player's games, newest first (by `started`), optionally only those of one status. There is no paging: a reply holds the newest 1000 (of that status), and older ones are not listed.
  */
 export interface GamesRequest {
 /**
@@ -329,7 +329,7 @@ id: (number | string)
  */
 game: number
 /**
- * The index of the first action wanted (the `next` of the previous page); 0 when left out.
+ * The index of the first action wanted (the `next` of the previous page); 0 when left out. At or past the end, the page's `actions` is [] and the reply has no `next`.
  */
 from?: number
 }
@@ -575,7 +575,7 @@ player: Player
 token: string
 }
 /**
- * A game's full snapshot: answers new_game, and open_game without `since` (or when `since` is too old to catch up).
+ * A game's full snapshot: answers new_game, and open_game without `since` (or when the server cannot catch up from `since`, section 5).
  */
 export interface GameReply {
 /**
@@ -617,7 +617,7 @@ deal: (number | null)
  */
 columns: Column[]
 /**
- * How many cards the stock holds (3, or 0 once dealt).
+ * How many cards the stock holds: 3 until it is dealt, then 0; always 0 on three-blind-mice, which has no stock (R5).
  */
 stock: number
 /**
@@ -1195,7 +1195,7 @@ type: "games"
  */
 re: (number | string)
 /**
- * The games, newest first.
+ * The games, newest first: at most the newest 1000.
  */
 games: GameSummary[]
 }
