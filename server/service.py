@@ -97,8 +97,9 @@ the games whose clocks run on it and takes up a larger stored one
 open reads that node's time when its device opens the game again. A revocation
 of tokens is told to the other nodes too, and each signs out its connections on
 them as the revoking node did (``remote_revoked``); after notifications may have
-been lost, a node checks the tokens of all its connections against the store
-(``_check_tokens``).
+been lost, and after a revocation of its own failed in a way that may have
+committed (its own notification then tells it too, should it land later), a node
+checks the tokens of all its connections against the store (``_check_tokens``).
 
 An unfinished game has a snapshot written to the store every
 ``SNAPSHOT_EVERY`` actions, with the action that reaches it, in the same
@@ -933,6 +934,9 @@ class GameService:
             raise _fail(
                 "bad_request", "token: that token is or was in use; make another."
             ) from None
+        except BaseException:
+            self._check_tokens()  # a failure that may have committed: was the token revoked?
+            raise
         finally:
             self._rotating.discard(session)
             expires = session.expires  # its timer fired meanwhile (``_expired``)
@@ -957,7 +961,11 @@ class GameService:
     async def _sign_out(self, session: Session, request: Request) -> Reply:
         player_id = _player(session).id
         if request.opt_bool("everywhere"):
-            revoked = await self.store.revoke_tokens(player_id)
+            try:
+                revoked = await self.store.revoke_tokens(player_id)
+            except BaseException:
+                self._check_tokens()  # a failure that may have committed: were they revoked?
+                raise
             self._revoked(player_id)
         else:  # the token stays: the player's other devices may sign in with the same one
             revoked = 0

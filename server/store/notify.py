@@ -30,8 +30,10 @@ every token of the player went (``"<node> <player>"``). A revoked token is no
 secret (it signs no one in), and anyone who may listen may read the tokens'
 hashes anyway. The listener calls ``on_revoked(player_id, token_hash)`` for
 another node's, and the node signs out the connections that acted on those
-tokens, as it signs out its own; a node's own it ignores: that node signed its
-connections out with the answer. Notifications lost while not listening are
+tokens, as it signs out its own; a node's own it ignores (that node signed its
+connections out with the answer), but for a revocation whose answer the node
+lost (``revoking``: the token's hash, or the player's id for every token), as
+for a game ``in_doubt``. Notifications lost while not listening are
 covered by the same ``on_reset()``: the node then checks the tokens of its
 connections against the store. (A second channel, not a second payload form on
 ``CHANNEL``: a node that knows only game payloads never mistakes one for a
@@ -207,6 +209,7 @@ class ChangeListener:
         on_reset: OnReset,
         in_doubt: set[int] | None = None,
         on_revoked: OnRevoked | None = None,
+        revoking: set[int | str] | None = None,
     ) -> None:
         self._connect = connect_arguments(url)  # as the pool's: host, ssl, ... alike
         self._node = node
@@ -214,6 +217,7 @@ class ChangeListener:
         self._on_change = on_change
         self._on_reset = on_reset
         self._on_revoked = on_revoked if on_revoked is not None else _ignore_revoked
+        self._revoking = revoking if revoking is not None else set()  # the owner's set
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._deaf_since: float | None = None  # the loop's time; None while listening
@@ -332,5 +336,11 @@ class ChangeListener:
         if parsed is None:
             log.warning("ignoring a sign-out notification that is not ours: %r", payload)
             return
-        if parsed.node != self._node:  # our own: its connections were signed out already
+        if parsed.node != self._node:
+            self._on_revoked(parsed.player_id, parsed.token_hash)
+            return
+        # Our own: its connections were signed out with the answer, unless it was lost.
+        key = parsed.player_id if parsed.token_hash is None else parsed.token_hash
+        if key in self._revoking:
+            self._revoking.discard(key)
             self._on_revoked(parsed.player_id, parsed.token_hash)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NamedTuple, TypeAlias
@@ -222,7 +222,8 @@ class Store:
         # Games whose last commit from here failed without a definite answer: it may land
         # later, and this node then hears its own notification for them (``notify``).
         self._in_doubt: set[int] = set()
-        self._committer_alone = engine.dialect.name != "postgresql"  # no other node: no doubt
+        # Revocations likewise (``_doubt``): a token's hash, or a player's id for all theirs.
+        self._revoking: set[int | str] = set()
         self._committer: GroupCommitter[GameWrite, Committed] = GroupCommitter(
             self._write_batch, max_batch=max_batch
         )
@@ -335,9 +336,10 @@ class Store:
         """Hear other nodes' commits (``server.store.notify``); nothing to hear on SQLite.
 
         ``on_change(game_ids)`` runs for every batch another node commits, and for a
-        commit of this node's that ``commit`` answered ``StoreUnavailable`` but that landed
-        after all; ``on_revoked(player_id, token_hash)`` for every revocation of tokens
-        another node commits (``token_hash`` None: every token of the player);
+        commit of this node's that was answered ``StoreUnavailable`` but that landed
+        after all; ``on_revoked(player_id, token_hash)`` for every
+        revocation of tokens another node commits (``token_hash`` None: every token of
+        the player), and for one of this node's answered so that landed after all;
         ``on_reset()`` after the listening connection was lost and regained.
         """
         if not self.shared or self._listener is not None:
@@ -349,6 +351,7 @@ class Store:
             on_reset,
             self._in_doubt,
             on_revoked,
+            self._revoking,
         )
         await self._listener.start()
 
@@ -591,6 +594,10 @@ class Store:
         """Revoke ``token``; False if it was not known (or revoked already). Other nodes
         hear of it with the commit (``notify.SIGN_OUTS``), and sign out their connections
         on it."""
+        with self._doubt(self._revoking, players.hash_token(token)):
+            return await self._revoke_token(token)
+
+    async def _revoke_token(self, token: str) -> bool:
         async with self._transaction() as conn:
             player_id = await players.delete_token(conn, token)
             if player_id is not None and self.shared:
@@ -605,6 +612,12 @@ class Store:
         if ``token`` was not known, or (with ``max_age``) has expired: an expired token
         is never made a fresh one. Other nodes hear that ``token`` was revoked, as from
         ``revoke_token``."""
+        with self._doubt(self._revoking, players.hash_token(token)):
+            return await self._rotate_token(token, new, max_age)
+
+    async def _rotate_token(
+        self, token: str, new: str | None, max_age: timedelta | None
+    ) -> str | None:
         issued_after = None if max_age is None else self._clock() - max_age
         async with self._transaction() as conn:
             player = await players.fetch_player_by_token(conn, token, issued_after)
@@ -620,6 +633,10 @@ class Store:
     async def revoke_tokens(self, player_id: int) -> int:
         """Revoke every token of ``player_id`` (sign out everywhere); how many there were.
         Other nodes hear of it with the commit, and sign out the player's connections."""
+        with self._doubt(self._revoking, player_id):
+            return await self._revoke_tokens(player_id)
+
+    async def _revoke_tokens(self, player_id: int) -> int:
         async with self._transaction() as conn:
             await players.lock_tokens(conn, player_id)  # after a rotation under way, if any
             revoked = await players.delete_tokens(conn, player_id)
@@ -877,18 +894,26 @@ class Store:
         ``NotFound``, ``GameInProgress`` (``then_start`` while another game is
         active), or ``StoreUnavailable``.
         """
-        if self._committer_alone:
+        with self._doubt(self._in_doubt, write.game_id):
             return await self._committer.submit(write)
+
+    @contextlib.contextmanager
+    def _doubt(self, doubts: set[Any], key: Any) -> Iterator[None]:
+        """Put ``key`` in ``doubts`` when the write made in the block fails without a
+        definite answer: a refusal is definite; a timeout, a lost connection or a
+        cancelled wait is not, the write may land yet, and ``listen`` then tells this node
+        of it too. A write of the same key that is answered ends the doubt. (SQLite: one
+        node, no notification to hear.)"""
+        if not self.shared:
+            yield
+            return
         try:
-            committed = await self._committer.submit(write)
+            yield
         except BaseException as exc:
-            # A refusal is definite; a timeout, a lost connection or a cancelled wait is not:
-            # the write may land yet, and ``listen`` then tells this node too.
             if isinstance(exc, StoreUnavailable) or not isinstance(exc, StoreError):
-                self._in_doubt.add(write.game_id)
+                doubts.add(key)
             raise
-        self._in_doubt.discard(write.game_id)
-        return committed
+        doubts.discard(key)
 
     async def append_actions(self, batch: Sequence[GameWrite]) -> list[Committed]:
         """Write ``batch`` in one transaction, all or nothing, without the committer.

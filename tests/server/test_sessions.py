@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import secrets
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from protocol.constants import MAX_TOKEN_CHARS, MIN_OWN_TOKEN_CHARS
 from server.sessions import SignedIn
-from server.store import hash_token
+from server.store import StoreUnavailable, hash_token
+from tests.server.client import TIMEOUT
 from tests.server.conftest import Running, Start
 
 
@@ -305,3 +307,36 @@ async def test_a_rotation_the_store_accepts_as_the_token_expires_keeps_the_sessi
     assert (await ada.request("games"))["type"] == "games"  # signed in with the new token
     assert ada.token is not None and await store.player_for_token(ada.token) is None
     assert await store.player_for_token(rotated["token"]) is not None
+
+
+@pytest.mark.parametrize("revoke", ["everywhere", "rotate"])
+async def test_a_revocation_whose_answer_was_lost_signs_out_its_connections(
+    server: Running, monkeypatch: pytest.MonkeyPatch, revoke: str
+) -> None:
+    """The revocation committed, but its answer was lost (a timeout, a connection cut
+    after the COMMIT): answered ``unavailable``, it happened all the same (PROTOCOL.md
+    section 9), and the connections signed in with the revoked token are signed out,
+    the requester's too, not left playing on a token that no longer works."""
+    ada = await server.player("ada")
+    store = server.server.store
+    assert store is not None and ada.token is not None
+    phone = await server.connect()
+    assert (await phone.hello(ada.token))["type"] == "welcome"
+    method = "revoke_tokens" if revoke == "everywhere" else "rotate_token"
+    revocation = getattr(store, method)
+
+    async def answer_lost(*args: Any, **kwargs: Any) -> Any:
+        await revocation(*args, **kwargs)
+        raise StoreUnavailable("the commit's answer was lost")
+
+    monkeypatch.setattr(store, method, answer_lost)
+    if revoke == "everywhere":
+        reply = await ada.request("sign_out", everywhere=True)
+    else:
+        reply = await ada.request("rotate_token", token=secrets.token_urlsafe(32))
+    assert reply["code"] == "unavailable", reply
+    for client in (phone, ada):
+        async with asyncio.timeout(TIMEOUT):
+            while (await client.request("games"))["type"] == "games":
+                await asyncio.sleep(0.01)
+        assert (await client.request("games"))["code"] == "unauthenticated"

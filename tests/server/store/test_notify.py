@@ -376,6 +376,58 @@ async def test_a_node_hears_its_own_commit_when_it_lost_the_answer(
         assert mine.changes == [game.id]
 
 
+def lands_later(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[asyncio.Task[None]]:
+    """Have the store's next write transaction answer ``StoreUnavailable`` once its work
+    is done, and commit 0.1 s later (held on the way, as by a frozen network): the task
+    that lands it."""
+    real = store._transaction
+    landing: list[asyncio.Task[None]] = []
+
+    @asynccontextmanager
+    async def transaction() -> AsyncIterator[Any]:
+        monkeypatch.undo()
+        context = real()
+        yield await context.__aenter__()
+
+        async def commit_later() -> None:
+            await asyncio.sleep(0.1)
+            await context.__aexit__(None, None, None)
+
+        landing.append(asyncio.create_task(commit_later()))
+        raise StoreUnavailable("the database did not answer in time")
+
+    monkeypatch.setattr(store, "_transaction", transaction)
+    return landing
+
+
+@pytest.mark.parametrize("revoke", ["rotate", "everywhere"])
+async def test_a_node_hears_its_own_revocation_when_it_lost_the_answer(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch, revoke: str
+) -> None:
+    """As a game's commit: a revocation answered ``StoreUnavailable`` may land after the
+    node's check of its connections' tokens; its own notification then tells it, and
+    that revocation's only."""
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    mine = Heard()
+    await store.listen(mine.change, mine.reset, mine.revoke)
+    player, token = await store.create_player("ann")
+    landing = lands_later(store, monkeypatch)
+    with pytest.raises(StoreUnavailable):
+        if revoke == "rotate":
+            await store.rotate_token(token)
+        else:
+            await store.revoke_tokens(player.id)
+    await landing[0]  # committed after all, and announced
+    await mine.wait()
+    assert mine.revoked == [(player.id, hash_token(token) if revoke == "rotate" else None)]
+    async with second_node(store, database_url) as heard:  # answered: no doubt left
+        await store.issue_token(player.id)
+        assert await store.revoke_tokens(player.id)
+        await heard.wait()
+    assert len(mine.revoked) == 1
+
+
 async def test_revocations_are_heard_by_the_other_node_only(
     store: Store, database_url: str
 ) -> None:
