@@ -1490,7 +1490,14 @@ class GameService:
                 banked = None
                 if paused and live.clock.running and not live.game.won:
                     banked = (live.log_version, t, live.game.score(t))
-                stored = await self.store.set_paused(live.id, paused, banked)
+                try:
+                    stored = await self.store.set_paused(live.id, paused, banked)
+                except BaseException:
+                    # It may have committed: the catch-up (or, should it land later, the
+                    # store's notification) brings it here, and to the watchers, as
+                    # another node's pause or resume.
+                    self.remote_changed([live.id])
+                    raise
                 if stored is None or stored.version > live.log_version:
                     # Another node's action committed after the catch-up above, before
                     # the pause (its write found the game running): its devices are sent

@@ -336,8 +336,8 @@ class Store:
         """Hear other nodes' commits (``server.store.notify``); nothing to hear on SQLite.
 
         ``on_change(game_ids)`` runs for every batch another node commits, and for a
-        commit of this node's that was answered ``StoreUnavailable`` but that landed
-        after all; ``on_revoked(player_id, token_hash)`` for every
+        commit (or pause, or resume) of this node's that was answered ``StoreUnavailable``
+        but that landed after all; ``on_revoked(player_id, token_hash)`` for every
         revocation of tokens another node commits (``token_hash`` None: every token of
         the player), and for one of this node's answered so that landed after all;
         ``on_reset()`` after the listening connection was lost and regained.
@@ -839,6 +839,12 @@ class Store:
         ``banked``: (version, time_ms, score), the play time reached, saved in the same
         transaction as ``save_play_time`` would (the clock stops with the pause); not
         if the game was paused already (by another node), whose time stands."""
+        with self._doubt(self._in_doubt, game_id):
+            return await self._set_paused(game_id, paused, banked)
+
+    async def _set_paused(
+        self, game_id: int, paused: bool, banked: tuple[int, int, int] | None
+    ) -> PauseState | None:
         async with self._transaction() as conn:
             if paused and banked is not None:  # first: a paused game's time is not saved
                 await writes.save_play_times(conn, [(game_id, *banked)], self._clock())

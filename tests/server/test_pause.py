@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from server.store import StoreUnavailable
+from tests.server.client import TIMEOUT, Client
 from tests.server.conftest import Running
 
 
@@ -108,3 +110,60 @@ async def test_after_a_pause_and_a_resume_the_list_gives_the_running_clock(
     welcome = await other.hello(pia.token)
     (greeted,) = [entry for entry in welcome["games"] if entry["game"] == game]
     assert greeted["time_ms"] >= summary["time_ms"], (greeted, summary)
+
+
+def answer_lost(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's pauses and resumes commit, but their answer is lost (a timeout, a
+    connection cut after the COMMIT): the request is answered ``unavailable``."""
+    store = server.server.store
+    assert store is not None
+    set_paused = store.set_paused
+
+    async def lost(*args: Any, **kwargs: Any) -> Any:
+        await set_paused(*args, **kwargs)
+        raise StoreUnavailable("the commit's answer was lost")
+
+    monkeypatch.setattr(store, "set_paused", lost)
+
+
+async def last_clock(client: Client, *, paused: bool) -> dict[str, Any]:
+    """The last ``clock`` event pushed to ``client``, once it says ``paused`` so."""
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            clocks: list[dict[str, Any]] = [
+                event
+                for m in client.frames
+                if m["type"] == "events"
+                for event in m["events"]
+                if event["type"] == "clock"
+            ]
+            if clocks and clocks[-1]["paused"] is paused:
+                return clocks[-1]
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("request_type", ["pause", "resume"])
+async def test_a_pause_or_resume_whose_answer_was_lost_reaches_the_watchers(
+    server: Running, monkeypatch: pytest.MonkeyPatch, request_type: str
+) -> None:
+    """Answered ``unavailable``, it may still have committed (PROTOCOL.md section 9):
+    if it did, every device with the game open is told, as of any commit, not only
+    those of a node that hears of it from another."""
+    kim = await server.player("kim")
+    game = (await kim.request("new_game", level="hard", deal=1))["game"]
+    tablet = await server.connect()
+    assert (await tablet.hello(kim.token))["type"] == "welcome"
+    assert (await tablet.request("open_game", game=game))["type"] == "game"
+    if request_type == "resume":
+        assert (await kim.request("pause", game=game))["type"] == "ack"
+        await last_clock(tablet, paused=True)
+    answer_lost(server, monkeypatch)
+    reply = await kim.request(request_type, game=game)
+    assert reply["code"] == "unavailable", reply
+    paused = request_type == "pause"
+    for device in (kim, tablet):
+        clock = await last_clock(device, paused=paused)
+        assert clock["running"] is not paused, clock
+    monkeypatch.undo()
+    opened = await tablet.request("open_game", game=game)
+    assert opened["view"]["paused"] is paused

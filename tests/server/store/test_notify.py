@@ -428,6 +428,28 @@ async def test_a_node_hears_its_own_revocation_when_it_lost_the_answer(
     assert len(mine.revoked) == 1
 
 
+async def test_a_node_hears_its_own_pause_when_it_lost_the_answer(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pause (or a resume) answered ``StoreUnavailable`` may land after the node's
+    catch-up read the game, as a commit may: its own notification then tells it."""
+    if not store.shared:
+        pytest.skip("SQLite is served by one node: there is nothing to hear")
+    mine = Heard()
+    await store.listen(mine.change, mine.reset)
+    game = await new_game(store)
+    landing = lands_later(store, monkeypatch)
+    with pytest.raises(StoreUnavailable):
+        await store.set_paused(game.id, True)
+    await landing[0]  # committed after all, and announced
+    await mine.wait()
+    assert mine.changes == [game.id]
+    async with second_node(store, database_url) as heard:  # answered: no doubt left
+        await store.set_paused(game.id, False)
+        await heard.wait()
+    assert mine.changes == [game.id]
+
+
 async def test_revocations_are_heard_by_the_other_node_only(
     store: Store, database_url: str
 ) -> None:
