@@ -110,7 +110,9 @@ class Action(NamedTuple):
 
     A hint action carries the suggestion it gave (``hinted``), so a game
     rebuilt from its actions gives the same hint events as the original,
-    whoever computed the suggestion (the solver, in another process).
+    whoever computed the suggestion (the solver, in another process). A hint
+    recorded without one (older files and stores) keeps None: it is shown the
+    heuristic's hint when played, and exported as recorded.
 
     A named tuple, not a frozen dataclass: every action played makes one, and a
     rebuild one per logged action, and a frozen dataclass took about 2.8 times as
@@ -287,7 +289,15 @@ class Game:
                 raise ValueError("a move names a card")
             return self.move(action.card, action.to, action.t)
         if action.type == "hint":
-            return self.hint(action.t, action.hinted)
+            if action.hinted is not None:
+                return self.hint(action.t, action.hinted)
+            # A recorded hint without its suggestion (an older file's, a store's from
+            # before hints were kept) shows the heuristic's, and is logged as recorded:
+            # an export does not claim a suggestion that was never kept.
+            when = self._check_time(action.t)
+            suggestion = suggest(self.state, self.rules, self.positions())
+            self.hints += 1
+            return self._after(Action("hint", t=when), [suggestion])
         handlers = {
             "deal": self.deal,
             "undo": self.undo,
@@ -345,9 +355,6 @@ class Game:
                 self._log(action)
             elif kind == "hint":
                 when = self._check_time(t)
-                if hinted is None:
-                    hinted = self.suggestion()
-                    kept = False
                 self.hints += 1
                 if not (kept and t == when and bare):
                     action = Action("hint", t=when, hinted=hinted)
@@ -415,7 +422,7 @@ class Game:
 
     def suggestion(self) -> Hinted:
         """The heuristic's hint for the current position alone, without recording a
-        request (the one a recorded hint without its suggestion is taken to be)."""
+        request."""
         return suggest(self.state, self.rules)
 
     def positions(self) -> set[bytes]:

@@ -85,9 +85,10 @@ REPLAY_ACTIONS: tuple[Shape, ...] = (
         Field(
             "suggested",
             Obj(HINT_SUGGESTION),
-            "What the hint said (exports always carry it: the server stores each hint's "
-            "suggestion); re-playing gives that hint again. Without it (older files) a re-play "
-            "computes the engine's heuristic hint for the position.",
+            "What the hint said (exports carry it when the server stored it: for every hint "
+            "given since schema revision 0003); re-playing gives that hint again. Without it "
+            "(older files, hints stored before 0003) a re-play computes the engine's heuristic "
+            "hint for the position.",
             required=False,
         ),
     ),

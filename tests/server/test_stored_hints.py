@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
+
+import pytest
 
 from engine.cards import parse_card
 from engine.game import Game
 from engine.hints import suggest
 from engine.levels import LEVELS
+from engine.replay import verify
 from server.config import Settings
 from tests.server.conftest import Running
+from tests.server.store.conftest import _admin
 
 DEAL = 3  # on medium the solver's first step here is not the heuristic's
 
@@ -40,3 +45,39 @@ async def test_a_hint_reads_back_the_same_after_a_restart(settings: Settings) ->
         assert replay["actions"][0]["suggested"] == {"action": "move", "card": "4H", "to": 6}
     finally:
         await server.stop()
+
+
+# How migration 0003 leaves a hint stored before it: no suggestion.
+_UNKEPT = "UPDATE game_actions SET hint_action = NULL, hint_card = NULL, hint_to = NULL,"
+_UNKEPT += " hint_reason = NULL WHERE seq = 1"
+
+
+@pytest.mark.parametrize("finished_first", [False, True], ids=["active", "finished"])
+async def test_a_hint_stored_without_its_suggestion_is_exported_without_one(
+    server: Running, finished_first: bool
+) -> None:
+    ida = await server.player("ida")
+    game = (await ida.request("new_game", level="medium", deal=DEAL))["game"]
+    for _ in range(2):
+        assert (await ida.request("hint", game=game))["type"] == "hint"
+    if finished_first:
+        await ida.request("resign", game=game)
+    token = ida.token
+    await server.stop()
+    if server.settings.is_sqlite:
+        with sqlite3.connect(f"{server.settings.data_dir}/scorpion.db") as db:
+            db.execute(_UNKEPT)
+    else:
+        await _admin(server.settings.database_url, _UNKEPT)
+    await server.restart()
+    ida = await server.connect()
+    await ida.hello(token)
+    caught = await ida.request("open_game", game=game, since=0)
+    assert [batch["events"][0]["type"] for batch in caught["events"][:2]] == ["hint", "hint"]
+    if not finished_first:
+        await ida.request("resign", game=game)
+    replay = (await ida.request("replay", game=game))["replay"]
+    first, second = replay["actions"]
+    assert first == {"type": "hint", "t": first["t"]}  # not the heuristic's, as if kept
+    assert "suggested" in second
+    assert verify(replay)[1]["hints"] == 2
