@@ -36,6 +36,7 @@ from server.store.database import (
     BUSY_TIMEOUT_MS,
     async_url,
     create_engine,
+    cut_off_on_dispose,
     sqlite_busy_ms,
     writing,
 )
@@ -328,6 +329,7 @@ class Store:
         if self._pg_reader is not None:
             with translate_errors():
                 await self._pg_reader.close()
+        cut_off_on_dispose(self._engine)
         await self._engine.dispose()
 
     async def listen(

@@ -10,6 +10,8 @@ the database answered new connections at once.
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -102,3 +104,30 @@ async def test_a_held_connection_made_before_the_pool_was_replaced_is_dropped(
             assert await after.fetchval("SELECT 1") == 1
         finally:
             await held.close()
+
+
+async def test_a_store_closed_while_its_database_is_silent_closes_at_once_and_quietly(
+    store: Store, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each pooled connection was closed politely, waiting for an answer that never came:
+    the node's stop took a timeout per connection more, SQLAlchemy logged an ERROR with
+    the driver's stack for each, and the change listener's close, left running when its
+    task was stopped, wrote "Task exception was never retrieved" to standard error."""
+    game = await new_game(store)
+    async with behind_a_relay(store, database_url) as (proxy, node):
+        await node.listen(lambda _games: None, lambda: None)
+        await asyncio.gather(*(node.get_game(game.id) for _ in range(3)))
+        proxy.silence()
+        loop = asyncio.get_running_loop()
+        unheard: list[str] = []
+        loop.set_exception_handler(lambda _loop, context: unheard.append(context["message"]))
+        try:
+            started = loop.time()
+            with caplog.at_level(logging.INFO):
+                await node.close()
+            took = loop.time() - started
+            gc.collect()  # a task that ended unheard says so as it goes
+        finally:
+            loop.set_exception_handler(None)
+    errors = [r.getMessage()[:40] for r in caplog.records if r.levelno >= logging.ERROR]
+    assert (took < TIMEOUT_S / 2, errors, unheard) == (True, [], [])
