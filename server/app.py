@@ -78,7 +78,7 @@ from server.logs import configure_logging
 from server.loop import run as run_loop
 from server.loop import stop_task
 from server.metrics import Metrics
-from server.service import SERVER_NAME, GameService
+from server.service import SERVER_NAME, GameService, shutdown_deadline
 from server.sqlite_lock import SqliteInUse, SqliteLock, SqliteUnwritable, real_path
 from server.store import (
     SchemaForeign,
@@ -436,16 +436,17 @@ class ScorpionServer:
             await self.handler.close()
         if self.finder is not None:
             await self.finder.close()
+        loop = asyncio.get_running_loop()
+        deadline = shutdown_deadline()  # one bound for all of the store's work
         if self.service is not None:
-            await self.service.close()
+            await self.service.close(deadline)
         if self.solver is not None:
             await self.solver.close()
         if self.store is not None:
-            await self.store.close()
+            await self.store.close(within=max(0.0, deadline - loop.time()))
         if self._sqlite_lock is not None:
             self._sqlite_lock.release()
             self._sqlite_lock = None
-        loop = asyncio.get_running_loop()
         if self._exception_handler is not None and loop.get_exception_handler() is (
             self._exception_handler
         ):

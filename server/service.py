@@ -196,7 +196,7 @@ from server.verdicts import LostChecks
 from server.winnable_pools import FIND_BUDGET_MS, WinnablePools, pool_name
 from server.workers import SolverPool
 
-__all__ = ["SERVER_NAME", "GameService", "Session"]
+__all__ = ["SERVER_NAME", "GameService", "Session", "shutdown_deadline"]
 
 FIND_NOW_S: Final = 3.0  # a winnable game on a level whose pool is empty waits this long at most
 CLAIM_ATTEMPTS: Final = 8  # pool deals tried that other nodes may have dealt already
@@ -225,9 +225,16 @@ milliseconds), on SQLite with their reads."""
 SNAPSHOT_MIN_ACTIONS: Final = 10  # actions beyond the stored snapshot that make a new one due
 SNAPSHOT_EVERY: Final = 50  # a game this far ahead of its snapshot has one with its action
 SNAPSHOTS_AT_ONCE: Final = 500  # snapshots written in one transaction
-SNAPSHOT_SHUTDOWN_S: Final = 5.0  # how long shutdown spends writing snapshots at most
+SNAPSHOT_SHUTDOWN_S: Final = 5.0
+"""How long shutdown spends on the store at most, in all (``shutdown_deadline``): play
+time, snapshots and the writes queued, whatever the database does."""
 log = logging.getLogger(__name__)
 Reply = dict[str, Any]
+
+
+def shutdown_deadline() -> float:
+    """The loop's time by which a shutdown starting now ends its work on the store."""
+    return asyncio.get_running_loop().time() + SNAPSHOT_SHUTDOWN_S
 
 
 @dataclass(eq=False)
@@ -508,27 +515,32 @@ class GameService:
                 live.clock.stop()
                 self._save_time(live)
 
-    async def close(self) -> None:
+    async def close(self, deadline: float | None = None) -> None:
         """Stop every clock (banking its time), finish saves, cancel background checks,
-        and write the snapshots due of the unfinished games held, with those queued
-        (within ``SNAPSHOT_SHUTDOWN_S`` in all: past it, the rest are rebuilt from
-        their logs when next loaded)."""
+        and write the snapshots due of the unfinished games held, with those queued, by
+        ``deadline`` (the loop's time; ``shutdown_deadline()`` if None). Past it, what is
+        left is given up: a snapshot is rebuilt from its game's log when next loaded, and
+        play time since the game's last action is lost."""
+        if deadline is None:
+            deadline = shutdown_deadline()
+        loop = asyncio.get_running_loop()
         self.stop_clocks()
         for task in list(self._tasks):
             task.cancel()
         for live in self._games.values():
             if _snapshot_due(live):
                 self._queue_snapshot(live)
-        await asyncio.gather(*self._tasks, *self._saves, return_exceptions=True)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         writer = self._snapshot_writer
-        if writer is None:
+        left = {*self._saves} | ({writer} if writer is not None else set())
+        if not left:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(writer), SNAPSHOT_SHUTDOWN_S)
-        except TimeoutError:
-            log.warning("shutdown: not every game's snapshot was written in time")
-            writer.cancel()
-            await asyncio.gather(writer, return_exceptions=True)
+        _, pending = await asyncio.wait(left, timeout=max(0.0, deadline - loop.time()))
+        if pending:
+            log.warning("shutdown: not every game's snapshot and play time was written in time")
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     # -- other nodes ----------------------------------------------------------------
 

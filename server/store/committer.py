@@ -140,13 +140,19 @@ class GroupCommitter(Generic[W, R]):
             self._wake_worker()
         return await future
 
+    @property
+    def idle(self) -> bool:
+        """No write queued or being committed."""
+        worker = self._worker
+        return not self._queue and (worker is None or worker.done() or self._wake is not None)
+
     async def close(self) -> None:
         """Refuse new writes, commit the queued ones, stop the worker."""
         self._closed = True
-        if self._worker is not None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
             self._wake_worker()
-            await self._worker
-            self._worker = None
+            await worker  # cancelled (a close given up), so is the worker
 
     def _wake_worker(self) -> None:
         if self._wake is not None and not self._wake.done():

@@ -74,7 +74,7 @@ __all__ = [
     "configure_sqlite_connection",
     "connect_arguments",
     "create_engine",
-    "cut_off_on_dispose",
+    "cut_off",
     "migrating",
     "sqlite_busy_ms",
     "writing",
@@ -221,16 +221,22 @@ def outdated_after(engine: AsyncEngine, conn: AsyncConnection) -> Callable[[], b
     return lambda: made <= guard.replaced_at
 
 
-def cut_off_on_dispose(engine: AsyncEngine) -> None:
-    """PostgreSQL: have ``engine.dispose()`` (the store's close) cut every pooled
-    connection off rather than close it politely. A polite close waits for the database
-    to answer, up to the statement timeout for each connection in turn, and past it
-    SQLAlchemy logs an ERROR with the driver's stack: a node stopping while its database
-    was silent took that long more, and logged that. Cut off, an idle connection is
-    ended by PostgreSQL as quietly as one closed politely. Nothing on SQLite."""
+def cut_off(engine: AsyncEngine) -> None:
+    """PostgreSQL: cut every connection of ``engine``'s pool off, those checked out (a
+    statement waiting on one fails at once) and any made later, and have
+    ``engine.dispose()`` cut off those in the pool rather than close them politely.
+
+    For the store's close: a polite close waits for the database to answer, up to the
+    statement timeout for each connection in turn, and past it SQLAlchemy logs an ERROR
+    with the driver's stack; a node stopping while its database was silent took that
+    long more, and logged that. Cut off, an idle connection is ended by PostgreSQL as
+    quietly as one closed politely. Nothing on SQLite."""
     guard = _GUARDS.get(engine.sync_engine)
-    if guard is not None:
-        guard.stopping = True
+    if guard is None:
+        return
+    guard.stopping = True
+    for driver in list(guard.open):
+        driver.terminate()
 
 
 class _PoolGuard:
@@ -247,12 +253,15 @@ class _PoolGuard:
 
     def __init__(self) -> None:
         self.replaced_at = -math.inf  # when a connection last failed its ping
-        self.stopping = False  # ``cut_off_on_dispose``: no connection is closed politely
+        self.stopping = False  # ``cut_off``: every connection is cut off
+        self.open: weakref.WeakSet[Any] = weakref.WeakSet()  # the asyncpg connections
 
-    @staticmethod
-    def made(_dbapi_connection: Any, record: Any) -> None:
+    def made(self, dbapi_connection: Any, record: Any) -> None:
         record.info[_MADE] = time.monotonic()
         record.info[_FRESH] = True
+        self.open.add(dbapi_connection.driver_connection)
+        if self.stopping:
+            dbapi_connection.driver_connection.terminate()
 
     def checkout(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         if record.info.pop(_FRESH, False):

@@ -36,7 +36,7 @@ from server.store.database import (
     BUSY_TIMEOUT_MS,
     async_url,
     create_engine,
-    cut_off_on_dispose,
+    cut_off,
     sqlite_busy_ms,
     writing,
 )
@@ -299,13 +299,23 @@ class Store:
         """True when other nodes may write to the same database (PostgreSQL)."""
         return self.backend == "postgresql"
 
-    async def close(self) -> None:
-        """Stop listening, commit writes already submitted, then close every connection."""
+    async def close(self, within: float | None = None) -> None:
+        """Stop listening, commit writes already submitted, then close every connection.
+
+        ``within`` (seconds; None: no limit) bounds the wait for those writes: past it,
+        every connection is cut off and the writes not committed are given up."""
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
-        await self._committer.close()
-        await self._time_saves.close()
+        idle = self._committer.idle and self._time_saves.idle
+        writes = asyncio.gather(self._committer.close(), self._time_saves.close())
+        try:
+            await asyncio.wait_for(asyncio.shield(writes), None if idle else within)
+        except TimeoutError:
+            log.warning("shutdown: the writes not committed in time were given up")
+            cut_off(self._engine)
+            writes.cancel()
+            await asyncio.gather(writes, return_exceptions=True)
         if self._write_probe is not None:
             self._write_probe.cancel()
             await asyncio.gather(self._write_probe, return_exceptions=True)
@@ -329,7 +339,7 @@ class Store:
         if self._pg_reader is not None:
             with translate_errors():
                 await self._pg_reader.close()
-        cut_off_on_dispose(self._engine)
+        cut_off(self._engine)
         await self._engine.dispose()
 
     async def listen(

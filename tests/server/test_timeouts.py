@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import make_url
 
+from server import service as service_module
 from server.app import ScorpionServer, migrate
 from server.config import Settings
 from server.store import Store, StoreUnavailable
@@ -122,7 +124,8 @@ async def behind_a_proxy(
     tmp_path: Path, pg_url: str, **options: Any
 ) -> AsyncIterator[tuple[FreezableProxy, Settings]]:
     """An empty, migrated database, reached through a proxy that can freeze; the
-    server's settings for it (database timeout 0.5 s, and ``options``)."""
+    server's settings for it (database timeout 0.5 s unless ``options`` say, and
+    ``options``)."""
     from tests.server.store.conftest import _admin
 
     await _admin(pg_url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
@@ -131,7 +134,8 @@ async def behind_a_proxy(
     real = make_url(pg_url)
     async with FreezableProxy(real.host or "127.0.0.1", real.port or 5432) as proxy:
         url = real.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-        yield proxy, dataclasses.replace(direct, database_url=url, db_timeout_ms=500, **options)
+        options = {"db_timeout_ms": 500} | options
+        yield proxy, dataclasses.replace(direct, database_url=url, **options)
 
 
 async def test_a_frozen_postgresql_answers_unavailable_and_is_not_ready(
@@ -364,3 +368,32 @@ async def test_an_action_answered_unavailable_behind_a_lock_is_not_applied_once_
             await watcher.close()
             await ida.close()
             await server.stop()
+
+
+async def test_a_stop_while_postgresql_is_frozen_ends_in_its_bound_and_quietly(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A node stopped while its database is frozen, a game's play time to save. Its stop
+    waited out the timeout for each step of the save (the ping of a pooled connection,
+    then a new one), then for each pooled connection's goodbye: over 10 s at the default
+    5 s timeout, past a supervisor's usual stop timeout (docs/deploy.md), with an ERROR
+    and the driver's stack for each goodbye unanswered."""
+    monkeypatch.setattr(service_module, "SNAPSHOT_SHUTDOWN_S", 0.5)
+    async with behind_a_proxy(tmp_path, pg_url, db_timeout_ms=2000) as (proxy, settings):
+        server, ida, game = await start(settings)
+        try:
+            reply = await retried(partial(ida.request, "deal", id_="d1", game=game, v=0))
+            assert reply["type"] == "ack", reply  # the game's clock runs
+            proxy.freeze()
+            await ida.close()  # its clock stops: its play time is saved, in vain
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with caplog.at_level(logging.INFO):
+                await server.stop()
+            took = loop.time() - started
+        finally:
+            proxy.thaw()
+            await ida.close()
+            await server.stop()
+    errors = [r.getMessage()[:40] for r in caplog.records if r.levelno >= logging.ERROR]
+    assert (took < 1.5, errors) == (True, []), took
