@@ -164,12 +164,22 @@ class PostgresReader:
         (``Store.restore_game``)."""
         return await self._ask(self._restores, game_id)
 
-    async def close(self) -> None:
-        """Let the batches under way finish, then give every kept connection back."""
+    async def close(self, within: float | None = None) -> None:
+        """Let the batches under way finish, then give every kept connection back.
+
+        ``within`` (seconds; None: no limit) bounds the wait: past it (a database that
+        does not answer, a stop's deadline) the batches left are cancelled and every
+        kept connection is cut off rather than given back, which would wait on the
+        database to roll back."""
+        late = False
         if self._batches:
-            await asyncio.gather(*self._batches, return_exceptions=True)
+            _, pending = await asyncio.wait(set(self._batches), timeout=within)
+            late = bool(pending)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         for each in self._all:
-            await each.close()
+            await (each.drop() if late else each.close())
 
     # -- the statements, each for a batch of keys ----------------------------------
 

@@ -302,8 +302,11 @@ class Store:
     async def close(self, within: float | None = None) -> None:
         """Stop listening, commit writes already submitted, then close every connection.
 
-        ``within`` (seconds; None: no limit) bounds the wait for those writes: past it,
-        every connection is cut off and the writes not committed are given up."""
+        ``within`` (seconds; None: no limit) bounds the wait for those writes, and for the
+        reads under way: past it, every connection is cut off, the writes not committed
+        are given up and the reads cancelled."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + (within or 0.0)
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -338,7 +341,7 @@ class Store:
                 await self._pg_writer.close()
         if self._pg_reader is not None:
             with translate_errors():
-                await self._pg_reader.close()
+                await self._pg_reader.close(None if within is None else max(0.0, end - loop.time()))
         cut_off(self._engine)
         await self._engine.dispose()
 
