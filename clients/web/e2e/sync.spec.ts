@@ -873,6 +873,65 @@ for (const action of ["reads its statistics", "asks for a new sign-in token too"
   });
 }
 
+test("a tab's request refused while another tab's new token is on its way keeps the player in every tab", async ({ page, context, server }) => {
+  // A's rotation is done on the server, its answer held: B's request with the old token is
+  // refused, and decided once A has kept the new token and B has followed it. Judged against
+  // the token B held by then, the refusal signed B out and forgot the browser's new token.
+  let release: (() => void) | null = null;
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => real.send(frame));
+    real.onMessage((frame) => {
+      if (typeof frame !== "string" && (decode(frame) as Sent).type === "token") release = () => ws.send(frame);
+      else ws.send(frame);
+    });
+  });
+  const name = uniqueName("refrot");
+  await register(page, server.url, name);
+  const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const tab = await context.newPage();
+  let refused = 0;
+  const hellos: string[] = [];
+  tab.on("websocket", (socket) => {
+    socket.on("framereceived", (frame) => {
+      if (typeof frame.payload !== "string" && (decode(frame.payload) as { code?: string }).code === "unauthenticated") refused += 1;
+    });
+    socket.on("framesent", (frame) => {
+      const sent = typeof frame.payload !== "string" ? (decode(frame.payload) as Sent) : {};
+      if (sent.type === "hello" && sent.token) hellos.push(sent.token);
+    });
+  });
+  await tab.goto(server.url);
+  await expect(tab.locator("main.lobby")).toBeVisible();
+  const locks = (each: Page) => each.evaluate(async () => (await navigator.locks.query()).pending?.filter((lock) => lock.name === "scorpion.token").length ?? 0);
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="new-token"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect.poll(() => release !== null).toBe(true);
+  // the turn after A's rotation is the test's: B decides only once it has followed A's new token
+  await page.evaluate(() => {
+    void navigator.locks.request("scorpion.token", () => new Promise<void>((resolve) => Object.assign(window, { freeTurn: resolve })));
+  });
+  await expect.poll(() => locks(page)).toBe(1);
+  await tab.locator("header nav button", { hasText: "Statistics" }).click();
+  await expect.poll(() => refused).toBe(1);
+  await expect.poll(() => locks(tab)).toBe(2); // B waits for its turn
+  release!();
+  await expect(page.locator(".toast.done")).toHaveText("A new sign-in token replaces the old one.");
+  const fresh = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  expect(fresh).not.toBe(old);
+  await expect.poll(() => hellos.includes(fresh ?? "")).toBe(true); // B follows it
+  await page.evaluate(() => (window as unknown as { freeTurn: () => void }).freeTurn());
+  await expect.poll(() => locks(tab)).toBe(0); // B has decided
+  // B reads its statistics again with the new token, which the browser keeps
+  await expect(tab.locator("main.stats-page")).toBeVisible();
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(fresh);
+  for (const each of [page, tab]) {
+    await expect(each.locator("header .who")).toHaveText(name);
+    await expect(each.locator("form.register")).toHaveCount(0);
+  }
+});
+
 /**
  * Opens each tab on the sign-in page, and counts the `register` requests they send from
  * then on: each makes a player, and one whose token no tab keeps is lost.

@@ -988,8 +988,10 @@ export class App {
     if (reply.code === "unauthenticated") {
       // Decided once no tab of the browser is replacing the token: refused because one
       // was, this tab would forget the token the browser keeps while that tab's answer
-      // is on its way, and sign every tab out (`watchKey`).
-      void this.rotationsDone().then(() => this.refusedAsIs(reply));
+      // is on its way, and sign every tab out (`watchKey`). The token refused is the one
+      // held now: each token this page takes is its connection's (`followSignIn`).
+      const token = this.token;
+      void this.rotationsDone().then(() => this.refusedAsIs(reply, token));
       return;
     }
     this.say(saidError(reply));
@@ -1007,8 +1009,11 @@ export class App {
     await locks.request(ROTATION_LOCK, { signal }, async () => {}).catch(() => {}); // timed out: decided without it
   }
 
-  /** A request refused `unauthenticated`, once no tab of the browser is replacing the token. */
-  private refusedAsIs(reply: ErrorReply): void {
+  /** A request sent with `token` refused `unauthenticated`, once no tab of the browser is replacing the token. */
+  private refusedAsIs(reply: ErrorReply, token: string | null): void {
+    // The page holds another token since (another tab's, followed while this waited): the
+    // refusal was of one it no longer holds, and says nothing of the one it holds.
+    if (this.token !== token) return;
     // Because another tab replaced the token (both asked for a new one at once, say):
     // that tab's, kept in the browser, is this player's now.
     const kept = storedToken(loadShared(TOKEN_KEY));
