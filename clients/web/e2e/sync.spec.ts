@@ -932,6 +932,72 @@ test("a tab's request refused while another tab's new token is on its way keeps 
   }
 });
 
+test("a page reloaded as its new sign-in token is asked for completes the rotation: every tab keeps a token that works", async ({ page, context, browser, server }) => {
+  // The page's rotation reaches the server only after the reloaded page's hello with the old
+  // token (here it is sent from another device on that token, the page's own never arrives):
+  // the server signs the page and the other tab out, and says nothing. The page kept the old
+  // token, dead, and the new one unanswered.
+  let asked = false;
+  let landed = false;
+  const later: (() => void)[] = []; // the reloaded page's rotate_token, sent once the first one has landed
+  await page.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    ws.onMessage((frame) => {
+      const type = (decode(frame as Buffer) as Sent).type;
+      if (type === "rotate_token" && !asked) asked = true; // lost with the page that asked
+      else if (type === "rotate_token" && !landed) later.push(() => real.send(frame));
+      else real.send(frame);
+    });
+    real.onMessage((frame) => ws.send(frame));
+  });
+  const name = uniqueName("reloadrot");
+  await register(page, server.url, name);
+  const old = await page.evaluate(() => localStorage.getItem("scorpion.token"));
+  const tab = await context.newPage();
+  await tab.goto(server.url);
+  await expect(tab.locator("main.lobby")).toBeVisible();
+  const device = await browser.newContext();
+  const elsewhere = await device.newPage();
+  let rotate = (_next: string) => {};
+  await elsewhere.routeWebSocket(/.*/, (ws) => {
+    const real = ws.connectToServer();
+    rotate = (next) => real.send(Buffer.from(encode({ type: "rotate_token", id: "elsewhere-1", token: next })));
+    ws.onMessage((frame) => real.send(frame));
+    real.onMessage((frame) => {
+      if (typeof frame === "string" || (decode(frame) as { re?: string }).re !== "elsewhere-1") return ws.send(frame);
+      landed = true;
+      later.splice(0).forEach((send) => send());
+    });
+  });
+  await elsewhere.addInitScript((token) => localStorage.setItem("scorpion.token", token ?? ""), old);
+  await elsewhere.goto(server.url);
+  await expect(elsewhere.locator("header .who")).toHaveText(name);
+
+  await page.locator("details.token-box summary").click();
+  await page.locator('[data-action="new-token"]').click();
+  await page.locator('[data-action="confirm-yes"]').click();
+  await expect.poll(() => asked).toBe(true);
+  const next = await page.evaluate(() => (JSON.parse(localStorage.getItem("scorpion.token.next") ?? "{}") as { next?: string }).next);
+  expect(next).toBeTruthy();
+  await page.reload();
+  await expect(page.locator("header .who")).toHaveText(name); // signed in with the old token
+  rotate(next ?? ""); // the rotation reaches the server now, and signs both tabs out
+  await expect.poll(() => landed).toBe(true);
+  await expect(page.locator(".toast.done")).toHaveText("A new sign-in token replaces the old one.");
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("scorpion.token"))).toBe(next);
+  expect(await page.evaluate(() => localStorage.getItem("scorpion.token.next"))).toBeNull();
+  expect(next).not.toBe(old);
+  await page.locator("details.token-box summary").click();
+  await expect(page.locator("code.token")).toHaveText(next ?? "");
+  // both tabs are signed in: their next requests are answered as the player
+  for (const each of [page, tab]) {
+    await each.locator("header nav button", { hasText: "Statistics" }).click();
+    await expect(each.locator("main.stats-page")).toBeVisible();
+    await expect(each.locator("header .who")).toHaveText(name);
+  }
+  await device.close();
+});
+
 /**
  * Opens each tab on the sign-in page, and counts the `register` requests they send from
  * then on: each makes a player, and one whose token no tab keeps is lost.

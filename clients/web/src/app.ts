@@ -505,6 +505,7 @@ export class App {
         // a name pressed while the server could not be reached: registered now it answers
         if (state === "open") this.registerWaiting();
         if (state === "open") this.readAgain();
+        if (state === "open") this.rotateAgain();
       },
       onMalformed: (error, lostEvents) => this.malformed(error, lostEvents),
       // why the server closed it, when that is worth saying (PROTOCOL.md section 10)
@@ -1067,6 +1068,24 @@ export class App {
     } finally {
       this.rotations--;
     }
+  }
+
+  /**
+   * A rotation of this page's token asked for in this browser and not answered (the page
+   * reloaded, or the connection dropped, as it was sent), the token still taken: asked
+   * again with the same new token (PROTOCOL.md, Tokens). The first request may yet reach
+   * the server after this connection's hello, and sign out every connection on the old
+   * token without a word; asked again, the rotation answers here either way (done, or
+   * `unauthenticated`: the new token is tried, `refusedAsIs`).
+   */
+  private rotateAgain(): void {
+    const token = this.token;
+    if (token === null || this.player === null || this.rotations > 0 || storedNext(token) === null) return;
+    this.rotations++;
+    void oneTabAtATime(ROTATION_LOCK, async () => {
+      // done by another tab meanwhile (its token followed), or the page signed out
+      if (this.token === token && storedNext(token) !== null && this.online === "open") await this.rotateAlone();
+    }).finally(() => this.rotations--);
   }
 
   private async rotateAlone(): Promise<void> {
