@@ -88,20 +88,30 @@ export function watchKey(key: string, changed: (value: string | null, cleared: b
  * completed is seen by every read begun after it, so what a tab marks here
  * before it releases a lock, the lock's next holder reads. A browser without
  * IndexedDB (refused, a private mode) marks nothing and reads nothing; no step
- * waits on IndexedDB longer than MARK_WAIT_MS.
+ * waits on IndexedDB longer than MARK_WAIT_MS, and once it has not answered in
+ * that time, no later step of the page waits on it (`marksLate`) until it answers.
  */
 const MARKS_DB = "scorpion";
 const MARKS = "marks";
 const MARK_WAIT_MS = 2000;
+/** IndexedDB has let a step of this page wait MARK_WAIT_MS and not answered since: asked, not waited for. */
+let marksLate = false;
 
 /** Runs `use` on the object store of marks, or gives null (no IndexedDB, refused, or not done in time). */
 function withMarks<T>(mode: IDBTransactionMode, use: (marks: IDBObjectStore) => IDBRequest<T>): Promise<T | null> {
   return new Promise((resolve) => {
     const done = (value: T | null) => {
+      marksLate = false; // it answers
       clearTimeout(late);
       resolve(value);
     };
-    const late = setTimeout(() => resolve(null), MARK_WAIT_MS);
+    const late = setTimeout(
+      () => {
+        marksLate = true;
+        resolve(null);
+      },
+      marksLate ? 0 : MARK_WAIT_MS,
+    );
     try {
       const opening = indexedDB.open(MARKS_DB, 1);
       opening.onupgradeneeded = () => opening.result.createObjectStore(MARKS);
