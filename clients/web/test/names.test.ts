@@ -51,7 +51,14 @@ const CLAUSES: [string, [string, CheckedName][]][] = [
     ],
   ],
   [
-    "two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`)",
+    "Its length bound holds as sent and again for that stored form, which NFC may make longer: U+0958 DEVANAGARI LETTER QA is two code points in NFC, so a name of 20 of them counts 40 and is `bad_request`.",
+    [
+      ["\u0958".repeat(20), long(40)],
+      ["\u0958".repeat(16), sent("\u0915\u093c".repeat(16))],
+    ],
+  ],
+  [
+    "Two names that differ only in case or Unicode compatibility form (`EVE`, `eve`, `ｅｖｅ`) are the same name (`duplicate_name`)",
     [
       ["ｅｖｅ", sent("ｅｖｅ")], // a name, kept as typed (the server compares, the page does not)
       ["Strauß", sent("Strauß")],
@@ -142,7 +149,7 @@ describe("a name, as PROTOCOL.md says the server takes it", () => {
   });
 
   it("section 13's limit is the same", () => {
-    expect(PROTOCOL).toContain("| player name | 1..32 printable characters |");
+    expect(PROTOCOL).toContain("| player name | 1..32 printable characters, as sent and as stored (trimmed, in NFC: `register`) |");
   });
 
   it("compared in NFKC case fold of at most 128 characters (the server's check_name)", () => {
