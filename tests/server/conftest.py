@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,17 @@ class Running:
         self.settings = dataclasses.replace(self.settings, port=0)
         self.server = ScorpionServer(self.settings)
         await self.server.start()
+
+    async def restart_after(self, statement: str) -> None:
+        """Stop, run the SQL ``statement`` on the stopped server's database (a row as an
+        older version or a fault left it), and start again on it."""
+        await self.stop()
+        if self.settings.is_sqlite:
+            with sqlite3.connect(f"{self.settings.data_dir}/scorpion.db") as db:
+                db.execute(statement)
+        else:
+            await _admin(self.settings.database_url, statement)
+        await self.restart()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 
 import pytest
 
@@ -14,7 +13,6 @@ from engine.levels import LEVELS
 from engine.replay import verify
 from server.config import Settings
 from tests.server.conftest import Running
-from tests.server.store.conftest import _admin
 
 DEAL = 3  # on medium the solver's first step here is not the heuristic's
 
@@ -63,13 +61,7 @@ async def test_a_hint_stored_without_its_suggestion_is_exported_without_one(
     if finished_first:
         await ida.request("resign", game=game)
     token = ida.token
-    await server.stop()
-    if server.settings.is_sqlite:
-        with sqlite3.connect(f"{server.settings.data_dir}/scorpion.db") as db:
-            db.execute(_UNKEPT)
-    else:
-        await _admin(server.settings.database_url, _UNKEPT)
-    await server.restart()
+    await server.restart_after(_UNKEPT)
     ida = await server.connect()
     await ida.hello(token)
     caught = await ida.request("open_game", game=game, since=0)

@@ -371,6 +371,15 @@ async def test_an_action_answered_unavailable_behind_a_lock_is_not_applied_once_
             await server.stop()
 
 
+async def timed_stop(server: ScorpionServer, caplog: pytest.LogCaptureFixture) -> float:
+    """The seconds ``server.stop()`` takes, its log captured from INFO up."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with caplog.at_level(logging.INFO):
+        await server.stop()
+    return loop.time() - started
+
+
 async def test_a_stop_while_postgresql_is_frozen_ends_in_its_bound_and_quietly(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -387,11 +396,7 @@ async def test_a_stop_while_postgresql_is_frozen_ends_in_its_bound_and_quietly(
             assert reply["type"] == "ack", reply  # the game's clock runs
             proxy.freeze()
             await ida.close()  # its clock stops: its play time is saved, in vain
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            with caplog.at_level(logging.INFO):
-                await server.stop()
-            took = loop.time() - started
+            took = await timed_stop(server, caplog)
         finally:
             proxy.thaw()
             await ida.close()
@@ -423,11 +428,7 @@ async def test_a_stop_cuts_short_a_request_waiting_on_a_frozen_postgresql(
             proxy.freeze()
             asked = asyncio.ensure_future(ida.request("deal", id_="d1", game=game, v=0))
             await asyncio.wait_for(entered.wait(), 10)
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            with caplog.at_level(logging.INFO):
-                await server.stop()
-            took = loop.time() - started
+            took = await timed_stop(server, caplog)
         finally:
             proxy.thaw()
             await ida.close()

@@ -12,13 +12,11 @@ game first, failed the same way, so the player could never play again.
 from __future__ import annotations
 
 import logging
-import sqlite3
 
 import pytest
 
 from server.store import GameStatus
 from tests.server.conftest import Running
-from tests.server.store.conftest import _admin
 
 _AS_MOVE = "type = 'move', hint_action = NULL, hint_card = NULL, hint_to = NULL, hint_reason = NULL"
 TAMPERED = {
@@ -43,13 +41,7 @@ async def test_a_game_that_cannot_be_replayed_is_internal_and_can_be_left(
     for _ in range(2):
         assert (await ida.request("hint", game=game))["type"] == "hint"
     token = ida.token
-    await server.stop()
-    if server.settings.is_sqlite:
-        with sqlite3.connect(f"{server.settings.data_dir}/scorpion.db") as db:
-            db.execute(change)
-    else:
-        await _admin(server.settings.database_url, change)
-    await server.restart()
+    await server.restart_after(change)
     ida = await server.connect()
     await ida.hello(token)
     caplog.set_level(logging.INFO)
