@@ -883,8 +883,10 @@ async def test_not_ready_while_sqlite_writes_fail_and_ready_once_one_goes_throug
 ) -> None:
     """On SQLite the probe's reads answer while another process holds the write lock (or
     the disk is full), and every move fails: after a write failed, ``/readyz`` is 503
-    until a write of the probe's own goes through."""
-    server = await start(db_timeout_ms=200)
+    until a write of the probe's own goes through. (The database timeout leaves a loaded
+    machine time to answer the probe's read: at 0.2 s, with the browser tests beside it,
+    the read once timed out and the probe said so instead.)"""
+    server = await start(db_timeout_ms=1000)
     ada = await server.player("ada")
     game = await ada.request("new_game", level="hard", deal=1)
     holder = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
@@ -910,7 +912,7 @@ async def test_ready_at_the_first_probe_once_sqlites_lock_is_gone(
     """The probe after the lock was released still said "writes are failing": it
     answered from the last write's failure and only then started its own write, so
     the node read as not ready for one more probe, though its write went through."""
-    server = await start(db_timeout_ms=200)
+    server = await start(db_timeout_ms=1000)  # the probe's read answers on a loaded machine
     ada = await server.player("ada")
     game = await ada.request("new_game", level="hard", deal=1)
     holder = sqlite3.connect(tmp_path / "scorpion.db", isolation_level=None)
