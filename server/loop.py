@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Final, TypeVar
 
-__all__ = ["LOOPS", "loop_factory", "run", "stop_task"]
+__all__ = ["LOOPS", "finish_within", "loop_factory", "run", "stop_task"]
 
 T = TypeVar("T")
 LOOPS: Final = ("auto", "uvloop", "asyncio")
@@ -63,6 +63,18 @@ async def stop_task(task: asyncio.Task[Any] | None, *, insist: bool = False) -> 
             task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def finish_within(tasks: Collection[asyncio.Task[Any]], timeout: float | None) -> bool:
+    """Wait up to ``timeout`` seconds (None: no limit) for ``tasks`` to end; cancel those
+    still running then and wait until they have ended. Whether all ended in time."""
+    if not tasks:
+        return True
+    _, pending = await asyncio.wait(tasks, timeout=timeout)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return not pending
 
 
 CANCEL_AGAIN_S: Final = 1.0

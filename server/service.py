@@ -164,6 +164,7 @@ from server.live import (
     to_action,
 )
 from server.logs import detached
+from server.loop import finish_within
 from server.sessions import SignedIn
 from server.store import (
     ActionRecord,
@@ -535,12 +536,8 @@ class GameService:
         left = {*self._saves} | ({writer} if writer is not None else set())
         if not left:
             return
-        _, pending = await asyncio.wait(left, timeout=max(0.0, deadline - loop.time()))
-        if pending:
+        if not await finish_within(left, max(0.0, deadline - loop.time())):
             log.warning("shutdown: not every game's snapshot and play time was written in time")
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
 
     # -- other nodes ----------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.logs import detached
+from server.loop import finish_within
 from server.store.compiled import (
     LOG_AT,
     PLAYER_WIDTH,
@@ -171,15 +172,9 @@ class PostgresReader:
         does not answer, a stop's deadline) the batches left are cancelled and every
         kept connection is cut off rather than given back, which would wait on the
         database to roll back."""
-        late = False
-        if self._batches:
-            _, pending = await asyncio.wait(set(self._batches), timeout=within)
-            late = bool(pending)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        in_time = await finish_within(set(self._batches), within)
         for each in self._all:
-            await (each.drop() if late else each.close())
+            await (each.close() if in_time else each.drop())
 
     # -- the statements, each for a batch of keys ----------------------------------
 
